@@ -1,0 +1,43 @@
+//! The command line's errors and the exit code each maps to.
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::plan::{AddressError, DocumentError};
+
+/// Stable exit codes, documented in `--help` and the README.
+pub mod exit_code {
+    pub const DONE: u8 = 0;
+    pub const FAILED: u8 = 1;
+    pub const REFUSED: u8 = 2;
+    pub const PAUSED: u8 = 3;
+    pub const INTERRUPTED: u8 = 130;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("cannot read plan file '{}': {source}", path.display())]
+    ReadPlan { path: PathBuf, source: io::Error },
+    #[error("plan file '{}': {source}", path.display())]
+    ParsePlan {
+        path: PathBuf,
+        source: DocumentError,
+    },
+    #[error("plan file '{}': {source}", path.display())]
+    Address { path: PathBuf, source: AddressError },
+    #[error("cannot write plan file '{}' (it is unchanged): {source}", path.display())]
+    WritePlan { path: PathBuf, source: io::Error },
+    #[error("cannot write output: {0}")]
+    Output(#[from] io::Error),
+}
+
+impl CliError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::ReadPlan { .. } | CliError::ParsePlan { .. } | CliError::Address { .. } => {
+                exit_code::REFUSED
+            }
+            CliError::WritePlan { .. } | CliError::Output(_) => exit_code::FAILED,
+        }
+    }
+}

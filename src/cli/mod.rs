@@ -1,0 +1,109 @@
+//! The command line: what the user typed (clap types, only here), turned
+//! into calls on the library, and every failure into a stable exit code.
+
+mod error;
+mod plan_command;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+pub use error::{CliError, exit_code};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0    done
+  1    failed: an error the operator must fix (e.g. a file could not be written)
+  2    refused: bad input (flags, plan file, unknown phase or step); nothing was changed
+  3    paused: a wait timed out; rerun to resume
+  130  interrupted (SIGINT/SIGTERM); rerun to resume";
+
+/// Replaces every node of a Mesos cluster running in an AWS Auto Scaling
+/// group, one safe step at a time, as a plan you can pause and resume.
+#[derive(Debug, Parser)]
+#[command(name = "roller", version, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show or operate a plan document (the DC/OS SDK plan operations).
+    #[command(after_help = PLAN_HELP)]
+    Plan {
+        #[command(subcommand)]
+        command: PlanCommand,
+    },
+    /// Walk the plan engine through the DC/OS SDK's hello-world deployment,
+    /// printing the plan tree at every status change.
+    Demo,
+}
+
+const PLAN_HELP: &str = "\
+A plan is a tree: plan -> phases -> steps. Steps store a status (PENDING,
+PREPARED, STARTING, STARTED, COMPLETE, DELAYED, WAITING, ERROR) and an
+interrupt flag; phase and plan statuses are derived from their children.
+Phases and steps are named by id or name (ids match first).
+
+Examples:
+  roller plan show --file examples/hello-world.json
+  roller plan continue --file plan.json --phase replace
+  roller plan force-complete --file plan.json --step i-0abc123
+  roller plan show --file plan.json --json";
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Print the plan tree with derived statuses (exit 0 whatever they are).
+    Show(ShowArgs),
+    /// Let an interrupted plan, phase or step proceed; on a canary phase,
+    /// release the next canary step.
+    Continue(OperationArgs),
+    /// Stop a plan, phase or step from starting new work (work already
+    /// under way is not undone). Ignored on a phase during its canary.
+    Interrupt(OperationArgs),
+    /// Mark every step of the plan, phase or step COMPLETE without doing it.
+    ForceComplete(OperationArgs),
+    /// Set every step of the plan, phase or step back to PENDING and let it
+    /// proceed, so the work is done again.
+    Restart(OperationArgs),
+    /// Restart the plan, phase or step if it is COMPLETE, then let it proceed.
+    Start(OperationArgs),
+    /// Interrupt the plan, phase or step and set its steps back to PENDING.
+    Stop(OperationArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The plan document (JSON).
+    #[arg(long, value_name = "FILE")]
+    pub file: PathBuf,
+    /// Print the JSON view (a superset of the SDK's PlanInfo) instead of the tree.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct OperationArgs {
+    /// The plan document (JSON); rewritten atomically when the operation changes it.
+    #[arg(long, value_name = "FILE")]
+    pub file: PathBuf,
+    /// The phase to act on (id or name). Without --phase and --step: the plan.
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+    /// The step to act on (id or name); without --phase it must be unique.
+    #[arg(long, value_name = "STEP")]
+    pub step: Option<String>,
+    /// Print {"result": "changed" | "already_done", "plan": <plan show --json>}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs a parsed command line, writing its report to `out`.
+pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    match cli.command {
+        Command::Plan { command } => plan_command::run(command, out),
+        Command::Demo => crate::demo::run(out).map_err(CliError::Output),
+    }
+}

@@ -1,0 +1,121 @@
+//! `roller plan ...`: load a plan document, show it or apply one operator
+//! operation, and write it back atomically only when something changed.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::error::CliError;
+use super::{OperationArgs, PlanCommand, ShowArgs};
+use crate::atomic_file;
+use crate::plan::{self, Operation, Outcome, Plan, PlanInfo, Target};
+
+/// Plan files may hold instance ids and messages: readable by the owner only.
+const PLAN_FILE_MODE: u32 = 0o600;
+
+pub(super) fn run(command: PlanCommand, out: &mut dyn Write) -> Result<(), CliError> {
+    let (operation, args) = match command {
+        PlanCommand::Show(args) => return show(&args, out),
+        PlanCommand::Continue(args) => (Operation::Continue, args),
+        PlanCommand::Interrupt(args) => (Operation::Interrupt, args),
+        PlanCommand::ForceComplete(args) => (Operation::ForceComplete, args),
+        PlanCommand::Restart(args) => (Operation::Restart, args),
+        PlanCommand::Start(args) => (Operation::Start, args),
+        PlanCommand::Stop(args) => (Operation::Stop, args),
+    };
+    operate(operation, &args, out)
+}
+
+fn load(path: &Path) -> Result<Plan, CliError> {
+    let text = fs::read_to_string(path).map_err(|source| CliError::ReadPlan {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Plan::from_json(&text).map_err(|source| CliError::ParsePlan {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let plan = load(&args.file)?;
+    if args.json {
+        write_json(out, &plan::info(&plan))?;
+    } else {
+        out.write_all(plan::tree(&plan).as_bytes())?;
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct OperationReport {
+    result: &'static str,
+    plan: PlanInfo,
+}
+
+fn operate(
+    operation: Operation,
+    args: &OperationArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let mut plan = load(&args.file)?;
+    let target = plan
+        .find(args.phase.as_deref(), args.step.as_deref())
+        .map_err(|source| CliError::Address {
+            path: args.file.clone(),
+            source,
+        })?;
+    let described = describe(&plan, target);
+    let outcome = plan.apply(operation, target);
+    if outcome == Outcome::Changed {
+        atomic_file::replace(&args.file, plan.to_json().as_bytes(), PLAN_FILE_MODE).map_err(
+            |source| CliError::WritePlan {
+                path: args.file.clone(),
+                source,
+            },
+        )?;
+    }
+    if args.json {
+        let result = match outcome {
+            Outcome::Changed => "changed",
+            Outcome::AlreadyDone => "already_done",
+        };
+        return write_json(
+            out,
+            &OperationReport {
+                result,
+                plan: plan::info(&plan),
+            },
+        );
+    }
+    match outcome {
+        Outcome::Changed => writeln!(out, "{operation} {described}: done")?,
+        Outcome::AlreadyDone => writeln!(
+            out,
+            "already done: {operation} changes nothing on {described} ({}); the file is untouched",
+            plan.status_of(target)
+        )?,
+    }
+    out.write_all(plan::tree(&plan).as_bytes())?;
+    Ok(())
+}
+
+fn describe(plan: &Plan, target: Target) -> String {
+    match target {
+        Target::Plan => format!("plan '{}'", plan.name),
+        Target::Phase(i) => format!("phase '{}'", plan.phases[i].name),
+        Target::Step(at) => format!(
+            "step '{}' of phase '{}'",
+            plan.step(at).name,
+            plan.phases[at.phase].name
+        ),
+    }
+}
+
+fn write_json(out: &mut dyn Write, value: &impl Serialize) -> Result<(), CliError> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
+    writeln!(out)?;
+    Ok(())
+}

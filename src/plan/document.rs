@@ -1,0 +1,240 @@
+//! The plan document: the JSON form of a plan that round-trips every piece of
+//! engine state (step statuses and interrupts, phase and plan interrupts,
+//! canary choices, ids). Parent statuses are never stored: they are derived.
+//!
+//! Reading is strict (unknown fields, unknown strategies or statuses, dangling
+//! references are refused with the offending name) but forgiving of what a
+//! human leaves out: ids are generated, strategies default to serial, step
+//! statuses to PENDING, and a canary phase is set up as the SDK sets it up.
+
+use std::collections::HashSet;
+
+use super::phase::Phase;
+use super::plan::{DOCUMENT_VERSION, Plan};
+use super::status::Status;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentError {
+    #[error("not a valid plan document: {0}")]
+    Malformed(#[from] serde_json::Error),
+    #[error(
+        "plan document version {found} is not supported: this roller reads version {DOCUMENT_VERSION}{hint}",
+        hint = if *found > DOCUMENT_VERSION { " (the file was written by a newer roller: upgrade roller)" } else { "" }
+    )]
+    Version { found: u32 },
+    #[error(
+        "plan '{plan}' has strategy '{strategy}': canary strategies apply to phases only, as in the DC/OS SDK"
+    )]
+    CanaryPlan { plan: String, strategy: String },
+    #[error("the id '{id}' is used by more than one element: ids must be unique within a plan")]
+    DuplicateId { id: String },
+    #[error("an element has an empty name: every plan, phase and step needs a name")]
+    EmptyName,
+    #[error(
+        "step '{step}' has status IN_PROGRESS, which only phases and plans derive: store one of {}",
+        step_statuses()
+    )]
+    ParentOnlyStatus { step: String },
+    #[error(
+        "'{element}' depends on '{reference}', which is not a sibling {kind} (give a sibling's id or name)"
+    )]
+    UnknownDependency {
+        element: String,
+        reference: String,
+        kind: &'static str,
+    },
+    #[error(
+        "'{element}' depends on '{reference}', which names more than one sibling {kind}: use its id"
+    )]
+    AmbiguousDependency {
+        element: String,
+        reference: String,
+        kind: &'static str,
+    },
+    #[error(
+        "the dependencies of {parent} form a cycle through '{element}': nothing in it could ever run"
+    )]
+    DependencyCycle { parent: String, element: String },
+    #[error(
+        "phase '{phase}' has canary state but strategy '{strategy}': remove \"canary\" or use a canary strategy"
+    )]
+    CanaryOnNonCanaryPhase { phase: String, strategy: String },
+    #[error("phase '{phase}' has a canary count of 0: it must be at least 1")]
+    CanaryCount { phase: String },
+    #[error("phase '{phase}' names canary step '{id}', which is not one of its step ids")]
+    UnknownCanaryStep { phase: String, id: String },
+}
+
+fn step_statuses() -> String {
+    Status::STEP_STATUSES.map(Status::as_str).join(", ")
+}
+
+impl Plan {
+    /// Reads a plan document, filling in what a human may leave out.
+    pub fn from_json(text: &str) -> Result<Plan, DocumentError> {
+        let mut plan: Plan = serde_json::from_str(text)?;
+        plan.validate()?;
+        for phase in &mut plan.phases {
+            phase.set_up_canary();
+        }
+        Ok(plan)
+    }
+
+    /// The document as stored: pretty JSON, fields in a fixed order, ending
+    /// with a newline, so that saving a loaded document changes no byte.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a plan always serializes");
+        text.push('\n');
+        text
+    }
+
+    fn validate(&self) -> Result<(), DocumentError> {
+        if self.version != DOCUMENT_VERSION {
+            return Err(DocumentError::Version {
+                found: self.version,
+            });
+        }
+        if self.strategy.is_canary() {
+            return Err(DocumentError::CanaryPlan {
+                plan: self.name.clone(),
+                strategy: self.strategy.to_string(),
+            });
+        }
+        let mut ids = HashSet::new();
+        let all_names = std::iter::once(&self.name)
+            .chain(self.phases.iter().map(|p| &p.name))
+            .chain(
+                self.phases
+                    .iter()
+                    .flat_map(|p| p.steps.iter().map(|s| &s.name)),
+            );
+        if all_names.into_iter().any(String::is_empty) {
+            return Err(DocumentError::EmptyName);
+        }
+        for id in self
+            .phases
+            .iter()
+            .flat_map(|p| std::iter::once(&p.id).chain(p.steps.iter().map(|s| &s.id)))
+        {
+            if !ids.insert(id) {
+                return Err(DocumentError::DuplicateId { id: id.clone() });
+            }
+        }
+        for step in self.phases.iter().flat_map(|p| &p.steps) {
+            if step.status == Status::InProgress {
+                return Err(DocumentError::ParentOnlyStatus {
+                    step: step.name.clone(),
+                });
+            }
+        }
+        let phase_edges =
+            dependency_edges(&self.phases, "phase", |p| (&p.id, &p.name, &p.depends_on))?;
+        check_acyclic(&phase_edges, &format!("plan '{}'", self.name), |i| {
+            self.phases[i].name.clone()
+        })?;
+        for phase in &self.phases {
+            validate_phase(phase)?;
+        }
+        Ok(())
+    }
+}
+
+fn validate_phase(phase: &Phase) -> Result<(), DocumentError> {
+    let step_edges = dependency_edges(&phase.steps, "step", |s| (&s.id, &s.name, &s.depends_on))?;
+    check_acyclic(&step_edges, &format!("phase '{}'", phase.name), |i| {
+        phase.steps[i].name.clone()
+    })?;
+    let Some(canary) = &phase.canary else {
+        return Ok(());
+    };
+    if !phase.strategy.is_canary() {
+        return Err(DocumentError::CanaryOnNonCanaryPhase {
+            phase: phase.name.clone(),
+            strategy: phase.strategy.to_string(),
+        });
+    }
+    if canary.count == 0 {
+        return Err(DocumentError::CanaryCount {
+            phase: phase.name.clone(),
+        });
+    }
+    for id in canary.steps.iter().flatten() {
+        if !phase.steps.iter().any(|s| &s.id == id) {
+            return Err(DocumentError::UnknownCanaryStep {
+                phase: phase.name.clone(),
+                id: id.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Resolves every `depends_on` reference among siblings into index edges.
+fn dependency_edges<T>(
+    siblings: &[T],
+    kind: &'static str,
+    key: impl Fn(&T) -> (&String, &String, &Vec<String>),
+) -> Result<Vec<Vec<usize>>, DocumentError> {
+    siblings
+        .iter()
+        .map(|sibling| {
+            let (_, name, refs) = key(sibling);
+            refs.iter()
+                .map(|reference| {
+                    let by_id = siblings.iter().position(|s| key(s).0 == reference);
+                    let by_name: Vec<usize> = (0..siblings.len())
+                        .filter(|&i| key(&siblings[i]).1 == reference)
+                        .collect();
+                    match (by_id, by_name.as_slice()) {
+                        (Some(index), _) | (None, &[index]) => Ok(index),
+                        (None, []) => Err(DocumentError::UnknownDependency {
+                            element: name.clone(),
+                            reference: reference.clone(),
+                            kind,
+                        }),
+                        (None, _) => Err(DocumentError::AmbiguousDependency {
+                            element: name.clone(),
+                            reference: reference.clone(),
+                            kind,
+                        }),
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Refuses a dependency cycle (a self-dependency included), which would
+/// leave its members waiting forever.
+fn check_acyclic(
+    edges: &[Vec<usize>],
+    parent: &str,
+    name: impl Fn(usize) -> String,
+) -> Result<(), DocumentError> {
+    // 0 = unvisited, 1 = on the current path, 2 = done.
+    fn visit(node: usize, edges: &[Vec<usize>], state: &mut [u8]) -> Option<usize> {
+        match state[node] {
+            1 => return Some(node),
+            2 => return None,
+            _ => {}
+        }
+        state[node] = 1;
+        for &next in &edges[node] {
+            if let Some(found) = visit(next, edges, state) {
+                return Some(found);
+            }
+        }
+        state[node] = 2;
+        None
+    }
+    let mut state = vec![0u8; edges.len()];
+    for node in 0..edges.len() {
+        if let Some(found) = visit(node, edges, &mut state) {
+            return Err(DocumentError::DependencyCycle {
+                parent: parent.to_string(),
+                element: name(found),
+            });
+        }
+    }
+    Ok(())
+}

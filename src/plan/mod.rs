@@ -1,0 +1,37 @@
+//! The plan engine: plans, phases and steps with the DC/OS SDK's statuses,
+//! strategies and operator operations. Pure data and rules: no I/O, no
+//! clock, so that what `--dry-run` prints is exactly what a run would do.
+//!
+//! - `status.rs`, `strategy.rs`: the vocabulary.
+//! - `step.rs`, `phase.rs`, `plan.rs`: the tree (one type per file).
+//! - `aggregate.rs`: a parent's status from its children.
+//! - `operation.rs`: continue, interrupt, force-complete, restart, start, stop.
+//! - `address.rs`: finding a phase or step by id or name.
+//! - `coordinator.rs`: candidates across plans, one step per asset.
+//! - `document.rs`: the JSON document that round-trips all of it.
+//! - `render.rs`: the `plan show` tree and the JSON view.
+
+mod address;
+mod aggregate;
+mod coordinator;
+mod document;
+mod operation;
+mod phase;
+#[allow(clippy::module_inception)]
+mod plan;
+mod render;
+mod status;
+mod step;
+mod strategy;
+
+pub use address::{AddressError, Element};
+pub use aggregate::aggregate_status;
+pub use coordinator::{Candidate, candidates, plan_candidates};
+pub use document::DocumentError;
+pub use operation::{Operation, Outcome, Target};
+pub use phase::{Canary, DEFAULT_CANARY_COUNT, Phase};
+pub use plan::{DOCUMENT_VERSION, Plan, StepIndex};
+pub use render::{CandidateInfo, PhaseInfo, PlanInfo, StepInfo, info, tree};
+pub use status::{Status, UnknownStatus};
+pub use step::Step;
+pub use strategy::{Strategy, UnknownStrategy};

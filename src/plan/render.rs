@@ -1,0 +1,135 @@
+//! How a plan is shown: the SDK CLI's `plan show` tree, character for
+//! character, and a JSON view that is a superset of the SDK's `PlanInfo`.
+
+use serde::Serialize;
+
+use super::coordinator::plan_candidates;
+use super::plan::Plan;
+use super::status::Status;
+
+/// The `plan show` tree, e.g.
+/// ```text
+/// deploy (serial strategy) (IN_PROGRESS)
+/// ├─ hello (serial strategy) (COMPLETE)
+/// │  └─ hello-0:[server] (COMPLETE)
+/// └─ world (serial strategy) (PENDING)
+///    └─ world-0:[server, sidecar] (PENDING)
+/// ```
+pub fn tree(plan: &Plan) -> String {
+    let mut out = format!(
+        "{} ({} strategy) ({})\n",
+        plan.name,
+        plan.strategy,
+        plan.status()
+    );
+    for (i, phase) in plan.phases.iter().enumerate() {
+        let last_phase = i + 1 == plan.phases.len();
+        let (branch, indent) = if last_phase {
+            ("└─ ", "   ")
+        } else {
+            ("├─ ", "│  ")
+        };
+        out.push_str(&format!(
+            "{branch}{} ({} strategy) ({})\n",
+            phase.name,
+            phase.strategy,
+            phase.status()
+        ));
+        for (j, step) in phase.steps.iter().enumerate() {
+            let step_branch = if j + 1 == phase.steps.len() {
+                "└─ "
+            } else {
+                "├─ "
+            };
+            out.push_str(&format!(
+                "{indent}{step_branch}{} ({})\n",
+                step.name,
+                step.status()
+            ));
+        }
+    }
+    out
+}
+
+/// The JSON view: the SDK's `PlanInfo` fields (`phases[].steps[]` with `id`,
+/// `name`, `status`, `message`; `strategy`; `errors`; `status`) plus the
+/// plan's name, interrupt flags, step assets and the next `candidates`.
+#[derive(Debug, Serialize)]
+pub struct PlanInfo {
+    pub name: String,
+    pub status: Status,
+    pub strategy: String,
+    pub interrupted: bool,
+    pub errors: Vec<String>,
+    pub phases: Vec<PhaseInfo>,
+    /// The steps that would run next, assets considered.
+    pub candidates: Vec<CandidateInfo>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PhaseInfo {
+    pub id: String,
+    pub name: String,
+    pub status: Status,
+    pub strategy: String,
+    pub interrupted: bool,
+    pub steps: Vec<StepInfo>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StepInfo {
+    pub id: String,
+    pub name: String,
+    pub status: Status,
+    pub message: String,
+    pub interrupted: bool,
+    pub asset: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CandidateInfo {
+    pub id: String,
+    pub name: String,
+    pub phase: String,
+}
+
+pub fn info(plan: &Plan) -> PlanInfo {
+    PlanInfo {
+        name: plan.name.clone(),
+        status: plan.status(),
+        strategy: plan.strategy.to_string(),
+        interrupted: plan.interrupted,
+        errors: plan.errors.clone(),
+        phases: plan
+            .phases
+            .iter()
+            .map(|phase| PhaseInfo {
+                id: phase.id.clone(),
+                name: phase.name.clone(),
+                status: phase.status(),
+                strategy: phase.strategy.to_string(),
+                interrupted: phase.is_interrupted(),
+                steps: phase
+                    .steps
+                    .iter()
+                    .map(|step| StepInfo {
+                        id: step.id.clone(),
+                        name: step.name.clone(),
+                        status: step.status(),
+                        message: step.message.clone(),
+                        interrupted: step.interrupted,
+                        asset: step.asset.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        candidates: plan_candidates(plan)
+            .into_iter()
+            .map(|at| CandidateInfo {
+                id: plan.step(at).id.clone(),
+                name: plan.step(at).name.clone(),
+                phase: plan.phases[at.phase].name.clone(),
+            })
+            .collect(),
+    }
+}

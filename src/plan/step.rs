@@ -1,0 +1,83 @@
+//! A step: the leaf of a plan, the only element that stores a status.
+
+use serde::{Deserialize, Serialize};
+
+use super::status::Status;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// Stable handle for operators and checkpoints; generated when a
+    /// hand-written document leaves it out.
+    #[serde(default = "new_id")]
+    pub id: String,
+    pub name: String,
+    #[serde(default = "pending")]
+    pub status: Status,
+    /// Kept apart from `status` as in the SDK, so that `continue` restores
+    /// exactly the status the step had when it was interrupted.
+    #[serde(default)]
+    pub interrupted: bool,
+    /// What the step works on (an instance id): two steps on one asset are
+    /// never candidates at once (see `coordinator.rs`).
+    #[serde(default)]
+    pub asset: Option<String>,
+    /// Sibling steps (id or name) that must be COMPLETE first; only the
+    /// `dependency` strategy reads it.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    /// What the step is doing or waiting for, for humans.
+    #[serde(default)]
+    pub message: String,
+}
+
+pub(crate) fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+fn pending() -> Status {
+    Status::Pending
+}
+
+impl Step {
+    pub fn new(name: impl Into<String>) -> Step {
+        Step {
+            id: new_id(),
+            name: name.into(),
+            status: Status::Pending,
+            interrupted: false,
+            asset: None,
+            depends_on: Vec::new(),
+            message: String::new(),
+        }
+    }
+
+    /// The status as the SDK reports it: an interrupted step that has not
+    /// started acting (PENDING or PREPARED) reads WAITING.
+    pub fn status(&self) -> Status {
+        if self.interrupted && matches!(self.status, Status::Pending | Status::Prepared) {
+            Status::Waiting
+        } else {
+            self.status
+        }
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.status == Status::Complete
+    }
+
+    /// The SDK's `PlanUtils.isEligible` without assets: may this step be
+    /// handed work now?
+    pub fn is_eligible(&self) -> bool {
+        !self.interrupted && !matches!(self.status, Status::Complete | Status::Error)
+    }
+
+    /// Holds its asset: it has acted on it and not finished (the SDK's dirty
+    /// assets are PREPARED and STARTING steps; STARTED waits on the asset too).
+    pub fn is_working(&self) -> bool {
+        matches!(
+            self.status,
+            Status::Prepared | Status::Starting | Status::Started
+        )
+    }
+}
