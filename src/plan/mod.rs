@@ -19,10 +19,14 @@ mod operation;
 mod phase;
 #[allow(clippy::module_inception)]
 mod plan;
+#[cfg(test)]
+mod proptests;
 mod render;
 mod status;
 mod step;
 mod strategy;
+#[cfg(test)]
+mod tests;
 
 pub use address::{AddressError, Element};
 pub use aggregate::aggregate_status;
