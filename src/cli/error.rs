@@ -3,6 +3,7 @@
 use std::io;
 use std::path::PathBuf;
 
+use crate::atomic_file::LockError;
 use crate::plan::{AddressError, DocumentError};
 
 /// Stable exit codes, documented in `--help` and the README.
@@ -27,6 +28,8 @@ pub enum CliError {
     Address { path: PathBuf, source: AddressError },
     #[error("cannot write plan file '{}' (it is unchanged): {source}", path.display())]
     WritePlan { path: PathBuf, source: io::Error },
+    #[error("plan file '{}' is busy: {source}", path.display())]
+    Busy { path: PathBuf, source: LockError },
     #[error("cannot write output: {0}")]
     Output(#[from] io::Error),
 }
@@ -37,7 +40,9 @@ impl CliError {
             CliError::ReadPlan { .. } | CliError::ParsePlan { .. } | CliError::Address { .. } => {
                 exit_code::REFUSED
             }
-            CliError::WritePlan { .. } | CliError::Output(_) => exit_code::FAILED,
+            CliError::WritePlan { .. } | CliError::Busy { .. } | CliError::Output(_) => {
+                exit_code::FAILED
+            }
         }
     }
 }

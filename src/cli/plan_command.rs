@@ -4,16 +4,20 @@
 use std::fs;
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use serde::Serialize;
 
 use super::error::CliError;
 use super::{OperationArgs, PlanCommand, ShowArgs};
-use crate::atomic_file;
+use crate::atomic_file::{LockError, Locked};
 use crate::plan::{self, Operation, Outcome, Plan, PlanInfo, Target};
 
 /// Plan files may hold instance ids and messages: readable by the owner only.
 const PLAN_FILE_MODE: u32 = 0o600;
+
+/// How long an operation waits for another one on the same file to finish.
+const LOCK_PATIENCE: Duration = Duration::from_secs(10);
 
 pub(super) fn run(command: PlanCommand, out: &mut dyn Write) -> Result<(), CliError> {
     let (operation, args) = match command {
@@ -33,7 +37,11 @@ fn load(path: &Path) -> Result<Plan, CliError> {
         path: path.to_path_buf(),
         source,
     })?;
-    Plan::from_json(&text).map_err(|source| CliError::ParsePlan {
+    parse(path, &text)
+}
+
+fn parse(path: &Path, text: &str) -> Result<Plan, CliError> {
+    Plan::from_json(text).map_err(|source| CliError::ParsePlan {
         path: path.to_path_buf(),
         source,
     })
@@ -60,7 +68,25 @@ fn operate(
     args: &OperationArgs,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let mut plan = load(&args.file)?;
+    // Held until the new content is in place, so that two operators acting
+    // at once apply both of their operations, one after the other.
+    let mut locked = Locked::open(&args.file, LOCK_PATIENCE).map_err(|err| match err {
+        LockError::Io(source) => CliError::ReadPlan {
+            path: args.file.clone(),
+            source,
+        },
+        LockError::Busy(_) => CliError::Busy {
+            path: args.file.clone(),
+            source: err,
+        },
+    })?;
+    let text = locked
+        .read_to_string()
+        .map_err(|source| CliError::ReadPlan {
+            path: args.file.clone(),
+            source,
+        })?;
+    let mut plan = parse(&args.file, &text)?;
     let target = plan
         .find(args.phase.as_deref(), args.step.as_deref())
         .map_err(|source| CliError::Address {
@@ -70,13 +96,14 @@ fn operate(
     let described = describe(&plan, target);
     let outcome = plan.apply(operation, target);
     if outcome == Outcome::Changed {
-        atomic_file::replace(&args.file, plan.to_json().as_bytes(), PLAN_FILE_MODE).map_err(
-            |source| CliError::WritePlan {
+        locked
+            .replace(plan.to_json().as_bytes(), PLAN_FILE_MODE)
+            .map_err(|source| CliError::WritePlan {
                 path: args.file.clone(),
                 source,
-            },
-        )?;
+            })?;
     }
+    drop(locked);
     if args.json {
         let result = match outcome {
             Outcome::Changed => "changed",
