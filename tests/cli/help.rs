@@ -1,0 +1,53 @@
+//! `--help`.
+
+use crate::test::Test;
+
+#[test]
+fn help_exits_zero_and_documents_the_exit_codes() {
+    Test::new()
+        .arg("--help")
+        .stdout_contains("Usage: roller <COMMAND>")
+        .stdout_contains("Exit codes:\n")
+        .stdout_contains("  0    done\n")
+        .stdout_contains("  1    failed: ")
+        .stdout_contains("  2    refused: bad input")
+        .run();
+}
+
+#[test]
+fn plan_help_exits_zero_and_lists_every_operation() {
+    let mut test = Test::new()
+        .args(["plan", "--help"])
+        .stdout_contains("Usage: roller plan <COMMAND>");
+    for operation in [
+        "show",
+        "continue",
+        "interrupt",
+        "force-complete",
+        "restart",
+        "start",
+        "stop",
+    ] {
+        test = test.stdout_contains(&format!("\n  {operation} "));
+    }
+    test.run();
+}
+
+#[test]
+fn an_operations_help_exits_zero_and_describes_its_flags() {
+    Test::new()
+        .args(["plan", "continue", "--help"])
+        .stdout_contains("Usage: roller plan continue [OPTIONS] --file <FILE>")
+        .stdout_contains("--phase <PHASE>")
+        .stdout_contains("--step <STEP>")
+        .stdout_contains("--json")
+        .run();
+}
+
+#[test]
+fn no_command_is_a_usage_error() {
+    Test::new()
+        .status(2)
+        .stderr_contains("Usage: roller <COMMAND>")
+        .run();
+}

@@ -1,0 +1,13 @@
+//! Integration tests of the `roller` binary: each test runs the built
+//! binary in a fresh temporary folder and checks its exit code, its output
+//! and the files it leaves (see `test.rs` for the builder).
+
+mod bad_input;
+mod canary;
+mod demo;
+mod golden;
+mod help;
+mod operate;
+mod plans;
+mod show;
+mod test;
