@@ -25,10 +25,11 @@ pub enum AddressError {
         given: String,
         available: Vec<Element>,
     },
-    #[error("'{given}' names more than one step: {}; give --phase or the step's id", list(.matches))]
+    #[error("'{given}' names more than one step: {}; {hint}", list(.matches))]
     AmbiguousStep {
         given: String,
         matches: Vec<Element>,
+        hint: &'static str,
     },
 }
 
@@ -96,6 +97,11 @@ impl Plan {
             }),
             _ => Err(AddressError::AmbiguousStep {
                 given: given.to_string(),
+                hint: if phase.is_some() {
+                    "give the step's id"
+                } else {
+                    "give --phase or the step's id"
+                },
                 matches: matches
                     .iter()
                     .map(|(at, _)| self.step_element(*at))

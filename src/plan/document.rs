@@ -28,6 +28,8 @@ pub enum DocumentError {
     CanaryPlan { plan: String, strategy: String },
     #[error("the id '{id}' is used by more than one element: ids must be unique within a plan")]
     DuplicateId { id: String },
+    #[error("{at} must be a JSON object (with named fields), not {found}")]
+    NotAnObject { at: String, found: &'static str },
     #[error("an element has an empty name: every plan, phase and step needs a name")]
     EmptyName,
     #[error(
@@ -72,7 +74,12 @@ fn step_statuses() -> String {
 impl Plan {
     /// Reads a plan document, filling in what a human may leave out.
     pub fn from_json(text: &str) -> Result<Plan, DocumentError> {
+        // Syntax first (with line and column), then the shape serde would
+        // otherwise bend: it reads a struct from an array, by position.
+        let value: serde_json::Value = serde_json::from_str(text)?;
+        check_objects(&value)?;
         let mut plan: Plan = serde_json::from_str(text)?;
+        plan.fill_in_ids();
         plan.validate()?;
         for phase in &mut plan.phases {
             phase.set_up_canary();
@@ -86,6 +93,26 @@ impl Plan {
         let mut text = serde_json::to_string_pretty(self).expect("a plan always serializes");
         text.push('\n');
         text
+    }
+
+    /// Gives every phase and step without an id one derived from where it
+    /// sits, so that ids shown for a hand-written file (`plan show --json`)
+    /// are the same on every load and can be used to name the element.
+    fn fill_in_ids(&mut self) {
+        let derived = |path: String| {
+            uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, path.as_bytes()).to_string()
+        };
+        for (i, phase) in self.phases.iter_mut().enumerate() {
+            let phase_path = format!("{}\u{0}{i}\u{0}{}", self.name, phase.name);
+            for (j, step) in phase.steps.iter_mut().enumerate() {
+                if step.id.is_empty() {
+                    step.id = derived(format!("{phase_path}\u{0}{j}\u{0}{}", step.name));
+                }
+            }
+            if phase.id.is_empty() {
+                phase.id = derived(phase_path);
+            }
+        }
     }
 
     fn validate(&self) -> Result<(), DocumentError> {
@@ -164,6 +191,44 @@ fn validate_phase(phase: &Phase) -> Result<(), DocumentError> {
                 phase: phase.name.clone(),
                 id: id.clone(),
             });
+        }
+    }
+    Ok(())
+}
+
+/// Refuses arrays (or anything else) where the plan, a phase, a canary or a
+/// step must be an object; types inside them are serde's to check.
+fn check_objects(plan: &serde_json::Value) -> Result<(), DocumentError> {
+    use serde_json::Value;
+    fn object(
+        value: &Value,
+        at: impl Fn() -> String,
+    ) -> Result<&serde_json::Map<String, Value>, DocumentError> {
+        value.as_object().ok_or_else(|| DocumentError::NotAnObject {
+            at: at(),
+            found: match value {
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                Value::Array(_) => "an array",
+                Value::Object(_) => "an object",
+            },
+        })
+    }
+    let plan = object(plan, || "the plan document".to_string())?;
+    let Some(Value::Array(phases)) = plan.get("phases") else {
+        return Ok(());
+    };
+    for (i, phase) in phases.iter().enumerate() {
+        let phase = object(phase, || format!("phases[{i}]"))?;
+        if let Some(canary) = phase.get("canary") {
+            object(canary, || format!("phases[{i}].canary"))?;
+        }
+        if let Some(Value::Array(steps)) = phase.get("steps") {
+            for (j, step) in steps.iter().enumerate() {
+                object(step, || format!("phases[{i}].steps[{j}]"))?;
+            }
         }
     }
     Ok(())

@@ -14,7 +14,9 @@ pub const DEFAULT_CANARY_COUNT: u32 = 2;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Phase {
-    #[serde(default = "new_id")]
+    /// Generated when a hand-written document leaves it out (see
+    /// `Plan::from_json`); unique within the plan.
+    #[serde(default)]
     pub id: String,
     pub name: String,
     #[serde(default = "serial")]
@@ -138,14 +140,20 @@ impl Phase {
     }
 
     /// `continue`: releases the next canary step while in canary, else
-    /// clears the strategy's interrupt flag.
+    /// clears the strategy's interrupt flag. A canary step that was
+    /// force-completed while held needs no release of its own, so it is
+    /// released in passing together with the next one (the SDK would spend
+    /// a `continue` on it that visibly changes nothing).
     pub fn proceed(&mut self) {
-        match self
-            .next_canary_step()
-            .filter(|_| self.strategy.is_canary())
-        {
-            Some(i) => self.steps[i].interrupted = false,
-            None => self.interrupted = false,
+        if !self.in_canary() {
+            self.interrupted = false;
+            return;
+        }
+        while let Some(i) = self.next_canary_step() {
+            self.steps[i].interrupted = false;
+            if !self.steps[i].is_complete() {
+                break;
+            }
         }
     }
 

@@ -7,9 +7,9 @@ use super::status::Status;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
-    /// Stable handle for operators and checkpoints; generated when a
-    /// hand-written document leaves it out.
-    #[serde(default = "new_id")]
+    /// Stable handle for operators and checkpoints. Generated when a hand-written document leaves it out (see
+    /// `Plan::from_json`); unique within the plan.
+    #[serde(default)]
     pub id: String,
     pub name: String,
     #[serde(default = "pending")]

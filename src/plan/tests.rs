@@ -430,6 +430,31 @@ fn canary_phases_wait_for_each_continue_then_hand_over() {
             ],
         },
         Case {
+            name: "a canary step force-completed while held is released with the next one",
+            strategy: "serial",
+            phases: &[("a", "serial-canary", "P P P")],
+            steps: &[
+                (
+                    "force-complete",
+                    "a1",
+                    "changed",
+                    "WAITING; a=WAITING; candidates: ",
+                ),
+                (
+                    "continue",
+                    "a",
+                    "changed",
+                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a2",
+                ),
+                (
+                    "force-complete",
+                    "a2",
+                    "changed",
+                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a3",
+                ),
+            ],
+        },
+        Case {
             name: "a continue on the plan does not cascade into a canary phase",
             strategy: "serial",
             phases: &[("a", "serial-canary", "P P")],
@@ -709,4 +734,20 @@ fn a_hand_written_canary_phase_is_set_up_once_and_never_re_derived() {
     let reloaded = Plan::from_json(&plan.to_json()).unwrap();
     assert_eq!(reloaded.phases[0].canary, Some(chosen));
     assert_eq!(reloaded, plan);
+}
+
+#[test]
+fn ids_left_out_of_a_document_are_the_same_on_every_load() {
+    let text = r#"{"name": "deploy", "phases": [{"name": "hello", "steps": [{"name": "a"}, {"name": "a"}]},
+        {"id": "given", "name": "world", "steps": [{"name": "b"}]}]}"#;
+    let first = Plan::from_json(text).unwrap();
+    let second = Plan::from_json(text).unwrap();
+    assert_eq!(first, second);
+    assert_eq!(first.phases[1].id, "given");
+    let ids: std::collections::HashSet<&String> = first
+        .phases
+        .iter()
+        .flat_map(|p| std::iter::once(&p.id).chain(p.steps.iter().map(|s| &s.id)))
+        .collect();
+    assert_eq!(ids.len(), 5, "two steps of one name still get distinct ids");
 }

@@ -62,10 +62,19 @@ fn a_truncated_file_is_refused() {
 }
 
 #[test]
-#[ignore = "bug: a JSON array is read as a plan (serde's sequence form of a struct): \
-            `[1, \"seq\"]` shows as plan 'seq' and exits 0"]
 fn a_json_array_is_not_a_plan_document() {
-    assert_refused(r#"[1, "seq"]"#, &["not a valid plan document"]);
+    assert_refused(
+        r#"[1, "seq"]"#,
+        &["the plan document must be a JSON object (with named fields), not an array"],
+    );
+}
+
+#[test]
+fn a_step_written_as_an_array_is_refused_with_where_it_is() {
+    assert_refused(
+        r#"{ "name": "deploy", "phases": [{ "name": "hello", "steps": [["id", "hello-0"]] }] }"#,
+        &["phases[0].steps[0] must be a JSON object"],
+    );
 }
 
 #[test]

@@ -536,3 +536,52 @@ fn an_operation_on_a_phase_leaves_the_other_phases_alone() {
     assert_eq!(stored["phases"][0]["interrupted"], false);
     assert_eq!(stored["phases"][1]["interrupted"], true);
 }
+
+#[test]
+fn an_id_shown_for_a_hand_written_plan_names_its_step() {
+    let shown = Test::new()
+        .file("plan.json", HAND_WRITTEN)
+        .args(["plan", "show", "--file", "plan.json", "--json"])
+        .any_stdout()
+        .untouched("plan.json")
+        .run();
+    let id = shown.json()["phases"][1]["steps"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let output = shown
+        .then()
+        .args([
+            "plan",
+            "force-complete",
+            "--file",
+            "plan.json",
+            "--step",
+            &id,
+        ])
+        .stdout_contains("force-complete step 'world-0' of phase 'world': done\n")
+        .run();
+    assert_eq!(stored_ids(&output.json_file("plan.json"))[3], id);
+}
+
+#[test]
+fn two_steps_of_one_name_in_the_named_phase_ask_for_the_id() {
+    let plan = r#"{"name": "roll", "phases": [{"name": "a", "steps": [
+        {"id": "s-1", "name": "dup"}, {"id": "s-2", "name": "dup"}]}]}"#;
+    Test::new()
+        .file("plan.json", plan)
+        .args([
+            "plan",
+            "stop",
+            "--file",
+            "plan.json",
+            "--phase",
+            "a",
+            "--step",
+            "dup",
+        ])
+        .status(2)
+        .stderr_contains("'a/dup' (id s-1), 'a/dup' (id s-2); give the step's id\n")
+        .untouched("plan.json")
+        .run();
+}
