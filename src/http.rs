@@ -97,9 +97,7 @@ impl HttpAuth {
     pub fn apply(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         match self {
             HttpAuth::None => request,
-            HttpAuth::Basic { user, password } => {
-                request.basic_auth(user, Some(password.expose()))
-            }
+            HttpAuth::Basic { user, password } => request.basic_auth(user, Some(password.expose())),
             HttpAuth::DcosToken(token) => request.header(
                 reqwest::header::AUTHORIZATION,
                 format!("token={}", token.expose()),
@@ -202,7 +200,7 @@ mod tests {
 
     use super::*;
 
-    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
         let map: HashMap<String, String> = pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

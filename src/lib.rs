@@ -2,11 +2,21 @@
 //! group without an outage, as a plan that can be paused and resumed.
 //!
 //! - `plan`: the plan engine (pure data and rules).
+//! - `roll`: the roll and its ports (the traits it reaches the world by).
+//! - `aws`, `mesos`, `marathon`, `pager`: one adapter per outside system.
+//! - `http`, `retry`: what the adapters share (clients, credentials, backoff).
 //! - `atomic_file`: crash-safe replacement of files on disk.
 //! - `cli`: the command line, from arguments to exit codes.
 //! - `demo`: the walkthrough behind `roller demo`.
 
 pub mod atomic_file;
+pub mod aws;
 pub mod cli;
 pub mod demo;
+pub mod http;
+pub mod marathon;
+pub mod mesos;
+pub mod pager;
 pub mod plan;
+pub mod retry;
+pub mod roll;

@@ -86,11 +86,15 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_transient_failure_is_retried_until_success() {
         let calls = Cell::new(0);
-        let result: Result<u32, &str> = retry(Backoff::DEFAULT, |_| true, || {
-            calls.set(calls.get() + 1);
-            let n = calls.get();
-            async move { if n < 3 { Err("busy") } else { Ok(n) } }
-        })
+        let result: Result<u32, &str> = retry(
+            Backoff::DEFAULT,
+            |_| true,
+            || {
+                calls.set(calls.get() + 1);
+                let n = calls.get();
+                async move { if n < 3 { Err("busy") } else { Ok(n) } }
+            },
+        )
         .await;
         assert_eq!(result, Ok(3));
     }
@@ -98,10 +102,14 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_permanent_failure_is_not_retried() {
         let calls = Cell::new(0);
-        let result: Result<(), &str> = retry(Backoff::DEFAULT, |e| *e != "bad request", || {
-            calls.set(calls.get() + 1);
-            async { Err("bad request") }
-        })
+        let result: Result<(), &str> = retry(
+            Backoff::DEFAULT,
+            |e| *e != "bad request",
+            || {
+                calls.set(calls.get() + 1);
+                async { Err("bad request") }
+            },
+        )
         .await;
         assert_eq!(result, Err("bad request"));
         assert_eq!(calls.get(), 1);
@@ -111,10 +119,14 @@ mod tests {
     async fn retries_stop_after_the_last_attempt_within_bounded_time() {
         let calls = Cell::new(0);
         let started = tokio::time::Instant::now();
-        let result: Result<(), &str> = retry(Backoff::DEFAULT, |_| true, || {
-            calls.set(calls.get() + 1);
-            async { Err("unavailable") }
-        })
+        let result: Result<(), &str> = retry(
+            Backoff::DEFAULT,
+            |_| true,
+            || {
+                calls.set(calls.get() + 1);
+                async { Err("unavailable") }
+            },
+        )
         .await;
         assert_eq!(result, Err("unavailable"));
         assert_eq!(calls.get(), Backoff::DEFAULT.attempts);

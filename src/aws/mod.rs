@@ -1,0 +1,1 @@
+//! Placeholder: the aws adapter (filled in by the adapters work).

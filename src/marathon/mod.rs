@@ -1,0 +1,1 @@
+//! Placeholder: the marathon adapter (filled in by the adapters work).

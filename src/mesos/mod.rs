@@ -1,0 +1,1 @@
+//! Placeholder: the mesos adapter (filled in by the adapters work).

@@ -1,0 +1,1 @@
+//! Placeholder: the pager adapter (filled in by the adapters work).

@@ -1,0 +1,1 @@
+//! Placeholder: the auto_scaling port (filled in by the adapters work).

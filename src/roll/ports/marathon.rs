@@ -1,0 +1,1 @@
+//! Placeholder: the marathon port (filled in by the adapters work).

@@ -1,0 +1,1 @@
+//! Placeholder: the mesos port (filled in by the adapters work).

@@ -1,0 +1,1 @@
+//! Placeholder: the pager port (filled in by the adapters work).
