@@ -106,9 +106,15 @@ impl HttpAuth {
     }
 }
 
+/// A secret from the environment variable `var`, or from the file named by
+/// `var_FILE`; `None` when neither is set.
+pub(crate) fn secret_from_env(var: &str) -> Result<Option<Secret>, HttpConfigError> {
+    secret_from(&|name: &str| std::env::var(name).ok(), var)
+}
+
 /// A secret from variable `var`, or from the file named by `var_FILE`
 /// (trailing newline removed).
-fn secret_from(
+pub(crate) fn secret_from(
     lookup: &impl Fn(&str) -> Option<String>,
     var: &str,
 ) -> Result<Option<Secret>, HttpConfigError> {

@@ -1,1 +1,86 @@
-//! Placeholder: the pager port (filled in by the adapters work).
+//! Paging a human: what the roll says when it pauses (a trigger) and when it
+//! gets past the step it paused on (a resolve), whatever the sink.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+
+/// How bad it is, in PagerDuty's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Critical,
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One incident. The same `dedup_key` is the same incident: triggering it
+/// again does not page twice, and resolving it closes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Page {
+    /// Stable for the thing that is stuck (e.g. run id + step), so a rerun
+    /// that times out on the same step updates the same incident.
+    pub dedup_key: String,
+    /// One line a human reads first: the ASG, the step, how long it waited.
+    pub summary: String,
+    pub severity: Severity,
+    /// Where it happens (e.g. the ASG name).
+    pub source: String,
+    pub component: Option<String>,
+    pub group: Option<String>,
+    pub class: Option<String>,
+    /// Everything else, e.g. `resume_command`: the exact command to resume.
+    pub details: BTreeMap<String, String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PagerError {
+    #[error("{sink} refused the {action}: HTTP {status}: {body}")]
+    Refused {
+        sink: &'static str,
+        action: &'static str,
+        status: u16,
+        body: String,
+    },
+    #[error("{sink} could not be reached for the {action}: {reason}")]
+    Unreachable {
+        sink: &'static str,
+        action: &'static str,
+        reason: String,
+    },
+    #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))]
+    Several(Vec<PagerError>),
+}
+
+impl PagerError {
+    /// A stable label for logs and checkpoints.
+    pub fn label(&self) -> &'static str {
+        match self {
+            PagerError::Refused { .. } => "pager_refused",
+            PagerError::Unreachable { .. } => "pager_unreachable",
+            PagerError::Several(_) => "pager_failed",
+        }
+    }
+}
+
+pub trait Pager: Send + Sync {
+    fn trigger(&self, page: &Page) -> impl Future<Output = Result<(), PagerError>> + Send;
+    fn resolve(&self, dedup_key: &str) -> impl Future<Output = Result<(), PagerError>> + Send;
+}
