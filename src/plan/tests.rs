@@ -135,6 +135,7 @@ fn check(cases: &[Case]) {
 }
 
 #[test]
+#[rustfmt::skip]
 fn strategies_pick_the_candidates_the_sdk_picks() {
     check(&[
         Case {
@@ -147,12 +148,7 @@ fn strategies_pick_the_candidates_the_sdk_picks() {
             name: "parallel picks every eligible step",
             strategy: "serial",
             phases: &[("a", "parallel", "S P C D")],
-            steps: &[(
-                "show",
-                "",
-                "",
-                "IN_PROGRESS; a=IN_PROGRESS; candidates: a1 a2 a4",
-            )],
+            steps: &[("show", "", "", "IN_PROGRESS; a=IN_PROGRESS; candidates: a1 a2 a4")],
         },
         Case {
             name: "serial is blocked by an ERROR step",
@@ -166,12 +162,7 @@ fn strategies_pick_the_candidates_the_sdk_picks() {
             phases: &[("a", "serial", "C P! P")],
             steps: &[
                 ("show", "", "", "WAITING; a=WAITING; candidates: "),
-                (
-                    "continue",
-                    "a2",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a2",
-                ),
+                ("continue", "a2", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a2"),
             ],
         },
         Case {
@@ -203,60 +194,31 @@ fn strategies_pick_the_candidates_the_sdk_picks() {
             strategy: "serial",
             phases: &[("a", "serial", "P"), ("b", "serial", "P P")],
             steps: &[
-                (
-                    "interrupt",
-                    "a",
-                    "changed",
-                    "WAITING; a=WAITING b=PENDING; candidates: ",
-                ),
-                (
-                    "continue",
-                    "a",
-                    "changed",
-                    "PENDING; a=PENDING b=PENDING; candidates: a1",
-                ),
+                ("interrupt", "a", "changed", "WAITING; a=WAITING b=PENDING; candidates: "),
+                ("continue", "a", "changed", "PENDING; a=PENDING b=PENDING; candidates: a1"),
             ],
         },
         Case {
             name: "a parallel plan whose first phase is interrupted runs the second",
             strategy: "parallel",
             phases: &[("a", "serial", "P"), ("b", "serial", "P P")],
-            steps: &[(
-                "interrupt",
-                "a",
-                "changed",
-                "PENDING; a=WAITING b=PENDING; candidates: b1",
-            )],
+            steps: &[("interrupt", "a", "changed", "PENDING; a=WAITING b=PENDING; candidates: b1")],
         },
         Case {
             name: "an interrupted plan has no candidates and reads WAITING",
             strategy: "parallel",
             phases: &[("a", "parallel", "C S P")],
             steps: &[
-                (
-                    "interrupt",
-                    "plan",
-                    "changed",
-                    "WAITING; a=IN_PROGRESS; candidates: ",
-                ),
-                (
-                    "interrupt",
-                    "plan",
-                    "already done",
-                    "WAITING; a=IN_PROGRESS; candidates: ",
-                ),
-                (
-                    "continue",
-                    "plan",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a2 a3",
-                ),
+                ("interrupt", "plan", "changed", "WAITING; a=IN_PROGRESS; candidates: "),
+                ("interrupt", "plan", "already done", "WAITING; a=IN_PROGRESS; candidates: "),
+                ("continue", "plan", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a2 a3"),
             ],
         },
     ]);
 }
 
 #[test]
+#[rustfmt::skip]
 fn canary_phases_wait_for_each_continue_then_hand_over() {
     check(&[
         Case {
@@ -265,37 +227,12 @@ fn canary_phases_wait_for_each_continue_then_hand_over() {
             phases: &[("a", "serial-canary", "C P C P P")],
             steps: &[
                 ("show", "", "", "WAITING; a=WAITING; candidates: "),
-                (
-                    "continue",
-                    "a",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a2",
-                ),
+                ("continue", "a", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a2"),
                 // The SDK answers 208 to continue on a running phase.
-                (
-                    "continue",
-                    "a",
-                    "already done",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a2",
-                ),
-                (
-                    "force-complete",
-                    "a2",
-                    "changed",
-                    "WAITING; a=WAITING; candidates: ",
-                ),
-                (
-                    "continue",
-                    "a",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a4",
-                ),
-                (
-                    "force-complete",
-                    "a4",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a5",
-                ),
+                ("continue", "a", "already done", "IN_PROGRESS; a=IN_PROGRESS; candidates: a2"),
+                ("force-complete", "a2", "changed", "WAITING; a=WAITING; candidates: "),
+                ("continue", "a", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a4"),
+                ("force-complete", "a4", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a5"),
             ],
         },
         Case {
@@ -303,42 +240,12 @@ fn canary_phases_wait_for_each_continue_then_hand_over() {
             strategy: "serial",
             phases: &[("a", "serial-canary:3", "P P P P")],
             steps: &[
-                (
-                    "continue",
-                    "a",
-                    "changed",
-                    "PENDING; a=PENDING; candidates: a1",
-                ),
-                (
-                    "force-complete",
-                    "a1",
-                    "changed",
-                    "WAITING; a=WAITING; candidates: ",
-                ),
-                (
-                    "continue",
-                    "a",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a2",
-                ),
-                (
-                    "force-complete",
-                    "a2",
-                    "changed",
-                    "WAITING; a=WAITING; candidates: ",
-                ),
-                (
-                    "continue",
-                    "a",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a3",
-                ),
-                (
-                    "force-complete",
-                    "a3",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a4",
-                ),
+                ("continue", "a", "changed", "PENDING; a=PENDING; candidates: a1"),
+                ("force-complete", "a1", "changed", "WAITING; a=WAITING; candidates: "),
+                ("continue", "a", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a2"),
+                ("force-complete", "a2", "changed", "WAITING; a=WAITING; candidates: "),
+                ("continue", "a", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a3"),
+                ("force-complete", "a3", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a4"),
             ],
         },
         Case {
@@ -346,43 +253,13 @@ fn canary_phases_wait_for_each_continue_then_hand_over() {
             strategy: "serial",
             phases: &[("a", "serial-canary", "P P P")],
             steps: &[
-                (
-                    "interrupt",
-                    "a",
-                    "already done",
-                    "WAITING; a=WAITING; candidates: ",
-                ),
-                (
-                    "continue",
-                    "a",
-                    "changed",
-                    "PENDING; a=PENDING; candidates: a1",
-                ),
-                (
-                    "interrupt",
-                    "a",
-                    "already done",
-                    "PENDING; a=PENDING; candidates: a1",
-                ),
-                (
-                    "force-complete",
-                    "a1",
-                    "changed",
-                    "WAITING; a=WAITING; candidates: ",
-                ),
-                (
-                    "continue",
-                    "a",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a2",
-                ),
+                ("interrupt", "a", "already done", "WAITING; a=WAITING; candidates: "),
+                ("continue", "a", "changed", "PENDING; a=PENDING; candidates: a1"),
+                ("interrupt", "a", "already done", "PENDING; a=PENDING; candidates: a1"),
+                ("force-complete", "a1", "changed", "WAITING; a=WAITING; candidates: "),
+                ("continue", "a", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a2"),
                 // The canary is over: interrupt now reaches the serial strategy.
-                (
-                    "interrupt",
-                    "a",
-                    "changed",
-                    "WAITING; a=WAITING; candidates: ",
-                ),
+                ("interrupt", "a", "changed", "WAITING; a=WAITING; candidates: "),
             ],
         },
         Case {
@@ -390,24 +267,9 @@ fn canary_phases_wait_for_each_continue_then_hand_over() {
             strategy: "serial",
             phases: &[("a", "parallel-canary", "P P P P")],
             steps: &[
-                (
-                    "continue",
-                    "a",
-                    "changed",
-                    "PENDING; a=PENDING; candidates: a1",
-                ),
-                (
-                    "force-complete",
-                    "a1",
-                    "changed",
-                    "WAITING; a=WAITING; candidates: ",
-                ),
-                (
-                    "continue",
-                    "a",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a2 a3 a4",
-                ),
+                ("continue", "a", "changed", "PENDING; a=PENDING; candidates: a1"),
+                ("force-complete", "a1", "changed", "WAITING; a=WAITING; candidates: "),
+                ("continue", "a", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a2 a3 a4"),
             ],
         },
         Case {
@@ -415,18 +277,8 @@ fn canary_phases_wait_for_each_continue_then_hand_over() {
             strategy: "serial",
             phases: &[("a", "serial-canary", "C P")],
             steps: &[
-                (
-                    "continue",
-                    "a",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a2",
-                ),
-                (
-                    "force-complete",
-                    "a2",
-                    "changed",
-                    "COMPLETE; a=COMPLETE; candidates: ",
-                ),
+                ("continue", "a", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a2"),
+                ("force-complete", "a2", "changed", "COMPLETE; a=COMPLETE; candidates: "),
             ],
         },
         Case {
@@ -434,41 +286,22 @@ fn canary_phases_wait_for_each_continue_then_hand_over() {
             strategy: "serial",
             phases: &[("a", "serial-canary", "P P P")],
             steps: &[
-                (
-                    "force-complete",
-                    "a1",
-                    "changed",
-                    "WAITING; a=WAITING; candidates: ",
-                ),
-                (
-                    "continue",
-                    "a",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a2",
-                ),
-                (
-                    "force-complete",
-                    "a2",
-                    "changed",
-                    "IN_PROGRESS; a=IN_PROGRESS; candidates: a3",
-                ),
+                ("force-complete", "a1", "changed", "WAITING; a=WAITING; candidates: "),
+                ("continue", "a", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a2"),
+                ("force-complete", "a2", "changed", "IN_PROGRESS; a=IN_PROGRESS; candidates: a3"),
             ],
         },
         Case {
             name: "a continue on the plan does not cascade into a canary phase",
             strategy: "serial",
             phases: &[("a", "serial-canary", "P P")],
-            steps: &[(
-                "continue",
-                "plan",
-                "already done",
-                "WAITING; a=WAITING; candidates: ",
-            )],
+            steps: &[("continue", "plan", "already done", "WAITING; a=WAITING; candidates: ")],
         },
     ]);
 }
 
 #[test]
+#[rustfmt::skip]
 fn operations_follow_the_sdk_plan_api() {
     check(&[
         Case {
@@ -476,30 +309,10 @@ fn operations_follow_the_sdk_plan_api() {
             strategy: "serial",
             phases: &[("a", "serial", "P S"), ("b", "serial", "E")],
             steps: &[
-                (
-                    "force-complete",
-                    "a",
-                    "changed",
-                    "ERROR; a=COMPLETE b=ERROR; candidates: ",
-                ),
-                (
-                    "force-complete",
-                    "a",
-                    "already done",
-                    "ERROR; a=COMPLETE b=ERROR; candidates: ",
-                ),
-                (
-                    "force-complete",
-                    "plan",
-                    "changed",
-                    "COMPLETE; a=COMPLETE b=COMPLETE; candidates: ",
-                ),
-                (
-                    "force-complete",
-                    "plan",
-                    "already done",
-                    "COMPLETE; a=COMPLETE b=COMPLETE; candidates: ",
-                ),
+                ("force-complete", "a", "changed", "ERROR; a=COMPLETE b=ERROR; candidates: "),
+                ("force-complete", "a", "already done", "ERROR; a=COMPLETE b=ERROR; candidates: "),
+                ("force-complete", "plan", "changed", "COMPLETE; a=COMPLETE b=COMPLETE; candidates: "),
+                ("force-complete", "plan", "already done", "COMPLETE; a=COMPLETE b=COMPLETE; candidates: "),
             ],
         },
         Case {
@@ -507,66 +320,26 @@ fn operations_follow_the_sdk_plan_api() {
             strategy: "serial",
             phases: &[("a", "serial", "C C"), ("b", "serial", "E")],
             steps: &[
-                (
-                    "interrupt",
-                    "a",
-                    "already done",
-                    "ERROR; a=COMPLETE b=ERROR; candidates: ",
-                ),
-                (
-                    "restart",
-                    "b1",
-                    "changed",
-                    "IN_PROGRESS; a=COMPLETE b=PENDING; candidates: b1",
-                ),
-                (
-                    "restart",
-                    "b1",
-                    "already done",
-                    "IN_PROGRESS; a=COMPLETE b=PENDING; candidates: b1",
-                ),
-                (
-                    "restart",
-                    "plan",
-                    "changed",
-                    "PENDING; a=PENDING b=PENDING; candidates: a1",
-                ),
+                ("interrupt", "a", "already done", "ERROR; a=COMPLETE b=ERROR; candidates: "),
+                ("restart", "b1", "changed", "IN_PROGRESS; a=COMPLETE b=PENDING; candidates: b1"),
+                ("restart", "b1", "already done", "IN_PROGRESS; a=COMPLETE b=PENDING; candidates: b1"),
+                ("restart", "plan", "changed", "PENDING; a=PENDING b=PENDING; candidates: a1"),
             ],
         },
         Case {
             name: "restart of an interrupted PENDING step clears the interrupt (it read WAITING)",
             strategy: "serial",
             phases: &[("a", "serial", "P!")],
-            steps: &[(
-                "restart",
-                "a1",
-                "changed",
-                "PENDING; a=PENDING; candidates: a1",
-            )],
+            steps: &[("restart", "a1", "changed", "PENDING; a=PENDING; candidates: a1")],
         },
         Case {
             name: "start restarts a complete plan and lets it proceed",
             strategy: "serial",
             phases: &[("a", "serial", "C C")],
             steps: &[
-                (
-                    "interrupt",
-                    "plan",
-                    "already done",
-                    "COMPLETE; a=COMPLETE; candidates: ",
-                ),
-                (
-                    "start",
-                    "plan",
-                    "changed",
-                    "PENDING; a=PENDING; candidates: a1",
-                ),
-                (
-                    "start",
-                    "plan",
-                    "already done",
-                    "PENDING; a=PENDING; candidates: a1",
-                ),
+                ("interrupt", "plan", "already done", "COMPLETE; a=COMPLETE; candidates: "),
+                ("start", "plan", "changed", "PENDING; a=PENDING; candidates: a1"),
+                ("start", "plan", "already done", "PENDING; a=PENDING; candidates: a1"),
             ],
         },
         Case {
@@ -574,24 +347,9 @@ fn operations_follow_the_sdk_plan_api() {
             strategy: "serial",
             phases: &[("a", "serial", "C S")],
             steps: &[
-                (
-                    "stop",
-                    "plan",
-                    "changed",
-                    "WAITING; a=PENDING; candidates: ",
-                ),
-                (
-                    "stop",
-                    "plan",
-                    "already done",
-                    "WAITING; a=PENDING; candidates: ",
-                ),
-                (
-                    "start",
-                    "plan",
-                    "changed",
-                    "PENDING; a=PENDING; candidates: a1",
-                ),
+                ("stop", "plan", "changed", "WAITING; a=PENDING; candidates: "),
+                ("stop", "plan", "already done", "WAITING; a=PENDING; candidates: "),
+                ("start", "plan", "changed", "PENDING; a=PENDING; candidates: a1"),
             ],
         },
         Case {
@@ -599,47 +357,22 @@ fn operations_follow_the_sdk_plan_api() {
             strategy: "serial",
             phases: &[("a", "parallel", "S P")],
             steps: &[
-                (
-                    "stop",
-                    "a1",
-                    "changed",
-                    "PENDING; a=PENDING; candidates: a2",
-                ),
-                (
-                    "continue",
-                    "a1",
-                    "changed",
-                    "PENDING; a=PENDING; candidates: a1 a2",
-                ),
-                (
-                    "continue",
-                    "a1",
-                    "already done",
-                    "PENDING; a=PENDING; candidates: a1 a2",
-                ),
+                ("stop", "a1", "changed", "PENDING; a=PENDING; candidates: a2"),
+                ("continue", "a1", "changed", "PENDING; a=PENDING; candidates: a1 a2"),
+                ("continue", "a1", "already done", "PENDING; a=PENDING; candidates: a1 a2"),
             ],
         },
         Case {
             name: "continue on a running phase is already done (the SDK's 208)",
             strategy: "serial",
             phases: &[("a", "serial", "S P")],
-            steps: &[(
-                "continue",
-                "a",
-                "already done",
-                "STARTING; a=STARTING; candidates: a1",
-            )],
+            steps: &[("continue", "a", "already done", "STARTING; a=STARTING; candidates: a1")],
         },
         Case {
             name: "continue on a complete phase is already done",
             strategy: "serial",
             phases: &[("a", "serial", "C")],
-            steps: &[(
-                "continue",
-                "a",
-                "already done",
-                "COMPLETE; a=COMPLETE; candidates: ",
-            )],
+            steps: &[("continue", "a", "already done", "COMPLETE; a=COMPLETE; candidates: ")],
         },
     ]);
 }
