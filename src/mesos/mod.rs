@@ -1,1 +1,20 @@
-//! Placeholder: the mesos adapter (filled in by the adapters work).
+//! The Mesos master adapter: implements the roll's `MesosMaster` port
+//! (`crate::roll::ports::mesos`) over the master's HTTP API with reqwest.
+//!
+//! - `client`: finding and following the leader, timeouts, retries.
+//! - `master`: each port operation as endpoint, body and answer.
+//! - `maintenance`: merging our windows into the shared schedule.
+//! - `wire`: the master's JSON and its translation to domain types.
+
+mod client;
+mod maintenance;
+mod master;
+mod wire;
+
+#[cfg(test)]
+mod fake_master;
+#[cfg(test)]
+mod tests;
+
+pub use crate::roll::ports::mesos::MesosError;
+pub use client::{AgentListing, MesosClient, MesosSettings};
