@@ -7,6 +7,7 @@
 //! following AWS's documented one.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use aws_sdk_autoscaling::types as asg;
 use aws_sdk_ec2::types as ec2;
@@ -575,4 +576,62 @@ async fn group_instances_have_ec2_addresses() {
         .expect("describe instances");
     assert_eq!(found.len(), 3);
     assert!(found.iter().all(|i| i.private_ip.is_some()));
+}
+
+/// Only meaningful inside the child process that the next test starts:
+/// no region, endpoint or credentials in the settings, so everything comes
+/// from the environment chain. Answering "group not found" proves the call
+/// reached moto through `AWS_ENDPOINT_URL`.
+#[tokio::test]
+#[ignore = "run in a child process by env_credentials_skip_imds_and_aws_endpoint_url_reaches_moto"]
+async fn child_connects_through_the_environment_alone() {
+    let started = std::time::Instant::now();
+    let aws = AwsSettings::default().connect().await.expect("connect");
+    // Asking the silent IMDS would cost at least its 1 s read timeout.
+    let connecting = started.elapsed();
+    assert!(
+        connecting < Duration::from_millis(800),
+        "connect took {connecting:?}"
+    );
+    let err = aws
+        .describe_group("roller-child-probe-missing")
+        .await
+        .expect_err("no such group");
+    assert_eq!(err.label(), "group_not_found", "{err}");
+}
+
+#[test]
+fn env_credentials_skip_imds_and_aws_endpoint_url_reaches_moto() {
+    let url = moto_url();
+    // An IMDS that accepts and never answers: consulting it would cost the
+    // IMDS client's timeouts (1 s and more), so the child's fast connect
+    // proves the chain stopped at the environment's credentials.
+    let imds = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let imds_url = format!("http://{}", imds.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for socket in imds.incoming().flatten() {
+            held.push(socket);
+        }
+    });
+    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "aws::moto_tests::child_connects_through_the_environment_alone",
+            "--ignored",
+        ])
+        .env_remove("AWS_EC2_METADATA_DISABLED")
+        .env("AWS_EC2_METADATA_SERVICE_ENDPOINT", &imds_url)
+        .env("AWS_ENDPOINT_URL", &url)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_REGION", "us-east-1")
+        .output()
+        .expect("run child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
