@@ -1,1 +1,574 @@
-//! Placeholder: the auto_scaling port (filled in by the adapters work).
+//! The Auto Scaling group as the roll sees it: the `AutoScaling` trait (one
+//! group, its instances, the few writes a roll makes) with plain domain
+//! types, and how EC2 instances are matched to Mesos agents. The AWS adapter
+//! (`crate::aws`) implements the trait; nothing here knows the SDK.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::future::Future;
+use std::net::IpAddr;
+use std::str::FromStr;
+use std::time::SystemTime;
+
+/// What the roll reads of, and does to, one Auto Scaling group and its EC2
+/// instances. Every write names the group, and every write is safe to run
+/// again after a crash (each method says why).
+pub trait AutoScaling {
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// The group with its sizes, instances, suspended processes and tags.
+    /// An unknown name is an error, never an empty group.
+    fn describe_group(
+        &self,
+        group: &str,
+    ) -> impl Future<Output = Result<AutoScalingGroup, Self::Error>> + Send;
+
+    /// Sets the desired capacity at once (cooldowns are not honoured: the
+    /// roll, not a cooldown, paces itself). Refused when `desired` is outside
+    /// [MinSize, MaxSize]. Setting an absolute value is idempotent.
+    fn set_desired_capacity(
+        &self,
+        group: &str,
+        desired: u32,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Terminates `instance` and decrements the desired capacity, so the
+    /// group does not launch a replacement. Checks first that the instance
+    /// is still in the group: re-running after a crash reports `AlreadyGone`
+    /// instead of failing or terminating something else. Refused when
+    /// desired − 1 would fall below MinSize.
+    fn terminate_instance(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> impl Future<Output = Result<Termination, Self::Error>> + Send;
+
+    /// Suspends exactly `processes` (an empty list is refused: AWS reads it
+    /// as "all nine"). Suspending a suspended process is a no-op.
+    fn suspend_processes(
+        &self,
+        group: &str,
+        processes: &[ScalingProcess],
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Resumes exactly `processes` (an empty list is refused: AWS reads it
+    /// as "all"). Resuming a running process is a no-op.
+    fn resume_processes(
+        &self,
+        group: &str,
+        processes: &[ScalingProcess],
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Sets MinSize and MaxSize (absolute values, so idempotent). Refused
+    /// when min > max.
+    fn update_size_limits(
+        &self,
+        group: &str,
+        min: u32,
+        max: u32,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Creates or overwrites tags on the group (idempotent).
+    fn put_tags(
+        &self,
+        group: &str,
+        tags: &[GroupTag],
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Deletes tags by key from the group (deleting a missing tag is a no-op).
+    fn delete_tags(
+        &self,
+        group: &str,
+        keys: &[String],
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// The group's most recent scaling activities, newest first, at most
+    /// `limit` of them: where launch failures show up.
+    fn scaling_activities(
+        &self,
+        group: &str,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<ScalingActivity>, Self::Error>> + Send;
+
+    /// EC2's view of the given instances (private IP and DNS name, which the
+    /// group does not carry). Ids EC2 does not know are left out.
+    fn describe_instances(
+        &self,
+        ids: &[String],
+    ) -> impl Future<Output = Result<Vec<Ec2Instance>, Self::Error>> + Send;
+}
+
+/// One Auto Scaling group, as DescribeAutoScalingGroups reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AutoScalingGroup {
+    pub name: String,
+    pub min_size: u32,
+    pub max_size: u32,
+    pub desired_capacity: u32,
+    pub availability_zones: Vec<String>,
+    pub instances: Vec<GroupInstance>,
+    pub suspended_processes: Vec<ScalingProcess>,
+    pub tags: Vec<GroupTag>,
+    /// What new instances launch from; `None` only for groups whose source
+    /// this port does not model.
+    pub launch_source: Option<LaunchSource>,
+}
+
+impl AutoScalingGroup {
+    pub fn instance(&self, id: &str) -> Option<&GroupInstance> {
+        self.instances.iter().find(|i| i.id == id)
+    }
+
+    pub fn tag(&self, key: &str) -> Option<&str> {
+        self.tags
+            .iter()
+            .find(|t| t.key == key)
+            .map(|t| t.value.as_str())
+    }
+}
+
+/// One instance as the group sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupInstance {
+    pub id: String,
+    pub availability_zone: String,
+    pub lifecycle_state: LifecycleState,
+    /// "Healthy" or "Unhealthy" in AWS's words.
+    pub health_status: String,
+    /// What this instance was launched from: an instance launched from an
+    /// older template version than the group's is one to replace.
+    pub launch_source: Option<LaunchSource>,
+    pub protected_from_scale_in: bool,
+}
+
+/// Where an instance's configuration comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LaunchSource {
+    Template {
+        id: Option<String>,
+        name: Option<String>,
+        version: Option<String>,
+    },
+    Configuration {
+        name: String,
+    },
+}
+
+/// The Auto Scaling lifecycle states the roll acts on; the rest are kept
+/// verbatim.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LifecycleState {
+    Pending,
+    InService,
+    Standby,
+    Terminating,
+    Terminated,
+    Detaching,
+    Detached,
+    /// Lifecycle-hook waits (`Pending:Wait`, `Terminating:Proceed`, …) and
+    /// whatever AWS adds later.
+    Other(String),
+}
+
+impl LifecycleState {
+    pub fn parse(state: &str) -> LifecycleState {
+        match state {
+            "Pending" => LifecycleState::Pending,
+            "InService" => LifecycleState::InService,
+            "Standby" => LifecycleState::Standby,
+            "Terminating" => LifecycleState::Terminating,
+            "Terminated" => LifecycleState::Terminated,
+            "Detaching" => LifecycleState::Detaching,
+            "Detached" => LifecycleState::Detached,
+            other => LifecycleState::Other(other.to_string()),
+        }
+    }
+
+    /// On its way out of the group: terminating it again changes nothing.
+    pub fn is_leaving(&self) -> bool {
+        match self {
+            LifecycleState::Terminating
+            | LifecycleState::Terminated
+            | LifecycleState::Detaching
+            | LifecycleState::Detached => true,
+            LifecycleState::Other(s) => s.starts_with("Terminat") || s.starts_with("Detach"),
+            _ => false,
+        }
+    }
+}
+
+/// The Auto Scaling processes that can be suspended. The roll suspends
+/// `AZRebalance` only: with it running, terminating one instance can make
+/// AWS launch in one AZ and terminate in another, two nodes at once.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScalingProcess {
+    Launch,
+    Terminate,
+    AddToLoadBalancer,
+    AlarmNotification,
+    AZRebalance,
+    HealthCheck,
+    InstanceRefresh,
+    ReplaceUnhealthy,
+    ScheduledActions,
+    /// A process this port does not know yet, kept by name.
+    Other(String),
+}
+
+impl ScalingProcess {
+    pub fn as_str(&self) -> &str {
+        match self {
+            ScalingProcess::Launch => "Launch",
+            ScalingProcess::Terminate => "Terminate",
+            ScalingProcess::AddToLoadBalancer => "AddToLoadBalancer",
+            ScalingProcess::AlarmNotification => "AlarmNotification",
+            ScalingProcess::AZRebalance => "AZRebalance",
+            ScalingProcess::HealthCheck => "HealthCheck",
+            ScalingProcess::InstanceRefresh => "InstanceRefresh",
+            ScalingProcess::ReplaceUnhealthy => "ReplaceUnhealthy",
+            ScalingProcess::ScheduledActions => "ScheduledActions",
+            ScalingProcess::Other(name) => name,
+        }
+    }
+
+    pub fn parse(name: &str) -> ScalingProcess {
+        match name {
+            "Launch" => ScalingProcess::Launch,
+            "Terminate" => ScalingProcess::Terminate,
+            "AddToLoadBalancer" => ScalingProcess::AddToLoadBalancer,
+            "AlarmNotification" => ScalingProcess::AlarmNotification,
+            "AZRebalance" => ScalingProcess::AZRebalance,
+            "HealthCheck" => ScalingProcess::HealthCheck,
+            "InstanceRefresh" => ScalingProcess::InstanceRefresh,
+            "ReplaceUnhealthy" => ScalingProcess::ReplaceUnhealthy,
+            "ScheduledActions" => ScalingProcess::ScheduledActions,
+            other => ScalingProcess::Other(other.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for ScalingProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tag on the group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupTag {
+    pub key: String,
+    pub value: String,
+    /// Whether instances launched later carry the tag too.
+    pub propagate_at_launch: bool,
+}
+
+/// What a terminate call found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Termination {
+    /// The group accepted the termination; the activity tracks it.
+    Started(ScalingActivity),
+    /// The instance was no longer in the group (or already leaving it):
+    /// nothing was done. A re-run after a crash lands here.
+    AlreadyGone,
+}
+
+/// One scaling activity (a launch, a termination, a failure to launch).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScalingActivity {
+    pub id: String,
+    /// AWS's status code: `Successful`, `InProgress`, `Failed`, `Cancelled`, …
+    pub status: String,
+    pub description: String,
+    pub cause: String,
+    /// Why it failed, when it did.
+    pub status_message: Option<String>,
+    pub start_time: Option<SystemTime>,
+    pub end_time: Option<SystemTime>,
+}
+
+impl ScalingActivity {
+    pub fn is_failed(&self) -> bool {
+        self.status == "Failed"
+    }
+}
+
+/// One instance as EC2 sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ec2Instance {
+    pub id: String,
+    pub private_ip: Option<IpAddr>,
+    pub private_dns_name: Option<String>,
+    /// `pending`, `running`, `shutting-down`, `terminated`, `stopping`, `stopped`.
+    pub state: String,
+    pub launch_time: Option<SystemTime>,
+    pub availability_zone: Option<String>,
+}
+
+/// How an EC2 instance is recognised among the Mesos agents.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum AgentMatch {
+    /// The agent's IP (from its pid `slave(1)@IP:5051`) is the instance's
+    /// private IP. The default: it holds whatever the agent's hostname is.
+    #[default]
+    PrivateIp,
+    /// The agent's hostname is the instance's private DNS name.
+    PrivateDns,
+    /// The agent carries the instance id in the named attribute.
+    Attribute(String),
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("unknown agent match '{0}': expected ip, dns or attribute:NAME")]
+pub struct AgentMatchParseError(String);
+
+impl FromStr for AgentMatch {
+    type Err = AgentMatchParseError;
+
+    fn from_str(s: &str) -> Result<AgentMatch, AgentMatchParseError> {
+        match s {
+            "ip" => Ok(AgentMatch::PrivateIp),
+            "dns" => Ok(AgentMatch::PrivateDns),
+            _ => match s.strip_prefix("attribute:") {
+                Some(name) if !name.trim().is_empty() => {
+                    Ok(AgentMatch::Attribute(name.trim().to_string()))
+                }
+                _ => Err(AgentMatchParseError(s.to_string())),
+            },
+        }
+    }
+}
+
+impl fmt::Display for AgentMatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AgentMatch::PrivateIp => f.write_str("ip"),
+            AgentMatch::PrivateDns => f.write_str("dns"),
+            AgentMatch::Attribute(name) => write!(f, "attribute:{name}"),
+        }
+    }
+}
+
+/// A Mesos agent, only as far as matching needs it. The Mesos port has its
+/// own richer type; the roll builds this one from it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentIdentity {
+    pub id: String,
+    pub hostname: String,
+    pub ip: Option<IpAddr>,
+    /// Attributes as text (Mesos SCALAR attributes in their decimal form).
+    pub attributes: BTreeMap<String, String>,
+}
+
+/// Instances and agents paired up, and what found no partner.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AgentMatches {
+    /// (instance id, agent id)
+    pub matched: Vec<(String, String)>,
+    /// Instances with no agent: still booting, or their agent never came.
+    pub unmatched_instances: Vec<String>,
+    /// Agents with no instance: outside this group, or an instance gone
+    /// while its agent is still registered.
+    pub unmatched_agents: Vec<String>,
+    /// Keys that more than one agent claims (e.g. an IP reused by a new
+    /// instance while the old agent is still registered): never guessed,
+    /// every agent claiming it stays unmatched, and its instance too.
+    pub ambiguous: Vec<String>,
+}
+
+/// Pairs instances with agents by `how`. Pure: no I/O, same input, same
+/// output (in the order of `instances`, then of `agents`).
+pub fn match_agents(
+    how: &AgentMatch,
+    instances: &[Ec2Instance],
+    agents: &[AgentIdentity],
+) -> AgentMatches {
+    let instance_key = |i: &Ec2Instance| -> Option<String> {
+        match how {
+            AgentMatch::PrivateIp => i.private_ip.map(|ip| ip.to_string()),
+            AgentMatch::PrivateDns => i
+                .private_dns_name
+                .as_deref()
+                .filter(|n| !n.is_empty())
+                .map(|n| n.to_ascii_lowercase()),
+            AgentMatch::Attribute(_) => Some(i.id.clone()),
+        }
+    };
+    let agent_key = |a: &AgentIdentity| -> Option<String> {
+        match how {
+            AgentMatch::PrivateIp => a.ip.map(|ip| ip.to_string()),
+            AgentMatch::PrivateDns => Some(a.hostname.to_ascii_lowercase()),
+            AgentMatch::Attribute(name) => a.attributes.get(name).map(|v| v.trim().to_string()),
+        }
+    };
+
+    let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
+    for (n, agent) in agents.iter().enumerate() {
+        if let Some(key) = agent_key(agent) {
+            by_key.entry(key).or_default().push(n);
+        }
+    }
+
+    let mut out = AgentMatches::default();
+    let mut agent_taken = vec![false; agents.len()];
+    for instance in instances {
+        let candidates = instance_key(instance).and_then(|k| by_key.get(&k).map(|v| (k, v)));
+        match candidates {
+            Some((_, found)) if found.len() == 1 => {
+                agent_taken[found[0]] = true;
+                out.matched
+                    .push((instance.id.clone(), agents[found[0]].id.clone()));
+            }
+            Some((key, _)) => {
+                out.ambiguous.push(key);
+                out.unmatched_instances.push(instance.id.clone());
+            }
+            None => out.unmatched_instances.push(instance.id.clone()),
+        }
+    }
+    for (n, agent) in agents.iter().enumerate() {
+        if !agent_taken[n] {
+            out.unmatched_agents.push(agent.id.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn instance(id: &str, ip: &str, dns: &str) -> Ec2Instance {
+        Ec2Instance {
+            id: id.to_string(),
+            private_ip: ip.parse().ok(),
+            private_dns_name: Some(dns.to_string()),
+            state: "running".to_string(),
+            launch_time: None,
+            availability_zone: Some("us-east-1a".to_string()),
+        }
+    }
+
+    fn agent(id: &str, hostname: &str, ip: &str, attrs: &[(&str, &str)]) -> AgentIdentity {
+        AgentIdentity {
+            id: id.to_string(),
+            hostname: hostname.to_string(),
+            ip: ip.parse().ok(),
+            attributes: attrs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn agent_match_parses_ip_dns_and_attribute_and_prints_back() {
+        assert_eq!("ip".parse(), Ok(AgentMatch::PrivateIp));
+        assert_eq!("dns".parse(), Ok(AgentMatch::PrivateDns));
+        assert_eq!(
+            "attribute:instance_id".parse(),
+            Ok(AgentMatch::Attribute("instance_id".to_string()))
+        );
+        assert!("attribute:".parse::<AgentMatch>().is_err());
+        assert!("hostname".parse::<AgentMatch>().is_err());
+        assert_eq!(AgentMatch::default(), AgentMatch::PrivateIp);
+        for text in ["ip", "dns", "attribute:ec2_id"] {
+            assert_eq!(text.parse::<AgentMatch>().unwrap().to_string(), text);
+        }
+    }
+
+    #[test]
+    fn matching_by_ip_pairs_instances_and_reports_both_sides_left_over() {
+        let instances = [
+            instance("i-1", "10.0.1.5", "ip-10-0-1-5.ec2.internal"),
+            instance("i-2", "10.0.2.7", "ip-10-0-2-7.ec2.internal"),
+        ];
+        let agents = [
+            agent("S1", "mesos-a", "10.0.1.5", &[]),
+            agent("S9", "mesos-z", "10.0.9.9", &[]),
+        ];
+        let m = match_agents(&AgentMatch::PrivateIp, &instances, &agents);
+        assert_eq!(m.matched, vec![("i-1".to_string(), "S1".to_string())]);
+        assert_eq!(m.unmatched_instances, vec!["i-2".to_string()]);
+        assert_eq!(m.unmatched_agents, vec!["S9".to_string()]);
+        assert!(m.ambiguous.is_empty());
+    }
+
+    #[test]
+    fn matching_by_dns_ignores_case() {
+        let instances = [instance("i-1", "10.0.1.5", "IP-10-0-1-5.ec2.internal")];
+        let agents = [agent("S1", "ip-10-0-1-5.EC2.internal", "10.9.9.9", &[])];
+        let m = match_agents(&AgentMatch::PrivateDns, &instances, &agents);
+        assert_eq!(m.matched, vec![("i-1".to_string(), "S1".to_string())]);
+    }
+
+    #[test]
+    fn matching_by_attribute_reads_the_instance_id_from_the_agent() {
+        let instances = [
+            instance("i-abc", "10.0.1.5", "x"),
+            instance("i-def", "", ""),
+        ];
+        let agents = [
+            agent("S1", "h1", "10.0.1.5", &[("ec2_id", "i-def")]),
+            agent("S2", "h2", "10.0.1.6", &[]),
+        ];
+        let how = AgentMatch::Attribute("ec2_id".to_string());
+        let m = match_agents(&how, &instances, &agents);
+        assert_eq!(m.matched, vec![("i-def".to_string(), "S1".to_string())]);
+        assert_eq!(m.unmatched_instances, vec!["i-abc".to_string()]);
+        assert_eq!(m.unmatched_agents, vec!["S2".to_string()]);
+    }
+
+    #[test]
+    fn two_agents_claiming_one_ip_are_never_guessed_between() {
+        let instances = [instance("i-new", "10.0.1.5", "x")];
+        let agents = [
+            agent("S-old", "h", "10.0.1.5", &[]),
+            agent("S-new", "h", "10.0.1.5", &[]),
+        ];
+        let m = match_agents(&AgentMatch::PrivateIp, &instances, &agents);
+        assert!(m.matched.is_empty());
+        assert_eq!(m.ambiguous, vec!["10.0.1.5".to_string()]);
+        assert_eq!(m.unmatched_instances, vec!["i-new".to_string()]);
+        assert_eq!(m.unmatched_agents.len(), 2);
+    }
+
+    #[test]
+    fn an_instance_without_a_private_ip_matches_nothing() {
+        let instances = [instance("i-1", "", "")];
+        let agents = [agent("S1", "", "10.0.0.1", &[])];
+        let m = match_agents(&AgentMatch::PrivateIp, &instances, &agents);
+        assert!(m.matched.is_empty());
+        let m = match_agents(&AgentMatch::PrivateDns, &instances, &agents);
+        assert!(m.matched.is_empty(), "empty DNS names must not pair up");
+    }
+
+    #[test]
+    fn processes_round_trip_through_their_aws_names() {
+        for name in [
+            "Launch",
+            "Terminate",
+            "AddToLoadBalancer",
+            "AlarmNotification",
+            "AZRebalance",
+            "HealthCheck",
+            "InstanceRefresh",
+            "ReplaceUnhealthy",
+            "ScheduledActions",
+            "SomethingNew",
+        ] {
+            assert_eq!(ScalingProcess::parse(name).as_str(), name);
+        }
+        assert_eq!(
+            ScalingProcess::parse("AZRebalance"),
+            ScalingProcess::AZRebalance
+        );
+    }
+
+    #[test]
+    fn leaving_states_include_lifecycle_hook_waits() {
+        assert!(LifecycleState::parse("Terminating:Wait").is_leaving());
+        assert!(LifecycleState::parse("Terminated").is_leaving());
+        assert!(!LifecycleState::parse("InService").is_leaving());
+        assert!(!LifecycleState::parse("Pending:Wait").is_leaving());
+    }
+}

@@ -1,0 +1,560 @@
+//! `AwsAutoScaling`: the `AutoScaling` port over the AWS SDK (Auto Scaling
+//! for the group, EC2 for addresses). Each write checks the group first and
+//! refuses what real AWS would refuse, even where a mock would accept it.
+
+use std::net::IpAddr;
+use std::time::SystemTime;
+
+use aws_config::SdkConfig;
+use aws_config::retry::RetryConfig;
+use aws_sdk_autoscaling::types as asg;
+use aws_sdk_ec2::types as ec2;
+
+use super::error::AwsError;
+use crate::retry::{Backoff, retry};
+use crate::roll::ports::auto_scaling::{
+    AutoScaling, AutoScalingGroup, Ec2Instance, GroupInstance, GroupTag, LaunchSource,
+    LifecycleState, ScalingActivity, ScalingProcess, Termination,
+};
+
+/// AWS's page maxima: DescribeAutoScalingGroups 100,
+/// DescribeScalingActivities 100, DescribeInstances 1000 (minimum 5).
+const MAX_GROUP_PAGE: u32 = 100;
+const MAX_ACTIVITY_PAGE: u32 = 100;
+const MAX_INSTANCE_PAGE: u32 = 1000;
+const MIN_INSTANCE_PAGE: u32 = 5;
+/// Instance ids per DescribeInstances filter (AWS caps filter values at 200).
+const IDS_PER_REQUEST: usize = 100;
+
+#[derive(Clone, Debug)]
+pub struct AwsAutoScaling {
+    asg: aws_sdk_autoscaling::Client,
+    ec2: aws_sdk_ec2::Client,
+    page_size: Option<u32>,
+}
+
+impl AwsAutoScaling {
+    pub(crate) fn new(sdk: &SdkConfig, page_size: Option<u32>) -> AwsAutoScaling {
+        AwsAutoScaling {
+            asg: aws_sdk_autoscaling::Client::new(sdk),
+            ec2: aws_sdk_ec2::Client::new(sdk),
+            page_size,
+        }
+    }
+
+    fn page(&self, max: u32, min: u32) -> i32 {
+        let n = self.page_size.unwrap_or(max).clamp(min, max);
+        i32::try_from(n).unwrap_or(i32::MAX)
+    }
+
+    /// Checks before a write: the group exists (clear GroupNotFound even
+    /// where the write itself would answer something vaguer).
+    async fn group_for_write(&self, group: &str) -> Result<AutoScalingGroup, AwsError> {
+        self.describe_group(group).await
+    }
+
+    /// One TerminateInstanceInAutoScalingGroup, with the SDK's own retries
+    /// off: a retried terminate after a lost answer is exactly the blind
+    /// retry a non-idempotent call must not get.
+    pub(super) async fn send_terminate(&self, instance: &str) -> Result<ScalingActivity, AwsError> {
+        const OP: &str = "TerminateInstanceInAutoScalingGroup";
+        let out = self
+            .asg
+            .terminate_instance_in_auto_scaling_group()
+            .instance_id(instance)
+            .should_decrement_desired_capacity(true)
+            .customize()
+            .config_override(
+                aws_sdk_autoscaling::config::Builder::default()
+                    .retry_config(RetryConfig::disabled()),
+            )
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk(OP, instance, e))?;
+        match out.activity() {
+            Some(activity) => activity_from(activity, OP, instance),
+            None => Err(AwsError::bad_response(
+                OP,
+                instance,
+                "no Activity in the answer",
+            )),
+        }
+    }
+}
+
+impl AutoScaling for AwsAutoScaling {
+    type Error = AwsError;
+
+    async fn describe_group(&self, group: &str) -> Result<AutoScalingGroup, AwsError> {
+        const OP: &str = "DescribeAutoScalingGroups";
+        let mut token: Option<String> = None;
+        loop {
+            let out = self
+                .asg
+                .describe_auto_scaling_groups()
+                .auto_scaling_group_names(group)
+                .max_records(self.page(MAX_GROUP_PAGE, 1))
+                .set_next_token(token.clone())
+                .send()
+                .await
+                .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+            if let Some(found) = out
+                .auto_scaling_groups()
+                .iter()
+                .find(|g| g.auto_scaling_group_name() == Some(group))
+            {
+                return group_from(found, group);
+            }
+            token = next_token(OP, group, token.as_deref(), out.next_token())?;
+            if token.is_none() {
+                // AWS answers an unknown name with an empty list.
+                return Err(AwsError::GroupNotFound {
+                    operation: OP,
+                    group: group.to_string(),
+                });
+            }
+        }
+    }
+
+    async fn set_desired_capacity(&self, group: &str, desired: u32) -> Result<(), AwsError> {
+        const OP: &str = "SetDesiredCapacity";
+        let g = self.group_for_write(group).await?;
+        // AWS refuses these with a ValidationError; moto accepts them.
+        if desired > g.max_size || desired < g.min_size {
+            return Err(AwsError::Refused {
+                operation: OP,
+                target: group.to_string(),
+                reason: format!(
+                    "desired capacity {desired} is outside MinSize {} .. MaxSize {}; change the limits first",
+                    g.min_size, g.max_size
+                ),
+            });
+        }
+        self.asg
+            .set_desired_capacity()
+            .auto_scaling_group_name(group)
+            .desired_capacity(to_i32(desired))
+            .honor_cooldown(false)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        Ok(())
+    }
+
+    async fn terminate_instance(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> Result<Termination, AwsError> {
+        const OP: &str = "TerminateInstanceInAutoScalingGroup";
+        let g = self.group_for_write(group).await?;
+        match g.instance(instance) {
+            None => return Ok(Termination::AlreadyGone),
+            Some(i) if i.lifecycle_state.is_leaving() => return Ok(Termination::AlreadyGone),
+            Some(_) => {}
+        }
+        // AWS refuses a decrement below MinSize; moto performs it.
+        if g.desired_capacity == 0 || g.desired_capacity - 1 < g.min_size {
+            return Err(AwsError::Refused {
+                operation: OP,
+                target: format!("{group}/{instance}"),
+                reason: format!(
+                    "desired capacity {} − 1 would fall below MinSize {}; lower MinSize first",
+                    g.desired_capacity, g.min_size
+                ),
+            });
+        }
+        let sent = retry(Backoff::DEFAULT, AwsError::proves_not_acted_upon, || {
+            self.send_terminate(instance)
+        })
+        .await;
+        match sent {
+            Ok(activity) => Ok(Termination::Started(activity)),
+            Err(err) => {
+                // The answer was lost or odd (a timeout, a 5xx, moto's HTML
+                // 500 for an instance no group holds, AWS's "not found"):
+                // look again instead of guessing or resending.
+                match self.describe_group(group).await {
+                    Ok(now)
+                        if now
+                            .instance(instance)
+                            .is_none_or(|i| i.lifecycle_state.is_leaving()) =>
+                    {
+                        Ok(Termination::AlreadyGone)
+                    }
+                    _ => Err(err),
+                }
+            }
+        }
+    }
+
+    async fn suspend_processes(
+        &self,
+        group: &str,
+        processes: &[ScalingProcess],
+    ) -> Result<(), AwsError> {
+        const OP: &str = "SuspendProcesses";
+        refuse_empty(OP, group, processes)?;
+        self.group_for_write(group).await?;
+        self.asg
+            .suspend_processes()
+            .auto_scaling_group_name(group)
+            .set_scaling_processes(Some(names(processes)))
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        Ok(())
+    }
+
+    async fn resume_processes(
+        &self,
+        group: &str,
+        processes: &[ScalingProcess],
+    ) -> Result<(), AwsError> {
+        const OP: &str = "ResumeProcesses";
+        refuse_empty(OP, group, processes)?;
+        self.group_for_write(group).await?;
+        self.asg
+            .resume_processes()
+            .auto_scaling_group_name(group)
+            .set_scaling_processes(Some(names(processes)))
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        Ok(())
+    }
+
+    async fn update_size_limits(&self, group: &str, min: u32, max: u32) -> Result<(), AwsError> {
+        const OP: &str = "UpdateAutoScalingGroup";
+        let refuse = |reason: String| AwsError::Refused {
+            operation: OP,
+            target: group.to_string(),
+            reason,
+        };
+        if min > max {
+            return Err(refuse(format!("MinSize {min} > MaxSize {max}")));
+        }
+        let g = self.group_for_write(group).await?;
+        // Limits that exclude the desired capacity make AWS move it
+        // silently (launching or terminating); the roll moves it itself.
+        if g.desired_capacity < min || g.desired_capacity > max {
+            return Err(refuse(format!(
+                "desired capacity {} is outside the new limits {min} .. {max}; AWS would change it silently",
+                g.desired_capacity
+            )));
+        }
+        self.asg
+            .update_auto_scaling_group()
+            .auto_scaling_group_name(group)
+            .min_size(to_i32(min))
+            .max_size(to_i32(max))
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        Ok(())
+    }
+
+    async fn put_tags(&self, group: &str, tags: &[GroupTag]) -> Result<(), AwsError> {
+        const OP: &str = "CreateOrUpdateTags";
+        if tags.is_empty() {
+            return Ok(());
+        }
+        self.group_for_write(group).await?;
+        let tags = tags
+            .iter()
+            .map(|t| {
+                asg::Tag::builder()
+                    .resource_id(group)
+                    .resource_type("auto-scaling-group")
+                    .key(&t.key)
+                    .value(&t.value)
+                    .propagate_at_launch(t.propagate_at_launch)
+                    .build()
+            })
+            .collect();
+        self.asg
+            .create_or_update_tags()
+            .set_tags(Some(tags))
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        Ok(())
+    }
+
+    async fn delete_tags(&self, group: &str, keys: &[String]) -> Result<(), AwsError> {
+        const OP: &str = "DeleteTags";
+        if keys.is_empty() {
+            return Ok(());
+        }
+        self.group_for_write(group).await?;
+        let tags = keys
+            .iter()
+            .map(|k| {
+                asg::Tag::builder()
+                    .resource_id(group)
+                    .resource_type("auto-scaling-group")
+                    .key(k)
+                    .build()
+            })
+            .collect();
+        self.asg
+            .delete_tags()
+            .set_tags(Some(tags))
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        Ok(())
+    }
+
+    async fn scaling_activities(
+        &self,
+        group: &str,
+        limit: usize,
+    ) -> Result<Vec<ScalingActivity>, AwsError> {
+        const OP: &str = "DescribeScalingActivities";
+        let mut found = Vec::new();
+        let mut token: Option<String> = None;
+        while found.len() < limit {
+            let out = self
+                .asg
+                .describe_scaling_activities()
+                .auto_scaling_group_name(group)
+                .max_records(self.page(MAX_ACTIVITY_PAGE, 1))
+                .set_next_token(token.clone())
+                .send()
+                .await
+                .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+            for a in out.activities() {
+                found.push(activity_from(a, OP, group)?);
+            }
+            token = next_token(OP, group, token.as_deref(), out.next_token())?;
+            if token.is_none() {
+                break;
+            }
+        }
+        found.truncate(limit);
+        if found.is_empty() {
+            // An unknown group also has no activities: say which it is.
+            self.describe_group(group).await?;
+        }
+        Ok(found)
+    }
+
+    async fn describe_instances(&self, ids: &[String]) -> Result<Vec<Ec2Instance>, AwsError> {
+        const OP: &str = "DescribeInstances";
+        let mut found = Vec::new();
+        // MaxResults cannot go with InstanceIds, so the ids travel as a
+        // filter, which also makes unknown ids absent instead of an error.
+        for chunk in ids.chunks(IDS_PER_REQUEST) {
+            let target = chunk.join(",");
+            let mut token: Option<String> = None;
+            loop {
+                let out = self
+                    .ec2
+                    .describe_instances()
+                    .filters(
+                        ec2::Filter::builder()
+                            .name("instance-id")
+                            .set_values(Some(chunk.to_vec()))
+                            .build(),
+                    )
+                    .max_results(self.page(MAX_INSTANCE_PAGE, MIN_INSTANCE_PAGE))
+                    .set_next_token(token.clone())
+                    .send()
+                    .await
+                    .map_err(|e| AwsError::from_sdk(OP, &target, e))?;
+                for reservation in out.reservations() {
+                    for i in reservation.instances() {
+                        found.push(ec2_instance_from(i, &target)?);
+                    }
+                }
+                token = next_token(OP, &target, token.as_deref(), out.next_token())?;
+                if token.is_none() {
+                    break;
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The token for the next page, or `None` at the end. A token that comes
+/// back unchanged would loop forever: that is a bad response.
+fn next_token(
+    operation: &'static str,
+    target: &str,
+    previous: Option<&str>,
+    next: Option<&str>,
+) -> Result<Option<String>, AwsError> {
+    match next {
+        None | Some("") => Ok(None),
+        Some(t) if Some(t) == previous => Err(AwsError::bad_response(
+            operation,
+            target,
+            "the same NextToken came back twice",
+        )),
+        Some(t) => Ok(Some(t.to_string())),
+    }
+}
+
+fn refuse_empty(
+    operation: &'static str,
+    group: &str,
+    processes: &[ScalingProcess],
+) -> Result<(), AwsError> {
+    if processes.is_empty() {
+        return Err(AwsError::Refused {
+            operation,
+            target: group.to_string(),
+            reason: "an empty process list means every process to AWS; name the processes"
+                .to_string(),
+        });
+    }
+    Ok(())
+}
+
+fn names(processes: &[ScalingProcess]) -> Vec<String> {
+    processes.iter().map(|p| p.as_str().to_string()).collect()
+}
+
+fn to_i32(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+fn size(
+    operation: &'static str,
+    group: &str,
+    field: &str,
+    v: Option<i32>,
+) -> Result<u32, AwsError> {
+    v.and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+        AwsError::bad_response(operation, group, format!("{field} missing or negative"))
+    })
+}
+
+fn group_from(g: &asg::AutoScalingGroup, group: &str) -> Result<AutoScalingGroup, AwsError> {
+    const OP: &str = "DescribeAutoScalingGroups";
+    let instances = g
+        .instances()
+        .iter()
+        .map(|i| {
+            let id = i.instance_id().ok_or_else(|| {
+                AwsError::bad_response(OP, group, "an instance without InstanceId")
+            })?;
+            Ok(GroupInstance {
+                id: id.to_string(),
+                availability_zone: i.availability_zone().unwrap_or_default().to_string(),
+                lifecycle_state: LifecycleState::parse(
+                    i.lifecycle_state().map(|s| s.as_str()).unwrap_or_default(),
+                ),
+                health_status: i.health_status().unwrap_or_default().to_string(),
+                launch_source: launch_source(i.launch_template(), i.launch_configuration_name()),
+                protected_from_scale_in: i.protected_from_scale_in().unwrap_or(false),
+            })
+        })
+        .collect::<Result<Vec<_>, AwsError>>()?;
+    let template = g.launch_template().or_else(|| {
+        g.mixed_instances_policy()
+            .and_then(|p| p.launch_template())
+            .and_then(|t| t.launch_template_specification())
+    });
+    Ok(AutoScalingGroup {
+        name: group.to_string(),
+        min_size: size(OP, group, "MinSize", g.min_size())?,
+        max_size: size(OP, group, "MaxSize", g.max_size())?,
+        desired_capacity: size(OP, group, "DesiredCapacity", g.desired_capacity())?,
+        availability_zones: g.availability_zones().to_vec(),
+        instances,
+        suspended_processes: g
+            .suspended_processes()
+            .iter()
+            .filter_map(|p| p.process_name())
+            .map(ScalingProcess::parse)
+            .collect(),
+        tags: g
+            .tags()
+            .iter()
+            .filter_map(|t| {
+                Some(GroupTag {
+                    key: t.key()?.to_string(),
+                    value: t.value().unwrap_or_default().to_string(),
+                    propagate_at_launch: t.propagate_at_launch().unwrap_or(false),
+                })
+            })
+            .collect(),
+        launch_source: launch_source(template, g.launch_configuration_name()),
+    })
+}
+
+fn launch_source(
+    template: Option<&asg::LaunchTemplateSpecification>,
+    configuration: Option<&str>,
+) -> Option<LaunchSource> {
+    if let Some(t) = template {
+        return Some(LaunchSource::Template {
+            id: t.launch_template_id().map(str::to_string),
+            name: t.launch_template_name().map(str::to_string),
+            version: t.version().map(str::to_string),
+        });
+    }
+    configuration.map(|name| LaunchSource::Configuration {
+        name: name.to_string(),
+    })
+}
+
+fn time(t: Option<&aws_sdk_autoscaling::primitives::DateTime>) -> Option<SystemTime> {
+    t.and_then(|t| SystemTime::try_from(*t).ok())
+}
+
+fn activity_from(
+    a: &asg::Activity,
+    operation: &'static str,
+    target: &str,
+) -> Result<ScalingActivity, AwsError> {
+    let id = a.activity_id().ok_or_else(|| {
+        AwsError::bad_response(operation, target, "an activity without ActivityId")
+    })?;
+    Ok(ScalingActivity {
+        id: id.to_string(),
+        status: a
+            .status_code()
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_default(),
+        description: a.description().unwrap_or_default().to_string(),
+        cause: a.cause().unwrap_or_default().to_string(),
+        status_message: a.status_message().map(str::to_string),
+        start_time: time(a.start_time()),
+        end_time: time(a.end_time()),
+    })
+}
+
+fn ec2_instance_from(i: &ec2::Instance, target: &str) -> Result<Ec2Instance, AwsError> {
+    const OP: &str = "DescribeInstances";
+    let id = i
+        .instance_id()
+        .ok_or_else(|| AwsError::bad_response(OP, target, "an instance without InstanceId"))?;
+    let private_ip = match i.private_ip_address().filter(|s| !s.is_empty()) {
+        None => None,
+        Some(text) => Some(text.parse::<IpAddr>().map_err(|_| {
+            AwsError::bad_response(OP, id, format!("PrivateIpAddress '{text}' is not an IP"))
+        })?),
+    };
+    Ok(Ec2Instance {
+        id: id.to_string(),
+        private_ip,
+        private_dns_name: i
+            .private_dns_name()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+        state: i
+            .state()
+            .and_then(|s| s.name())
+            .map(|n| n.as_str().to_string())
+            .unwrap_or_default(),
+        launch_time: i.launch_time().and_then(|t| SystemTime::try_from(*t).ok()),
+        availability_zone: i
+            .placement()
+            .and_then(|p| p.availability_zone())
+            .map(str::to_string),
+    })
+}

@@ -1,0 +1,362 @@
+//! `AwsError`: what can go wrong talking to Auto Scaling and EC2, with a
+//! stable label per kind, and the one place where SDK errors are turned
+//! into it (so no SDK type leaves the adapter).
+
+use aws_sdk_autoscaling::config::http::HttpResponse;
+use aws_sdk_autoscaling::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AwsError {
+    #[error("{operation}: Auto Scaling group '{group}' not found")]
+    GroupNotFound {
+        operation: &'static str,
+        group: String,
+    },
+    /// Refused by the adapter before any write: AWS would refuse it too
+    /// (or, for an empty process list, do far more than asked).
+    #[error("{operation} on '{target}' refused: {reason}")]
+    Refused {
+        operation: &'static str,
+        target: String,
+        reason: String,
+    },
+    #[error("{operation} on '{target}' rejected by AWS ({code}): {message}")]
+    Validation {
+        operation: &'static str,
+        target: String,
+        code: String,
+        message: String,
+    },
+    #[error("{operation} on '{target}': a scaling activity is in progress ({code}): {message}")]
+    InProgress {
+        operation: &'static str,
+        target: String,
+        code: String,
+        message: String,
+    },
+    /// Throttling, or ResourceContention (another update to the group is
+    /// pending): the request was rejected unprocessed, so retrying is safe.
+    #[error("{operation} on '{target}' throttled ({code}): {message}")]
+    Throttled {
+        operation: &'static str,
+        target: String,
+        code: String,
+        message: String,
+    },
+    #[error(
+        "{operation} on '{target}' timed out (no answer within the configured timeouts; is the endpoint reachable?)"
+    )]
+    Timeout {
+        operation: &'static str,
+        target: String,
+    },
+    #[error("{operation} on '{target}': AWS unavailable: {message}")]
+    Unavailable {
+        operation: &'static str,
+        target: String,
+        message: String,
+    },
+    #[error("{operation}: AWS credentials: {message}")]
+    Credentials {
+        operation: &'static str,
+        message: String,
+    },
+    #[error("{operation} on '{target}' denied ({code}): {message}")]
+    AccessDenied {
+        operation: &'static str,
+        target: String,
+        code: String,
+        message: String,
+    },
+    #[error("{operation} on '{target}': unexpected response: {message}")]
+    BadResponse {
+        operation: &'static str,
+        target: String,
+        message: String,
+    },
+    #[error("{operation} on '{target}' failed ({code}): {message}")]
+    Service {
+        operation: &'static str,
+        target: String,
+        code: String,
+        message: String,
+    },
+    #[error("AWS configuration: {message}")]
+    Config { message: String },
+}
+
+impl AwsError {
+    /// A short name that never changes, for logs, checkpoints and tests.
+    pub fn label(&self) -> &'static str {
+        match self {
+            AwsError::GroupNotFound { .. } => "group_not_found",
+            AwsError::Refused { .. } => "refused",
+            AwsError::Validation { .. } => "validation",
+            AwsError::InProgress { .. } => "in_progress",
+            AwsError::Throttled { .. } => "throttled",
+            AwsError::Timeout { .. } => "timeout",
+            AwsError::Unavailable { .. } => "unavailable",
+            AwsError::Credentials { .. } => "credentials",
+            AwsError::AccessDenied { .. } => "access_denied",
+            AwsError::BadResponse { .. } => "bad_response",
+            AwsError::Service { .. } => "service",
+            AwsError::Config { .. } => "config",
+        }
+    }
+
+    /// Worth trying again later (the SDK has already retried within its
+    /// bounded attempts); says nothing about whether a write happened.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            AwsError::Throttled { .. }
+                | AwsError::InProgress { .. }
+                | AwsError::Timeout { .. }
+                | AwsError::Unavailable { .. }
+        )
+    }
+
+    /// AWS answered that it did not act on the request: the only failures
+    /// after which a non-idempotent call may be sent again.
+    pub(crate) fn proves_not_acted_upon(&self) -> bool {
+        matches!(self, AwsError::Throttled { .. })
+    }
+
+    pub(crate) fn bad_response(
+        operation: &'static str,
+        target: &str,
+        message: impl Into<String>,
+    ) -> AwsError {
+        AwsError::BadResponse {
+            operation,
+            target: target.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// Maps an SDK error of `operation` on `target` (a group name or
+    /// instance ids).
+    pub(crate) fn from_sdk<E>(
+        operation: &'static str,
+        target: &str,
+        err: SdkError<E, HttpResponse>,
+    ) -> AwsError
+    where
+        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    {
+        let target_owned = target.to_string();
+        let status = err.raw_response().map(|r| r.status().as_u16());
+        match &err {
+            SdkError::ServiceError(context) => {
+                let e = context.err();
+                let code = e.code().unwrap_or("").to_string();
+                let message = e.message().unwrap_or("").to_string();
+                from_code(operation, target, code, message, status)
+            }
+            SdkError::TimeoutError(_) => AwsError::Timeout {
+                operation,
+                target: target_owned,
+            },
+            SdkError::DispatchFailure(failure) => {
+                let text = DisplayErrorContext(&err).to_string();
+                if failure.is_timeout() {
+                    AwsError::Timeout {
+                        operation,
+                        target: target_owned,
+                    }
+                } else if failure.is_user() || text.to_ascii_lowercase().contains("credential") {
+                    // Credentials are resolved just before sending, and
+                    // their failure surfaces as a dispatch failure.
+                    AwsError::Credentials {
+                        operation,
+                        message: text,
+                    }
+                } else {
+                    AwsError::Unavailable {
+                        operation,
+                        target: target_owned,
+                        message: text,
+                    }
+                }
+            }
+            SdkError::ResponseError(_) => {
+                let message = DisplayErrorContext(&err).to_string();
+                match status {
+                    Some(s) if s >= 500 => AwsError::Unavailable {
+                        operation,
+                        target: target_owned,
+                        message: format!("HTTP {s}: {message}"),
+                    },
+                    _ => AwsError::BadResponse {
+                        operation,
+                        target: target_owned,
+                        message,
+                    },
+                }
+            }
+            SdkError::ConstructionFailure(_) => AwsError::Config {
+                message: format!("{operation}: {}", DisplayErrorContext(&err)),
+            },
+            _ => AwsError::BadResponse {
+                operation,
+                target: target_owned,
+                message: DisplayErrorContext(&err).to_string(),
+            },
+        }
+    }
+}
+
+/// Service error codes of Auto Scaling and EC2 (Query protocol), by kind.
+fn from_code(
+    operation: &'static str,
+    target: &str,
+    code: String,
+    message: String,
+    status: Option<u16>,
+) -> AwsError {
+    let target = target.to_string();
+    match code.as_str() {
+        // AWS answers writes on an unknown group with a ValidationError
+        // naming it; reads answer an empty list (handled by the caller).
+        "ValidationError" if message.contains("AutoScalingGroup name not found") => {
+            AwsError::GroupNotFound {
+                operation,
+                group: target,
+            }
+        }
+        "ScalingActivityInProgress" | "ResourceInUse" => AwsError::InProgress {
+            operation,
+            target,
+            code,
+            message,
+        },
+        "Throttling" | "ThrottlingException" | "RequestLimitExceeded" | "ResourceContention" => {
+            AwsError::Throttled {
+                operation,
+                target,
+                code,
+                message,
+            }
+        }
+        "InvalidClientTokenId"
+        | "SignatureDoesNotMatch"
+        | "ExpiredToken"
+        | "ExpiredTokenException"
+        | "AuthFailure"
+        | "UnrecognizedClientException"
+        | "MissingAuthenticationToken"
+        | "InvalidAccessKeyId" => AwsError::Credentials {
+            operation,
+            message: format!("{code}: {message}"),
+        },
+        "AccessDenied" | "AccessDeniedException" | "UnauthorizedOperation" => {
+            AwsError::AccessDenied {
+                operation,
+                target,
+                code,
+                message,
+            }
+        }
+        "ValidationError"
+        | "InvalidParameterValue"
+        | "InvalidParameterCombination"
+        | "MissingParameter"
+        | "LimitExceeded"
+        | "AlreadyExists" => AwsError::Validation {
+            operation,
+            target,
+            code,
+            message,
+        },
+        "InternalFailure" | "InternalError" | "ServiceUnavailable" | "Unavailable" => {
+            AwsError::Unavailable {
+                operation,
+                target,
+                message: format!("{code}: {message}"),
+            }
+        }
+        _ => match status {
+            // Includes bodies that are not AWS errors at all (moto's HTML
+            // 500 page): no code, a 5xx status.
+            Some(s) if s >= 500 => AwsError::Unavailable {
+                operation,
+                target,
+                message: format!("HTTP {s} {code}: {message}"),
+            },
+            _ => AwsError::Service {
+                operation,
+                target,
+                code: if code.is_empty() {
+                    format!("HTTP {}", status.unwrap_or(0))
+                } else {
+                    code
+                },
+                message,
+            },
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(code: &str, message: &str, status: u16) -> AwsError {
+        from_code(
+            "Op",
+            "grp",
+            code.to_string(),
+            message.to_string(),
+            Some(status),
+        )
+    }
+
+    #[test]
+    fn service_error_codes_map_to_stable_labels() {
+        let cases = [
+            (
+                "ValidationError",
+                "AutoScalingGroup name not found - x",
+                400,
+                "group_not_found",
+            ),
+            (
+                "ValidationError",
+                "Desired capacity:9 must be between",
+                400,
+                "validation",
+            ),
+            ("ScalingActivityInProgress", "", 400, "in_progress"),
+            ("ResourceContention", "pending update", 500, "throttled"),
+            ("Throttling", "Rate exceeded", 400, "throttled"),
+            ("RequestLimitExceeded", "", 503, "throttled"),
+            ("InvalidClientTokenId", "", 403, "credentials"),
+            ("AuthFailure", "", 401, "credentials"),
+            ("UnauthorizedOperation", "", 403, "access_denied"),
+            ("InternalFailure", "", 500, "unavailable"),
+            ("", "<html>500</html>", 500, "unavailable"),
+            ("SomethingElse", "", 400, "service"),
+        ];
+        for (c, m, s, label) in cases {
+            assert_eq!(code(c, m, s).label(), label, "code {c:?} status {s}");
+        }
+    }
+
+    #[test]
+    fn only_throttling_proves_a_request_was_not_acted_upon() {
+        assert!(code("Throttling", "", 400).proves_not_acted_upon());
+        assert!(code("ResourceContention", "", 500).proves_not_acted_upon());
+        assert!(!code("InternalFailure", "", 500).proves_not_acted_upon());
+        assert!(!code("", "", 500).proves_not_acted_upon());
+    }
+
+    #[test]
+    fn group_not_found_names_the_group() {
+        let e = code(
+            "ValidationError",
+            "AutoScalingGroup name not found - nope",
+            400,
+        );
+        assert_eq!(e.to_string(), "Op: Auto Scaling group 'grp' not found");
+    }
+}

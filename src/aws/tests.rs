@@ -1,0 +1,412 @@
+//! Tests of the AWS adapter that need no moto: a silent endpoint, and a
+//! tiny loopback server speaking the Auto Scaling Query protocol for what
+//! moto cannot show (paged scaling activities, throttled and lost answers).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use aws_sdk_autoscaling::config::Credentials;
+use axum::extract::{Form, State};
+use axum::http::StatusCode;
+use axum::routing::post;
+
+use super::{AwsAutoScaling, AwsSettings, AwsTimeouts};
+use crate::roll::ports::auto_scaling::{AutoScaling, Termination};
+
+const NS: &str = "http://autoscaling.amazonaws.com/doc/2011-01-01/";
+
+/// An adapter pointed at `url` with fixed dummy credentials, so these tests
+/// never depend on the caller's AWS setup.
+async fn adapter(
+    url: &str,
+    timeouts: AwsTimeouts,
+    attempts: u32,
+    page: Option<u32>,
+) -> AwsAutoScaling {
+    let settings = AwsSettings {
+        region: Some("us-east-1".to_string()),
+        endpoint_url: Some(url.to_string()),
+        timeouts,
+        max_attempts: attempts,
+        page_size: page,
+        ..AwsSettings::default()
+    };
+    let sdk = settings
+        .loader()
+        .credentials_provider(Credentials::new("AKIDTEST", "secret", None, None, "test"))
+        .load()
+        .await;
+    AwsAutoScaling::new(&sdk, settings.page_size)
+}
+
+fn quick() -> AwsTimeouts {
+    AwsTimeouts {
+        connect: Duration::from_millis(300),
+        read: Duration::from_millis(300),
+        attempt: Duration::from_millis(400),
+        operation: Duration::from_millis(1500),
+    }
+}
+
+type Script = Arc<dyn Fn(&HashMap<String, String>) -> (StatusCode, String) + Send + Sync>;
+/// Every request form the server received, in order.
+type Log = Arc<Mutex<Vec<HashMap<String, String>>>>;
+
+/// A loopback Query-protocol server: every request's form goes to the log,
+/// the script answers it. Dropping the handle stops the server.
+struct Scripted {
+    url: String,
+    log: Log,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Scripted {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Scripted {
+    async fn start(script: Script) -> Scripted {
+        let log: Log = Arc::default();
+        let state = (script, log.clone());
+        let app = axum::Router::new()
+            .route(
+                "/",
+                post(
+                    |State((script, log)): State<(Script, Log)>,
+                     Form(form): Form<HashMap<String, String>>| async move {
+                        let answer = script(&form);
+                        log.lock().expect("log lock").push(form);
+                        (answer.0, [("content-type", "text/xml")], answer.1)
+                    },
+                ),
+            )
+            .with_state(state);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Scripted { url, log, task }
+    }
+
+    fn actions(&self) -> Vec<String> {
+        self.log
+            .lock()
+            .expect("log lock")
+            .iter()
+            .map(|f| f.get("Action").cloned().unwrap_or_default())
+            .collect()
+    }
+}
+
+fn ok(action: &str, result: &str) -> (StatusCode, String) {
+    (
+        StatusCode::OK,
+        format!(
+            "<{action}Response xmlns=\"{NS}\"><{action}Result>{result}</{action}Result>\
+             <ResponseMetadata><RequestId>r-1</RequestId></ResponseMetadata></{action}Response>"
+        ),
+    )
+}
+
+fn error(status: StatusCode, code: &str, message: &str) -> (StatusCode, String) {
+    (
+        status,
+        format!(
+            "<ErrorResponse xmlns=\"{NS}\"><Error><Type>Sender</Type><Code>{code}</Code>\
+             <Message>{message}</Message></Error><RequestId>r-2</RequestId></ErrorResponse>"
+        ),
+    )
+}
+
+fn group_xml(instances: &[&str]) -> String {
+    let members: String = instances
+        .iter()
+        .map(|id| {
+            format!(
+                "<member><InstanceId>{id}</InstanceId><AvailabilityZone>us-east-1a</AvailabilityZone>\
+                 <LifecycleState>InService</LifecycleState><HealthStatus>Healthy</HealthStatus>\
+                 <LaunchTemplate><LaunchTemplateId>lt-1</LaunchTemplateId><LaunchTemplateName>agents</LaunchTemplateName>\
+                 <Version>3</Version></LaunchTemplate><ProtectedFromScaleIn>false</ProtectedFromScaleIn></member>"
+            )
+        })
+        .collect();
+    format!(
+        "<AutoScalingGroups><member><AutoScalingGroupName>g</AutoScalingGroupName>\
+         <MinSize>1</MinSize><MaxSize>5</MaxSize><DesiredCapacity>{}</DesiredCapacity>\
+         <DefaultCooldown>300</DefaultCooldown><HealthCheckType>EC2</HealthCheckType>\
+         <CreatedTime>2024-01-01T00:00:00Z</CreatedTime>\
+         <AvailabilityZones><member>us-east-1a</member></AvailabilityZones>\
+         <Instances>{members}</Instances></member></AutoScalingGroups>",
+        instances.len()
+    )
+}
+
+fn activity_xml(id: &str, status: &str) -> String {
+    format!(
+        "<member><ActivityId>{id}</ActivityId><AutoScalingGroupName>g</AutoScalingGroupName>\
+         <Description>Launching a new EC2 instance</Description><Cause>At 2024 a user request</Cause>\
+         <StartTime>2024-01-01T00:00:00Z</StartTime><StatusCode>{status}</StatusCode>\
+         <StatusMessage>{status} message</StatusMessage><Progress>100</Progress></member>"
+    )
+}
+
+#[tokio::test]
+async fn a_silent_endpoint_fails_in_bounded_time_with_a_timeout_error() {
+    // Accepts connections and never answers: without timeouts the SDK
+    // would wait forever.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let holder = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let aws = adapter(&url, quick(), 2, None).await;
+    let started = Instant::now();
+    let err = aws
+        .describe_group("g")
+        .await
+        .expect_err("a silent endpoint cannot succeed");
+    let elapsed = started.elapsed();
+    holder.abort();
+    assert_eq!(err.label(), "timeout", "{err}");
+    assert!(err.to_string().contains("timed out"), "{err}");
+    assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_unavailable_not_a_hang() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    drop(listener);
+    let aws = adapter(&url, quick(), 2, None).await;
+    let started = Instant::now();
+    let err = aws.describe_group("g").await.expect_err("nobody listens");
+    assert!(
+        matches!(err.label(), "unavailable" | "timeout"),
+        "{}: {err}",
+        err.label()
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn scaling_activities_are_read_across_pages_until_the_limit() {
+    let server = Scripted::start(Arc::new(|form| {
+        match form.get("NextToken").map(String::as_str) {
+            None => ok(
+                "DescribeScalingActivities",
+                &format!(
+                    "<Activities>{}{}</Activities><NextToken>page-2</NextToken>",
+                    activity_xml("a-1", "Failed"),
+                    activity_xml("a-2", "Successful")
+                ),
+            ),
+            Some("page-2") => ok(
+                "DescribeScalingActivities",
+                &format!(
+                    "<Activities>{}{}</Activities><NextToken>page-3</NextToken>",
+                    activity_xml("a-3", "InProgress"),
+                    activity_xml("a-4", "Successful")
+                ),
+            ),
+            Some(_) => ok(
+                "DescribeScalingActivities",
+                &format!(
+                    "<Activities>{}</Activities>",
+                    activity_xml("a-5", "Cancelled")
+                ),
+            ),
+        }
+    }))
+    .await;
+    let aws = adapter(&server.url, quick(), 1, Some(2)).await;
+
+    let all = aws.scaling_activities("g", 100).await.expect("activities");
+    let ids: Vec<&str> = all.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["a-1", "a-2", "a-3", "a-4", "a-5"]);
+    assert!(all[0].is_failed());
+    assert_eq!(all[0].status_message.as_deref(), Some("Failed message"));
+    assert!(all[0].start_time.is_some());
+    let pages = server.log.lock().expect("log").clone();
+    assert_eq!(pages.len(), 3);
+    assert_eq!(pages[0].get("MaxRecords").map(String::as_str), Some("2"));
+    assert_eq!(
+        pages[2].get("NextToken").map(String::as_str),
+        Some("page-3")
+    );
+
+    let first_three = aws.scaling_activities("g", 3).await.expect("activities");
+    assert_eq!(first_three.len(), 3);
+    assert_eq!(
+        pages.len() + 2,
+        server.actions().len(),
+        "stops after the page holding the 3rd"
+    );
+}
+
+#[tokio::test]
+async fn a_next_token_that_repeats_is_a_bad_response_not_a_loop() {
+    let server = Scripted::start(Arc::new(|_| {
+        ok(
+            "DescribeScalingActivities",
+            &format!(
+                "<Activities>{}</Activities><NextToken>same</NextToken>",
+                activity_xml("a-1", "Successful")
+            ),
+        )
+    }))
+    .await;
+    let aws = adapter(&server.url, quick(), 1, Some(1)).await;
+    let err = aws.scaling_activities("g", 100).await.expect_err("loop");
+    assert_eq!(err.label(), "bad_response");
+}
+
+#[tokio::test]
+async fn a_throttled_terminate_is_sent_again_because_aws_did_not_act_on_it() {
+    let terminates = Arc::new(Mutex::new(0));
+    let seen = terminates.clone();
+    let server = Scripted::start(Arc::new(move |form| {
+        match form.get("Action").map(String::as_str) {
+            Some("DescribeAutoScalingGroups") => {
+                ok("DescribeAutoScalingGroups", &group_xml(&["i-1", "i-2"]))
+            }
+            Some("TerminateInstanceInAutoScalingGroup") => {
+                let mut n = seen.lock().expect("count");
+                *n += 1;
+                assert_eq!(
+                    form.get("ShouldDecrementDesiredCapacity")
+                        .map(String::as_str),
+                    Some("true")
+                );
+                if *n == 1 {
+                    error(StatusCode::BAD_REQUEST, "Throttling", "Rate exceeded")
+                } else {
+                    ok(
+                        "TerminateInstanceInAutoScalingGroup",
+                        &format!(
+                            "<Activity>{}</Activity>",
+                            activity_xml("t-1", "InProgress")
+                                .replace("<member>", "")
+                                .replace("</member>", "")
+                        ),
+                    )
+                }
+            }
+            _ => error(StatusCode::BAD_REQUEST, "InvalidAction", "unexpected"),
+        }
+    }))
+    .await;
+    let aws = adapter(&server.url, quick(), 3, None).await;
+    let outcome = aws.terminate_instance("g", "i-1").await.expect("terminate");
+    match outcome {
+        Termination::Started(activity) => assert_eq!(activity.id, "t-1"),
+        other => panic!("expected Started, got {other:?}"),
+    }
+    assert_eq!(*terminates.lock().expect("count"), 2);
+}
+
+#[tokio::test]
+async fn a_terminate_whose_answer_is_lost_is_not_resent_and_the_group_is_asked_again() {
+    // The server fails the terminate with a 500 (as if the answer were
+    // lost): the instance is still listed, so the error stands, and the
+    // terminate went out exactly once despite 3 allowed SDK attempts.
+    let server = Scripted::start(Arc::new(|form| {
+        match form.get("Action").map(String::as_str) {
+            Some("DescribeAutoScalingGroups") => {
+                ok("DescribeAutoScalingGroups", &group_xml(&["i-1", "i-2"]))
+            }
+            _ => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "<html>boom</html>".to_string(),
+            ),
+        }
+    }))
+    .await;
+    let aws = adapter(&server.url, quick(), 3, None).await;
+    let err = aws.terminate_instance("g", "i-1").await.expect_err("500");
+    assert_eq!(err.label(), "unavailable", "{err}");
+    let actions = server.actions();
+    assert_eq!(
+        actions,
+        [
+            "DescribeAutoScalingGroups",
+            "TerminateInstanceInAutoScalingGroup",
+            "DescribeAutoScalingGroups"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_terminate_that_fails_after_the_instance_left_is_already_gone() {
+    let describes = Arc::new(Mutex::new(0));
+    let seen = describes.clone();
+    let server = Scripted::start(Arc::new(move |form| {
+        match form.get("Action").map(String::as_str) {
+            Some("DescribeAutoScalingGroups") => {
+                let mut n = seen.lock().expect("count");
+                *n += 1;
+                // Listed before the terminate, gone after it.
+                let ids: &[&str] = if *n == 1 { &["i-1", "i-2"] } else { &["i-2"] };
+                ok("DescribeAutoScalingGroups", &group_xml(ids))
+            }
+            _ => error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ServiceUnavailable",
+                "try later",
+            ),
+        }
+    }))
+    .await;
+    let aws = adapter(&server.url, quick(), 1, None).await;
+    let outcome = aws.terminate_instance("g", "i-1").await.expect("terminate");
+    assert_eq!(outcome, Termination::AlreadyGone);
+}
+
+#[tokio::test]
+async fn an_empty_group_list_from_aws_is_group_not_found_naming_the_group() {
+    let server = Scripted::start(Arc::new(|_| {
+        ok(
+            "DescribeAutoScalingGroups",
+            "<AutoScalingGroups></AutoScalingGroups>",
+        )
+    }))
+    .await;
+    let aws = adapter(&server.url, quick(), 1, None).await;
+    let err = aws
+        .describe_group("agents-blue")
+        .await
+        .expect_err("unknown");
+    assert_eq!(err.label(), "group_not_found");
+    assert!(err.to_string().contains("'agents-blue'"), "{err}");
+}
+
+#[tokio::test]
+async fn a_group_parses_with_its_instances_launch_template_and_sizes() {
+    let server = Scripted::start(Arc::new(|_| {
+        ok("DescribeAutoScalingGroups", &group_xml(&["i-1"]))
+    }))
+    .await;
+    let aws = adapter(&server.url, quick(), 1, None).await;
+    let g = aws.describe_group("g").await.expect("group");
+    assert_eq!((g.min_size, g.max_size, g.desired_capacity), (1, 5, 1));
+    let i = g.instance("i-1").expect("i-1");
+    assert_eq!(
+        i.launch_source,
+        Some(crate::roll::ports::auto_scaling::LaunchSource::Template {
+            id: Some("lt-1".to_string()),
+            name: Some("agents".to_string()),
+            version: Some("3".to_string()),
+        })
+    );
+    assert_eq!(i.health_status, "Healthy");
+}
