@@ -32,6 +32,10 @@ pub enum CliError {
     Busy { path: PathBuf, source: LockError },
     #[error("cannot write output: {0}")]
     Output(#[from] io::Error),
+    #[error("{unhealthy} of {total} Marathon apps unhealthy")]
+    Unhealthy { unhealthy: usize, total: usize },
+    #[error("no health verdict: {0}")]
+    NoVerdict(String),
 }
 
 impl CliError {
@@ -43,6 +47,9 @@ impl CliError {
             CliError::WritePlan { .. } | CliError::Busy { .. } | CliError::Output(_) => {
                 exit_code::FAILED
             }
+            // `roller health`: 1 unhealthy, 2 undecided.
+            CliError::Unhealthy { .. } => exit_code::FAILED,
+            CliError::NoVerdict(_) => exit_code::REFUSED,
         }
     }
 }

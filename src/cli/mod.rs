@@ -2,6 +2,7 @@
 //! into calls on the library, and every failure into a stable exit code.
 
 mod error;
+mod health_command;
 mod plan_command;
 
 use std::io::Write;
@@ -39,6 +40,10 @@ pub enum Command {
     /// Walk the plan engine through the DC/OS SDK's hello-world deployment,
     /// printing the plan tree at every status change.
     Demo,
+    /// Judge once whether every Marathon app is healthy (exit 0), some are
+    /// not (exit 1), or no verdict could be reached (exit 2).
+    #[command(after_help = health_command::HELP)]
+    Health(HealthArgs),
 }
 
 const PLAN_HELP: &str = "\
@@ -100,10 +105,28 @@ pub struct OperationArgs {
     pub json: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// Marathon base URL(s), comma-separated; any of them will do (the
+    /// leader is looked up), e.g. http://m1:8080,http://m2:8080.
+    #[arg(
+        long,
+        value_name = "URL[,URL...]",
+        value_delimiter = ',',
+        required = true
+    )]
+    pub marathon: Vec<String>,
+    /// Print {"verdict", "apps", "error"} as JSON on stdout, whatever the
+    /// exit code.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Runs a parsed command line, writing its report to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
     match cli.command {
         Command::Plan { command } => plan_command::run(command, out),
         Command::Demo => crate::demo::run(out).map_err(CliError::Output),
+        Command::Health(args) => health_command::run(&args, out),
     }
 }

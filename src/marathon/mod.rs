@@ -1,1 +1,11 @@
-//! Placeholder: the marathon adapter (filled in by the adapters work).
+//! The Marathon adapter: implements the roll's `Marathon` port over
+//! Marathon's REST API v2 (`client`), with the wire format kept in `wire`.
+
+mod client;
+mod wire;
+
+#[cfg(test)]
+mod tests;
+
+pub use client::{MarathonClient, MarathonConfigError};
+pub use wire::parse_apps;

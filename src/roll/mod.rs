@@ -1,5 +1,7 @@
 //! The roll: builds the replacement plan from the desired end state and
-//! runs it. For now it owns only its ports, the small traits through which
-//! it reaches the outside world; the adapters implement them.
+//! runs it. For now it owns its ports, the small traits through which it
+//! reaches the outside world (the adapters implement them), and the health
+//! verdict over what Marathon reports.
 
+pub mod health;
 pub mod ports;

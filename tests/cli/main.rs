@@ -6,6 +6,7 @@ mod bad_input;
 mod canary;
 mod demo;
 mod golden;
+mod health;
 mod help;
 mod operate;
 mod plans;

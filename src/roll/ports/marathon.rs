@@ -1,1 +1,226 @@
-//! Placeholder: the marathon port (filled in by the adapters work).
+//! The Marathon port: what the roll asks of the scheduler (apps with their
+//! tasks, running deployments, a scale-up for a surge, moving tasks off an
+//! agent) and the plain domain types it gets back. The HTTP adapter is
+//! `crate::marathon`; no wire type crosses this trait.
+
+use std::future::Future;
+use std::time::Duration;
+
+/// An app as the roll judges it: its target, Marathon's own counts and the
+/// tasks it runs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct App {
+    /// Absolute path id, e.g. `/a/b`.
+    pub id: String,
+    /// The target instance count; 0 means the app is suspended.
+    pub instances: u32,
+    pub tasks_staged: u32,
+    pub tasks_running: u32,
+    /// Always 0 for an app without health checks: Marathon counts a task
+    /// healthy only when it has health results and all are alive.
+    pub tasks_healthy: u32,
+    pub tasks_unhealthy: u32,
+    /// How many health checks the app defines; 0 changes what "healthy"
+    /// means for it (running counts instead).
+    pub health_checks: usize,
+    /// Ids of the deployments that touch the app right now; an app with
+    /// one is locked (changes answer 409) and not settled.
+    pub deployments: Vec<String>,
+    pub tasks: Vec<Task>,
+    /// How soon Marathon replaces the tasks of an agent that stops
+    /// answering; decides how long a terminated agent's tasks stay counted.
+    pub unreachable_strategy: UnreachableStrategy,
+}
+
+impl App {
+    pub fn has_health_checks(&self) -> bool {
+        self.health_checks > 0
+    }
+}
+
+/// Marathon's `unreachableStrategy` (≥ 1.4): an object, or the string
+/// `"disabled"`; absent in older versions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnreachableStrategy {
+    /// Not reported (Marathon < 1.4).
+    #[default]
+    Unknown,
+    /// Unreachable tasks are never replaced.
+    Disabled,
+    /// Replaced `inactive_after_seconds` after becoming unreachable,
+    /// expunged after `expunge_after_seconds`.
+    After {
+        inactive_after_seconds: u64,
+        expunge_after_seconds: u64,
+    },
+}
+
+/// One task of an app.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Task {
+    pub id: String,
+    /// The Mesos agent (`slaveId`) it runs on; absent in Marathon < 0.8
+    /// responses.
+    pub agent_id: Option<String>,
+    pub host: Option<String>,
+    /// The Mesos task state (`TASK_RUNNING`, `TASK_STAGING`, …); absent
+    /// before Marathon 1.2, where a set `startedAt` is the only sign of
+    /// a running task.
+    pub state: Option<String>,
+    /// Whether `startedAt` is set (it is null while the task is staged).
+    pub started: bool,
+    /// One entry per health check; each says whether it currently passes.
+    pub health_results: Vec<HealthResult>,
+}
+
+impl Task {
+    /// Running, as far as the response tells: `TASK_RUNNING`, or, when the
+    /// state is not reported, started.
+    pub fn is_running(&self) -> bool {
+        match &self.state {
+            Some(state) => state == "TASK_RUNNING",
+            None => self.started,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HealthResult {
+    pub alive: bool,
+    pub consecutive_failures: u32,
+}
+
+/// A deployment in progress. It is finished when its id is no longer
+/// listed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Deployment {
+    pub id: String,
+    pub affected_apps: Vec<String>,
+    /// 1-based; `current_step` of `total_steps`.
+    pub current_step: u32,
+    pub total_steps: u32,
+}
+
+/// What `POST /v2/tasks/delete` did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KillOutcome {
+    /// `scale=false`: the tasks Marathon is killing; it relaunches them
+    /// where it can place them.
+    Killed(Vec<String>),
+    /// `scale=true`: the deployment that scales the apps down.
+    Deployment(String),
+}
+
+/// What the roll needs from Marathon. Reads are retried on transient
+/// failures; writes only when the failure proves Marathon did not act.
+pub trait Marathon {
+    /// Every app, with its tasks, counts and deployments.
+    fn apps(&self) -> impl Future<Output = Result<Vec<App>, MarathonError>> + Send;
+
+    /// One app, with its tasks, counts and deployments.
+    fn app(&self, id: &str) -> impl Future<Output = Result<App, MarathonError>> + Send;
+
+    /// The deployments in progress.
+    fn deployments(&self) -> impl Future<Output = Result<Vec<Deployment>, MarathonError>> + Send;
+
+    /// Sets the app's instance count to `instances` (an absolute count, so
+    /// that re-running the step after a crash asks for the same target
+    /// instead of adding one more) and returns the deployment's id. A
+    /// deployment already touching the app is `MarathonError::Conflict`;
+    /// it is never overridden with `force`.
+    fn scale_app(
+        &self,
+        id: &str,
+        instances: u32,
+    ) -> impl Future<Output = Result<String, MarathonError>> + Send;
+
+    /// Waits until deployment `id` is no longer listed, for at most
+    /// `timeout` (then `MarathonError::DeploymentTimeout`).
+    fn follow_deployment(
+        &self,
+        id: &str,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<(), MarathonError>> + Send;
+
+    /// Kills tasks: with `scale` false Marathon relaunches them elsewhere
+    /// (moving them off an agent); with `scale` true the apps shrink.
+    fn kill_tasks(
+        &self,
+        task_ids: &[String],
+        scale: bool,
+    ) -> impl Future<Output = Result<KillOutcome, MarathonError>> + Send;
+}
+
+/// Why a Marathon call failed. `operation` names the call, e.g.
+/// `GET /v2/apps`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MarathonError {
+    /// No configured Marathon answered usefully within the retries
+    /// (connection refused, no leader, 5xx); `detail` says what each said.
+    #[error("{operation}: no Marathon could serve the request after {attempts} attempts: {detail}")]
+    Unavailable {
+        operation: &'static str,
+        attempts: u32,
+        detail: String,
+    },
+    /// A write was sent but its fate is unknown (timeout, dropped
+    /// connection, gateway error): it is not retried, the caller must look.
+    #[error(
+        "{operation}: sent, but whether Marathon acted is unknown ({detail}); check before repeating"
+    )]
+    OutcomeUnknown {
+        operation: &'static str,
+        detail: String,
+    },
+    /// 409: a deployment already touches the app (`target` names it, or
+    /// the tasks the call was about); never overridden with `force`.
+    #[error("{operation}: {target} is locked by deployment(s) {}", deployments.join(", "))]
+    Conflict {
+        operation: &'static str,
+        target: String,
+        deployments: Vec<String>,
+    },
+    #[error("{operation}: app {app} does not exist")]
+    AppNotFound {
+        operation: &'static str,
+        app: String,
+    },
+    /// 401/403: the credentials are missing, wrong or not allowed.
+    #[error("{operation}: Marathon refused the credentials (HTTP {status}): {message}")]
+    Unauthorized {
+        operation: &'static str,
+        status: u16,
+        message: String,
+    },
+    /// Any other answer the adapter does not expect (4xx, 3xx).
+    #[error("{operation}: Marathon answered HTTP {status}: {message}")]
+    Rejected {
+        operation: &'static str,
+        status: u16,
+        message: String,
+    },
+    /// A 2xx whose body is not what the API documents.
+    #[error("{operation}: cannot parse Marathon's answer: {reason}")]
+    Unparsable {
+        operation: &'static str,
+        reason: String,
+    },
+    #[error("deployment {id} still in progress after {waited:?}")]
+    DeploymentTimeout { id: String, waited: Duration },
+}
+
+impl MarathonError {
+    /// A stable short name, for logs, checkpoints and tests.
+    pub fn label(&self) -> &'static str {
+        match self {
+            MarathonError::Unavailable { .. } => "unavailable",
+            MarathonError::OutcomeUnknown { .. } => "outcome_unknown",
+            MarathonError::Conflict { .. } => "conflict",
+            MarathonError::AppNotFound { .. } => "app_not_found",
+            MarathonError::Unauthorized { .. } => "unauthorized",
+            MarathonError::Rejected { .. } => "rejected",
+            MarathonError::Unparsable { .. } => "unparsable",
+            MarathonError::DeploymentTimeout { .. } => "deployment_timeout",
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! `roller health`: one look at Marathon (apps with tasks, counts and
+//! deployments, plus `/v2/deployments`), judged by `crate::roll::health`,
+//! reported as a table or as JSON, and mapped to exit 0 (healthy),
+//! 1 (unhealthy) or 2 (no verdict).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::HealthArgs;
+use super::error::CliError;
+use crate::http::{HttpAuth, HttpSettings};
+use crate::marathon::MarathonClient;
+use crate::roll::health::{self, AppHealth, ClusterHealth};
+use crate::roll::ports::marathon::Marathon;
+
+pub(super) const HELP: &str = "\
+Exit codes:
+  0    every app is healthy
+  1    some app is unhealthy (each is listed with its reason)
+  2    no verdict: Marathon unreachable or unparsable, or bad input
+
+An app is healthy when no deployment touches it and as many tasks are
+healthy as it wants instances (running tasks, for an app without health
+checks); a suspended app (0 instances) is healthy.
+
+Credentials come from the environment, never from arguments:
+  ROLLER_MARATHON_TOKEN or ROLLER_MARATHON_TOKEN_FILE      DC/OS token
+  ROLLER_MARATHON_USER with ROLLER_MARATHON_PASSWORD(_FILE) basic auth
+
+--json prints, whatever the exit code:
+  {\"verdict\": \"healthy\" | \"unhealthy\" | \"unknown\",
+   \"apps\": [{\"id\", \"healthy\", \"reason\", \"instances\", \"tasksRunning\",
+             \"tasksHealthy\", \"healthyPerAgent\": {agentId: n}}],
+   \"error\": null | \"...\"}";
+
+/// Seconds, not minutes: each attempt is bounded, retries back off for a
+/// few seconds, and the whole look is cut off after this.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+fn http_settings(auth: HttpAuth) -> HttpSettings {
+    HttpSettings {
+        request_timeout: Duration::from_secs(5),
+        connect_timeout: Duration::from_secs(2),
+        ca_bundle: None,
+        auth,
+    }
+}
+
+pub(super) fn run(args: &HealthArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    match look(args) {
+        Ok(health) => {
+            if args.json {
+                write_json(out, &report(Some(&health), None))?;
+            } else {
+                out.write_all(table(&health).as_bytes())?;
+            }
+            let unhealthy = health.unhealthy().count();
+            if unhealthy == 0 {
+                Ok(())
+            } else {
+                Err(CliError::Unhealthy {
+                    unhealthy,
+                    total: health.apps.len(),
+                })
+            }
+        }
+        Err(reason) => {
+            if args.json {
+                write_json(out, &report(None, Some(&reason)))?;
+            }
+            Err(CliError::NoVerdict(reason))
+        }
+    }
+}
+
+/// Reads Marathon once and judges it; the error is the reason there is no
+/// verdict.
+fn look(args: &HealthArgs) -> Result<ClusterHealth, String> {
+    let auth = HttpAuth::from_env("MARATHON").map_err(|err| err.to_string())?;
+    let client =
+        MarathonClient::new(&args.marathon, &http_settings(auth)).map_err(|err| err.to_string())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| format!("cannot start the async runtime: {err}"))?;
+    runtime.block_on(async {
+        let both = async { tokio::try_join!(client.apps(), client.deployments()) };
+        match tokio::time::timeout(PATIENCE, both).await {
+            Ok(Ok((apps, deployments))) => Ok(health::judge(&apps, &deployments)),
+            Ok(Err(err)) => Err(err.to_string()),
+            Err(_) => Err(format!("Marathon did not answer within {PATIENCE:?}")),
+        }
+    })
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    verdict: &'static str,
+    apps: Vec<AppReport<'a>>,
+    error: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AppReport<'a> {
+    id: &'a str,
+    healthy: bool,
+    reason: Option<String>,
+    instances: u32,
+    tasks_running: u32,
+    tasks_healthy: u32,
+    healthy_per_agent: &'a BTreeMap<String, u32>,
+}
+
+fn report<'a>(health: Option<&'a ClusterHealth>, error: Option<&'a str>) -> Report<'a> {
+    let verdict = match health {
+        None => "unknown",
+        Some(health) if health.is_healthy() => "healthy",
+        Some(_) => "unhealthy",
+    };
+    let apps = health
+        .map(|health| health.apps.iter().map(app_report).collect())
+        .unwrap_or_default();
+    Report {
+        verdict,
+        apps,
+        error,
+    }
+}
+
+fn app_report(app: &AppHealth) -> AppReport<'_> {
+    AppReport {
+        id: &app.id,
+        healthy: app.is_healthy(),
+        reason: app.reason(),
+        instances: app.instances,
+        tasks_running: app.tasks_running,
+        tasks_healthy: app.tasks_healthy,
+        healthy_per_agent: &app.healthy_per_agent,
+    }
+}
+
+fn write_json(out: &mut dyn Write, report: &Report<'_>) -> Result<(), CliError> {
+    serde_json::to_writer_pretty(&mut *out, report).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+/// One line per app, then the verdict.
+fn table(health: &ClusterHealth) -> String {
+    let width = health
+        .apps
+        .iter()
+        .map(|app| app.id.chars().count())
+        .chain([3])
+        .max()
+        .unwrap_or(3);
+    let mut text = format!(
+        "{:<width$}  {:<9}  {:>9}  {:>7}  {:>7}  REASON\n",
+        "APP", "VERDICT", "INSTANCES", "RUNNING", "HEALTHY"
+    );
+    for app in &health.apps {
+        let line = format!(
+            "{:<width$}  {:<9}  {:>9}  {:>7}  {:>7}  {}",
+            app.id,
+            if app.is_healthy() {
+                "healthy"
+            } else {
+                "unhealthy"
+            },
+            app.instances,
+            app.tasks_running,
+            app.tasks_healthy,
+            app.reason().unwrap_or_default(),
+        );
+        text.push_str(line.trim_end());
+        text.push('\n');
+    }
+    let total = health.apps.len();
+    let unhealthy = health.unhealthy().count();
+    if unhealthy == 0 {
+        text.push_str(&format!("verdict: healthy ({total} apps)\n"));
+    } else {
+        text.push_str(&format!(
+            "verdict: unhealthy ({unhealthy} of {total} apps)\n"
+        ));
+    }
+    text
+}

@@ -1,0 +1,282 @@
+//! Marathon's JSON as it really comes (see tests/fixtures/marathon-*.json),
+//! and its conversion into the port's domain types.
+//!
+//! Tolerant where Marathon versions differ: health results carry
+//! `instanceId` (≥ 1.5) or `taskId` (older); tasks may lack `state` and
+//! `slaveId`; `startedAt` may be null; `unreachableStrategy` is an object,
+//! the string `"disabled"`, or absent; counts may be missing. Unknown
+//! fields are skipped without being built, which keeps parsing a large
+//! `/v2/apps` cheaper than building a `serde_json::Value`.
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use crate::roll::ports::marathon::{
+    App, Deployment, HealthResult, KillOutcome, Task, UnreachableStrategy,
+};
+
+/// `GET /v2/apps`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct AppList {
+    pub apps: Vec<WireApp>,
+}
+
+/// `GET /v2/apps/{id}`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct AppEnvelope {
+    pub app: WireApp,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WireApp {
+    pub id: String,
+    pub instances: u32,
+    pub tasks_staged: Option<u32>,
+    pub tasks_running: Option<u32>,
+    pub tasks_healthy: Option<u32>,
+    pub tasks_unhealthy: Option<u32>,
+    /// Only counted: what the checks probe does not matter here.
+    pub health_checks: Option<Vec<IgnoredAny>>,
+    pub deployments: Option<Vec<DeploymentRef>>,
+    pub tasks: Option<Vec<WireTask>>,
+    pub unreachable_strategy: Option<WireUnreachableStrategy>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct DeploymentRef {
+    pub id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum WireUnreachableStrategy {
+    /// `"disabled"`.
+    Named(String),
+    #[serde(rename_all = "camelCase")]
+    Timed {
+        #[serde(default)]
+        inactive_after_seconds: u64,
+        #[serde(default)]
+        expunge_after_seconds: u64,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WireTask {
+    pub id: String,
+    pub slave_id: Option<String>,
+    pub host: Option<String>,
+    pub state: Option<String>,
+    /// Null while staged; only whether it is set matters.
+    pub started_at: Option<IgnoredAny>,
+    pub health_check_results: Option<Vec<WireHealthResult>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WireHealthResult {
+    /// A result without `alive` proves nothing: not alive.
+    #[serde(default)]
+    pub alive: bool,
+    pub consecutive_failures: Option<u32>,
+    // The id of what the result is about (`instanceId` in Marathon ≥ 1.5,
+    // `taskId` before) is not read: results come embedded in their task.
+}
+
+/// `GET /v2/deployments` is a bare array of these.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WireDeployment {
+    pub id: String,
+    pub affected_apps: Option<Vec<String>>,
+    pub current_step: Option<u32>,
+    pub total_steps: Option<u32>,
+}
+
+/// `GET /v2/leader`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Leader {
+    pub leader: String,
+}
+
+/// The answer to an app-changing call (`PUT /v2/apps/{id}`,
+/// `POST /v2/tasks/delete?scale=true`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DeploymentResult {
+    pub deployment_id: String,
+}
+
+/// The answer to `POST /v2/tasks/delete`: a deployment when scaling, the
+/// killed tasks otherwise.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct KillResult {
+    pub deployment_id: Option<String>,
+    pub tasks: Option<Vec<KilledTask>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct KilledTask {
+    pub id: String,
+}
+
+/// The body of a 409: `{"message", "deployments": [{"id"}]}`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Locked {
+    #[serde(default)]
+    pub deployments: Vec<DeploymentRef>,
+}
+
+/// `{"ids": [...]}` for `POST /v2/tasks/delete`.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct TaskIds<'a> {
+    pub ids: &'a [String],
+}
+
+/// `{"instances": n}` for `PUT /v2/apps/{id}`: a partial update that
+/// changes nothing but the count.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct ScaleBody {
+    pub instances: u32,
+}
+
+impl From<WireApp> for App {
+    fn from(wire: WireApp) -> App {
+        let tasks: Vec<Task> = wire
+            .tasks
+            .unwrap_or_default()
+            .into_iter()
+            .map(Task::from)
+            .collect();
+        // Counts are always asked for (embed=apps.counts); should an old
+        // or odd Marathon leave one out, the embedded tasks tell the same.
+        let count = |pred: fn(&Task) -> bool| tasks.iter().filter(|t| pred(t)).count() as u32;
+        App {
+            tasks_staged: wire
+                .tasks_staged
+                .unwrap_or_else(|| count(|t| !t.started && !t.is_running())),
+            tasks_running: wire
+                .tasks_running
+                .unwrap_or_else(|| count(Task::is_running)),
+            tasks_healthy: wire.tasks_healthy.unwrap_or_else(|| {
+                count(|t| !t.health_results.is_empty() && t.health_results.iter().all(|r| r.alive))
+            }),
+            tasks_unhealthy: wire
+                .tasks_unhealthy
+                .unwrap_or_else(|| count(|t| t.health_results.iter().any(|r| !r.alive))),
+            health_checks: wire.health_checks.map_or(0, |checks| checks.len()),
+            deployments: wire
+                .deployments
+                .unwrap_or_default()
+                .into_iter()
+                .map(|d| d.id)
+                .collect(),
+            unreachable_strategy: match wire.unreachable_strategy {
+                None => UnreachableStrategy::Unknown,
+                Some(WireUnreachableStrategy::Named(name)) if name == "disabled" => {
+                    UnreachableStrategy::Disabled
+                }
+                // A name this adapter does not know: say so rather than guess.
+                Some(WireUnreachableStrategy::Named(_)) => UnreachableStrategy::Unknown,
+                Some(WireUnreachableStrategy::Timed {
+                    inactive_after_seconds,
+                    expunge_after_seconds,
+                }) => UnreachableStrategy::After {
+                    inactive_after_seconds,
+                    expunge_after_seconds,
+                },
+            },
+            id: wire.id,
+            instances: wire.instances,
+            tasks,
+        }
+    }
+}
+
+impl From<WireTask> for Task {
+    fn from(wire: WireTask) -> Task {
+        Task {
+            id: wire.id,
+            agent_id: wire.slave_id,
+            host: wire.host,
+            state: wire.state,
+            started: wire.started_at.is_some(),
+            health_results: wire
+                .health_check_results
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| HealthResult {
+                    alive: r.alive,
+                    consecutive_failures: r.consecutive_failures.unwrap_or(0),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<WireDeployment> for Deployment {
+    fn from(wire: WireDeployment) -> Deployment {
+        Deployment {
+            id: wire.id,
+            affected_apps: wire.affected_apps.unwrap_or_default(),
+            current_step: wire.current_step.unwrap_or(0),
+            total_steps: wire.total_steps.unwrap_or(0),
+        }
+    }
+}
+
+impl From<KillResult> for KillOutcome {
+    fn from(wire: KillResult) -> KillOutcome {
+        match wire.deployment_id {
+            Some(id) => KillOutcome::Deployment(id),
+            None => KillOutcome::Killed(
+                wire.tasks
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|t| t.id)
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Parses a `GET /v2/apps` body into domain apps: exactly what the client
+/// does with the answer (public for the benchmark and the simulator's tests).
+pub fn parse_apps(body: &[u8]) -> Result<Vec<App>, serde_json::Error> {
+    let list: AppList = serde_json::from_slice(body)?;
+    Ok(list.apps.into_iter().map(App::from).collect())
+}
+
+pub(crate) fn parse_app(body: &[u8]) -> Result<App, serde_json::Error> {
+    let envelope: AppEnvelope = serde_json::from_slice(body)?;
+    Ok(App::from(envelope.app))
+}
+
+pub(crate) fn parse_deployments(body: &[u8]) -> Result<Vec<Deployment>, serde_json::Error> {
+    let list: Vec<WireDeployment> = serde_json::from_slice(body)?;
+    Ok(list.into_iter().map(Deployment::from).collect())
+}
+
+/// Test-only shapes: endpoints the adapter does not call, whose fixtures
+/// still prove the task and info shapes it relies on.
+#[cfg(test)]
+pub(crate) mod fixture_only {
+    use serde::Deserialize;
+
+    /// `GET /v2/tasks`, `GET /v2/apps/{id}/tasks`.
+    #[derive(Debug, Deserialize)]
+    pub(crate) struct TaskList {
+        pub tasks: Vec<super::WireTask>,
+    }
+
+    /// `GET /v2/info`.
+    #[derive(Debug, Deserialize)]
+    pub(crate) struct Info {
+        pub version: String,
+        pub elected: bool,
+        pub leader: Option<String>,
+    }
+}
