@@ -13,8 +13,10 @@ use super::HealthArgs;
 use super::error::CliError;
 use crate::http::{HttpAuth, HttpSettings};
 use crate::marathon::MarathonClient;
+use crate::mesos::{MesosClient, MesosSettings};
 use crate::roll::health::{self, AppHealth, ClusterHealth};
 use crate::roll::ports::marathon::Marathon;
+use crate::roll::ports::mesos::{Agent, MesosMaster};
 
 pub(super) const HELP: &str = "\
 Exit codes:
@@ -29,12 +31,15 @@ checks); a suspended app (0 instances) is healthy.
 Credentials come from the environment, never from arguments:
   ROLLER_MARATHON_TOKEN or ROLLER_MARATHON_TOKEN_FILE      DC/OS token
   ROLLER_MARATHON_USER with ROLLER_MARATHON_PASSWORD(_FILE) basic auth
+  (and ROLLER_MESOS_* likewise for --mesos)
 
 --json prints, whatever the exit code:
   {\"verdict\": \"healthy\" | \"unhealthy\" | \"unknown\",
    \"apps\": [{\"id\", \"healthy\", \"reason\", \"instances\", \"tasksRunning\",
              \"tasksHealthy\", \"healthyPerAgent\": {agentId: n}}],
-   \"error\": null | \"...\"}";
+   \"error\": null | \"...\"}
+and with --mesos also
+  \"agents\": [{\"id\", \"hostname\", \"active\", \"draining\", \"healthyTasks\"}]";
 
 /// Seconds, not minutes: each attempt is bounded, retries back off for a
 /// few seconds, and the whole look is cut off after this.
@@ -49,13 +54,22 @@ fn http_settings(auth: HttpAuth) -> HttpSettings {
     }
 }
 
+/// What one look found: Marathon's verdict, and Mesos' agents if asked.
+struct Look {
+    health: ClusterHealth,
+    agents: Option<Vec<Agent>>,
+}
+
 pub(super) fn run(args: &HealthArgs, out: &mut dyn Write) -> Result<(), CliError> {
     match look(args) {
-        Ok(health) => {
+        Ok(Look { health, agents }) => {
             if args.json {
-                write_json(out, &report(Some(&health), None))?;
+                write_json(out, &report(Some(&health), agents.as_deref(), None))?;
             } else {
                 out.write_all(table(&health).as_bytes())?;
+                if let Some(agents) = &agents {
+                    out.write_all(agent_table(&health, agents).as_bytes())?;
+                }
             }
             let unhealthy = health.unhealthy().count();
             if unhealthy == 0 {
@@ -69,7 +83,7 @@ pub(super) fn run(args: &HealthArgs, out: &mut dyn Write) -> Result<(), CliError
         }
         Err(reason) => {
             if args.json {
-                write_json(out, &report(None, Some(&reason)))?;
+                write_json(out, &report(None, None, Some(&reason)))?;
             }
             Err(CliError::NoVerdict(reason))
         }
@@ -78,20 +92,49 @@ pub(super) fn run(args: &HealthArgs, out: &mut dyn Write) -> Result<(), CliError
 
 /// Reads Marathon once and judges it; the error is the reason there is no
 /// verdict.
-fn look(args: &HealthArgs) -> Result<ClusterHealth, String> {
+fn look(args: &HealthArgs) -> Result<Look, String> {
     let auth = HttpAuth::from_env("MARATHON").map_err(|err| err.to_string())?;
     let client =
         MarathonClient::new(&args.marathon, &http_settings(auth)).map_err(|err| err.to_string())?;
+    let mesos = if args.mesos.is_empty() {
+        None
+    } else {
+        let auth = HttpAuth::from_env("MESOS").map_err(|err| err.to_string())?;
+        let settings = MesosSettings {
+            http: http_settings(auth),
+            ..MesosSettings::new(args.mesos.clone())
+        };
+        Some(MesosClient::new(settings).map_err(|err| err.to_string())?)
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|err| format!("cannot start the async runtime: {err}"))?;
     runtime.block_on(async {
-        let both = async { tokio::try_join!(client.apps(), client.deployments()) };
-        match tokio::time::timeout(PATIENCE, both).await {
-            Ok(Ok((apps, deployments))) => Ok(health::judge(&apps, &deployments)),
-            Ok(Err(err)) => Err(err.to_string()),
-            Err(_) => Err(format!("Marathon did not answer within {PATIENCE:?}")),
+        let marathon = async {
+            tokio::try_join!(client.apps(), client.deployments())
+                .map_err(|err| format!("Marathon: {err}"))
+        };
+        let agents = async {
+            match &mesos {
+                None => Ok(None),
+                Some(mesos) => mesos
+                    .agents()
+                    .await
+                    .map(|agents| Some(agents.registered))
+                    .map_err(|err| format!("Mesos: {err}")),
+            }
+        };
+        match tokio::time::timeout(PATIENCE, async { tokio::try_join!(marathon, agents) }).await {
+            Ok(Ok(((apps, deployments), agents))) => Ok(Look {
+                health: health::judge(&apps, &deployments),
+                agents,
+            }),
+            Ok(Err(err)) => Err(err),
+            Err(_) => Err(format!(
+                "Marathon{} did not answer within {PATIENCE:?}",
+                if mesos.is_some() { " or Mesos" } else { "" }
+            )),
         }
     })
 }
@@ -101,6 +144,43 @@ struct Report<'a> {
     verdict: &'static str,
     apps: Vec<AppReport<'a>>,
     error: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agents: Option<Vec<AgentReport<'a>>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AgentReport<'a> {
+    id: &'a str,
+    hostname: &'a str,
+    active: bool,
+    draining: bool,
+    healthy_tasks: u32,
+}
+
+/// Healthy tasks per agent id, over every app.
+fn healthy_tasks_per_agent(health: &ClusterHealth) -> BTreeMap<&str, u32> {
+    let mut per_agent = BTreeMap::new();
+    for app in &health.apps {
+        for (agent, n) in &app.healthy_per_agent {
+            *per_agent.entry(agent.as_str()).or_insert(0) += n;
+        }
+    }
+    per_agent
+}
+
+fn agent_reports<'a>(health: &ClusterHealth, agents: &'a [Agent]) -> Vec<AgentReport<'a>> {
+    let per_agent = healthy_tasks_per_agent(health);
+    agents
+        .iter()
+        .map(|agent| AgentReport {
+            id: &agent.id.0,
+            hostname: &agent.hostname,
+            active: agent.active,
+            draining: agent.drain.is_some(),
+            healthy_tasks: per_agent.get(agent.id.0.as_str()).copied().unwrap_or(0),
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -115,7 +195,11 @@ struct AppReport<'a> {
     healthy_per_agent: &'a BTreeMap<String, u32>,
 }
 
-fn report<'a>(health: Option<&'a ClusterHealth>, error: Option<&'a str>) -> Report<'a> {
+fn report<'a>(
+    health: Option<&'a ClusterHealth>,
+    agents: Option<&'a [Agent]>,
+    error: Option<&'a str>,
+) -> Report<'a> {
     let verdict = match health {
         None => "unknown",
         Some(health) if health.is_healthy() => "healthy",
@@ -128,6 +212,7 @@ fn report<'a>(health: Option<&'a ClusterHealth>, error: Option<&'a str>) -> Repo
         verdict,
         apps,
         error,
+        agents: health.zip(agents).map(|(h, a)| agent_reports(h, a)),
     }
 }
 
@@ -188,5 +273,33 @@ fn table(health: &ClusterHealth) -> String {
             "verdict: unhealthy ({unhealthy} of {total} apps)\n"
         ));
     }
+    text
+}
+
+/// One line per agent Mesos knows, with the healthy tasks it holds.
+fn agent_table(health: &ClusterHealth, agents: &[Agent]) -> String {
+    let reports = agent_reports(health, agents);
+    let width = reports
+        .iter()
+        .map(|agent| agent.hostname.chars().count())
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let mut text = format!(
+        "\n{:<width$}  {:<8}  {:>13}  ID\n",
+        "AGENT", "STATE", "HEALTHY TASKS"
+    );
+    for agent in &reports {
+        let state = match (agent.active, agent.draining) {
+            (_, true) => "draining",
+            (true, false) => "active",
+            (false, false) => "inactive",
+        };
+        text.push_str(&format!(
+            "{:<width$}  {:<8}  {:>13}  {}\n",
+            agent.hostname, state, agent.healthy_tasks, agent.id
+        ));
+    }
+    text.push_str(&format!("agents: {} registered\n", reports.len()));
     text
 }

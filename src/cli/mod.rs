@@ -116,6 +116,11 @@ pub struct HealthArgs {
         required = true
     )]
     pub marathon: Vec<String>,
+    /// Mesos master URL(s), comma-separated: also list the agents, with
+    /// how many healthy tasks each holds. An unreachable Mesos means no
+    /// verdict.
+    #[arg(long, value_name = "URL[,URL...]", value_delimiter = ',')]
+    pub mesos: Vec<String>,
     /// Print {"verdict", "apps", "error"} as JSON on stdout, whatever the
     /// exit code.
     #[arg(long)]

@@ -217,7 +217,7 @@ fn an_unreachable_marathon_is_no_verdict_within_seconds() {
         .args(["health", "--json", "--marathon", &format!("{url},{url}/")])
         .status(2)
         .any_stdout()
-        .stderr_contains("roller: no health verdict: GET /v2/")
+        .stderr_contains("roller: no health verdict: Marathon: GET /v2/")
         .stderr_contains("cannot connect")
         .run();
     assert!(
@@ -244,7 +244,7 @@ fn an_unparsable_answer_is_no_verdict() {
     Test::new()
         .args(["health", "--marathon", &marathon.url])
         .status(2)
-        .stderr_contains("roller: no health verdict: GET /v2/apps: cannot parse Marathon's answer")
+        .stderr_contains("roller: no health verdict: Marathon: GET /v2/apps: cannot parse Marathon's answer")
         .run();
 }
 
@@ -280,4 +280,67 @@ fn health_help_documents_exit_codes_credentials_and_the_json_shape() {
         .stdout_contains("ROLLER_MARATHON_TOKEN")
         .stdout_contains("\"healthyPerAgent\"")
         .run();
+}
+
+/// `/master/slaves` from the dcos-ui fixture's agents, the first renamed to
+/// the agent the 2016 Marathon fixture's three nginx-green tasks run on.
+fn mesos_slaves_holding_nginx_green() -> String {
+    let summary: Value =
+        serde_json::from_str(&fixture("mesos-master-state-summary-dcosui.json")).unwrap();
+    let mut slaves = summary["slaves"].clone();
+    slaves[0]["id"] = json!("1f09399d-0cb0-4484-afd7-f08e99d2acbb-S1");
+    json!({ "slaves": slaves, "recovered_slaves": [] }).to_string()
+}
+
+#[test]
+fn with_mesos_each_agent_is_listed_with_the_healthy_tasks_it_holds() {
+    let cluster = FixtureMarathon::serve(&[
+        ("/v2/apps", 200, fixture(HEALTHY_2016)),
+        ("/v2/deployments", 200, fixture(DEPLOYMENTS_KAFKA)),
+        // 200 from /master/redirect: this master is the leader.
+        ("/master/redirect", 200, String::new()),
+        ("/master/slaves", 200, mesos_slaves_holding_nginx_green()),
+    ]);
+    let output = Test::new()
+        .args([
+            "health",
+            "--marathon",
+            &cluster.url,
+            "--mesos",
+            &cluster.url,
+            "--json",
+        ])
+        .any_stdout()
+        .run();
+    let report = output.json();
+    assert_eq!(report["verdict"], "healthy");
+    let agents = report["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 3);
+    assert_eq!(agents[0]["id"], "1f09399d-0cb0-4484-afd7-f08e99d2acbb-S1");
+    assert_eq!(agents[0]["hostname"], "dcos-01");
+    assert_eq!(agents[0]["healthyTasks"], 3);
+    assert_eq!(agents[0]["active"], true);
+    assert_eq!(agents[1]["healthyTasks"], 0);
+}
+
+#[test]
+fn an_unreachable_mesos_is_no_verdict() {
+    let marathon = FixtureMarathon::with(HEALTHY_2016, DEPLOYMENTS_KAFKA);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mesos = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let output = Test::new()
+        .args([
+            "health",
+            "--marathon",
+            &marathon.url,
+            "--mesos",
+            &mesos,
+            "--json",
+        ])
+        .status(2)
+        .any_stdout()
+        .stderr_contains("Mesos")
+        .run();
+    assert_eq!(output.json()["verdict"], "unknown");
 }
