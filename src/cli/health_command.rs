@@ -45,11 +45,11 @@ and with --mesos also
 /// few seconds, and the whole look is cut off after this.
 const PATIENCE: Duration = Duration::from_secs(20);
 
-fn http_settings(auth: HttpAuth) -> HttpSettings {
+fn http_settings(args: &HealthArgs, auth: HttpAuth) -> HttpSettings {
     HttpSettings {
         request_timeout: Duration::from_secs(5),
         connect_timeout: Duration::from_secs(2),
-        ca_bundle: None,
+        ca_bundle: args.ca_bundle.clone(),
         auth,
     }
 }
@@ -94,14 +94,14 @@ pub(super) fn run(args: &HealthArgs, out: &mut dyn Write) -> Result<(), CliError
 /// verdict.
 fn look(args: &HealthArgs) -> Result<Look, String> {
     let auth = HttpAuth::from_env("MARATHON").map_err(|err| err.to_string())?;
-    let client =
-        MarathonClient::new(&args.marathon, &http_settings(auth)).map_err(|err| err.to_string())?;
+    let client = MarathonClient::new(&args.marathon, &http_settings(args, auth))
+        .map_err(|err| err.to_string())?;
     let mesos = if args.mesos.is_empty() {
         None
     } else {
         let auth = HttpAuth::from_env("MESOS").map_err(|err| err.to_string())?;
         let settings = MesosSettings {
-            http: http_settings(auth),
+            http: http_settings(args, auth),
             ..MesosSettings::new(args.mesos.clone())
         };
         Some(MesosClient::new(settings).map_err(|err| err.to_string())?)

@@ -121,6 +121,10 @@ pub struct HealthArgs {
     /// verdict.
     #[arg(long, value_name = "URL[,URL...]", value_delimiter = ',')]
     pub mesos: Vec<String>,
+    /// Extra CA certificates (PEM) to trust on top of the system's, e.g.
+    /// the DC/OS cluster CA.
+    #[arg(long, value_name = "PEM", env = "ROLLER_CA_BUNDLE")]
+    pub ca_bundle: Option<std::path::PathBuf>,
     /// Print {"verdict", "apps", "error"} as JSON on stdout, whatever the
     /// exit code.
     #[arg(long)]

@@ -244,7 +244,9 @@ fn an_unparsable_answer_is_no_verdict() {
     Test::new()
         .args(["health", "--marathon", &marathon.url])
         .status(2)
-        .stderr_contains("roller: no health verdict: Marathon: GET /v2/apps: cannot parse Marathon's answer")
+        .stderr_contains(
+            "roller: no health verdict: Marathon: GET /v2/apps: cannot parse Marathon's answer",
+        )
         .run();
 }
 
@@ -343,4 +345,20 @@ fn an_unreachable_mesos_is_no_verdict() {
         .stderr_contains("Mesos")
         .run();
     assert_eq!(output.json()["verdict"], "unknown");
+}
+
+#[test]
+fn a_ca_bundle_without_certificates_is_no_verdict_naming_the_file() {
+    Test::new()
+        .file("ca.pem", "not a certificate")
+        .args([
+            "health",
+            "--marathon",
+            "http://127.0.0.1:9",
+            "--ca-bundle",
+            "ca.pem",
+        ])
+        .status(2)
+        .stderr_contains("ca.pem")
+        .run();
 }
