@@ -901,8 +901,64 @@ fn the_big_world_builds_and_lists_every_app_with_its_tasks_quickly() {
     let simulated = start.elapsed();
     assert_eq!(w.report().final_state.tasks, 10_000);
     println!(
-        "big: built in {built:?}, listed {} apps with {tasks} tasks in {listed:?}, simulated an hour of churn ({} events) in {simulated:?}",
+        "big: built in {built:?}, listed {} apps with {tasks} tasks in {listed:?}, simulated an hour of churn ({} events) in {simulated:?}; {}",
         apps.len(),
-        w.events_processed()
+        w.events_processed(),
+        peak_memory()
     );
+}
+
+#[test]
+fn msr_55_replaces_ten_agents_and_idles_four_simulated_hours_in_bounded_time() {
+    let mut w = World::new(&Scenario::load("msr-55").expect("msr-55"));
+    let start = Instant::now();
+    w.suspend_processes("mesos-agents-prod", &["AZRebalance".to_string()])
+        .expect("valid process");
+    w.set_desired_capacity("mesos-agents-prod", 65)
+        .expect("within bounds");
+    w.advance_to(secs(180));
+    assert_eq!(w.agents().len(), 65);
+    let old: Vec<String> = group(&w)
+        .instances
+        .iter()
+        .take(10)
+        .map(|i| i.instance_id.clone())
+        .collect();
+    for id in &old {
+        w.terminate_instance(id, true).expect("terminates");
+        let at = w.now().plus_ms(240_000);
+        w.advance_to(at);
+    }
+    w.advance_to(secs(4 * 3_600));
+    let report = w.report();
+    assert_eq!(report.final_state.agents_registered, 55);
+    assert_eq!(
+        report.final_state.apps_below_floor_now,
+        0,
+        "{}",
+        report.summary()
+    );
+    assert!(report.relaunches > 0);
+    println!(
+        "msr-55: 10 agents replaced and 4 simulated hours in {:?} ({} events)\n{}",
+        start.elapsed(),
+        w.events_processed(),
+        report.summary()
+    );
+}
+
+/// The process's peak resident memory, where Linux tells it (tests share
+/// the process, so this is an upper bound for one world).
+fn peak_memory() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM"))
+                .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
+        })
+        .map_or_else(
+            || "peak memory unknown".to_string(),
+            |m| format!("process peak RSS {m}"),
+        )
 }
