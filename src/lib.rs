@@ -8,6 +8,7 @@
 //! - `atomic_file`: crash-safe replacement of files on disk.
 //! - `cli`: the command line, from arguments to exit codes.
 //! - `demo`: the walkthrough behind `roller demo`.
+//! - `sim`: the simulated cluster (scenarios and the world model).
 
 pub mod atomic_file;
 pub mod aws;
@@ -20,3 +21,4 @@ pub mod pager;
 pub mod plan;
 pub mod retry;
 pub mod roll;
+pub mod sim;

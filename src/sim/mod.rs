@@ -1,0 +1,14 @@
+//! The simulator: a deterministic model of an Auto Scaling group of Mesos
+//! agents running Marathon apps, which later steps serve over the real
+//! AWS, Mesos and Marathon HTTP contracts so the roller can be tested and
+//! demonstrated without a cluster.
+//!
+//! - `scenario`: the TOML scenario format and the embedded scenarios.
+//! - `world`: the simulated world itself (pure, no I/O, no real clock),
+//!   its API for the facades, and the monitor's report.
+
+pub mod scenario;
+pub mod world;
+
+pub use scenario::{Scenario, ScenarioError};
+pub use world::{Report, SimTime, World};

@@ -1,0 +1,26 @@
+//! Faults the world can be told to suffer, at construction (the scenario's
+//! `[faults]` table) and at runtime (`World::set_faults`): the ways a real
+//! cluster misbehaves during a roll that the roller must notice.
+
+use serde::{Deserialize, Serialize};
+
+/// World-level faults. API-level faults (error rates, latency, throttling,
+/// leader changes) belong to the HTTP facades, not to the world.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Faults {
+    /// Every instance launch fails (as EC2 capacity errors do): the group
+    /// records a failed scaling activity, launches nothing and retries.
+    #[serde(default)]
+    pub launches_fail: bool,
+    /// The agents of the next N instances to be terminated stay registered
+    /// and keep answering pings after their instance is gone, so Mesos
+    /// never deregisters them.
+    #[serde(default)]
+    pub agents_outlive_instances: u32,
+    /// Apps (by id) whose relaunched tasks never become healthy (or, without
+    /// health checks, fail right after starting). Tasks running when the
+    /// fault is switched on are not affected.
+    #[serde(default)]
+    pub never_healthy_apps: Vec<String>,
+}

@@ -1,0 +1,885 @@
+//! Marathon: apps, their tasks (staging → running → healthy), health
+//! checks with grace periods, relaunch after TASK_UNREACHABLE/LOST
+//! (unreachableStrategy 0/0) with the app's launch backoff (1 s × 1.15 per
+//! consecutive failure, capped at 300 s), deployments (a change of
+//! `instances` is one; a second change to the app meanwhile is a conflict)
+//! and task kills. Counts follow Marathon's rules: without health checks
+//! `tasksHealthy` stays 0.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+
+use serde::Serialize;
+
+use super::World;
+use super::agents::to_milli;
+use super::clock::SimTime;
+use super::events::{AgentIdx, AppIdx, Event, TaskKey};
+use crate::sim::scenario::{ExpandedApp, millis};
+
+#[derive(Clone, Debug)]
+pub(crate) struct HealthSpec {
+    protocol: String,
+    grace_ms: u64,
+    interval_ms: u64,
+    timeout_s: f64,
+    max_failures: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub(crate) staged: u32,
+    pub(crate) running: u32,
+    pub(crate) healthy: u32,
+    pub(crate) unhealthy: u32,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct App {
+    pub(crate) id: String,
+    pub(crate) instances: u32,
+    cpus_f: f64,
+    mem_f: f64,
+    pub(crate) cpus: u64,
+    pub(crate) mem: u64,
+    task_start_ms: u64,
+    ready_after_ms: u64,
+    health: Option<HealthSpec>,
+    min_health_capacity: f64,
+    max_over_capacity: f64,
+    pub(crate) unique: bool,
+    pub(crate) colocate: bool,
+    backoff_ms: f64,
+    backoff_factor: f64,
+    max_delay_ms: u64,
+    version: SimTime,
+    pub(crate) tasks: BTreeSet<TaskKey>,
+    pub(crate) counts: Counts,
+    consecutive_failures: u32,
+    backoff_until: SimTime,
+    launch_due_at: Option<SimTime>,
+    deployment: Option<String>,
+    never_healthy: bool,
+    /// Lineages (first task key, first task id) whose task was lost and
+    /// awaits its replacement: the replacement continues the lineage.
+    orphans: VecDeque<(TaskKey, String)>,
+}
+
+impl App {
+    /// ceil(instances × minimumHealthCapacity), guarded against float
+    /// noise (10 × 0.7 is 7.000000000000001).
+    pub(crate) fn floor(&self) -> u32 {
+        (f64::from(self.instances) * self.min_health_capacity - 1e-9)
+            .ceil()
+            .max(0.0) as u32
+    }
+
+    /// What counts as serving: healthy with health checks, running without.
+    pub(crate) fn serving(&self) -> u32 {
+        if self.health.is_some() {
+            self.counts.healthy
+        } else {
+            self.counts.running
+        }
+    }
+
+    /// Marathon's launch delay after `failures` consecutive failures.
+    pub(crate) fn launch_delay_ms(&self, failures: u32) -> u64 {
+        launch_delay_ms(
+            self.backoff_ms,
+            self.backoff_factor,
+            self.max_delay_ms,
+            failures,
+        )
+    }
+}
+
+/// backoff × factor^(failures − 1), capped at `max_ms`; 0 without failures.
+pub(crate) fn launch_delay_ms(backoff_ms: f64, factor: f64, max_ms: u64, failures: u32) -> u64 {
+    if failures == 0 {
+        return 0;
+    }
+    let exponent = i32::try_from(failures - 1).unwrap_or(i32::MAX);
+    let delay = backoff_ms * factor.powi(exponent);
+    if !delay.is_finite() || delay >= max_ms as f64 {
+        max_ms
+    } else {
+        delay.round() as u64
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TaskState {
+    Staging,
+    Running,
+    Killing,
+    Unreachable,
+    Lost,
+    Failed,
+}
+
+impl TaskState {
+    fn as_mesos(self) -> &'static str {
+        match self {
+            TaskState::Staging => "TASK_STAGING",
+            TaskState::Running => "TASK_RUNNING",
+            TaskState::Killing => "TASK_KILLING",
+            TaskState::Unreachable => "TASK_UNREACHABLE",
+            TaskState::Lost => "TASK_LOST",
+            TaskState::Failed => "TASK_FAILED",
+        }
+    }
+}
+
+/// How a task ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TaskEnd {
+    /// Its agent missed its pings (a failure: backoff grows).
+    Unreachable,
+    /// Its machine was brought down (a failure).
+    Lost,
+    /// Killed by an operator or a drain: replaced, no backoff.
+    Killed,
+    /// Killed with `scale=true` or by a scale-down: not replaced.
+    KilledForScale,
+    /// Failed on start (a failure).
+    Failed,
+    /// Killed by Marathon after too many failed health checks (a failure).
+    HealthKilled,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Health {
+    alive: Option<bool>,
+    consecutive_failures: u32,
+    first_success: Option<SimTime>,
+    last_success: Option<SimTime>,
+    last_failure: Option<SimTime>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Task {
+    id: String,
+    pub(crate) app: AppIdx,
+    pub(crate) agent: AgentIdx,
+    pub(crate) state: TaskState,
+    staged_at: SimTime,
+    started_at: Option<SimTime>,
+    health: Health,
+    lineage: (TaskKey, String),
+    /// Launched while the app's never-healthy fault was on.
+    doomed: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Deployment {
+    id: String,
+    app: AppIdx,
+    version: SimTime,
+}
+
+/// Marathon's state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Marathon {
+    pub(crate) apps: Vec<App>,
+    pub(crate) by_id: HashMap<String, AppIdx>,
+    pub(crate) tasks: HashMap<TaskKey, Task>,
+    task_by_id: HashMap<String, TaskKey>,
+    next_key: TaskKey,
+    deployments: Vec<Deployment>,
+    /// Apps missing tasks that found no agent with room.
+    pub(crate) waiting: BTreeSet<AppIdx>,
+    pub(crate) offer_cycle_scheduled: bool,
+}
+
+impl Marathon {
+    pub(crate) fn new(apps: &[ExpandedApp]) -> Marathon {
+        let mut m = Marathon::default();
+        for app in apps {
+            let s = &app.spec;
+            let idx = m.apps.len();
+            m.apps.push(App {
+                id: app.id.clone(),
+                instances: s.instances,
+                cpus_f: s.cpus,
+                mem_f: s.mem,
+                cpus: to_milli(s.cpus),
+                mem: to_milli(s.mem),
+                task_start_ms: millis(s.task_start_s),
+                ready_after_ms: millis(s.ready_after_s),
+                health: s.health_check.as_ref().map(|h| HealthSpec {
+                    protocol: h.protocol.clone(),
+                    grace_ms: millis(h.grace_period_s),
+                    interval_ms: millis(h.interval_s).max(1),
+                    timeout_s: h.timeout_s,
+                    max_failures: h.max_consecutive_failures,
+                }),
+                min_health_capacity: s.min_health_capacity,
+                max_over_capacity: s.max_over_capacity,
+                unique: s.unique_hostname(),
+                colocate: s.colocate,
+                backoff_ms: s.backoff_s * 1000.0,
+                backoff_factor: s.backoff_factor,
+                max_delay_ms: millis(s.max_launch_delay_s),
+                version: SimTime::ZERO,
+                tasks: BTreeSet::new(),
+                counts: Counts::default(),
+                consecutive_failures: 0,
+                backoff_until: SimTime::ZERO,
+                launch_due_at: None,
+                deployment: None,
+                never_healthy: false,
+                orphans: VecDeque::new(),
+            });
+            m.by_id.insert(app.id.clone(), idx);
+        }
+        m
+    }
+
+    pub(crate) fn refresh_never_healthy(&mut self, ids: &[String]) {
+        for app in &mut self.apps {
+            app.never_healthy = ids.contains(&app.id);
+        }
+    }
+}
+
+/// A Marathon error (the facade maps them to 404/409).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MarathonError {
+    #[error("{action}: App '{app}' does not exist")]
+    AppNotFound { action: &'static str, app: String },
+    #[error("{action}: App is locked by one or more deployments: {deployments:?} (app {app})")]
+    DeploymentConflict {
+        action: &'static str,
+        app: String,
+        deployments: Vec<String>,
+    },
+}
+
+impl MarathonError {
+    pub fn label(&self) -> &'static str {
+        match self {
+            MarathonError::AppNotFound { .. } => "app_not_found",
+            MarathonError::DeploymentConflict { .. } => "deployment_conflict",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HealthCheckView {
+    pub protocol: String,
+    pub grace_period_seconds: f64,
+    pub interval_seconds: f64,
+    pub timeout_seconds: f64,
+    pub max_consecutive_failures: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HealthCheckResultView {
+    pub alive: bool,
+    pub consecutive_failures: u32,
+    pub first_success_unix_ms: Option<u64>,
+    pub last_success_unix_ms: Option<u64>,
+    pub last_failure_unix_ms: Option<u64>,
+    /// The task's id (`instanceId` in Marathon ≥ 1.5, `taskId` before).
+    pub task_id: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TaskView {
+    pub id: String,
+    pub app_id: String,
+    pub host: String,
+    pub ip_address: String,
+    pub slave_id: String,
+    /// A Mesos task state, e.g. "TASK_RUNNING".
+    pub state: &'static str,
+    pub staged_unix_ms: u64,
+    pub started_unix_ms: Option<u64>,
+    pub version_unix_ms: u64,
+    pub health_check_results: Vec<HealthCheckResultView>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AppView {
+    pub id: String,
+    pub instances: u32,
+    pub cpus: f64,
+    pub mem: f64,
+    pub tasks_staged: u32,
+    pub tasks_running: u32,
+    pub tasks_healthy: u32,
+    pub tasks_unhealthy: u32,
+    /// Ids of the deployments touching the app.
+    pub deployments: Vec<String>,
+    pub health_checks: Vec<HealthCheckView>,
+    pub minimum_health_capacity: f64,
+    pub maximum_over_capacity: f64,
+    pub constraints: Vec<Vec<String>>,
+    pub backoff_seconds: f64,
+    pub backoff_factor: f64,
+    pub max_launch_delay_seconds: f64,
+    /// unreachableStrategy: both 0 (Marathon ≥ 1.5's default).
+    pub unreachable_inactive_after_seconds: u64,
+    pub unreachable_expunge_after_seconds: u64,
+    pub version_unix_ms: u64,
+    /// Only with `embed=apps.tasks`.
+    pub tasks: Option<Vec<TaskView>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DeploymentView {
+    pub id: String,
+    pub version_unix_ms: u64,
+    pub affected_apps: Vec<String>,
+    /// The one action of the one step, e.g. "ScaleApplication".
+    pub action: &'static str,
+    pub current_step: u32,
+    pub total_steps: u32,
+}
+
+/// What `POST /v2/tasks/delete` did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KillResult {
+    pub killed: Vec<TaskView>,
+    /// Ids Marathon does not know (ignored, as Marathon does).
+    pub unknown: Vec<String>,
+    /// With `scale=true`: the deployment that scales the apps down.
+    pub deployment_id: Option<String>,
+}
+
+impl World {
+    // ----- the API the Marathon facade calls -----
+
+    /// `/v2/apps` (with counts and deployments; tasks when `embed_tasks`).
+    pub fn apps(&self, embed_tasks: bool) -> Vec<AppView> {
+        (0..self.marathon.apps.len())
+            .map(|a| self.app_view(a, embed_tasks))
+            .collect()
+    }
+
+    /// `/v2/apps/{id}`.
+    pub fn app(&self, id: &str, embed_tasks: bool) -> Result<AppView, MarathonError> {
+        let a = self.app_idx("get_app", id)?;
+        Ok(self.app_view(a, embed_tasks))
+    }
+
+    /// `/v2/tasks`: every task Marathon knows, by app.
+    pub fn tasks(&self) -> Vec<TaskView> {
+        (0..self.marathon.apps.len())
+            .flat_map(|a| self.app_tasks(a))
+            .collect()
+    }
+
+    /// `/v2/deployments`, oldest first.
+    pub fn deployments(&self) -> Vec<DeploymentView> {
+        self.marathon
+            .deployments
+            .iter()
+            .map(|d| DeploymentView {
+                id: d.id.clone(),
+                version_unix_ms: self.unix_ms(d.version),
+                affected_apps: vec![self.marathon.apps[d.app].id.clone()],
+                action: "ScaleApplication",
+                current_step: 1,
+                total_steps: 1,
+            })
+            .collect()
+    }
+
+    /// `PUT /v2/apps/{id}` with a new `instances`: starts a deployment and
+    /// returns its id. Refused while another deployment touches the app
+    /// unless `force` (which replaces it, as Marathon's `force=true`).
+    pub fn update_app_instances(
+        &mut self,
+        id: &str,
+        instances: u32,
+        force: bool,
+    ) -> Result<String, MarathonError> {
+        const ACTION: &str = "update_app";
+        let a = self.app_idx(ACTION, id)?;
+        if let Some(existing) = &self.marathon.apps[a].deployment {
+            if !force {
+                return Err(MarathonError::DeploymentConflict {
+                    action: ACTION,
+                    app: id.to_string(),
+                    deployments: vec![existing.clone()],
+                });
+            }
+            let existing = existing.clone();
+            self.marathon.deployments.retain(|d| d.id != existing);
+        }
+        let deployment = self.start_deployment(a);
+        self.marathon.apps[a].instances = instances;
+        self.marathon.apps[a].version = self.now;
+        // Marathon resets the launch delay when the app's config changes.
+        self.marathon.apps[a].consecutive_failures = 0;
+        self.marathon.apps[a].backoff_until = self.now;
+        self.scale_down_surplus(a);
+        self.launch_missing(a);
+        self.app_changed(a);
+        Ok(deployment)
+    }
+
+    /// `POST /v2/tasks/delete`: kills the tasks. With `scale` the apps'
+    /// instances drop by the tasks killed (one deployment); without, the
+    /// tasks are replaced (wherever they can be placed).
+    pub fn kill_tasks(&mut self, ids: &[String], scale: bool) -> KillResult {
+        let mut killed = Vec::new();
+        let mut unknown = Vec::new();
+        let mut scaled_apps = BTreeSet::new();
+        for id in ids {
+            let Some(&key) = self.marathon.task_by_id.get(id) else {
+                unknown.push(id.clone());
+                continue;
+            };
+            let task = &self.marathon.tasks[&key];
+            if !matches!(task.state, TaskState::Staging | TaskState::Running) {
+                continue;
+            }
+            let app = task.app;
+            if scale {
+                let a = &mut self.marathon.apps[app];
+                a.instances = a.instances.saturating_sub(1);
+                scaled_apps.insert(app);
+            }
+            self.end_task(
+                key,
+                if scale {
+                    TaskEnd::KilledForScale
+                } else {
+                    TaskEnd::Killed
+                },
+            );
+            killed.push(self.task_view(key));
+        }
+        let mut deployment_id = None;
+        for app in scaled_apps {
+            if self.marathon.apps[app].deployment.is_none() {
+                deployment_id = Some(self.start_deployment(app));
+            }
+            self.app_changed(app);
+        }
+        KillResult {
+            killed,
+            unknown,
+            deployment_id,
+        }
+    }
+
+    // ----- internals -----
+
+    fn app_idx(&self, action: &'static str, id: &str) -> Result<AppIdx, MarathonError> {
+        let key = if id.starts_with('/') {
+            id.to_string()
+        } else {
+            format!("/{id}")
+        };
+        self.marathon
+            .by_id
+            .get(&key)
+            .copied()
+            .ok_or_else(|| MarathonError::AppNotFound {
+                action,
+                app: id.to_string(),
+            })
+    }
+
+    fn app_view(&self, a: AppIdx, embed_tasks: bool) -> AppView {
+        let app = &self.marathon.apps[a];
+        AppView {
+            id: app.id.clone(),
+            instances: app.instances,
+            cpus: app.cpus_f,
+            mem: app.mem_f,
+            tasks_staged: app.counts.staged,
+            tasks_running: app.counts.running,
+            tasks_healthy: app.counts.healthy,
+            tasks_unhealthy: app.counts.unhealthy,
+            deployments: app.deployment.iter().cloned().collect(),
+            health_checks: app
+                .health
+                .iter()
+                .map(|h| HealthCheckView {
+                    protocol: h.protocol.clone(),
+                    grace_period_seconds: h.grace_ms as f64 / 1000.0,
+                    interval_seconds: h.interval_ms as f64 / 1000.0,
+                    timeout_seconds: h.timeout_s,
+                    max_consecutive_failures: h.max_failures,
+                })
+                .collect(),
+            minimum_health_capacity: app.min_health_capacity,
+            maximum_over_capacity: app.max_over_capacity,
+            constraints: if app.unique {
+                vec![vec!["hostname".into(), "UNIQUE".into()]]
+            } else {
+                Vec::new()
+            },
+            backoff_seconds: app.backoff_ms / 1000.0,
+            backoff_factor: app.backoff_factor,
+            max_launch_delay_seconds: app.max_delay_ms as f64 / 1000.0,
+            unreachable_inactive_after_seconds: 0,
+            unreachable_expunge_after_seconds: 0,
+            version_unix_ms: self.unix_ms(app.version),
+            tasks: embed_tasks.then(|| self.app_tasks(a)),
+        }
+    }
+
+    fn app_tasks(&self, a: AppIdx) -> Vec<TaskView> {
+        self.marathon.apps[a]
+            .tasks
+            .iter()
+            .map(|&k| self.task_view(k))
+            .collect()
+    }
+
+    fn task_view(&self, key: TaskKey) -> TaskView {
+        let t = &self.marathon.tasks[&key];
+        let app = &self.marathon.apps[t.app];
+        let agent = &self.mesos.agents[t.agent];
+        let health_check_results = match (app.health.is_some(), t.health.alive) {
+            (true, Some(alive)) => vec![HealthCheckResultView {
+                alive,
+                consecutive_failures: t.health.consecutive_failures,
+                first_success_unix_ms: t.health.first_success.map(|s| self.unix_ms(s)),
+                last_success_unix_ms: t.health.last_success.map(|s| self.unix_ms(s)),
+                last_failure_unix_ms: t.health.last_failure.map(|s| self.unix_ms(s)),
+                task_id: t.id.clone(),
+            }],
+            _ => Vec::new(),
+        };
+        TaskView {
+            id: t.id.clone(),
+            app_id: app.id.clone(),
+            host: agent.hostname.clone(),
+            ip_address: agent.ip.clone(),
+            slave_id: agent.id.clone(),
+            state: t.state.as_mesos(),
+            staged_unix_ms: self.unix_ms(t.staged_at),
+            started_unix_ms: t.started_at.map(|s| self.unix_ms(s)),
+            version_unix_ms: self.unix_ms(app.version),
+            health_check_results,
+        }
+    }
+
+    fn start_deployment(&mut self, a: AppIdx) -> String {
+        let id = self.rng.uuid();
+        self.marathon.deployments.push(Deployment {
+            id: id.clone(),
+            app: a,
+            version: self.now,
+        });
+        self.marathon.apps[a].deployment = Some(id.clone());
+        id
+    }
+
+    /// Kills tasks beyond `instances`: staging ones first, then unhealthy,
+    /// then the most recently started (as Marathon prefers).
+    fn scale_down_surplus(&mut self, a: AppIdx) {
+        let app = &self.marathon.apps[a];
+        let live: Vec<TaskKey> = app
+            .tasks
+            .iter()
+            .copied()
+            .filter(|k| {
+                matches!(
+                    self.marathon.tasks[k].state,
+                    TaskState::Staging | TaskState::Running
+                )
+            })
+            .collect();
+        let surplus = live.len().saturating_sub(app.instances as usize);
+        if surplus == 0 {
+            return;
+        }
+        let mut ranked: Vec<(u8, std::cmp::Reverse<SimTime>, TaskKey)> = live
+            .iter()
+            .map(|&k| {
+                let t = &self.marathon.tasks[&k];
+                let rank = match (t.state, t.health.alive) {
+                    (TaskState::Staging, _) => 0,
+                    (_, Some(false)) => 1,
+                    _ => 2,
+                };
+                (
+                    rank,
+                    std::cmp::Reverse(t.started_at.unwrap_or(t.staged_at)),
+                    k,
+                )
+            })
+            .collect();
+        ranked.sort();
+        for (_, _, k) in ranked.into_iter().take(surplus) {
+            self.end_task(k, TaskEnd::KilledForScale);
+        }
+    }
+
+    /// Creates a task of `a` on `agent`. Initial tasks start running and
+    /// healthy at once (the scenario's steady state); others stage.
+    pub(crate) fn start_task(&mut self, a: AppIdx, agent: AgentIdx, initial: bool) -> TaskKey {
+        let key = self.marathon.next_key;
+        self.marathon.next_key += 1;
+        let app = &mut self.marathon.apps[a];
+        let id = format!(
+            "{}.{}",
+            app.id.trim_start_matches('/').replace('/', "_"),
+            self.rng.uuid()
+        );
+        let lineage = match app.orphans.pop_front() {
+            Some(lineage) => {
+                self.monitor.task_moved(a, lineage.0, &lineage.1);
+                lineage
+            }
+            None => (key, id.clone()),
+        };
+        let app = &mut self.marathon.apps[a];
+        app.tasks.insert(key);
+        let (cpus, mem, has_health, doomed) = (
+            app.cpus,
+            app.mem,
+            app.health.is_some(),
+            app.never_healthy && !initial,
+        );
+        let start_ms = app.task_start_ms;
+        let ag = &mut self.mesos.agents[agent];
+        ag.used_cpus += cpus;
+        ag.used_mem += mem;
+        ag.tasks.insert(key);
+        let mut task = Task {
+            id: id.clone(),
+            app: a,
+            agent,
+            state: TaskState::Staging,
+            staged_at: self.now,
+            started_at: None,
+            health: Health::default(),
+            lineage,
+            doomed,
+        };
+        if initial {
+            task.state = TaskState::Running;
+            task.started_at = Some(self.now);
+            if has_health {
+                task.health.alive = Some(true);
+                task.health.first_success = Some(self.now);
+                task.health.last_success = Some(self.now);
+            }
+        } else {
+            let start = self.rng.jittered(start_ms, self.timing.jitter);
+            self.schedule_in(start, Event::TaskStarted(key));
+        }
+        self.marathon.tasks.insert(key, task);
+        self.marathon.task_by_id.insert(id, key);
+        key
+    }
+
+    pub(crate) fn on_task_started(&mut self, key: TaskKey) {
+        let Some(task) = self.marathon.tasks.get_mut(&key) else {
+            return;
+        };
+        if task.state != TaskState::Staging {
+            return;
+        }
+        task.state = TaskState::Running;
+        task.started_at = Some(self.now);
+        let (a, doomed) = (task.app, task.doomed);
+        match self.marathon.apps[a].health.as_ref().map(|h| h.interval_ms) {
+            None if doomed => {
+                self.end_task(key, TaskEnd::Failed);
+                return;
+            }
+            None => self.marathon.apps[a].consecutive_failures = 0,
+            Some(interval) => self.schedule_in(interval, Event::HealthCheck(key)),
+        }
+        self.app_changed(a);
+    }
+
+    /// A health check reports. Failures inside the grace period (before a
+    /// first success) are ignored, as Marathon does; after
+    /// `maxConsecutiveFailures` the task is killed. A healthy task stays
+    /// healthy (nothing in the world makes it sick), so checks stop there:
+    /// this keeps `big` cheap.
+    pub(crate) fn on_health_check(&mut self, key: TaskKey) {
+        let Some(task) = self.marathon.tasks.get(&key) else {
+            return;
+        };
+        if task.state != TaskState::Running {
+            return;
+        }
+        let a = task.app;
+        let Some(spec) = self.marathon.apps[a].health.clone() else {
+            return;
+        };
+        let started = task.started_at.unwrap_or(self.now);
+        let ready =
+            !task.doomed && self.now >= started.plus_ms(self.marathon.apps[a].ready_after_ms);
+        let in_grace =
+            task.health.first_success.is_none() && self.now < started.plus_ms(spec.grace_ms);
+        let now = self.now;
+        let Some(task) = self.marathon.tasks.get_mut(&key) else {
+            return;
+        };
+        if ready {
+            task.health.alive = Some(true);
+            task.health.consecutive_failures = 0;
+            task.health.first_success.get_or_insert(now);
+            task.health.last_success = Some(now);
+            self.marathon.apps[a].consecutive_failures = 0;
+        } else if in_grace {
+            self.schedule_in(spec.interval_ms, Event::HealthCheck(key));
+            return;
+        } else {
+            task.health.alive = Some(false);
+            task.health.consecutive_failures += 1;
+            task.health.last_failure = Some(now);
+            if task.health.consecutive_failures >= spec.max_failures {
+                self.end_task(key, TaskEnd::HealthKilled);
+                return;
+            }
+            self.schedule_in(spec.interval_ms, Event::HealthCheck(key));
+        }
+        self.app_changed(a);
+    }
+
+    /// Ends a task. Failures grow the app's launch delay; the task is
+    /// expunged (and, unless scaled away, replaced) after Marathon's
+    /// reaction time: ~3 s for unreachable/lost, the kill grace for kills.
+    pub(crate) fn end_task(&mut self, key: TaskKey, how: TaskEnd) {
+        let Some(task) = self.marathon.tasks.get_mut(&key) else {
+            return;
+        };
+        if !matches!(task.state, TaskState::Staging | TaskState::Running) {
+            return;
+        }
+        task.state = match how {
+            TaskEnd::Unreachable => TaskState::Unreachable,
+            TaskEnd::Lost => TaskState::Lost,
+            TaskEnd::Failed => TaskState::Failed,
+            TaskEnd::Killed | TaskEnd::KilledForScale | TaskEnd::HealthKilled => TaskState::Killing,
+        };
+        let a = task.app;
+        let lineage = task.lineage.clone();
+        let failure = matches!(
+            how,
+            TaskEnd::Unreachable | TaskEnd::Lost | TaskEnd::Failed | TaskEnd::HealthKilled
+        );
+        let app = &mut self.marathon.apps[a];
+        if failure {
+            app.consecutive_failures += 1;
+            let delay = app.launch_delay_ms(app.consecutive_failures);
+            app.backoff_until = self.now.plus_ms(delay);
+        }
+        if how != TaskEnd::KilledForScale {
+            app.orphans.push_back(lineage);
+        }
+        let delay = match how {
+            TaskEnd::Unreachable | TaskEnd::Lost => self.timing.unreachable_relaunch_ms,
+            TaskEnd::Failed => 0,
+            TaskEnd::Killed | TaskEnd::KilledForScale | TaskEnd::HealthKilled => {
+                self.timing.kill_ms
+            }
+        };
+        self.schedule_in(delay, Event::TaskExpunged(key));
+        self.app_changed(a);
+    }
+
+    pub(crate) fn on_task_expunged(&mut self, key: TaskKey) {
+        let Some(task) = self.marathon.tasks.remove(&key) else {
+            return;
+        };
+        self.marathon.task_by_id.remove(&task.id);
+        let a = task.app;
+        let app = &mut self.marathon.apps[a];
+        app.tasks.remove(&key);
+        let (cpus, mem) = (app.cpus, app.mem);
+        let agent = &mut self.mesos.agents[task.agent];
+        agent.tasks.remove(&key);
+        agent.used_cpus = agent.used_cpus.saturating_sub(cpus);
+        agent.used_mem = agent.used_mem.saturating_sub(mem);
+        self.app_changed(a);
+        self.launch_missing(a);
+        self.offers_changed();
+    }
+
+    /// Places the app's missing tasks, once its launch delay is over; what
+    /// finds no room waits for the next offer cycle.
+    pub(crate) fn launch_missing(&mut self, a: AppIdx) {
+        let app = &self.marathon.apps[a];
+        let missing = (app.instances as usize).saturating_sub(app.tasks.len());
+        if missing == 0 {
+            self.marathon.waiting.remove(&a);
+            return;
+        }
+        if self.now < app.backoff_until {
+            let at = app.backoff_until;
+            if app.launch_due_at != Some(at) {
+                self.marathon.apps[a].launch_due_at = Some(at);
+                self.schedule(at, Event::LaunchDue(a));
+            }
+            return;
+        }
+        for _ in 0..missing {
+            match self.pick_agent(a) {
+                Some(agent) => {
+                    self.start_task(a, agent, false);
+                }
+                None => {
+                    self.marathon.waiting.insert(a);
+                    self.offers_changed();
+                    self.app_changed(a);
+                    return;
+                }
+            }
+        }
+        self.marathon.waiting.remove(&a);
+        self.app_changed(a);
+    }
+
+    /// After any change to an app's tasks: recount, tell the monitor, and
+    /// finish its deployment once every instance serves.
+    pub(crate) fn app_changed(&mut self, a: AppIdx) {
+        let mut counts = Counts::default();
+        // What really serves, which Marathon may not know yet: a task on an
+        // instance that is gone serves nobody, however long Mesos takes to
+        // notice (or, with the stay-registered fault, never notices).
+        let mut really_serving = 0;
+        let app = &self.marathon.apps[a];
+        let has_health = app.health.is_some();
+        for k in &app.tasks {
+            let t = &self.marathon.tasks[k];
+            match t.state {
+                TaskState::Staging => counts.staged += 1,
+                TaskState::Running => {
+                    counts.running += 1;
+                    if has_health {
+                        match t.health.alive {
+                            Some(true) => counts.healthy += 1,
+                            Some(false) => counts.unhealthy += 1,
+                            None => {}
+                        }
+                    }
+                    let serves = !has_health || t.health.alive == Some(true);
+                    if serves && self.agent_host_alive(t.agent) {
+                        really_serving += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let app = &mut self.marathon.apps[a];
+        app.counts = counts;
+        let (serving, floor, instances) = (app.serving(), app.floor(), app.instances);
+        let done = app.deployment.is_some()
+            && app.tasks.len() == instances as usize
+            && serving == instances;
+        if done && let Some(id) = app.deployment.take() {
+            self.marathon.deployments.retain(|d| d.id != id);
+        }
+        self.monitor
+            .observe_app(a, self.now, really_serving, floor, instances);
+    }
+
+    /// For the monitor's report: each app's id.
+    pub(crate) fn app_id(&self, a: AppIdx) -> &str {
+        &self.marathon.apps[a].id
+    }
+}

@@ -1,0 +1,265 @@
+//! The simulated world: one Auto Scaling group of EC2 instances, the Mesos
+//! master's view of their agents, Marathon's apps and tasks, and the monitor
+//! that records what really happened. Pure and deterministic: no I/O, no
+//! real clock; time moves only through `advance_to`, and every random
+//! choice comes from the scenario's seed.
+//!
+//! One file per concept, each adding its part of `World`'s API:
+//! - `clock`: `SimTime` and its place on the wall clock.
+//! - `events`: the timed event queue.
+//! - `asg`: the group, its instances, scaling activities, AZRebalance, EC2.
+//! - `agents`: Mesos agents (registration, ping timeouts, drain, deactivate).
+//! - `maintenance`: the maintenance schedule and machines down/up.
+//! - `marathon`: apps, tasks, health checks, backoff, deployments, kills.
+//! - `placement`: which agent a task goes to.
+//! - `monitor`: the ground truth (time below floor, outages) and `Report`.
+//! - `faults`: what the world can be told to get wrong.
+
+mod agents;
+mod asg;
+mod clock;
+mod events;
+mod faults;
+mod maintenance;
+mod marathon;
+mod monitor;
+mod placement;
+mod rng;
+
+#[cfg(test)]
+mod tests;
+
+pub use agents::{AgentView, MesosError, ResourcesView};
+pub use asg::{
+    ActivityView, AwsError, Ec2InstanceView, GroupInstanceView, GroupView, LaunchTemplateView,
+    LifecycleState, SuspendedProcessView, TagView,
+};
+pub use clock::{Epoch, SimTime};
+pub use faults::Faults;
+pub use maintenance::{MachineId, MaintenanceStatus, MaintenanceWindow};
+pub use marathon::{
+    AppView, DeploymentView, HealthCheckResultView, HealthCheckView, KillResult, MarathonError,
+    TaskView,
+};
+pub use monitor::{AppReport, FinalState, Report, TaskMoves};
+
+use std::collections::BTreeSet;
+
+use agents::Mesos;
+use asg::{Group, Instance};
+use events::{Event, EventQueue};
+use maintenance::Maintenance;
+use marathon::Marathon;
+use monitor::Monitor;
+use rng::SimRng;
+
+use super::scenario::{Scenario, millis};
+
+/// The scenario's timings in milliseconds, as the world uses them.
+#[derive(Clone, Debug)]
+pub(crate) struct Timing {
+    pub(crate) jitter: f64,
+    pub(crate) boot_ms: u64,
+    pub(crate) register_ms: u64,
+    pub(crate) terminate_ms: u64,
+    pub(crate) launch_retry_ms: u64,
+    pub(crate) rebalance_delay_ms: u64,
+    /// `agent_ping_timeout` × `max_agent_ping_timeouts`.
+    pub(crate) unreachable_after_ms: u64,
+    pub(crate) unreachable_relaunch_ms: u64,
+    pub(crate) offer_interval_ms: u64,
+    pub(crate) kill_ms: u64,
+    pub(crate) draining_ms: u64,
+}
+
+/// The whole simulated cluster. Facades call `advance_to(now)` before each
+/// request, then one of the API methods (spread over this module's files).
+pub struct World {
+    now: SimTime,
+    epoch: Epoch,
+    rng: SimRng,
+    queue: EventQueue,
+    timing: Timing,
+    group: Group,
+    /// Every instance ever launched, by index (terminated ones stay, as
+    /// EC2 keeps listing them for a while).
+    instances: Vec<Instance>,
+    instance_by_id: std::collections::HashMap<String, usize>,
+    mesos: Mesos,
+    maintenance: Maintenance,
+    marathon: Marathon,
+    faults: Faults,
+    monitor: Monitor,
+    events_processed: u64,
+}
+
+impl World {
+    /// Builds the scenario's world in its steady state at time zero: every
+    /// instance InService, every agent registered, every task placed,
+    /// running and (with health checks) healthy.
+    pub fn new(scenario: &Scenario) -> World {
+        let t = &scenario.timings;
+        let timing = Timing {
+            jitter: t.jitter,
+            boot_ms: millis(t.instance_boot_s),
+            register_ms: millis(t.agent_register_s),
+            terminate_ms: millis(t.instance_terminate_s),
+            launch_retry_ms: millis(t.launch_retry_s).max(1),
+            rebalance_delay_ms: millis(t.az_rebalance_delay_s),
+            unreachable_after_ms: millis(t.agent_ping_timeout_s)
+                * u64::from(t.max_agent_ping_timeouts),
+            unreachable_relaunch_ms: millis(t.unreachable_relaunch_s),
+            offer_interval_ms: millis(t.offer_interval_s).max(1),
+            kill_ms: millis(t.task_kill_s),
+            draining_ms: millis(t.marathon_draining_s),
+        };
+        let mut rng = SimRng::new(scenario.seed);
+        let master_id = rng.uuid();
+        let apps = scenario.expanded_apps();
+        let mut world = World {
+            now: SimTime::ZERO,
+            epoch: Epoch {
+                unix_ms: t.epoch_unix_s * 1000,
+            },
+            rng,
+            queue: EventQueue::default(),
+            timing,
+            group: Group::new(&scenario.group),
+            instances: Vec::new(),
+            instance_by_id: Default::default(),
+            mesos: Mesos::new(master_id, &scenario.agent),
+            maintenance: Maintenance::default(),
+            marathon: Marathon::new(&apps),
+            faults: scenario.faults.clone(),
+            monitor: Monitor::new(apps.len(), scenario.group.availability_zones.len()),
+            events_processed: 0,
+        };
+        for app in &apps {
+            if app.spec.never_healthy_after_relaunch
+                && !world.faults.never_healthy_apps.contains(&app.id)
+            {
+                world.faults.never_healthy_apps.push(app.id.clone());
+            }
+        }
+        world
+            .marathon
+            .refresh_never_healthy(&world.faults.never_healthy_apps);
+        world.populate_initial_instances();
+        world.place_initial_tasks();
+        for app in 0..world.marathon.apps.len() {
+            world.app_changed(app);
+        }
+        world.observe_group();
+        world
+    }
+
+    /// Now, in simulated time.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    pub fn epoch(&self) -> Epoch {
+        self.epoch
+    }
+
+    /// Unix milliseconds of `t` (for the facades' timestamps).
+    pub fn unix_ms(&self, t: SimTime) -> u64 {
+        self.epoch.unix_ms(t)
+    }
+
+    /// When the world next changes by itself, if ever.
+    pub fn next_event_time(&self) -> Option<SimTime> {
+        self.queue.next_time()
+    }
+
+    /// Events scheduled and not yet processed (stale ones included).
+    pub fn pending_events(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// How many events the world has processed (for benchmarks).
+    pub fn events_processed(&self) -> u64 {
+        self.events_processed
+    }
+
+    /// Runs every event due at or before `t`, in (time, sequence) order,
+    /// then sets the clock to `t`. Time never goes backwards: an earlier `t`
+    /// changes nothing.
+    pub fn advance_to(&mut self, t: SimTime) {
+        while let Some((at, event)) = self.queue.pop_due(t) {
+            self.now = self.now.max(at);
+            self.events_processed += 1;
+            self.handle(event);
+        }
+        self.now = self.now.max(t);
+    }
+
+    /// Advances by `ms` milliseconds.
+    pub fn advance_by_ms(&mut self, ms: u64) {
+        self.advance_to(self.now.plus_ms(ms));
+    }
+
+    /// The faults in force.
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    /// Switches faults at runtime. Unknown app ids in `never_healthy_apps`
+    /// are refused, so a typo cannot silently disable a fault.
+    pub fn set_faults(&mut self, faults: Faults) -> Result<(), MarathonError> {
+        for id in &faults.never_healthy_apps {
+            if !self.marathon.by_id.contains_key(id) {
+                return Err(MarathonError::AppNotFound {
+                    action: "set_faults",
+                    app: id.clone(),
+                });
+            }
+        }
+        self.marathon
+            .refresh_never_healthy(&faults.never_healthy_apps);
+        self.faults = faults;
+        Ok(())
+    }
+
+    /// Counts an API call by its action name, for the report.
+    pub fn record_api_call(&mut self, system: &str, action: &str) {
+        self.monitor.record_api_call(system, action);
+    }
+
+    fn schedule(&mut self, at: SimTime, event: Event) {
+        self.queue.schedule(at, event);
+    }
+
+    fn schedule_in(&mut self, ms: u64, event: Event) {
+        self.queue.schedule(self.now.plus_ms(ms), event);
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::InstanceBooted(i) => self.on_instance_booted(i),
+            Event::AgentRegisters(i) => self.on_agent_registers(i),
+            Event::InstanceTerminated(i) => self.on_instance_terminated(i),
+            Event::AgentPingTimeout(a) => self.on_agent_ping_timeout(a),
+            Event::AgentDrained(a) => self.on_agent_drained(a),
+            Event::ReconcileGroup => {
+                self.group.retry_at = None;
+                self.reconcile_group();
+            }
+            Event::RebalanceCheck => self.on_rebalance_check(),
+            Event::TaskStarted(t) => self.on_task_started(t),
+            Event::HealthCheck(t) => self.on_health_check(t),
+            Event::TaskExpunged(t) => self.on_task_expunged(t),
+            Event::LaunchDue(app) => self.launch_missing(app),
+            Event::OfferCycle => self.on_offer_cycle(),
+        }
+    }
+
+    /// Apps whose tasks are waiting for room, for tests and the report.
+    pub fn apps_waiting_for_offers(&self) -> Vec<String> {
+        let waiting: BTreeSet<usize> = self.marathon.waiting.clone();
+        waiting
+            .into_iter()
+            .map(|a| self.marathon.apps[a].id.clone())
+            .collect()
+    }
+}

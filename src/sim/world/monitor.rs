@@ -1,0 +1,318 @@
+//! The monitor: the world's ground truth about a roll, which later issues
+//! judge the roller by. Per app, the simulated time spent below its floor
+//! (serving < ceil(instances × minimumHealthCapacity), where serving is
+//! healthy with health checks and running without) and at zero (an
+//! outage), integrated exactly in milliseconds between events; relaunches
+//! per app and per task lineage; peak and final instances per AZ;
+//! instances beyond desired; API calls by action.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::World;
+use super::clock::SimTime;
+use super::events::{AppIdx, TaskKey};
+
+#[derive(Clone, Debug, Default)]
+struct AppWatch {
+    serving: u32,
+    floor: u32,
+    instances: u32,
+    below_since: Option<SimTime>,
+    zero_since: Option<SimTime>,
+    below_ms: u64,
+    zero_ms: u64,
+    relaunches: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Lineage {
+    app: AppIdx,
+    first_task_id: String,
+    moves: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Monitor {
+    apps: Vec<AppWatch>,
+    lineages: HashMap<TaskKey, Lineage>,
+    az_peak: Vec<u32>,
+    az_now: Vec<u32>,
+    beyond_peak: u32,
+    beyond_since: Option<SimTime>,
+    beyond_ms: u64,
+    launched: u32,
+    terminated: u32,
+    launch_failures: u32,
+    api_calls: BTreeMap<String, u64>,
+}
+
+impl Monitor {
+    pub(crate) fn new(apps: usize, azs: usize) -> Monitor {
+        Monitor {
+            apps: vec![AppWatch::default(); apps],
+            az_peak: vec![0; azs],
+            az_now: vec![0; azs],
+            ..Monitor::default()
+        }
+    }
+
+    /// An app's serving count, floor or instances may have changed at `now`.
+    pub(crate) fn observe_app(
+        &mut self,
+        a: AppIdx,
+        now: SimTime,
+        serving: u32,
+        floor: u32,
+        instances: u32,
+    ) {
+        let w = &mut self.apps[a];
+        let below = serving < floor;
+        let zero = instances > 0 && serving == 0;
+        match (w.below_since, below) {
+            (None, true) => w.below_since = Some(now),
+            (Some(since), false) => {
+                w.below_ms += now.since(since);
+                w.below_since = None;
+            }
+            _ => {}
+        }
+        match (w.zero_since, zero) {
+            (None, true) => w.zero_since = Some(now),
+            (Some(since), false) => {
+                w.zero_ms += now.since(since);
+                w.zero_since = None;
+            }
+            _ => {}
+        }
+        w.serving = serving;
+        w.floor = floor;
+        w.instances = instances;
+    }
+
+    pub(crate) fn task_moved(&mut self, a: AppIdx, lineage: TaskKey, first_task_id: &str) {
+        self.apps[a].relaunches += 1;
+        self.lineages
+            .entry(lineage)
+            .or_insert_with(|| Lineage {
+                app: a,
+                first_task_id: first_task_id.to_string(),
+                moves: 0,
+            })
+            .moves += 1;
+    }
+
+    pub(crate) fn observe_group(&mut self, now: SimTime, counts: &[u32], desired: u32) {
+        for (az, &c) in counts.iter().enumerate() {
+            self.az_peak[az] = self.az_peak[az].max(c);
+            self.az_now[az] = c;
+        }
+        let live: u32 = counts.iter().sum();
+        let beyond = live.saturating_sub(desired);
+        self.beyond_peak = self.beyond_peak.max(beyond);
+        match (self.beyond_since, beyond > 0) {
+            (None, true) => self.beyond_since = Some(now),
+            (Some(since), false) => {
+                self.beyond_ms += now.since(since);
+                self.beyond_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn instance_launched(&mut self) {
+        self.launched += 1;
+    }
+
+    pub(crate) fn instance_terminated(&mut self) {
+        self.terminated += 1;
+    }
+
+    pub(crate) fn launch_failed(&mut self) {
+        self.launch_failures += 1;
+    }
+
+    pub(crate) fn record_api_call(&mut self, system: &str, action: &str) {
+        *self
+            .api_calls
+            .entry(format!("{system}:{action}"))
+            .or_default() += 1;
+    }
+}
+
+/// One app's record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AppReport {
+    pub id: String,
+    pub instances: u32,
+    pub floor: u32,
+    pub serving: u32,
+    pub below_floor_ms: u64,
+    pub at_zero_ms: u64,
+    pub relaunches: u32,
+}
+
+/// How often one task (followed across its replacements) was moved.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TaskMoves {
+    pub app: String,
+    pub first_task_id: String,
+    pub moves: u32,
+}
+
+/// The final state of the world when the report was taken.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FinalState {
+    pub desired_capacity: u32,
+    pub instances_live: u32,
+    pub agents_registered: usize,
+    pub tasks: usize,
+    pub apps_below_floor_now: usize,
+}
+
+/// The monitor's report (`GET /sim/report`, and the file at exit).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Report {
+    pub simulated_ms: u64,
+    pub apps: Vec<AppReport>,
+    pub apps_ever_below_floor: usize,
+    pub apps_with_outage: usize,
+    pub total_below_floor_ms: u64,
+    pub total_outage_ms: u64,
+    pub relaunches: u64,
+    /// Only lineages that moved at least once, most moved first.
+    pub task_moves: Vec<TaskMoves>,
+    pub az_peak: BTreeMap<String, u32>,
+    pub az_final: BTreeMap<String, u32>,
+    pub peak_instances_beyond_desired: u32,
+    pub ms_beyond_desired: u64,
+    pub instances_launched: u32,
+    pub instances_terminated: u32,
+    pub launch_failures: u32,
+    pub api_calls: BTreeMap<String, u64>,
+    pub final_state: FinalState,
+}
+
+impl Report {
+    /// A few lines for a terminal.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let secs = |ms: u64| ms as f64 / 1000.0;
+        let _ = writeln!(
+            out,
+            "simulated {:.1} s: {} apps, {} below their floor at some point ({:.1} s in all), {} with an outage ({:.1} s in all)",
+            secs(self.simulated_ms),
+            self.apps.len(),
+            self.apps_ever_below_floor,
+            secs(self.total_below_floor_ms),
+            self.apps_with_outage,
+            secs(self.total_outage_ms),
+        );
+        let _ = writeln!(
+            out,
+            "tasks relaunched: {}; instances launched {}, terminated {}, failed launches {}",
+            self.relaunches,
+            self.instances_launched,
+            self.instances_terminated,
+            self.launch_failures
+        );
+        let per_az = |m: &BTreeMap<String, u32>| {
+            m.iter()
+                .map(|(az, n)| format!("{az}={n}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let _ = writeln!(
+            out,
+            "instances per AZ: peak {}; final {}; beyond desired: peak {} for {:.1} s",
+            per_az(&self.az_peak),
+            per_az(&self.az_final),
+            self.peak_instances_beyond_desired,
+            secs(self.ms_beyond_desired)
+        );
+        for app in self.apps.iter().filter(|a| a.at_zero_ms > 0) {
+            let _ = writeln!(
+                out,
+                "outage: {} at zero for {:.1} s (below floor {:.1} s)",
+                app.id,
+                secs(app.at_zero_ms),
+                secs(app.below_floor_ms)
+            );
+        }
+        out
+    }
+}
+
+impl World {
+    /// The monitor's report at the current simulated time (open intervals
+    /// are counted up to now).
+    pub fn report(&self) -> Report {
+        let now = self.now;
+        let m = &self.monitor;
+        let apps: Vec<AppReport> = m
+            .apps
+            .iter()
+            .enumerate()
+            .map(|(a, w)| AppReport {
+                id: self.app_id(a).to_string(),
+                instances: w.instances,
+                floor: w.floor,
+                serving: w.serving,
+                below_floor_ms: w.below_ms + w.below_since.map_or(0, |s| now.since(s)),
+                at_zero_ms: w.zero_ms + w.zero_since.map_or(0, |s| now.since(s)),
+                relaunches: w.relaunches,
+            })
+            .collect();
+        let mut task_moves: Vec<TaskMoves> = m
+            .lineages
+            .values()
+            .map(|l| TaskMoves {
+                app: self.app_id(l.app).to_string(),
+                first_task_id: l.first_task_id.clone(),
+                moves: l.moves,
+            })
+            .collect();
+        task_moves.sort_by(|x, y| {
+            y.moves
+                .cmp(&x.moves)
+                .then_with(|| x.first_task_id.cmp(&y.first_task_id))
+        });
+        let azs = self.az_names();
+        let by_az = |v: &[u32]| -> BTreeMap<String, u32> {
+            azs.iter().cloned().zip(v.iter().copied()).collect()
+        };
+        let counts = self.az_counts();
+        Report {
+            simulated_ms: now.as_millis(),
+            apps_ever_below_floor: apps.iter().filter(|a| a.below_floor_ms > 0).count(),
+            apps_with_outage: apps.iter().filter(|a| a.at_zero_ms > 0).count(),
+            total_below_floor_ms: apps.iter().map(|a| a.below_floor_ms).sum(),
+            total_outage_ms: apps.iter().map(|a| a.at_zero_ms).sum(),
+            relaunches: apps.iter().map(|a| u64::from(a.relaunches)).sum(),
+            final_state: FinalState {
+                desired_capacity: self.group_desired(),
+                instances_live: counts.iter().sum(),
+                agents_registered: self
+                    .mesos
+                    .agents
+                    .iter()
+                    .filter(|a| a.is_registered())
+                    .count(),
+                tasks: self.marathon.tasks.len(),
+                apps_below_floor_now: apps.iter().filter(|a| a.serving < a.floor).count(),
+            },
+            apps,
+            task_moves,
+            az_peak: by_az(&m.az_peak),
+            az_final: by_az(&counts),
+            peak_instances_beyond_desired: m.beyond_peak,
+            ms_beyond_desired: m.beyond_ms + m.beyond_since.map_or(0, |s| now.since(s)),
+            instances_launched: m.launched,
+            instances_terminated: m.terminated,
+            launch_failures: m.launch_failures,
+            api_calls: m.api_calls.clone(),
+        }
+    }
+}

@@ -1,0 +1,964 @@
+//! Tests of the world: timing, placement, faults and the monitor, all in
+//! simulated time (nothing sleeps; the world only moves by `advance_to`).
+
+use std::time::Instant;
+
+use super::*;
+use crate::sim::scenario::{Scenario, builtin_names};
+
+/// Three agents, one per AZ, exact timings (no jitter), AZRebalance on.
+const SMALL: &str = r#"
+    [group]
+    name = "agents"
+    min_size = 2
+    max_size = 6
+    desired_capacity = 3
+
+    [agent]
+    cpus = 4
+    mem = 8192
+"#;
+
+fn world(extra: &str) -> World {
+    let text = format!("{SMALL}\n{extra}");
+    World::new(&Scenario::from_toml(&text, "test").expect("valid scenario"))
+}
+
+fn secs(s: u64) -> SimTime {
+    SimTime::from_secs(s)
+}
+
+fn group(w: &World) -> GroupView {
+    w.describe_groups(&[]).remove(0)
+}
+
+fn app(w: &World, id: &str) -> AppView {
+    w.app(id, true).expect("app exists")
+}
+
+/// The instance id under the agent running the app's first task.
+fn instance_of_first_task(w: &World, id: &str) -> String {
+    let task = app(w, id).tasks.expect("embedded")[0].clone();
+    let agent = w.agent(&task.slave_id).expect("agent registered");
+    agent.attributes["instance_id"].clone()
+}
+
+#[test]
+fn a_launch_is_in_service_after_90_s_and_its_agent_registers_30_s_later() {
+    let mut w = world("");
+    w.set_desired_capacity("agents", 4).expect("within bounds");
+    let new = group(&w)
+        .instances
+        .into_iter()
+        .find(|i| i.lifecycle_state == "Pending")
+        .expect("one instance pending");
+    assert_eq!(
+        new.availability_zone, "us-east-1a",
+        "ties go to the first AZ"
+    );
+
+    w.advance_to(SimTime::from_millis(89_999));
+    assert_eq!(
+        group(&w)
+            .instances
+            .iter()
+            .filter(|i| i.lifecycle_state == "InService")
+            .count(),
+        3
+    );
+    w.advance_to(secs(90));
+    assert_eq!(
+        group(&w)
+            .instances
+            .iter()
+            .filter(|i| i.lifecycle_state == "InService")
+            .count(),
+        4
+    );
+    assert_eq!(w.agents().len(), 3, "the agent is not registered yet");
+
+    w.advance_to(SimTime::from_millis(119_999));
+    assert_eq!(w.agents().len(), 3);
+    w.advance_to(secs(120));
+    let agents = w.agents();
+    assert_eq!(agents.len(), 4);
+    let agent = agents.last().expect("new agent");
+    let ec2 = w
+        .ec2_instances(std::slice::from_ref(&new.instance_id))
+        .expect("known")[0]
+        .clone();
+    assert_eq!(agent.attributes["instance_id"], new.instance_id);
+    assert_eq!(agent.hostname, ec2.private_dns_name);
+    assert_eq!(
+        agent.pid,
+        format!("slave(1)@{}:5051", ec2.private_ip_address)
+    );
+    assert!(agent.id.ends_with("-S3"), "{}", agent.id);
+    assert_eq!(ec2.state, "running");
+    assert_eq!(agent.registered_unix_ms, w.unix_ms(secs(120)));
+}
+
+#[test]
+fn a_terminated_agent_is_unreachable_after_75_s_and_its_task_relaunches_3_s_later_elsewhere() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/solo"
+        instances = 1
+        "#,
+    );
+    let old_task = app(&w, "/solo").tasks.expect("embedded")[0].clone();
+    let instance = instance_of_first_task(&w, "/solo");
+    w.terminate_instance(&instance, true).expect("terminates");
+    assert_eq!(group(&w).desired_capacity, 2);
+
+    w.advance_to(SimTime::from_millis(74_999));
+    let agent = w.agent(&old_task.slave_id).expect("still registered");
+    assert!(!agent.active, "a disconnected agent is not active");
+    assert_eq!(
+        app(&w, "/solo").tasks_running,
+        1,
+        "Marathon does not know yet"
+    );
+
+    w.advance_to(secs(75));
+    assert!(
+        w.agent(&old_task.slave_id).is_none(),
+        "removed after 15 s × 5"
+    );
+    let tasks = app(&w, "/solo").tasks.expect("embedded");
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].state, "TASK_UNREACHABLE");
+
+    w.advance_to(SimTime::from_millis(77_999));
+    assert_eq!(app(&w, "/solo").tasks.expect("embedded")[0].id, old_task.id);
+    w.advance_to(secs(78));
+    let tasks = app(&w, "/solo").tasks.expect("embedded");
+    assert_eq!(tasks.len(), 1);
+    assert_ne!(tasks[0].id, old_task.id, "replaced");
+    assert_eq!(tasks[0].state, "TASK_STAGING");
+    assert_ne!(tasks[0].slave_id, old_task.slave_id, "on another agent");
+    assert_eq!(tasks[0].staged_unix_ms, w.unix_ms(secs(78)));
+
+    w.advance_to(secs(83));
+    assert_eq!(
+        app(&w, "/solo").tasks_running,
+        1,
+        "running after its 5 s start"
+    );
+    let report = w.report();
+    assert_eq!(report.apps[0].relaunches, 1);
+    assert_eq!(report.task_moves[0].first_task_id, old_task.id);
+    assert_eq!(report.task_moves[0].moves, 1);
+}
+
+#[test]
+fn the_monitor_counts_a_single_instance_outage_exactly() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/single"
+        instances = 1
+        task_start_s = 5
+        ready_after_s = 10
+        [apps.health_check]
+        interval_s = 10
+        grace_period_s = 60
+        "#,
+    );
+    w.advance_to(secs(100));
+    let instance = instance_of_first_task(&w, "/single");
+    w.terminate_instance(&instance, true).expect("terminates");
+    w.advance_to(secs(1000));
+    // Down from the termination: 75 s until Mesos gives up, 3 s until
+    // Marathon relaunches, 5 s to start, 10 s to the first health check.
+    let report = w.report();
+    let single = &report.apps[0];
+    assert_eq!(single.at_zero_ms, 93_000);
+    assert_eq!(single.below_floor_ms, 93_000);
+    assert_eq!(report.apps_with_outage, 1);
+    assert_eq!(single.serving, 1);
+    assert!(
+        report.summary().contains("/single at zero for 93.0 s"),
+        "{}",
+        report.summary()
+    );
+}
+
+#[test]
+fn an_app_above_its_floor_has_no_outage_and_one_below_is_counted_while_it_lasts() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/half"
+        instances = 2
+        min_health_capacity = 0.5
+        constraints = [["hostname", "UNIQUE"]]
+        "#,
+    );
+    let instance = instance_of_first_task(&w, "/half");
+    w.terminate_instance(&instance, true).expect("terminates");
+    w.advance_to(secs(1000));
+    let half = &w.report().apps[0];
+    assert_eq!(half.floor, 1);
+    assert_eq!((half.below_floor_ms, half.at_zero_ms), (0, 0));
+    assert_eq!(half.relaunches, 1);
+}
+
+#[test]
+fn az_rebalance_launches_in_the_low_az_then_terminates_in_the_high_one_by_itself() {
+    let mut w = world("");
+    w.set_desired_capacity("agents", 6).expect("within bounds");
+    w.advance_to(secs(200));
+    assert_eq!(w.az_counts(), vec![2, 2, 2]);
+    let in_a: Vec<String> = group(&w)
+        .instances
+        .iter()
+        .filter(|i| i.availability_zone == "us-east-1a")
+        .map(|i| i.instance_id.clone())
+        .collect();
+    w.update_group("agents", Some(3), None, None)
+        .expect("valid");
+    let t0 = w.now();
+    for id in &in_a {
+        w.terminate_instance(id, true).expect("terminates");
+    }
+    assert_eq!(w.az_counts(), vec![0, 2, 2]);
+
+    // The check comes 60 s after the change and launches in the low AZ.
+    w.advance_to(t0.plus_ms(59_999));
+    assert_eq!(w.az_counts(), vec![0, 2, 2]);
+    w.advance_to(t0.plus_ms(60_000));
+    assert_eq!(w.az_counts(), vec![1, 2, 2], "launched in the low AZ first");
+    assert_eq!(group(&w).desired_capacity, 4, "desired is unchanged");
+
+    // Once it serves (90 s later), one in a high AZ goes.
+    w.advance_to(t0.plus_ms(150_000));
+    assert_eq!(w.az_counts(), vec![1, 1, 2]);
+    let report = w.report();
+    assert_eq!(report.peak_instances_beyond_desired, 1);
+    assert_eq!(report.ms_beyond_desired, 90_000);
+    let activities = w.scaling_activities("agents", 2).expect("group");
+    assert!(
+        activities[0]
+            .description
+            .starts_with("Terminating EC2 instance")
+    );
+    assert!(
+        activities[0].cause.contains("AZRebalance"),
+        "{}",
+        activities[0].cause
+    );
+
+    w.advance_to(t0.plus_ms(3_600_000));
+    assert_eq!(w.az_counts(), vec![1, 1, 2], "balanced: nothing more to do");
+}
+
+#[test]
+fn az_rebalance_does_nothing_while_suspended() {
+    let mut w = world("");
+    w.set_desired_capacity("agents", 6).expect("within bounds");
+    w.advance_to(secs(200));
+    w.suspend_processes("agents", &["AZRebalance".to_string()])
+        .expect("valid process");
+    w.update_group("agents", Some(3), None, None)
+        .expect("valid");
+    let in_a: Vec<String> = group(&w)
+        .instances
+        .iter()
+        .filter(|i| i.availability_zone == "us-east-1a")
+        .map(|i| i.instance_id.clone())
+        .collect();
+    for id in &in_a {
+        w.terminate_instance(id, true).expect("terminates");
+    }
+    w.advance_by_ms(3_600_000);
+    assert_eq!(w.az_counts(), vec![0, 2, 2]);
+    assert_eq!(w.report().peak_instances_beyond_desired, 0);
+
+    // Resuming it lets it balance.
+    w.resume_processes("agents", &["AZRebalance".to_string()])
+        .expect("valid process");
+    w.advance_by_ms(200_000);
+    assert_eq!(w.az_counts(), vec![1, 1, 2]);
+}
+
+#[test]
+fn desired_capacity_beyond_max_or_below_min_is_a_validation_error() {
+    let mut w = world("");
+    let err = w.set_desired_capacity("agents", 7).expect_err("above max");
+    assert_eq!(err.code(), "ValidationError");
+    assert_eq!(
+        err.aws_message(),
+        "New SetDesiredCapacity value 7 is above max value 6 for the AutoScalingGroup."
+    );
+    let err = w.set_desired_capacity("agents", 1).expect_err("below min");
+    assert!(err.aws_message().contains("below min value 2"), "{err}");
+    assert_eq!(group(&w).desired_capacity, 3, "unchanged");
+    let err = w
+        .set_desired_capacity("nope", 3)
+        .expect_err("unknown group");
+    assert_eq!(err.label(), "group_not_found");
+}
+
+#[test]
+fn terminating_with_decrement_at_min_size_and_an_unknown_instance_are_refused() {
+    let mut w = world("");
+    let ids: Vec<String> = group(&w)
+        .instances
+        .iter()
+        .map(|i| i.instance_id.clone())
+        .collect();
+    w.terminate_instance(&ids[0], true).expect("3 → 2 is fine");
+    let err = w
+        .terminate_instance(&ids[1], true)
+        .expect_err("2 is MinSize");
+    assert_eq!(err.code(), "ValidationError");
+    assert!(err.aws_message().contains("min size constraint"), "{err}");
+    let err = w
+        .terminate_instance("i-0000000000000000", true)
+        .expect_err("unknown");
+    assert_eq!(err.label(), "instance_not_found");
+    assert!(
+        err.aws_message().starts_with("Instance Id not found"),
+        "{err}"
+    );
+
+    // Without decrement the group replaces the instance.
+    w.terminate_instance(&ids[1], false).expect("replaced");
+    assert_eq!(group(&w).desired_capacity, 2);
+    assert_eq!(
+        group(&w)
+            .instances
+            .iter()
+            .filter(|i| i.lifecycle_state == "Pending")
+            .count(),
+        1
+    );
+    let again = w
+        .terminate_instance(&ids[1], false)
+        .expect("already terminating");
+    assert!(again.description.contains(&ids[1]));
+    w.advance_to(secs(60));
+    let err = w
+        .ec2_instances(&["i-nope".to_string()])
+        .expect_err("unknown to EC2");
+    assert_eq!(err.code(), "InvalidInstanceID.NotFound");
+    assert_eq!(
+        w.ec2_instances(std::slice::from_ref(&ids[0]))
+            .expect("kept")[0]
+            .state,
+        "terminated",
+        "EC2 still lists terminated instances"
+    );
+}
+
+#[test]
+fn suspending_an_empty_list_suspends_all_nine_processes() {
+    let mut w = world("");
+    w.suspend_processes("agents", &[]).expect("all");
+    assert_eq!(group(&w).suspended_processes.len(), 9);
+    let err = w
+        .suspend_processes("agents", &["Rebalance".to_string()])
+        .expect_err("unknown process");
+    assert_eq!(err.code(), "ValidationError");
+    w.resume_processes("agents", &[]).expect("all");
+    assert!(group(&w).suspended_processes.is_empty());
+}
+
+#[test]
+fn a_unique_app_gets_one_task_per_agent_and_waits_for_a_fourth_agent() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/unique"
+        instances = 4
+        cpus = 0.1
+        mem = 64
+        constraints = [["hostname", "UNIQUE"]]
+        "#,
+    );
+    let tasks = app(&w, "/unique").tasks.expect("embedded");
+    assert_eq!(tasks.len(), 3, "three agents, three tasks");
+    let hosts: std::collections::BTreeSet<&str> = tasks.iter().map(|t| t.host.as_str()).collect();
+    assert_eq!(hosts.len(), 3);
+    assert_eq!(w.apps_waiting_for_offers(), vec!["/unique".to_string()]);
+
+    w.set_desired_capacity("agents", 4).expect("within bounds");
+    w.advance_to(secs(121));
+    let tasks = app(&w, "/unique").tasks.expect("embedded");
+    assert_eq!(tasks.len(), 4);
+    let hosts: std::collections::BTreeSet<&str> = tasks.iter().map(|t| t.host.as_str()).collect();
+    assert_eq!(hosts.len(), 4);
+    assert!(w.apps_waiting_for_offers().is_empty());
+}
+
+#[test]
+fn no_task_is_placed_on_an_agent_inside_a_maintenance_window() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/spread"
+        instances = 6
+        cpus = 0.1
+        mem = 64
+        "#,
+    );
+    let agents = w.agents();
+    let free = &agents[2];
+    let now_ns = (w.unix_ms(w.now()) * 1_000_000) as i64;
+    let window = |a: &AgentView| MachineId {
+        hostname: Some(a.hostname.clone()),
+        ip: Some(a.ip.clone()),
+    };
+    w.set_maintenance_schedule(vec![MaintenanceWindow {
+        machines: vec![window(&agents[0]), window(&agents[1])],
+        start_unix_ns: now_ns,
+        duration_ns: 3_600 * 1_000_000_000,
+    }])
+    .expect("valid schedule");
+    assert_eq!(w.maintenance_status().draining.len(), 2);
+    let ids: Vec<String> = app(&w, "/spread")
+        .tasks
+        .expect("embedded")
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    w.kill_tasks(&ids, false);
+    w.advance_to(secs(60));
+    let tasks = app(&w, "/spread").tasks.expect("embedded");
+    assert_eq!(tasks.len(), 6);
+    assert!(tasks.iter().all(|t| t.slave_id == free.id), "{tasks:?}");
+
+    // A window that starts in an hour blocks nothing yet.
+    w.set_maintenance_schedule(vec![MaintenanceWindow {
+        machines: vec![window(&agents[2])],
+        start_unix_ns: now_ns + 7_200 * 1_000_000_000,
+        duration_ns: 3_600 * 1_000_000_000,
+    }])
+    .expect("valid schedule");
+    let ids: Vec<String> = app(&w, "/spread")
+        .tasks
+        .expect("embedded")
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    w.kill_tasks(&ids, false);
+    w.advance_to(secs(120));
+    let tasks = app(&w, "/spread").tasks.expect("embedded");
+    assert_eq!(tasks.len(), 6);
+    assert!(tasks.iter().any(|t| t.slave_id != free.id));
+}
+
+#[test]
+fn machine_down_removes_the_agent_at_once_and_only_for_scheduled_machines() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/web"
+        instances = 3
+        constraints = [["hostname", "UNIQUE"]]
+        "#,
+    );
+    let agent = w.agents()[0].clone();
+    let machine = MachineId {
+        hostname: Some(agent.hostname.clone()),
+        ip: Some(agent.ip.clone()),
+    };
+    let err = w
+        .machines_down(std::slice::from_ref(&machine))
+        .expect_err("not scheduled");
+    assert_eq!(err.label(), "machine_not_scheduled");
+    w.set_maintenance_schedule(vec![MaintenanceWindow {
+        machines: vec![machine.clone()],
+        start_unix_ns: 0,
+        duration_ns: 1,
+    }])
+    .expect("valid");
+    w.machines_down(std::slice::from_ref(&machine))
+        .expect("draining machine");
+    assert!(w.agent(&agent.id).is_none(), "removed at once");
+    assert_eq!(w.maintenance_status().down, vec![machine.clone()]);
+    let lost = app(&w, "/web").tasks.expect("embedded");
+    assert_eq!(lost.iter().filter(|t| t.state == "TASK_LOST").count(), 1);
+    let err = w
+        .set_maintenance_schedule(Vec::new())
+        .expect_err("down must stay scheduled");
+    assert_eq!(err.label(), "down_machine_unscheduled");
+
+    w.machines_up(std::slice::from_ref(&machine))
+        .expect("down machine");
+    assert!(w.maintenance_schedule().is_empty());
+    w.advance_to(secs(30));
+    assert_eq!(w.agents().len(), 3, "the agent registers again");
+    // The lost task waited for a UNIQUE-free agent: offered 1 s later,
+    // running 5 s after that.
+    w.advance_to(secs(36));
+    assert_eq!(app(&w, "/web").tasks_running, 3);
+}
+
+#[test]
+fn drain_kills_the_agents_tasks_and_ends_drained_while_deactivate_keeps_them() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/web"
+        instances = 3
+        constraints = [["hostname", "UNIQUE"]]
+        "#,
+    );
+    let agents = w.agents();
+    w.deactivate_agent(&agents[1].id).expect("known");
+    assert!(w.agent(&agents[1].id).expect("listed").deactivated);
+    assert_eq!(w.agent(&agents[1].id).expect("listed").task_count, 1);
+
+    w.drain_agent(&agents[0].id).expect("known");
+    assert_eq!(
+        w.agent(&agents[0].id).expect("listed").drain_state,
+        Some("DRAINING")
+    );
+    w.advance_to(secs(5));
+    let drained = w.agent(&agents[0].id).expect("listed");
+    assert_eq!(drained.drain_state, Some("DRAINED"));
+    assert_eq!(drained.task_count, 0);
+    // Nowhere to go: agent 0 drained, agent 1 deactivated, agent 2 taken.
+    assert_eq!(app(&w, "/web").tasks_running, 2);
+    w.reactivate_agent(&agents[1].id).expect("known");
+    assert_eq!(
+        w.drain_agent("nope").expect_err("unknown").label(),
+        "unknown_agent"
+    );
+}
+
+#[test]
+fn a_deployment_ends_when_the_app_is_healthy_and_a_second_change_conflicts() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/web"
+        instances = 2
+        cpus = 0.1
+        mem = 64
+        task_start_s = 5
+        ready_after_s = 10
+        [apps.health_check]
+        interval_s = 10
+        "#,
+    );
+    let deployment = w.update_app_instances("/web", 4, false).expect("starts");
+    assert_eq!(app(&w, "/web").deployments, vec![deployment.clone()]);
+    assert_eq!(w.deployments()[0].affected_apps, vec!["/web".to_string()]);
+    let err = w
+        .update_app_instances("web", 5, false)
+        .expect_err("conflict");
+    assert_eq!(err.label(), "deployment_conflict");
+
+    // Staged now, running at 5 s, healthy at the first check (15 s).
+    w.advance_to(SimTime::from_millis(14_999));
+    let web = app(&w, "/web");
+    assert_eq!((web.tasks_running, web.tasks_healthy), (4, 2));
+    assert_eq!(w.deployments().len(), 1);
+    w.advance_to(secs(15));
+    assert_eq!(app(&w, "/web").tasks_healthy, 4);
+    assert!(w.deployments().is_empty());
+    assert!(app(&w, "/web").deployments.is_empty());
+
+    // Scaling down is a deployment too, finished once the surplus is gone.
+    w.update_app_instances("/web", 1, false).expect("starts");
+    w.advance_to(secs(30));
+    assert_eq!(app(&w, "/web").tasks.expect("embedded").len(), 1);
+    assert!(w.deployments().is_empty());
+    assert_eq!(
+        w.update_app_instances("/nope", 1, false)
+            .expect_err("unknown")
+            .label(),
+        "app_not_found"
+    );
+}
+
+#[test]
+fn an_app_without_health_checks_never_reports_healthy_tasks() {
+    let w = world(
+        r#"
+        [[apps]]
+        id = "/plain"
+        instances = 2
+        "#,
+    );
+    let plain = app(&w, "/plain");
+    assert_eq!((plain.tasks_running, plain.tasks_healthy), (2, 0));
+    assert!(plain.health_checks.is_empty());
+}
+
+#[test]
+fn killing_with_scale_lowers_instances_and_without_scale_replaces_the_task() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/web"
+        instances = 3
+        cpus = 0.1
+        mem = 64
+        "#,
+    );
+    let ids: Vec<String> = app(&w, "/web")
+        .tasks
+        .expect("embedded")
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    let result = w.kill_tasks(&[ids[0].clone(), "nope".to_string()], false);
+    assert_eq!(result.killed.len(), 1);
+    assert_eq!(result.unknown, vec!["nope".to_string()]);
+    assert!(result.deployment_id.is_none());
+    w.advance_to(secs(20));
+    assert_eq!(app(&w, "/web").tasks_running, 3);
+
+    let result = w.kill_tasks(std::slice::from_ref(&ids[1]), true);
+    assert!(result.deployment_id.is_some());
+    w.advance_to(secs(40));
+    let web = app(&w, "/web");
+    assert_eq!((web.instances, web.tasks_running), (2, 2));
+    assert!(w.deployments().is_empty());
+}
+
+#[test]
+fn the_launch_delay_grows_by_1_15_per_failure_and_caps_at_300_s() {
+    use super::marathon::launch_delay_ms;
+    assert_eq!(launch_delay_ms(1000.0, 1.15, 300_000, 0), 0);
+    assert_eq!(launch_delay_ms(1000.0, 1.15, 300_000, 1), 1000);
+    assert_eq!(launch_delay_ms(1000.0, 1.15, 300_000, 2), 1150);
+    for failures in 3..=40 {
+        let delay = launch_delay_ms(1000.0, 1.15, 300_000, failures);
+        let exact = 1000.0 * 1.15f64.powi(failures as i32 - 1);
+        assert_eq!(
+            delay,
+            (exact.round() as u64).min(300_000),
+            "after {failures} failures"
+        );
+    }
+    assert_eq!(launch_delay_ms(1000.0, 1.15, 300_000, 41), 267_864);
+    assert_eq!(launch_delay_ms(1000.0, 1.15, 300_000, 42), 300_000);
+    assert_eq!(launch_delay_ms(1000.0, 1.15, 300_000, u32::MAX), 300_000);
+}
+
+#[test]
+fn a_never_healthy_app_keeps_failing_with_a_growing_delay_between_launches() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/broken"
+        instances = 1
+        cpus = 0.1
+        mem = 64
+        task_start_s = 5
+        never_healthy_after_relaunch = true
+        "#,
+    );
+    assert_eq!(
+        app(&w, "/broken").tasks_running,
+        1,
+        "the initial task is fine"
+    );
+    let ids: Vec<String> = app(&w, "/broken")
+        .tasks
+        .expect("embedded")
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    w.kill_tasks(&ids, false);
+    // Watch each new task's staging time.
+    let mut staged = Vec::new();
+    let mut last = String::new();
+    while w.now() < secs(200) {
+        w.advance_by_ms(100);
+        if let Some(t) = app(&w, "/broken").tasks.expect("embedded").first()
+            && t.id != last
+            && t.state == "TASK_STAGING"
+        {
+            last = t.id.clone();
+            staged.push(t.staged_unix_ms - w.unix_ms(SimTime::ZERO));
+        }
+    }
+    assert!(staged.len() > 5, "{staged:?}");
+    let gaps: Vec<u64> = staged.windows(2).map(|p| p[1] - p[0]).collect();
+    // Each launch fails 5 s after staging; the delay after it grows.
+    assert_eq!(gaps[0], 5_000 + 1_000);
+    assert_eq!(gaps[1], 5_000 + 1_150);
+    assert!(gaps.windows(2).all(|g| g[1] > g[0]), "{gaps:?}");
+    assert_eq!(app(&w, "/broken").tasks_running, 0);
+    assert!(w.report().apps[0].at_zero_ms > 190_000);
+}
+
+#[test]
+fn a_never_healthy_app_with_health_checks_is_killed_after_its_grace_and_failures() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/sick"
+        instances = 1
+        cpus = 0.1
+        mem = 64
+        task_start_s = 5
+        [apps.health_check]
+        interval_s = 10
+        grace_period_s = 30
+        max_consecutive_failures = 3
+
+        [faults]
+        never_healthy_apps = ["/sick"]
+        "#,
+    );
+    let ids: Vec<String> = app(&w, "/sick")
+        .tasks
+        .expect("embedded")
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    w.kill_tasks(&ids, false);
+    // Killed at 5 s (kill grace), staged, running at 10 s; checks at 20, 30
+    // (grace), 40, 50, 60 fail; killed at 60 s.
+    w.advance_to(secs(45));
+    let sick = app(&w, "/sick");
+    assert_eq!(
+        (sick.tasks_running, sick.tasks_healthy, sick.tasks_unhealthy),
+        (1, 0, 1)
+    );
+    w.advance_to(secs(60));
+    assert_eq!(
+        app(&w, "/sick").tasks.expect("embedded")[0].state,
+        "TASK_KILLING"
+    );
+}
+
+#[test]
+fn failing_launches_show_as_failed_activities_and_are_retried() {
+    let mut w = world("");
+    w.set_faults(Faults {
+        launches_fail: true,
+        ..Faults::default()
+    })
+    .expect("valid faults");
+    w.set_desired_capacity("agents", 4).expect("within bounds");
+    w.advance_to(secs(25));
+    let activities = w.scaling_activities("agents", 10).expect("group");
+    let failed = activities
+        .iter()
+        .filter(|a| a.status_code == "Failed")
+        .count();
+    assert_eq!(failed, 3, "at 0, 10 and 20 s");
+    assert_eq!(group(&w).instances.len(), 3);
+
+    w.set_faults(Faults::default()).expect("valid faults");
+    w.advance_to(secs(31 + 90));
+    assert_eq!(
+        group(&w)
+            .instances
+            .iter()
+            .filter(|i| i.lifecycle_state == "InService")
+            .count(),
+        4
+    );
+    assert_eq!(w.report().launch_failures, 3);
+}
+
+#[test]
+fn an_agent_that_outlives_its_instance_stays_registered_and_its_tasks_count_as_down() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/solo"
+        instances = 1
+
+        [faults]
+        agents_outlive_instances = 1
+        "#,
+    );
+    let slave = app(&w, "/solo").tasks.expect("embedded")[0]
+        .slave_id
+        .clone();
+    let instance = instance_of_first_task(&w, "/solo");
+    w.terminate_instance(&instance, true).expect("terminates");
+    w.advance_to(secs(600));
+    assert!(w.agent(&slave).expect("still registered").active);
+    assert_eq!(
+        app(&w, "/solo").tasks_running,
+        1,
+        "Marathon believes it runs"
+    );
+    assert_eq!(
+        w.report().apps[0].at_zero_ms,
+        600_000,
+        "the monitor knows better"
+    );
+    assert_eq!(
+        w.faults().agents_outlive_instances,
+        0,
+        "the fault was used up"
+    );
+}
+
+#[test]
+fn the_same_seed_replays_the_same_run() {
+    let run = || {
+        let mut w = World::new(&Scenario::load("demo").expect("demo"));
+        let ids: Vec<String> = group(&w)
+            .instances
+            .iter()
+            .take(3)
+            .map(|i| i.instance_id.clone())
+            .collect();
+        for id in &ids {
+            w.terminate_instance(id, false).expect("terminates");
+        }
+        w.advance_to(secs(900));
+        (
+            serde_json::to_string(&w.report()).expect("serializes"),
+            serde_json::to_string(&w.tasks()).expect("serializes"),
+        )
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn every_shipped_scenario_builds_a_world_of_the_right_size() {
+    for name in builtin_names() {
+        let scenario = Scenario::load(name).expect("loads");
+        let start = Instant::now();
+        let w = World::new(&scenario);
+        let built = start.elapsed();
+        let g = group(&w);
+        assert_eq!(
+            g.instances.len() as u32,
+            scenario.group.desired_capacity,
+            "{name}"
+        );
+        assert_eq!(
+            w.agents().len() as u32,
+            scenario.group.desired_capacity,
+            "{name}"
+        );
+        assert_eq!(
+            w.apps(false).len(),
+            scenario.expanded_apps().len(),
+            "{name}"
+        );
+        assert_eq!(
+            w.tasks().len() as u64,
+            scenario.task_count(),
+            "{name}: every task placed"
+        );
+        assert!(w.apps_waiting_for_offers().is_empty(), "{name}");
+        let counts = w.az_counts();
+        let spread = counts.iter().max().unwrap_or(&0) - counts.iter().min().unwrap_or(&0);
+        assert!(spread <= 1, "{name}: balanced {counts:?}");
+        let report = w.report();
+        assert_eq!(report.apps_ever_below_floor, 0, "{name} starts steady");
+        println!("{name}: built in {built:?}");
+    }
+}
+
+#[test]
+fn the_colocated_hazard_puts_every_task_of_its_app_on_one_agent() {
+    let w = World::new(&Scenario::load("hazards").expect("hazards"));
+    let tasks = app(&w, "/hazard/colocated").tasks.expect("embedded");
+    assert_eq!(tasks.len(), 3);
+    assert!(tasks.iter().all(|t| t.slave_id == tasks[0].slave_id));
+    assert!(
+        w.faults()
+            .never_healthy_apps
+            .contains(&"/hazard/never-healthy".to_string())
+    );
+}
+
+#[test]
+fn the_big_world_builds_and_lists_every_app_with_its_tasks_quickly() {
+    let scenario = Scenario::load("big").expect("big");
+    let start = Instant::now();
+    let mut w = World::new(&scenario);
+    let built = start.elapsed();
+    let start = Instant::now();
+    let apps = w.apps(true);
+    let listed = start.elapsed();
+    let tasks: usize = apps
+        .iter()
+        .map(|a| a.tasks.as_ref().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(tasks, 10_000);
+    assert_eq!(w.agents().len(), 1_000);
+    // A roll's worth of churn: ten instances replaced, an hour simulated.
+    let ids: Vec<String> = group(&w)
+        .instances
+        .iter()
+        .take(10)
+        .map(|i| i.instance_id.clone())
+        .collect();
+    let start = Instant::now();
+    for id in &ids {
+        w.terminate_instance(id, false).expect("terminates");
+    }
+    w.advance_to(secs(3_600));
+    let simulated = start.elapsed();
+    assert_eq!(w.report().final_state.tasks, 10_000);
+    println!(
+        "big: built in {built:?}, listed {} apps with {tasks} tasks in {listed:?}, simulated an hour of churn ({} events) in {simulated:?}; {}",
+        apps.len(),
+        w.events_processed(),
+        peak_memory()
+    );
+}
+
+#[test]
+fn msr_55_replaces_ten_agents_and_idles_four_simulated_hours_in_bounded_time() {
+    let mut w = World::new(&Scenario::load("msr-55").expect("msr-55"));
+    let start = Instant::now();
+    w.suspend_processes("mesos-agents-prod", &["AZRebalance".to_string()])
+        .expect("valid process");
+    w.set_desired_capacity("mesos-agents-prod", 65)
+        .expect("within bounds");
+    w.advance_to(secs(180));
+    assert_eq!(w.agents().len(), 65);
+    let old: Vec<String> = group(&w)
+        .instances
+        .iter()
+        .take(10)
+        .map(|i| i.instance_id.clone())
+        .collect();
+    for id in &old {
+        w.terminate_instance(id, true).expect("terminates");
+        let at = w.now().plus_ms(240_000);
+        w.advance_to(at);
+    }
+    w.advance_to(secs(4 * 3_600));
+    let report = w.report();
+    assert_eq!(report.final_state.agents_registered, 55);
+    assert_eq!(
+        report.final_state.apps_below_floor_now,
+        0,
+        "{}",
+        report.summary()
+    );
+    assert!(report.relaunches > 0);
+    println!(
+        "msr-55: 10 agents replaced and 4 simulated hours in {:?} ({} events)\n{}",
+        start.elapsed(),
+        w.events_processed(),
+        report.summary()
+    );
+}
+
+/// The process's peak resident memory, where Linux tells it (tests share
+/// the process, so this is an upper bound for one world).
+fn peak_memory() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM"))
+                .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
+        })
+        .map_or_else(
+            || "peak memory unknown".to_string(),
+            |m| format!("process peak RSS {m}"),
+        )
+}
