@@ -6,8 +6,12 @@
 //! - `scenario`: the TOML scenario format and the embedded scenarios.
 //! - `world`: the simulated world itself (pure, no I/O, no real clock),
 //!   its API for the facades, and the monitor's report.
+//! - `shared`: the world behind a lock with its clock, faults and peers.
+//! - `http`: the AWS, Mesos and Marathon facades over the shared world.
 
+pub mod http;
 pub mod scenario;
+pub mod shared;
 pub mod world;
 
 pub use scenario::{Scenario, ScenarioError};

@@ -1,0 +1,7 @@
+//! The simulator's HTTP facades: the real AWS (Query protocol), Mesos
+//! master and Marathon APIs over the shared world, so the roller's real
+//! adapters talk to it with no special code path.
+
+pub mod aws;
+pub mod marathon;
+pub mod mesos;

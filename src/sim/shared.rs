@@ -1,0 +1,177 @@
+//! The world as the HTTP facades share it: one `World` behind a lock, a
+//! clock that maps real time to simulated time (`--time-scale K`: K
+//! simulated seconds per real second), the API-level faults the facades
+//! inject, and the peers (three masters, three Marathons) with their leader.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::world::{SimTime, World};
+
+/// Real time to simulated time. Built on `tokio::time::Instant`, so tests
+/// that pause tokio's clock pause the world's too.
+#[derive(Clone, Copy, Debug)]
+pub struct SimClock {
+    started: tokio::time::Instant,
+    /// Simulated seconds per real second (>= 1 in practice).
+    time_scale: f64,
+}
+
+impl SimClock {
+    pub fn new(time_scale: f64) -> SimClock {
+        SimClock {
+            started: tokio::time::Instant::now(),
+            time_scale,
+        }
+    }
+
+    pub fn time_scale(&self) -> f64 {
+        self.time_scale
+    }
+
+    /// The simulated time now.
+    pub fn now(&self) -> SimTime {
+        let real = self.started.elapsed().as_secs_f64();
+        SimTime::from_millis((real * self.time_scale * 1000.0) as u64)
+    }
+
+    /// How long in real time a simulated duration lasts.
+    pub fn real(&self, simulated: std::time::Duration) -> std::time::Duration {
+        simulated.div_f64(self.time_scale.max(f64::MIN_POSITIVE))
+    }
+}
+
+/// Errors and latency a facade injects into its answers (switchable at
+/// runtime through `/sim/faults`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApiFaults {
+    pub aws: SystemFaults,
+    pub mesos: SystemFaults,
+    pub marathon: SystemFaults,
+    /// Share of AWS calls answered with a `Throttling` error (0.0 to 1.0).
+    pub aws_throttle_rate: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SystemFaults {
+    /// Share of calls answered with a 5xx (0.0 to 1.0).
+    pub error_rate: f64,
+    /// Added to every answer, in real milliseconds.
+    pub latency_ms: u64,
+}
+
+/// Several servers of one system, one of which leads. Non-leaders redirect
+/// (Mesos: 307 to the leader) or proxy (Marathon) to `url(leader())`.
+#[derive(Debug)]
+pub struct Peers {
+    urls: Vec<String>,
+    leader: AtomicUsize,
+}
+
+impl Peers {
+    /// `urls` in index order (e.g. `http://127.0.0.1:PORT`); peer 0 leads.
+    pub fn new(urls: Vec<String>) -> Peers {
+        Peers {
+            urls,
+            leader: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn urls(&self) -> &[String] {
+        &self.urls
+    }
+
+    pub fn url(&self, index: usize) -> &str {
+        &self.urls[index]
+    }
+
+    pub fn leader(&self) -> usize {
+        self.leader.load(Ordering::SeqCst)
+    }
+
+    /// A leader change (a fault scenarios and `/sim/faults` can trigger).
+    pub fn set_leader(&self, index: usize) {
+        self.leader.store(
+            index.min(self.urls.len().saturating_sub(1)),
+            Ordering::SeqCst,
+        );
+    }
+}
+
+/// The world shared by every facade and the control endpoints.
+#[derive(Clone)]
+pub struct SharedWorld {
+    world: Arc<Mutex<World>>,
+    clock: SimClock,
+    faults: Arc<Mutex<ApiFaults>>,
+}
+
+impl SharedWorld {
+    pub fn new(world: World, clock: SimClock) -> SharedWorld {
+        SharedWorld {
+            world: Arc::new(Mutex::new(world)),
+            clock,
+            faults: Arc::default(),
+        }
+    }
+
+    pub fn clock(&self) -> SimClock {
+        self.clock
+    }
+
+    /// Locks the world, brings it up to the current simulated time, and
+    /// runs `f` on it. Never hold this across an `.await`.
+    pub fn with<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
+        let mut world = self
+            .world
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let now = self.clock.now();
+        if now > world.now() {
+            world.advance_to(now);
+        }
+        f(&mut world)
+    }
+
+    pub fn api_faults(&self) -> ApiFaults {
+        self.faults
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    pub fn set_api_faults(&self, faults: ApiFaults) {
+        *self
+            .faults
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = faults;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn simulated_time_runs_time_scale_times_faster_than_real_time() {
+        let clock = SimClock::new(60.0);
+        tokio::time::advance(Duration::from_secs(2)).await;
+        assert_eq!(clock.now(), SimTime::from_millis(120_000));
+        assert_eq!(
+            clock.real(Duration::from_secs(90)),
+            Duration::from_millis(1500)
+        );
+    }
+
+    #[test]
+    fn a_leader_change_outside_the_peers_picks_the_last() {
+        let peers = Peers::new(vec!["a".into(), "b".into(), "c".into()]);
+        assert_eq!(peers.leader(), 0);
+        peers.set_leader(7);
+        assert_eq!(peers.leader(), 2);
+    }
+}
