@@ -1,0 +1,398 @@
+//! The Auto Scaling actions (API version 2011-01-01) over the world: each
+//! reads its parameters as the SDK sends them, asks the world, and writes
+//! the `<{Action}Result>` body AWS returns (None for actions without one).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::query::{Params, QueryError, Service, page};
+use super::xml::{Xml, timestamp};
+use super::{ACCOUNT, region_of, stable_hex};
+use crate::sim::world::{ActivityView, AwsError, GroupView, LaunchTemplateView, World};
+
+/// DescribeAutoScalingGroups and DescribeScalingActivities cap pages here.
+const MAX_RECORDS: usize = 100;
+/// What the simulated instances are (the scenario does not say).
+pub(super) const INSTANCE_TYPE: &str = "m5.2xlarge";
+
+/// PropagateAtLaunch per tag key: the world keeps tags as key → value, the
+/// facade remembers the flag so tags round-trip as AWS returns them.
+#[derive(Debug, Default)]
+pub(super) struct TagFlags {
+    pub(super) propagate: BTreeMap<String, bool>,
+}
+
+pub(super) fn dispatch(
+    w: &mut World,
+    flags: &mut TagFlags,
+    action: &str,
+    p: &Params,
+) -> Option<Result<Option<String>, QueryError>> {
+    Some(match action {
+        "DescribeAutoScalingGroups" => describe_groups(w, flags, p).map(Some),
+        "SetDesiredCapacity" => set_desired_capacity(w, p).map(|()| None),
+        "TerminateInstanceInAutoScalingGroup" => terminate(w, p).map(Some),
+        "SuspendProcesses" => processes(w, p, true).map(|()| None),
+        "ResumeProcesses" => processes(w, p, false).map(|()| None),
+        "UpdateAutoScalingGroup" => update_group(w, p).map(|()| None),
+        "CreateOrUpdateTags" => create_or_update_tags(w, flags, p).map(|()| None),
+        "DeleteTags" => delete_tags(w, flags, p).map(|()| None),
+        "DescribeScalingActivities" => describe_activities(w, p).map(Some),
+        _ => return None,
+    })
+}
+
+/// The Auto Scaling actions the facade answers.
+pub(super) const ACTIONS: &[&str] = &[
+    "DescribeAutoScalingGroups",
+    "SetDesiredCapacity",
+    "TerminateInstanceInAutoScalingGroup",
+    "SuspendProcesses",
+    "ResumeProcesses",
+    "UpdateAutoScalingGroup",
+    "CreateOrUpdateTags",
+    "DeleteTags",
+    "DescribeScalingActivities",
+];
+
+fn world_error(e: AwsError) -> QueryError {
+    QueryError::sender(e.code(), e.aws_message())
+}
+
+/// MaxRecords: 1 to 100, default 100, as AWS validates it.
+fn max_records(p: &Params) -> Result<usize, QueryError> {
+    match p.int("MaxRecords")? {
+        None => Ok(MAX_RECORDS),
+        Some(n) if (1..=MAX_RECORDS as i64).contains(&n) => Ok(n as usize),
+        Some(n) => Err(QueryError::sender(
+            "ValidationError",
+            format!(
+                "1 validation error detected: Value '{n}' at 'maxRecords' failed to satisfy constraint: Member must have value between 1 and 100"
+            ),
+        )),
+    }
+}
+
+/// The group's ARN, with a UUID stable per name.
+fn group_arn(name: &str, azs: &[String]) -> String {
+    let region = region_of(azs.first().map(String::as_str).unwrap_or("us-east-1a"));
+    let uuid = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, name.as_bytes());
+    format!(
+        "arn:aws:autoscaling:{region}:{ACCOUNT}:autoScalingGroup:{uuid}:autoScalingGroupName/{name}"
+    )
+}
+
+/// `lt-` and 17 hex digits, stable per template name.
+pub(super) fn template_id(name: &str) -> String {
+    format!("lt-0{}", stable_hex(name, 16))
+}
+
+/// `subnet-` and 17 hex digits, one per AZ.
+pub(super) fn subnet_id(az: &str) -> String {
+    format!("subnet-0{}", stable_hex(az, 16))
+}
+
+fn launch_template_xml(x: &mut Xml, t: &LaunchTemplateView) {
+    x.open("LaunchTemplate")
+        .leaf("LaunchTemplateId", template_id(&t.name))
+        .leaf("LaunchTemplateName", &t.name)
+        .leaf("Version", &t.version)
+        .close("LaunchTemplate");
+}
+
+fn group_xml(x: &mut Xml, w: &World, flags: &TagFlags, g: &GroupView) {
+    let created = timestamp(w.epoch().unix_ms);
+    x.open("member").leaf("AutoScalingGroupName", &g.name).leaf(
+        "AutoScalingGroupARN",
+        group_arn(&g.name, &g.availability_zones),
+    );
+    launch_template_xml(x, &g.launch_template);
+    x.leaf("MinSize", g.min_size)
+        .leaf("MaxSize", g.max_size)
+        .leaf("DesiredCapacity", g.desired_capacity)
+        .leaf("DefaultCooldown", 300)
+        .list(
+            "AvailabilityZones",
+            "member",
+            g.availability_zones.iter().map(String::as_str),
+        )
+        .empty("LoadBalancerNames")
+        .empty("TargetGroupARNs")
+        .leaf("HealthCheckType", "EC2")
+        .leaf("HealthCheckGracePeriod", 300)
+        .open("Instances");
+    for i in &g.instances {
+        x.open("member")
+            .leaf("InstanceId", &i.instance_id)
+            .leaf("InstanceType", INSTANCE_TYPE)
+            .leaf("AvailabilityZone", &i.availability_zone)
+            .leaf("LifecycleState", i.lifecycle_state)
+            .leaf("HealthStatus", i.health_status);
+        launch_template_xml(x, &i.launch_template);
+        x.leaf("ProtectedFromScaleIn", i.protected_from_scale_in)
+            .close("member");
+    }
+    x.close("Instances")
+        .leaf("CreatedTime", created)
+        .open("SuspendedProcesses");
+    for s in &g.suspended_processes {
+        x.open("member")
+            .leaf("ProcessName", &s.process_name)
+            .leaf("SuspensionReason", &s.suspension_reason)
+            .close("member");
+    }
+    let subnets: Vec<String> = g
+        .availability_zones
+        .iter()
+        .map(|az| subnet_id(az))
+        .collect();
+    x.close("SuspendedProcesses")
+        .leaf("VPCZoneIdentifier", subnets.join(","))
+        .empty("EnabledMetrics")
+        .open("Tags");
+    for t in &g.tags {
+        x.open("member")
+            .leaf("ResourceId", &g.name)
+            .leaf("ResourceType", "auto-scaling-group")
+            .leaf("Key", &t.key)
+            .leaf("Value", &t.value)
+            .leaf(
+                "PropagateAtLaunch",
+                flags.propagate.get(&t.key).copied().unwrap_or(false),
+            )
+            .close("member");
+    }
+    x.close("Tags")
+        .list("TerminationPolicies", "member", ["Default"])
+        .leaf("NewInstancesProtectedFromScaleIn", false)
+        .leaf(
+            "ServiceLinkedRoleARN",
+            format!("arn:aws:iam::{ACCOUNT}:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"),
+        )
+        .leaf("CapacityRebalance", false)
+        .close("member");
+}
+
+fn describe_groups(w: &mut World, flags: &TagFlags, p: &Params) -> Result<String, QueryError> {
+    let names = p.list("AutoScalingGroupNames.member");
+    let max = max_records(p)?;
+    let groups = w.describe_groups(&names);
+    let (groups, next) = page(
+        Service::AutoScaling,
+        groups,
+        |g| g.name.as_str(),
+        p.get("NextToken"),
+        max,
+    )?;
+    let mut x = Xml::new();
+    x.open("AutoScalingGroups");
+    for g in &groups {
+        group_xml(&mut x, w, flags, g);
+    }
+    x.close("AutoScalingGroups").opt_leaf("NextToken", next);
+    Ok(x.finish())
+}
+
+fn set_desired_capacity(w: &mut World, p: &Params) -> Result<(), QueryError> {
+    let group = p.required("AutoScalingGroupName")?;
+    p.required("DesiredCapacity")?;
+    let desired = p.size("DesiredCapacity")?.unwrap_or(0);
+    // The world has no cooldowns, so HonorCooldown never refuses; it is
+    // still checked to be a boolean, as AWS does.
+    p.bool("HonorCooldown")?;
+    w.set_desired_capacity(group, desired).map_err(world_error)
+}
+
+fn activity_xml(x: &mut Xml, tag: &str, a: &ActivityView, azs: &[String]) {
+    x.open(tag)
+        .leaf("ActivityId", &a.activity_id)
+        .leaf("AutoScalingGroupARN", group_arn(&a.group_name, azs))
+        .leaf("AutoScalingGroupName", &a.group_name)
+        .leaf("Description", &a.description)
+        .leaf("Cause", &a.cause)
+        .leaf("StartTime", timestamp(a.start_unix_ms))
+        .opt_leaf("EndTime", a.end_unix_ms.map(timestamp))
+        .leaf("StatusCode", a.status_code)
+        .opt_leaf("StatusMessage", a.status_message.as_deref())
+        .leaf("Progress", a.progress)
+        .leaf("Details", "{}")
+        .close(tag);
+}
+
+fn group_azs(w: &World) -> Vec<String> {
+    w.describe_groups(&[])
+        .into_iter()
+        .next()
+        .map(|g| g.availability_zones)
+        .unwrap_or_default()
+}
+
+fn terminate(w: &mut World, p: &Params) -> Result<String, QueryError> {
+    let instance = p.required("InstanceId")?;
+    p.required("ShouldDecrementDesiredCapacity")?;
+    let decrement = p.bool("ShouldDecrementDesiredCapacity")?.unwrap_or(false);
+    let activity = w
+        .terminate_instance(instance, decrement)
+        .map_err(world_error)?;
+    let mut x = Xml::new();
+    activity_xml(&mut x, "Activity", &activity, &group_azs(w));
+    Ok(x.finish())
+}
+
+fn processes(w: &mut World, p: &Params, suspend: bool) -> Result<(), QueryError> {
+    let group = p.required("AutoScalingGroupName")?;
+    let names = p.list("ScalingProcesses.member");
+    if suspend {
+        w.suspend_processes(group, &names)
+    } else {
+        w.resume_processes(group, &names)
+    }
+    .map_err(world_error)
+}
+
+/// The parameters of UpdateAutoScalingGroup the world models. Others
+/// (launch template, health checks, subnets, …) are refused rather than
+/// accepted and ignored, so no caller believes a change it did not get.
+const UPDATE_PARAMS: &[&str] = &[
+    "Action",
+    "Version",
+    "AutoScalingGroupName",
+    "MinSize",
+    "MaxSize",
+    "DesiredCapacity",
+];
+
+fn update_group(w: &mut World, p: &Params) -> Result<(), QueryError> {
+    let group = p.required("AutoScalingGroupName")?;
+    if let Some(other) = p.names().find(|n| !UPDATE_PARAMS.contains(n)) {
+        return Err(QueryError::sender(
+            "ValidationError",
+            format!(
+                "The simulator's UpdateAutoScalingGroup changes only MinSize, MaxSize and DesiredCapacity, not {other}"
+            ),
+        ));
+    }
+    let min = p.size("MinSize")?;
+    let max = p.size("MaxSize")?;
+    let desired = p.size("DesiredCapacity")?;
+    w.update_group(group, min, max, desired)
+        .map_err(world_error)
+}
+
+/// One tag of CreateOrUpdateTags / DeleteTags, checked like AWS does.
+struct TagParam {
+    group: String,
+    key: String,
+    value: String,
+    propagate: bool,
+}
+
+fn tag_params(w: &World, p: &Params) -> Result<Vec<TagParam>, QueryError> {
+    let raw = p.structs("Tags.member");
+    if raw.is_empty() {
+        return Err(QueryError::sender(
+            "ValidationError",
+            "1 validation error detected: Value null at 'tags' failed to satisfy constraint: Member must not be null",
+        ));
+    }
+    let mut tags = Vec::with_capacity(raw.len());
+    for t in raw {
+        let field = |name: &str| t.get(name).cloned().unwrap_or_default();
+        let (group, key) = (field("ResourceId"), field("Key"));
+        if key.is_empty() {
+            return Err(QueryError::sender(
+                "ValidationError",
+                "1 validation error detected: Value null at 'tags.member.key' failed to satisfy constraint: Member must not be null",
+            ));
+        }
+        let kind = field("ResourceType");
+        if kind != "auto-scaling-group" {
+            return Err(QueryError::sender(
+                "ValidationError",
+                format!("Invalid resource type: '{kind}'; only auto-scaling-group is supported"),
+            ));
+        }
+        if w.describe_groups(std::slice::from_ref(&group)).is_empty() {
+            return Err(world_error(AwsError::GroupNotFound {
+                action: "Tags",
+                name: group,
+            }));
+        }
+        let propagate = match t.get("PropagateAtLaunch").map(String::as_str) {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(v) => {
+                return Err(QueryError::sender(
+                    "ValidationError",
+                    format!("Value '{v}' for PropagateAtLaunch is not a boolean"),
+                ));
+            }
+        };
+        tags.push(TagParam {
+            group,
+            key,
+            value: field("Value"),
+            propagate,
+        });
+    }
+    Ok(tags)
+}
+
+/// All tags are checked before any is written: a refused call changes
+/// nothing, as on AWS.
+fn create_or_update_tags(
+    w: &mut World,
+    flags: &mut TagFlags,
+    p: &Params,
+) -> Result<(), QueryError> {
+    for t in tag_params(w, p)? {
+        w.put_tags(&t.group, &[(t.key.clone(), t.value)])
+            .map_err(world_error)?;
+        flags.propagate.insert(t.key, t.propagate);
+    }
+    Ok(())
+}
+
+fn delete_tags(w: &mut World, flags: &mut TagFlags, p: &Params) -> Result<(), QueryError> {
+    for t in tag_params(w, p)? {
+        w.delete_tags(&t.group, std::slice::from_ref(&t.key))
+            .map_err(world_error)?;
+        flags.propagate.remove(&t.key);
+    }
+    Ok(())
+}
+
+fn describe_activities(w: &mut World, p: &Params) -> Result<String, QueryError> {
+    let max = max_records(p)?;
+    let wanted: BTreeSet<String> = p.list("ActivityIds.member").into_iter().collect();
+    let group = match p.get("AutoScalingGroupName") {
+        Some(g) if !g.is_empty() => g.to_string(),
+        _ => w
+            .describe_groups(&[])
+            .into_iter()
+            .next()
+            .map(|g| g.name)
+            .unwrap_or_default(),
+    };
+    // AWS lists no activities (not an error) for a group it does not know.
+    let activities: Vec<ActivityView> = w
+        .scaling_activities(&group, usize::MAX)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|a| wanted.is_empty() || wanted.contains(&a.activity_id))
+        .collect();
+    let (activities, next) = page(
+        Service::AutoScaling,
+        activities,
+        |a| a.activity_id.as_str(),
+        p.get("NextToken"),
+        max,
+    )?;
+    let azs = group_azs(w);
+    let mut x = Xml::new();
+    x.open("Activities");
+    for a in &activities {
+        activity_xml(&mut x, "member", a, &azs);
+    }
+    x.close("Activities").opt_leaf("NextToken", next);
+    Ok(x.finish())
+}

@@ -1,0 +1,216 @@
+//! The EC2 action (API version 2016-11-15) the AWS adapter uses:
+//! DescribeInstances, by `InstanceId.N` (unknown ids are an error, as on
+//! EC2) or by filters (unknown ids are simply absent), paged by
+//! `MaxResults`/`NextToken`, each instance in its own reservation.
+
+use std::collections::BTreeSet;
+
+use super::autoscaling::{INSTANCE_TYPE, subnet_id, template_id};
+use super::query::{Params, QueryError, Service, page};
+use super::xml::{Xml, timestamp};
+use super::{ACCOUNT, region_of, stable_hex};
+use crate::sim::world::{Ec2InstanceView, World};
+
+/// EC2's bounds for DescribeInstances' MaxResults.
+const MIN_RESULTS: i64 = 5;
+const MAX_RESULTS: i64 = 1000;
+
+pub(super) const ACTIONS: &[&str] = &["DescribeInstances"];
+
+pub(super) fn dispatch(
+    w: &mut World,
+    action: &str,
+    p: &Params,
+) -> Option<Result<Option<String>, QueryError>> {
+    match action {
+        "DescribeInstances" => Some(describe_instances(w, p).map(Some)),
+        _ => None,
+    }
+}
+
+/// One filter of the few the simulator understands.
+enum Filter {
+    InstanceId(BTreeSet<String>),
+    State(BTreeSet<String>),
+    Zone(BTreeSet<String>),
+}
+
+impl Filter {
+    fn parse(name: &str, values: Vec<String>) -> Result<Filter, QueryError> {
+        let values: BTreeSet<String> = values.into_iter().collect();
+        match name {
+            "instance-id" => Ok(Filter::InstanceId(values)),
+            "instance-state-name" => Ok(Filter::State(values)),
+            "availability-zone" => Ok(Filter::Zone(values)),
+            other => Err(QueryError::sender(
+                "InvalidParameterValue",
+                format!("The filter '{other}' is invalid"),
+            )),
+        }
+    }
+
+    fn matches(&self, i: &Ec2InstanceView) -> bool {
+        match self {
+            Filter::InstanceId(ids) => ids.contains(&i.instance_id),
+            Filter::State(states) => states.contains(i.state),
+            Filter::Zone(zones) => zones.contains(&i.availability_zone),
+        }
+    }
+}
+
+fn describe_instances(w: &mut World, p: &Params) -> Result<String, QueryError> {
+    if p.bool("DryRun")? == Some(true) {
+        return Err(QueryError {
+            status: axum::http::StatusCode::PRECONDITION_FAILED,
+            code: "DryRunOperation".into(),
+            message: "Request would have succeeded, but DryRun flag is set.".into(),
+            sender: true,
+        });
+    }
+    let ids = p.list("InstanceId");
+    let max = p.int("MaxResults")?;
+    if !ids.is_empty() && max.is_some() {
+        return Err(QueryError::sender(
+            "InvalidParameterCombination",
+            "The parameter instancesSet cannot be used with the parameter maxResults",
+        ));
+    }
+    let max = match max {
+        None => usize::MAX,
+        Some(n) if (MIN_RESULTS..=MAX_RESULTS).contains(&n) => n as usize,
+        Some(n) => {
+            return Err(QueryError::sender(
+                "InvalidParameterValue",
+                format!(
+                    "Value ( {n} ) for parameter maxResults is invalid. Expecting a value between {MIN_RESULTS} and {MAX_RESULTS}."
+                ),
+            ));
+        }
+    };
+    if let Some(bad) = ids.iter().find(|id| !id.starts_with("i-")) {
+        return Err(QueryError::sender(
+            "InvalidInstanceID.Malformed",
+            format!("Invalid id: \"{bad}\""),
+        ));
+    }
+    let filters = p
+        .filters()
+        .into_iter()
+        .map(|(name, values)| Filter::parse(&name, values))
+        .collect::<Result<Vec<_>, _>>()?;
+    let found = w
+        .ec2_instances(&ids)
+        .map_err(|e| QueryError::sender(e.code(), e.aws_message()))?;
+    let found: Vec<Ec2InstanceView> = found
+        .into_iter()
+        .filter(|i| filters.iter().all(|f| f.matches(i)))
+        .collect();
+    let (instances, next) = page(
+        Service::Ec2,
+        found,
+        |i| i.instance_id.as_str(),
+        p.get("NextToken"),
+        max,
+    )?;
+    let group = w
+        .describe_groups(&[])
+        .into_iter()
+        .next()
+        .map(|g| g.name)
+        .unwrap_or_default();
+    let mut x = Xml::new();
+    x.open("reservationSet");
+    for i in &instances {
+        reservation_xml(&mut x, i, &group);
+    }
+    x.close("reservationSet").opt_leaf("nextToken", next);
+    Ok(x.finish())
+}
+
+/// EC2's numeric state codes.
+fn state_code(name: &str) -> u16 {
+    match name {
+        "pending" => 0,
+        "running" => 16,
+        "shutting-down" => 32,
+        "terminated" => 48,
+        "stopping" => 64,
+        _ => 80,
+    }
+}
+
+/// One reservation per instance, as Auto Scaling launches them one by one.
+fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView, group: &str) {
+    let suffix = i.instance_id.trim_start_matches("i-");
+    let terminated = i.state == "terminated";
+    x.open("item")
+        .leaf("reservationId", format!("r-{suffix}"))
+        .leaf("ownerId", ACCOUNT)
+        .leaf("requesterId", "940372691376")
+        .empty("groupSet")
+        .open("instancesSet")
+        .open("item")
+        .leaf("instanceId", &i.instance_id)
+        .leaf(
+            "imageId",
+            format!("ami-0{}", stable_hex(&i.launch_template.name, 16)),
+        )
+        .open("instanceState")
+        .leaf("code", state_code(i.state))
+        .leaf("name", i.state)
+        .close("instanceState");
+    // A terminated instance has lost its private address and name.
+    if terminated {
+        x.empty("privateDnsName");
+    } else {
+        x.leaf("privateDnsName", &i.private_dns_name);
+    }
+    x.empty("dnsName")
+        .empty("reason")
+        .leaf("amiLaunchIndex", 0)
+        .empty("productCodes")
+        .leaf("instanceType", INSTANCE_TYPE)
+        .leaf("launchTime", timestamp(i.launch_unix_ms))
+        .open("placement")
+        .leaf("availabilityZone", &i.availability_zone)
+        .empty("groupName")
+        .leaf("tenancy", "default")
+        .close("placement")
+        .open("monitoring")
+        .leaf("state", "disabled")
+        .close("monitoring");
+    if !terminated {
+        x.leaf("subnetId", subnet_id(&i.availability_zone))
+            .leaf(
+                "vpcId",
+                format!("vpc-0{}", stable_hex(region_of(&i.availability_zone), 16)),
+            )
+            .leaf("privateIpAddress", &i.private_ip_address);
+    }
+    x.leaf("sourceDestCheck", true)
+        .empty("groupSet")
+        .leaf("architecture", "x86_64")
+        .leaf("rootDeviceType", "ebs")
+        .leaf("rootDeviceName", "/dev/xvda")
+        .empty("blockDeviceMapping")
+        .leaf("virtualizationType", "hvm")
+        .open("tagSet")
+        .open("item")
+        .leaf("key", "aws:autoscaling:groupName")
+        .leaf("value", group)
+        .close("item")
+        .open("item")
+        .leaf("key", "aws:ec2launchtemplate:id")
+        .leaf("value", template_id(&i.launch_template.name))
+        .close("item")
+        .open("item")
+        .leaf("key", "aws:ec2launchtemplate:version")
+        .leaf("value", &i.launch_template.version)
+        .close("item")
+        .close("tagSet")
+        .leaf("hypervisor", "xen")
+        .leaf("ebsOptimized", false)
+        .close("item")
+        .close("instancesSet")
+        .close("item");
+}
