@@ -1,115 +1,194 @@
-//! `roller demo`: until the simulated cluster exists, a walkthrough of the
-//! plan engine. It drives the DC/OS SDK's hello-world `deploy` plan (from
-//! `examples/hello-world.json`) through initial deployment and a
-//! configuration change, as the SDK's "Plans and Deployment" page tells it,
-//! then shows a canary phase waiting for an operator's `continue`. Every
-//! tree is printed by the same renderer as `roller plan show`.
+//! `roller demo`: the built-in `demo` cluster, simulated in-process on
+//! loopback. Until the roll lands it only lets the world run for a few
+//! simulated minutes, looks at it once through the roller's real Marathon
+//! adapter, and prints the monitor's report; the roll issue makes it roll.
+//!
+//! It needs nothing but the binary: no credentials, no network beyond its
+//! own loopback ports. It reads no `AWS_*` variable (the world is read
+//! through `SharedWorld`, and no AWS client is built), and it skips its
+//! HTTP look when a proxy variable would send loopback traffic elsewhere.
+//!
+//! - `walkthrough`: `roller plan demo`, the plan engine on the DC/OS SDK's
+//!   hello-world deployment.
+
+pub mod walkthrough;
 
 use std::io::{self, Write};
+use std::time::Duration;
 
-use crate::plan::{self, Operation, Phase, Plan, Status, Step, StepIndex, Strategy, Target};
+use crate::http::{HttpAuth, HttpSettings};
+use crate::marathon::MarathonClient;
+use crate::retry::Backoff;
+use crate::roll::health;
+use crate::roll::ports::marathon::{Marathon, MarathonError};
+use crate::sim::{Report, Scenario, ScenarioError, SimOptions, SimServeError, SimTime, Simulator};
 
-const HELLO_WORLD: &str = include_str!("../examples/hello-world.json");
+/// The scenario the demo runs (embedded in the binary).
+const SCENARIO: &str = "demo";
 
-/// The statuses a step passes through on the way to COMPLETE.
-const LIFECYCLE: [Status; 4] = [
-    Status::Prepared,
-    Status::Starting,
-    Status::Started,
-    Status::Complete,
+/// Simulated seconds per real second: five simulated minutes in one real
+/// second, while the ticker still sees every simulated half-minute.
+const TIME_SCALE: f64 = 300.0;
+
+/// How long the world runs, in simulated minutes, one status line each.
+const MINUTES: u64 = 5;
+
+/// Variables through which reqwest would send loopback requests to a proxy.
+const PROXY_VARIABLES: [&str; 6] = [
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
 ];
 
-pub fn run(out: &mut dyn Write) -> io::Result<()> {
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error("cannot write output: {0}")]
+    Output(#[from] io::Error),
+    #[error("the built-in scenario is invalid: {0}")]
+    Scenario(#[from] ScenarioError),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(io::Error),
+    #[error("{0}")]
+    Simulator(#[from] SimServeError),
+}
+
+impl DemoError {
+    pub fn label(&self) -> &'static str {
+        match self {
+            DemoError::Output(_) => "output",
+            DemoError::Scenario(_) => "scenario_invalid",
+            DemoError::Runtime(_) => "runtime",
+            DemoError::Simulator(err) => err.label(),
+        }
+    }
+}
+
+pub fn run(out: &mut dyn Write) -> Result<(), DemoError> {
+    let scenario = Scenario::load(SCENARIO)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(DemoError::Runtime)?;
+    runtime.block_on(demo(&scenario, out))
+}
+
+async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError> {
     writeln!(
         out,
-        "roller demo: the plan engine on the DC/OS SDK's hello-world deploy plan.\n\
-         (The simulated cluster roll replaces this walkthrough when the simulator lands.)"
+        "roller demo: the `{SCENARIO}` scenario ({}), simulated in-process on loopback at {TIME_SCALE}x.\n\
+         Until the roll lands, the world runs {MINUTES} simulated minutes and the monitor reports.\n\
+         (`roller plan demo` walks the plan engine through the DC/OS SDK's hello-world deployment.)",
+        scenario.description
     )?;
-    let mut plan = Plan::from_json(HELLO_WORLD).expect("the embedded example is a valid plan");
+    let sim = Simulator::start(
+        scenario,
+        SimOptions {
+            time_scale: TIME_SCALE,
+            ..SimOptions::default()
+        },
+    )
+    .await?;
+    let endpoints = sim.endpoints().clone();
+    writeln!(
+        out,
+        "\nendpoints (loopback only; the caller's AWS_* variables are ignored):\n  \
+         AWS_ENDPOINT_URL={}\n  MESOS={}\n  MARATHON={}\n  SIM={}",
+        endpoints.aws_endpoint_url,
+        endpoints.mesos.join(","),
+        endpoints.marathon.join(","),
+        endpoints.control()
+    )?;
+    writeln!(
+        out,
+        "marathon: {}",
+        look_at_marathon(&endpoints.marathon).await
+    )?;
 
-    section(out, "Initial deployment", &plan)?;
-    run_to_completion(out, &mut plan)?;
-
-    // The configuration change: one more hello pod, and both world pods
-    // relaunched with new resources.
-    plan.phases[0].steps.push(Step::new("hello-1:[server]"));
-    for step in &mut plan.phases[1].steps {
-        step.status = Status::Pending;
+    writeln!(out)?;
+    let world = sim.world();
+    let clock = world.clock();
+    // The simulated clock started with the simulator, at zero.
+    for minute in 1..=MINUTES {
+        let due = SimTime::from_secs(minute * 60);
+        let real_wait = clock.real(Duration::from_millis(due.since(clock.now())));
+        tokio::time::sleep(real_wait).await;
+        let report = sim.report();
+        writeln!(out, "{}", status_line(&report))?;
     }
-    section(out, "Configuration change", &plan)?;
-    run_to_completion(out, &mut plan)?;
 
-    canary(out)
+    let report = sim.report();
+    sim.shutdown().await;
+    writeln!(
+        out,
+        "\nreport at {:.1} simulated s:",
+        report.simulated_ms as f64 / 1000.0
+    )?;
+    out.write_all(report.summary().as_bytes())?;
+    writeln!(
+        out,
+        "outages: {} apps, {:.1} simulated s",
+        report.apps_with_outage,
+        report.total_outage_ms as f64 / 1000.0
+    )?;
+    Ok(())
 }
 
-fn section(out: &mut dyn Write, title: &str, plan: &Plan) -> io::Result<()> {
-    writeln!(out, "\n== {title}")?;
-    out.write_all(plan::tree(plan).as_bytes())
+fn status_line(report: &Report) -> String {
+    let state = &report.final_state;
+    format!(
+        "t={:.0} s: {} instances live (desired {}), {} agents, {} tasks, {} of {} apps below their floor",
+        report.simulated_ms as f64 / 1000.0,
+        state.instances_live,
+        state.desired_capacity,
+        state.agents_registered,
+        state.tasks,
+        state.apps_below_floor_now,
+        report.apps.len()
+    )
 }
 
-fn show(out: &mut dyn Write, caption: &str, plan: &Plan) -> io::Result<()> {
-    writeln!(out, "\n-- {caption}")?;
-    out.write_all(plan::tree(plan).as_bytes())
-}
-
-/// Moves the candidates through their lifecycle, one status at a time,
-/// until the plan has no candidate left.
-fn run_to_completion(out: &mut dyn Write, plan: &mut Plan) -> io::Result<()> {
-    loop {
-        let candidates = plan::plan_candidates(plan);
-        if candidates.is_empty() {
-            return Ok(());
-        }
-        for at in candidates {
-            advance(out, plan, at)?;
-        }
-    }
-}
-
-fn advance(out: &mut dyn Write, plan: &mut Plan, at: StepIndex) -> io::Result<()> {
-    let current = plan.step(at).status;
-    let next = LIFECYCLE
+/// One look through the roller's own Marathon adapter and health verdict,
+/// as `roller health` takes it. The simulator's Marathon may not serve
+/// the API yet: that is said, not treated as a failure.
+async fn look_at_marathon(urls: &[String]) -> String {
+    if let Some(variable) = PROXY_VARIABLES
         .iter()
-        .position(|&s| s == current)
-        .map_or(LIFECYCLE[0], |i| {
-            LIFECYCLE[(i + 1).min(LIFECYCLE.len() - 1)]
-        });
-    plan.step_mut(at).status = next;
-    let caption = format!("{} -> {next}", plan.step(at).name);
-    show(out, &caption, plan)
-}
-
-/// A roll-shaped plan whose replace phase is a canary: nothing moves until
-/// the operator continues, one canary step at a time.
-fn canary(out: &mut dyn Write) -> io::Result<()> {
-    let steps = (1..=4)
-        .map(|n| {
-            let mut step = Step::new(format!("i-0a1b2c3d00000000{n}"));
-            step.asset = Some(step.name.clone());
-            step
-        })
-        .collect();
-    let mut plan = Plan::new(
-        "roll-agents",
-        Strategy::Serial,
-        vec![Phase::new("replace", Strategy::SerialCanary, steps)],
-    );
-    section(out, "Canary: the phase waits for the operator", &plan)?;
-    for round in 1..=2 {
-        plan.apply(Operation::Continue, Target::Phase(0));
-        show(
-            out,
-            &format!("roller plan continue --phase replace (canary {round} of 2)"),
-            &plan,
-        )?;
-        let at = plan::plan_candidates(&plan)[0];
-        for _ in LIFECYCLE {
-            advance(out, &mut plan, at)?;
-        }
+        .find(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
+    {
+        return format!(
+            "not asked ({variable} is set, and the demo talks to nothing but its loopback ports)"
+        );
     }
-    writeln!(
-        out,
-        "\n-- the canary is over: the serial strategy takes the rest"
-    )?;
-    run_to_completion(out, &mut plan)
+    let settings = HttpSettings {
+        request_timeout: Duration::from_secs(2),
+        connect_timeout: Duration::from_secs(1),
+        ca_bundle: None,
+        auth: HttpAuth::None,
+    };
+    let client = match MarathonClient::new(urls, &settings) {
+        Ok(client) => client.with_backoff(Backoff {
+            initial: Duration::from_millis(50),
+            max: Duration::from_millis(200),
+            attempts: 2,
+        }),
+        Err(err) => return format!("cannot build the client: {err}"),
+    };
+    match tokio::try_join!(client.apps(), client.deployments()) {
+        Ok((apps, deployments)) => {
+            let verdict = health::judge(&apps, &deployments);
+            let healthy = verdict.apps.iter().filter(|app| app.is_healthy()).count();
+            format!(
+                "{} apps, {healthy} healthy (through roller's Marathon adapter)",
+                verdict.apps.len()
+            )
+        }
+        Err(MarathonError::Rejected { status: 404, .. }) => {
+            "not served yet (the simulator's Marathon answers 404)".to_string()
+        }
+        Err(err) => format!("no answer through roller's Marathon adapter: {err}"),
+    }
 }

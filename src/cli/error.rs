@@ -4,7 +4,9 @@ use std::io;
 use std::path::PathBuf;
 
 use crate::atomic_file::LockError;
+use crate::demo::DemoError;
 use crate::plan::{AddressError, DocumentError};
+use crate::sim::{ScenarioError, SimServeError};
 
 /// Stable exit codes, documented in `--help` and the README.
 pub mod exit_code {
@@ -36,6 +38,22 @@ pub enum CliError {
     Unhealthy { unhealthy: usize, total: usize },
     #[error("no health verdict: {0}")]
     NoVerdict(String),
+    #[error("unknown scenario '{name}': neither a built-in one ({builtin}) nor a file")]
+    UnknownScenario { name: String, builtin: String },
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    #[error("simulator: {0}")]
+    Simulator(#[from] SimServeError),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(io::Error),
+    #[error("cannot listen for SIGINT/SIGTERM: {0}")]
+    Signal(io::Error),
+    #[error("cannot write the environment file '{}': {source}", path.display())]
+    WriteEnv { path: PathBuf, source: io::Error },
+    #[error("cannot write the report '{}': {source}", path.display())]
+    WriteReport { path: PathBuf, source: io::Error },
+    #[error("demo: {0}")]
+    Demo(DemoError),
 }
 
 impl CliError {
@@ -50,6 +68,13 @@ impl CliError {
             // `roller health`: 1 unhealthy, 2 undecided.
             CliError::Unhealthy { .. } => exit_code::FAILED,
             CliError::NoVerdict(_) => exit_code::REFUSED,
+            CliError::UnknownScenario { .. } | CliError::Scenario(_) => exit_code::REFUSED,
+            CliError::Simulator(_)
+            | CliError::Runtime(_)
+            | CliError::Signal(_)
+            | CliError::WriteEnv { .. }
+            | CliError::WriteReport { .. }
+            | CliError::Demo(_) => exit_code::FAILED,
         }
     }
 }

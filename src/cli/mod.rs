@@ -4,8 +4,10 @@
 mod error;
 mod health_command;
 mod plan_command;
+mod sim_command;
 
 use std::io::Write;
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -37,9 +39,14 @@ pub enum Command {
         #[command(subcommand)]
         command: PlanCommand,
     },
-    /// Walk the plan engine through the DC/OS SDK's hello-world deployment,
-    /// printing the plan tree at every status change.
+    /// Run the built-in `demo` cluster in-process on loopback for a few
+    /// simulated minutes and print the monitor's report (no setup, no
+    /// credentials; the caller's AWS_* variables are ignored).
     Demo,
+    /// Serve a simulated cluster (AWS Auto Scaling + EC2, three Mesos
+    /// masters, three Marathons) on loopback until SIGINT/SIGTERM.
+    #[command(after_help = sim_command::HELP)]
+    Sim(SimArgs),
     /// Judge once whether every Marathon app is healthy (exit 0), some are
     /// not (exit 1), or no verdict could be reached (exit 2).
     #[command(after_help = health_command::HELP)]
@@ -77,6 +84,9 @@ pub enum PlanCommand {
     Start(OperationArgs),
     /// Interrupt the plan, phase or step and set its steps back to PENDING.
     Stop(OperationArgs),
+    /// Walk the plan engine through the DC/OS SDK's hello-world deployment,
+    /// printing the plan tree at every status change.
+    Demo,
 }
 
 #[derive(Debug, Args)]
@@ -131,11 +141,44 @@ pub struct HealthArgs {
     pub json: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// A built-in scenario (demo, msr-55, hazards, big) or a scenario file
+    /// (TOML, as in tests/scenarios/).
+    #[arg(long, value_name = "NAME|PATH")]
+    pub scenario: String,
+    /// Simulated seconds per real second.
+    #[arg(
+        long,
+        value_name = "K",
+        default_value_t = 1.0,
+        value_parser = sim_command::parse_time_scale
+    )]
+    pub time_scale: f64,
+    /// Replaces the scenario's seed (the same seed replays the same world).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Write the roller's environment file (TOML) pointing at this simulator.
+    #[arg(long, value_name = "PATH")]
+    pub write_env: Option<PathBuf>,
+    /// At exit, write the monitor's report (JSON) there.
+    #[arg(long, value_name = "PATH")]
+    pub report: Option<PathBuf>,
+    /// The address to listen on. The simulator checks no credentials: keep
+    /// it on loopback unless you mean to share it.
+    #[arg(long, value_name = "IP", default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+}
+
 /// Runs a parsed command line, writing its report to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
     match cli.command {
         Command::Plan { command } => plan_command::run(command, out),
-        Command::Demo => crate::demo::run(out).map_err(CliError::Output),
+        Command::Demo => crate::demo::run(out).map_err(|err| match err {
+            crate::demo::DemoError::Output(err) => CliError::Output(err),
+            err => CliError::Demo(err),
+        }),
+        Command::Sim(args) => sim_command::run(&args, out),
         Command::Health(args) => health_command::run(&args, out),
     }
 }

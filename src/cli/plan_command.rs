@@ -22,6 +22,7 @@ const LOCK_PATIENCE: Duration = Duration::from_secs(10);
 pub(super) fn run(command: PlanCommand, out: &mut dyn Write) -> Result<(), CliError> {
     let (operation, args) = match command {
         PlanCommand::Show(args) => return show(&args, out),
+        PlanCommand::Demo => return Ok(crate::demo::walkthrough::run(out)?),
         PlanCommand::Continue(args) => (Operation::Continue, args),
         PlanCommand::Interrupt(args) => (Operation::Interrupt, args),
         PlanCommand::ForceComplete(args) => (Operation::ForceComplete, args),

@@ -8,11 +8,16 @@
 //!   its API for the facades, and the monitor's report.
 //! - `shared`: the world behind a lock with its clock, faults and peers.
 //! - `http`: the AWS, Mesos and Marathon facades over the shared world.
+//! - `control`: the simulator's own `/sim` endpoints (report, time, faults).
+//! - `server`: all of it served on loopback ports until shut down.
 
+pub mod control;
 pub mod http;
 pub mod scenario;
+pub mod server;
 pub mod shared;
 pub mod world;
 
 pub use scenario::{Scenario, ScenarioError};
+pub use server::{Endpoints, SimOptions, SimServeError, Simulator};
 pub use world::{Report, SimTime, World};

@@ -1,14 +1,16 @@
-//! `roller demo`.
+//! `roller demo` (the simulated cluster) and `roller plan demo` (the plan
+//! engine walkthrough).
 
 use std::io::Read;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::test::Test;
 
 #[test]
-fn demo_exits_zero_and_walks_initial_deployment_then_configuration_change_then_canary() {
+fn plan_demo_exits_zero_and_walks_initial_deployment_then_configuration_change_then_canary() {
     let output = Test::new()
-        .arg("demo")
+        .args(["plan", "demo"])
         .any_stdout()
         .stdout_lacks("(ERROR)")
         .stdout_lacks("(DELAYED)")
@@ -16,7 +18,7 @@ fn demo_exits_zero_and_walks_initial_deployment_then_configuration_change_then_c
     let stdout = &output.stdout;
     assert!(
         stdout.starts_with(
-            "roller demo: the plan engine on the DC/OS SDK's hello-world deploy plan.\n"
+            "roller plan demo: the plan engine on the DC/OS SDK's hello-world deploy plan.\n"
         ),
         "{stdout}"
     );
@@ -51,9 +53,9 @@ roll-agents (serial strategy) (COMPLETE)
 }
 
 #[test]
-fn demo_shows_the_canary_phase_waiting_for_the_operator() {
+fn plan_demo_shows_the_canary_phase_waiting_for_the_operator() {
     Test::new()
-        .arg("demo")
+        .args(["plan", "demo"])
         .stdout_contains(
             "\
 == Canary: the phase waits for the operator
@@ -66,6 +68,55 @@ roll-agents (serial strategy) (WAITING)
 ",
         )
         .run();
+}
+
+#[test]
+fn demo_runs_the_simulated_cluster_and_ends_with_the_monitors_report() {
+    let started = Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_roller"))
+        .arg("demo")
+        // However the caller's AWS is configured, the demo never uses it.
+        .env("AWS_ENDPOINT_URL", "http://192.0.2.1:1")
+        .env("AWS_PROFILE", "production")
+        .env("AWS_ACCESS_KEY_ID", "AKIAREAL")
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert_eq!(stderr, "");
+    assert!(!stdout.contains("192.0.2.1"), "{stdout}");
+    let lines = [
+        "roller demo: the `demo` scenario (",
+        "\n  AWS_ENDPOINT_URL=http://127.0.0.1:",
+        "\n  MESOS=http://127.0.0.1:",
+        "\n  MARATHON=http://127.0.0.1:",
+        "\n  SIM=http://127.0.0.1:",
+        "\nmarathon: ",
+        "\nt=60 s: 12 instances live (desired 12), 12 agents, ",
+        "\nt=300 s: ",
+        "\nreport at ",
+        "\nsimulated ",
+        "\ninstances per AZ: peak ",
+        "\noutages: 0 apps, 0.0 simulated s\n",
+    ];
+    let mut from = 0;
+    for line in lines {
+        let at = stdout[from..]
+            .find(line)
+            .unwrap_or_else(|| panic!("{line:?} missing or out of order:\n{stdout}"));
+        from += at + line.len();
+    }
+    assert_eq!(
+        from,
+        stdout.len(),
+        "the outages line is the last:\n{stdout}"
+    );
+    assert!(
+        elapsed < Duration::from_secs(20),
+        "the demo took {elapsed:?}"
+    );
 }
 
 #[test]

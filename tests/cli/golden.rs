@@ -41,8 +41,8 @@ fn the_golden_trees_are_sdk_plan_trees() {
 }
 
 #[test]
-fn demo_prints_the_eight_hello_world_trees_of_the_sdk_doc_in_order() {
-    let output = Test::new().arg("demo").any_stdout().run();
+fn plan_demo_prints_the_eight_hello_world_trees_of_the_sdk_doc_in_order() {
+    let output = Test::new().args(["plan", "demo"]).any_stdout().run();
     let mut rest = output.stdout.as_str();
     for (number, tree) in HELLO_WORLD.iter().enumerate() {
         // A whole tree: at the start of a line.

@@ -11,4 +11,5 @@ mod help;
 mod operate;
 mod plans;
 mod show;
+mod sim;
 mod test;

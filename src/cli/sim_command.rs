@@ -1,0 +1,244 @@
+//! `roller sim`: serve a scenario's simulated cluster on loopback, print
+//! its endpoints (and, with `--write-env`, an environment file for the
+//! roller pointing at it), say `READY`, serve until SIGINT or SIGTERM, then
+//! print the monitor's report (and write it with `--report`).
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::SimArgs;
+use super::error::CliError;
+use crate::atomic_file;
+use crate::sim::scenario::builtin_names;
+use crate::sim::{Endpoints, Scenario, ScenarioError, SimOptions, Simulator};
+
+/// Neither file holds a secret.
+const FILE_MODE: u32 = 0o644;
+
+pub(super) const HELP: &str = "\
+Prints, one per line, then READY:
+  AWS_ENDPOINT_URL=http://127.0.0.1:PORT   Auto Scaling + EC2 (any credentials)
+  MESOS=URL,URL,URL                        three masters, the first leads
+  MARATHON=URL,URL,URL                     three Marathons, the first leads
+  SIM=http://127.0.0.1:PORT/sim            GET report, time, faults; POST faults
+
+Serves until SIGINT or SIGTERM, then prints the monitor's report and exits 0.
+Every time in the report is simulated. Binds 127.0.0.1 unless --bind says
+otherwise: the simulator checks no credentials.
+
+Exit codes:
+  0    stopped by SIGINT/SIGTERM
+  1    failed: cannot listen, or cannot write --write-env/--report
+  2    refused: unknown scenario, malformed scenario file, bad flag";
+
+/// `--time-scale`: a positive, finite number of simulated seconds per
+/// real second.
+pub(super) fn parse_time_scale(text: &str) -> Result<f64, String> {
+    let scale: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number"))?;
+    if scale.is_finite() && scale > 0.0 {
+        Ok(scale)
+    } else {
+        Err(format!("'{text}' must be a positive number"))
+    }
+}
+
+pub(super) fn run(args: &SimArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let scenario = load(&args.scenario)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    runtime.block_on(serve(args, &scenario, out))
+}
+
+/// A built-in scenario by name, else a file; a name that is neither is
+/// refused with the list of built-in ones.
+fn load(name_or_path: &str) -> Result<Scenario, CliError> {
+    match Scenario::load(name_or_path) {
+        Err(ScenarioError::Read { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            Err(CliError::UnknownScenario {
+                name: name_or_path.to_string(),
+                builtin: builtin_names().join(", "),
+            })
+        }
+        other => Ok(other?),
+    }
+}
+
+async fn serve(args: &SimArgs, scenario: &Scenario, out: &mut dyn Write) -> Result<(), CliError> {
+    // Listen for the signals before saying READY: a signal right after it
+    // must stop the simulator cleanly, not kill the process.
+    let mut stop = StopSignals::install().map_err(CliError::Signal)?;
+    let options = SimOptions {
+        time_scale: args.time_scale,
+        seed: args.seed,
+        bind: args.bind,
+    };
+    let sim = Simulator::start(scenario, options).await?;
+    let endpoints = sim.endpoints().clone();
+    writeln!(
+        out,
+        "# roller sim: scenario {} ({}), {} simulated s per real s",
+        args.scenario,
+        if scenario.description.is_empty() {
+            "no description"
+        } else {
+            &scenario.description
+        },
+        args.time_scale
+    )?;
+    out.write_all(endpoint_lines(&endpoints).as_bytes())?;
+    if let Some(path) = &args.write_env {
+        let text = env_file(args, scenario, &endpoints);
+        atomic_file::replace(path, text.as_bytes(), FILE_MODE).map_err(|source| {
+            CliError::WriteEnv {
+                path: path.clone(),
+                source,
+            }
+        })?;
+    }
+    writeln!(out, "READY")?;
+    out.flush()?;
+
+    stop.wait().await;
+    let report = sim.report();
+    sim.shutdown().await;
+    if let Some(path) = &args.report {
+        write_report(path, &report)?;
+    }
+    out.write_all(report.summary().as_bytes())?;
+    Ok(())
+}
+
+fn endpoint_lines(endpoints: &Endpoints) -> String {
+    format!(
+        "AWS_ENDPOINT_URL={}\nMESOS={}\nMARATHON={}\nSIM={}\n",
+        endpoints.aws_endpoint_url,
+        endpoints.mesos.join(","),
+        endpoints.marathon.join(","),
+        endpoints.control()
+    )
+}
+
+/// The environment file `roller run` reads (see the README's
+/// "Simulator" section).
+#[derive(Serialize)]
+struct EnvFile<'a> {
+    asg: &'a str,
+    region: String,
+    aws_endpoint_url: &'a str,
+    mesos: &'a [String],
+    marathon: &'a [String],
+    /// How EC2 instances are matched to Mesos agents: the simulated agents'
+    /// hostnames are their instances' private IPs.
+    #[serde(rename = "match")]
+    match_by: &'static str,
+    /// Divides every roller wait, poll interval and timeout, so roller and
+    /// simulator agree on simulated time.
+    time_scale: f64,
+}
+
+fn env_file(args: &SimArgs, scenario: &Scenario, endpoints: &Endpoints) -> String {
+    let env = EnvFile {
+        asg: &scenario.group.name,
+        region: region(&scenario.group.availability_zones),
+        aws_endpoint_url: &endpoints.aws_endpoint_url,
+        mesos: &endpoints.mesos,
+        marathon: &endpoints.marathon,
+        match_by: "ip",
+        time_scale: args.time_scale,
+    };
+    let body = toml::to_string(&env).unwrap_or_default();
+    format!(
+        "# The roller's environment for the simulated cluster of `roller sim --scenario {}`,\n\
+         # valid while that simulator runs.\n\
+         # Credentials are dummies: the simulator checks no signature, so any\n\
+         # AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY will do (e.g. both \"simulated\"),\n\
+         # and its Mesos masters and Marathons ask for none.\n{body}",
+        args.scenario
+    )
+}
+
+/// The region of the scenario's AZs (`us-east-1a` -> `us-east-1`).
+fn region(zones: &[String]) -> String {
+    zones
+        .first()
+        .map(|zone| zone.trim_end_matches(|c: char| c.is_ascii_lowercase()))
+        .filter(|region| !region.is_empty() && region.ends_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or("us-east-1")
+        .to_string()
+}
+
+fn write_report(path: &Path, report: &crate::sim::Report) -> Result<(), CliError> {
+    let mut json = serde_json::to_vec_pretty(report).unwrap_or_default();
+    json.push(b'\n');
+    atomic_file::replace(path, &json, FILE_MODE).map_err(|source| CliError::WriteReport {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// SIGINT and SIGTERM, registered when installed.
+struct StopSignals {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    #[cfg(unix)]
+    fn install() -> std::io::Result<StopSignals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(StopSignals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn install() -> std::io::Result<StopSignals> {
+        Ok(StopSignals {})
+    }
+
+    #[cfg(unix)]
+    async fn wait(&mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
+    }
+
+    #[cfg(not(unix))]
+    async fn wait(&mut self) {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_region_is_the_azs_without_their_letter() {
+        assert_eq!(region(&["eu-west-1b".to_string()]), "eu-west-1");
+        assert_eq!(region(&["us-east-1a".to_string()]), "us-east-1");
+        assert_eq!(region(&["odd".to_string()]), "us-east-1");
+        assert_eq!(region(&[]), "us-east-1");
+    }
+
+    #[test]
+    fn a_time_scale_must_be_a_positive_number() {
+        assert_eq!(parse_time_scale("60"), Ok(60.0));
+        assert!(parse_time_scale("0").is_err());
+        assert!(parse_time_scale("-3").is_err());
+        assert!(parse_time_scale("inf").is_err());
+        assert!(parse_time_scale("fast").is_err());
+    }
+}
