@@ -1,13 +1,423 @@
-//! Placeholder: the Marathon facade.
+//! The Marathon facade: one of the three simulated Marathons, serving the
+//! REST v2 endpoints the roller uses over the shared world, with
+//! Marathon's status codes and `{"message"}` error bodies.
+//!
+//! Leadership as Marathon does it: a non-leader proxies every request to
+//! the leader, so it answers exactly what the leader would; every answer
+//! names the leader in `X-Marathon-Leader: http://host:port`. As the
+//! masters share one world, "proxying" is answering locally with that
+//! header. `/ping` is answered by each instance itself, `/v2/info` too
+//! (its `elected` says whether the instance called leads).
+//!
+//! - `wire`: the JSON Marathon writes and reads.
+
+mod wire;
+
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
 
 use crate::sim::shared::{Peers, SharedWorld};
+use crate::sim::world::{MarathonError, SimTime, World};
+
+use wire::{
+    App, AppEnvelope, AppList, AppUpdate, Deployment, DeploymentRef, DeploymentResult, Info,
+    Leader, Locked, Message, Task, TaskIds, TaskList, timestamp,
+};
+
+/// The header naming the leader on every answer.
+const LEADER_HEADER: &str = "X-Marathon-Leader";
+
+/// The version the simulated Marathons report (the fixtures' shapes).
+const MARATHON_VERSION: &str = "1.5.0";
 
 /// The Marathon at `peers.url(index)`; it leads when `peers.leader() == index`.
 pub fn router(world: SharedWorld, peers: Arc<Peers>, index: usize) -> Router {
-    let _ = (world, peers, index);
-    Router::new()
+    Router::new().fallback(handle).with_state(Marathon {
+        world,
+        peers,
+        index,
+    })
+}
+
+#[derive(Clone)]
+struct Marathon {
+    world: SharedWorld,
+    peers: Arc<Peers>,
+    index: usize,
+}
+
+/// What a request asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Route {
+    Ping,
+    Leader,
+    Info,
+    Apps,
+    /// An app id, absolute (`/a/b`).
+    App(String),
+    UpdateApp(String),
+    Deployments,
+    Tasks,
+    KillTasks,
+    MethodNotAllowed,
+    NotFound,
+}
+
+impl Route {
+    fn of(method: &Method, path: &str) -> Route {
+        let get = method == Method::GET;
+        let only = |ok: bool, route: Route| if ok { route } else { Route::MethodNotAllowed };
+        match path {
+            "/ping" => only(get, Route::Ping),
+            "/v2/leader" => only(get, Route::Leader),
+            "/v2/info" => only(get, Route::Info),
+            "/v2/apps" => only(get, Route::Apps),
+            "/v2/deployments" => only(get, Route::Deployments),
+            "/v2/tasks" => only(get, Route::Tasks),
+            "/v2/tasks/delete" => only(method == Method::POST, Route::KillTasks),
+            _ => match path.strip_prefix("/v2/apps/") {
+                Some(id) if !id.is_empty() => {
+                    let id = format!("/{id}");
+                    if get {
+                        Route::App(id)
+                    } else if method == Method::PUT {
+                        Route::UpdateApp(id)
+                    } else {
+                        Route::MethodNotAllowed
+                    }
+                }
+                _ => Route::NotFound,
+            },
+        }
+    }
+
+    /// The name the monitor counts the call under (ids left out, so that
+    /// the report stays one line per endpoint).
+    fn action(&self, method: &Method) -> String {
+        match self {
+            Route::Ping => "GET /ping".into(),
+            Route::Leader => "GET /v2/leader".into(),
+            Route::Info => "GET /v2/info".into(),
+            Route::Apps => "GET /v2/apps".into(),
+            Route::App(_) => "GET /v2/apps/{id}".into(),
+            Route::UpdateApp(_) => "PUT /v2/apps/{id}".into(),
+            Route::Deployments => "GET /v2/deployments".into(),
+            Route::Tasks => "GET /v2/tasks".into(),
+            Route::KillTasks => "POST /v2/tasks/delete".into(),
+            Route::MethodNotAllowed => format!("{method} (method not allowed)"),
+            Route::NotFound => "unknown endpoint".into(),
+        }
+    }
+}
+
+async fn handle(
+    State(marathon): State<Marathon>,
+    method: Method,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    let path = match uri.path().trim_end_matches('/') {
+        "" => "/",
+        path => path,
+    };
+    let route = Route::of(&method, path);
+    marathon
+        .world
+        .with(|w| w.record_api_call("marathon", &route.action(&method)));
+    let leader_url = marathon
+        .peers
+        .url(marathon.peers.leader())
+        .trim_end_matches('/')
+        .to_string();
+    let mut response = match injected_fault(&marathon.world).await {
+        Some(fault) => fault,
+        None => answer(&marathon, route.clone(), &uri, &body),
+    };
+    if route != Route::Ping
+        && let Ok(value) = HeaderValue::from_str(&leader_url)
+    {
+        response.headers_mut().insert(LEADER_HEADER, value);
+    }
+    response
+}
+
+fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response {
+    let query = Query::<Vec<(String, String)>>::try_from_uri(uri)
+        .map(|q| q.0)
+        .unwrap_or_default();
+    let flag = |name: &str| query.iter().any(|(k, v)| k == name && v == "true");
+    let world = &marathon.world;
+    match route {
+        Route::Ping => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "pong",
+        )
+            .into_response(),
+        Route::Leader => json(
+            StatusCode::OK,
+            &Leader {
+                leader: authority(marathon.peers.url(marathon.peers.leader())).to_string(),
+            },
+        ),
+        Route::Info => info(marathon),
+        Route::Apps => {
+            let embed_tasks = query.iter().any(|(k, v)| k == "embed" && v == "apps.tasks");
+            let (apps, config_changed) =
+                world.with(|w| (w.apps(embed_tasks), w.unix_ms(SimTime::ZERO)));
+            json(
+                StatusCode::OK,
+                &AppList {
+                    apps: apps
+                        .iter()
+                        .map(|app| App::from_view(app, config_changed))
+                        .collect(),
+                },
+            )
+        }
+        // A single app comes with its tasks whatever the embeds, as
+        // Marathon embeds them by default for compatibility.
+        Route::App(id) => match world.with(|w| w.app(&id, true).map(|app| (app, config_time(w)))) {
+            Ok((app, config_changed)) => json(
+                StatusCode::OK,
+                &AppEnvelope {
+                    app: App::from_view(&app, config_changed),
+                },
+            ),
+            Err(err) => marathon_error(&err),
+        },
+        Route::UpdateApp(id) => update_app(world, &id, body, flag("force")),
+        Route::Deployments => {
+            let deployments = world.with(|w| w.deployments());
+            let list: Vec<Deployment> = deployments.iter().map(Deployment::from_view).collect();
+            json(StatusCode::OK, &list)
+        }
+        Route::Tasks => {
+            let tasks = world.with(|w| w.tasks());
+            json(
+                StatusCode::OK,
+                &TaskList {
+                    tasks: tasks.iter().map(Task::from_view).collect(),
+                },
+            )
+        }
+        Route::KillTasks => kill_tasks(world, body, flag("scale"), flag("force")),
+        Route::MethodNotAllowed => message(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "HTTP 405 Method Not Allowed",
+        ),
+        Route::NotFound => message(StatusCode::NOT_FOUND, "HTTP 404 Not Found"),
+    }
+}
+
+/// The configured faults: latency first, then a 503 for the share of
+/// calls `error_rate` says, answered before the world is touched (as
+/// Marathon answers while it has no leader).
+async fn injected_fault(world: &SharedWorld) -> Option<Response> {
+    let faults = world.api_faults().marathon;
+    if faults.latency_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(faults.latency_ms)).await;
+    }
+    (faults.error_rate > 0.0 && rand::random::<f64>() < faults.error_rate).then(|| {
+        message(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Could not determine the current leader (an error injected by the simulator)",
+        )
+    })
+}
+
+fn info(marathon: &Marathon) -> Response {
+    let leader = marathon.peers.leader();
+    let own = authority(marathon.peers.url(marathon.index));
+    let (host, port) = match own.rsplit_once(':') {
+        Some((host, port)) => (host, port.parse().unwrap_or(8080)),
+        None => (own, 8080),
+    };
+    json(
+        StatusCode::OK,
+        &Info {
+            name: "marathon",
+            version: MARATHON_VERSION,
+            buildref: "simulated",
+            elected: leader == marathon.index,
+            leader: authority(marathon.peers.url(leader)).to_string(),
+            framework_id: format!(
+                "{}-0000",
+                uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_URL, b"roller-sim-marathon")
+            ),
+            marathon_config: wire::MarathonConfig {
+                hostname: host.to_string(),
+                ha: true,
+                framework_name: "marathon",
+            },
+            http_config: wire::HttpConfig { http_port: port },
+        },
+    )
+}
+
+fn update_app(world: &SharedWorld, id: &str, body: &[u8], force: bool) -> Response {
+    let update: AppUpdate = match serde_json::from_slice(body) {
+        Ok(update) => update,
+        Err(err) => return invalid_json(&err),
+    };
+    let Some(instances) = update.instances else {
+        return not_valid("/instances", "the simulator changes only 'instances'");
+    };
+    let result = world.with(|w| {
+        w.update_app_instances(id, instances, force)
+            .map(|deployment| (deployment, w.unix_ms(w.now())))
+    });
+    match result {
+        Ok((deployment_id, now)) => json(
+            StatusCode::OK,
+            &DeploymentResult {
+                version: timestamp(now),
+                deployment_id,
+            },
+        ),
+        Err(err) => marathon_error(&err),
+    }
+}
+
+fn kill_tasks(world: &SharedWorld, body: &[u8], scale: bool, force: bool) -> Response {
+    let ids: TaskIds = match serde_json::from_slice(body) {
+        Ok(ids) => ids,
+        Err(err) => return invalid_json(&err),
+    };
+    let outcome = world.with(|w| {
+        if scale {
+            // Scaling down changes the apps: locked apps refuse it, as
+            // any app change, unless forced.
+            let locked = locking_deployments(w, &ids.ids);
+            if !locked.is_empty() && !force {
+                return Err(locked);
+            }
+        }
+        let result = w.kill_tasks(&ids.ids, scale);
+        let deployment = result.deployment_id.clone().or_else(|| {
+            scale
+                .then(|| locking_deployments(w, &ids.ids).into_iter().next())
+                .flatten()
+        });
+        Ok((result, deployment, w.unix_ms(w.now())))
+    });
+    match outcome {
+        Err(deployments) => locked(deployments),
+        Ok((_, Some(deployment_id), now)) if scale => json(
+            StatusCode::OK,
+            &DeploymentResult {
+                version: timestamp(now),
+                deployment_id,
+            },
+        ),
+        Ok((result, _, _)) => json(
+            StatusCode::OK,
+            &TaskList {
+                tasks: result.killed.iter().map(Task::from_view).collect(),
+            },
+        ),
+    }
+}
+
+/// The deployments touching the apps of these tasks.
+fn locking_deployments(w: &World, task_ids: &[String]) -> Vec<String> {
+    let apps: std::collections::BTreeSet<String> = w
+        .tasks()
+        .into_iter()
+        .filter(|t| task_ids.contains(&t.id))
+        .map(|t| t.app_id)
+        .collect();
+    apps.iter()
+        .filter_map(|id| w.app(id, false).ok())
+        .flat_map(|app| app.deployments)
+        .collect()
+}
+
+fn config_time(w: &World) -> u64 {
+    w.unix_ms(SimTime::ZERO)
+}
+
+fn marathon_error(err: &MarathonError) -> Response {
+    match err {
+        MarathonError::AppNotFound { app, .. } => {
+            let app = if app.starts_with('/') {
+                app.clone()
+            } else {
+                format!("/{app}")
+            };
+            message(
+                StatusCode::NOT_FOUND,
+                &format!("App '{app}' does not exist"),
+            )
+        }
+        MarathonError::DeploymentConflict { deployments, .. } => locked(deployments.clone()),
+    }
+}
+
+/// Marathon's 409 for a change to an app a deployment is changing.
+fn locked(deployments: Vec<String>) -> Response {
+    let first = deployments.first().cloned().unwrap_or_default();
+    json(
+        StatusCode::CONFLICT,
+        &Locked {
+            message: format!(
+                "App is locked by one or more deployments. Override with the option '?force=true'. View details at '/v2/deployments/{first}'."
+            ),
+            deployments: deployments
+                .into_iter()
+                .map(|id| DeploymentRef { id })
+                .collect(),
+        },
+    )
+}
+
+fn invalid_json(err: &serde_json::Error) -> Response {
+    json(
+        StatusCode::BAD_REQUEST,
+        &serde_json::json!({
+            "message": "Invalid JSON",
+            "details": [{"path": "/", "errors": [err.to_string()]}],
+        }),
+    )
+}
+
+fn not_valid(path: &str, error: &str) -> Response {
+    json(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        &serde_json::json!({
+            "message": "Object is not valid",
+            "details": [{"path": path, "errors": [error]}],
+        }),
+    )
+}
+
+/// `host:port` of a peer's base URL.
+fn authority(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.split('/').next().unwrap_or(rest)
+}
+
+fn message(status: StatusCode, text: &str) -> Response {
+    json(
+        status,
+        &Message {
+            message: text.to_string(),
+        },
+    )
+}
+
+fn json(status: StatusCode, value: &impl serde::Serialize) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        Err(err) => (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()).into_response(),
+    }
 }

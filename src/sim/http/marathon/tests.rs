@@ -1,0 +1,534 @@
+//! Contract tests: the roller's real Marathon adapter against three
+//! simulated Marathons on loopback over the `demo` world, and the facade's
+//! JSON against real Marathon's field names (tests/fixtures/marathon-*.json).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::task::JoinHandle;
+
+use super::router;
+use super::wire::timestamp;
+use crate::http::HttpSettings;
+use crate::marathon::MarathonClient;
+use crate::retry::Backoff;
+use crate::roll::health::judge;
+use crate::roll::ports::marathon::{KillOutcome, Marathon, MarathonError};
+use crate::sim::Scenario;
+use crate::sim::shared::{ApiFaults, Peers, SharedWorld, SimClock, SystemFaults};
+use crate::sim::world::World;
+
+/// Three Marathons over one world; peer 0 leads. Servers stop when dropped.
+struct Marathons {
+    world: SharedWorld,
+    peers: Arc<Peers>,
+    urls: Vec<String>,
+    servers: Vec<JoinHandle<()>>,
+}
+
+impl Marathons {
+    /// The `demo` world, `time_scale` simulated seconds per real second.
+    async fn start(time_scale: f64) -> Marathons {
+        let scenario = Scenario::builtin("demo")
+            .expect("demo is embedded")
+            .expect("demo parses");
+        let world = SharedWorld::new(World::new(&scenario), SimClock::new(time_scale));
+        let mut listeners = Vec::new();
+        for _ in 0..3 {
+            listeners.push(
+                tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind a loopback port"),
+            );
+        }
+        let urls: Vec<String> = listeners
+            .iter()
+            .map(|l| format!("http://{}", l.local_addr().expect("local address")))
+            .collect();
+        let peers = Arc::new(Peers::new(urls.clone()));
+        let servers = listeners
+            .into_iter()
+            .enumerate()
+            .map(|(index, listener)| {
+                let app = router(world.clone(), peers.clone(), index);
+                tokio::spawn(async move {
+                    let _ = axum::serve(listener, app).await;
+                })
+            })
+            .collect();
+        Marathons {
+            world,
+            peers,
+            urls,
+            servers,
+        }
+    }
+
+    fn client(&self) -> MarathonClient {
+        MarathonClient::new(&self.urls, &HttpSettings::default())
+            .expect("a valid client")
+            .with_backoff(Backoff {
+                initial: Duration::from_millis(10),
+                max: Duration::from_millis(50),
+                attempts: 3,
+            })
+            .with_poll_interval(Duration::from_millis(20))
+    }
+
+    fn advance(&self, ms: u64) {
+        self.world.with(|w| w.advance_by_ms(ms));
+    }
+
+    async fn get(&self, index: usize, path: &str) -> reqwest::Response {
+        reqwest::Client::new()
+            .get(format!("{}{path}", self.urls[index]))
+            .send()
+            .await
+            .expect("an answer")
+    }
+
+    async fn get_json(&self, index: usize, path: &str) -> Value {
+        self.get(index, path).await.json().await.expect("JSON")
+    }
+
+    fn authority(&self, index: usize) -> String {
+        self.urls[index].trim_start_matches("http://").to_string()
+    }
+}
+
+impl Drop for Marathons {
+    fn drop(&mut self) {
+        for server in &self.servers {
+            server.abort();
+        }
+    }
+}
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("fixture readable");
+    serde_json::from_str(&text).expect("fixture is JSON")
+}
+
+fn keys(value: &Value) -> BTreeSet<String> {
+    value
+        .as_object()
+        .expect("an object")
+        .keys()
+        .cloned()
+        .collect()
+}
+
+/// Every key of every object in `items`.
+fn union_of_keys<'a>(items: impl IntoIterator<Item = &'a Value>) -> BTreeSet<String> {
+    items.into_iter().flat_map(keys).collect()
+}
+
+fn array(value: &Value) -> &Vec<Value> {
+    value.as_array().expect("an array")
+}
+
+/// `ours` only has keys real Marathon writes somewhere in `real`.
+fn assert_known_keys(what: &str, ours: &BTreeSet<String>, real: &BTreeSet<String>) {
+    let unknown: Vec<&String> = ours.difference(real).collect();
+    assert!(
+        unknown.is_empty(),
+        "{what}: keys Marathon never writes: {unknown:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_adapter_lists_the_apps_with_tasks_and_counts_of_the_world() {
+    let marathons = Marathons::start(1.0).await;
+    let apps = marathons.client().apps().await.expect("apps");
+    let truth = marathons.world.with(|w| w.apps(true));
+    assert_eq!(apps.len(), truth.len());
+    for (seen, real) in apps.iter().zip(&truth) {
+        assert_eq!(seen.id, real.id);
+        assert_eq!(seen.instances, real.instances);
+        assert_eq!(seen.tasks_running, real.tasks_running);
+        assert_eq!(seen.tasks_healthy, real.tasks_healthy);
+        assert_eq!(seen.tasks_staged, real.tasks_staged);
+        assert_eq!(seen.health_checks, real.health_checks.len());
+        let real_tasks = real.tasks.as_ref().expect("embedded");
+        let seen_ids: Vec<&str> = seen.tasks.iter().map(|t| t.id.as_str()).collect();
+        let real_ids: Vec<&str> = real_tasks.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(seen_ids, real_ids, "{}", seen.id);
+        for (task, real_task) in seen.tasks.iter().zip(real_tasks) {
+            assert_eq!(task.agent_id.as_deref(), Some(real_task.slave_id.as_str()));
+            assert_eq!(task.state.as_deref(), Some("TASK_RUNNING"));
+            assert!(task.started);
+            assert_eq!(task.health_results.len(), real.health_checks.len());
+        }
+    }
+    let no_checks = apps.iter().find(|a| a.id == "/ops/metrics").expect("app");
+    assert_eq!((no_checks.tasks_running, no_checks.tasks_healthy), (2, 0));
+}
+
+#[tokio::test]
+async fn at_steady_state_the_health_verdict_is_healthy() {
+    let marathons = Marathons::start(1.0).await;
+    let client = marathons.client();
+    let apps = client.apps().await.expect("apps");
+    let deployments = client.deployments().await.expect("deployments");
+    assert!(deployments.is_empty());
+    let health = judge(&apps, &deployments);
+    let sick: Vec<_> = health.unhealthy().map(|a| a.reason()).collect();
+    assert!(health.is_healthy(), "{sick:?}");
+}
+
+#[tokio::test]
+async fn a_scale_up_starts_a_deployment_that_ends_when_the_new_task_is_healthy() {
+    // 200 simulated seconds per real second: a task starts and passes its
+    // first health check in well under a real second.
+    let marathons = Marathons::start(200.0).await;
+    let client = marathons.client();
+    let deployment = client.scale_app("/web/frontend", 5).await.expect("scaled");
+    // Whether it is still listed now depends on real timing at this
+    // scale; the 409 test checks the listing at real time.
+    client
+        .follow_deployment(&deployment, Duration::from_secs(20))
+        .await
+        .expect("the deployment ends");
+    let app = client.app("/web/frontend").await.expect("app");
+    assert_eq!(app.instances, 5);
+    assert_eq!(app.tasks_healthy, 5);
+    assert!(app.deployments.is_empty());
+}
+
+#[tokio::test]
+async fn a_task_killed_without_scaling_is_relaunched() {
+    let marathons = Marathons::start(1.0).await;
+    let client = marathons.client();
+    let app = client.app("/ops/metrics").await.expect("app");
+    let victim = app.tasks[0].id.clone();
+    let outcome = client
+        .kill_tasks(std::slice::from_ref(&victim), false)
+        .await
+        .expect("killed");
+    assert_eq!(outcome, KillOutcome::Killed(vec![victim.clone()]));
+    let killing = client.app("/ops/metrics").await.expect("app");
+    assert_eq!(killing.tasks_running, 1);
+
+    marathons.advance(60_000);
+    let after = client.app("/ops/metrics").await.expect("app");
+    assert_eq!(after.instances, 2);
+    assert_eq!(after.tasks_running, 2);
+    assert!(after.tasks.iter().all(|t| t.id != victim));
+}
+
+#[tokio::test]
+async fn a_task_killed_with_scaling_shrinks_the_app_through_a_deployment() {
+    let marathons = Marathons::start(1.0).await;
+    let client = marathons.client();
+    let app = client.app("/jobs/worker-2").await.expect("app");
+    let outcome = client
+        .kill_tasks(&[app.tasks[0].id.clone()], true)
+        .await
+        .expect("killed");
+    let KillOutcome::Deployment(id) = outcome else {
+        panic!("expected a deployment, got {outcome:?}");
+    };
+    assert!(!id.is_empty());
+    marathons.advance(60_000);
+    let after = client.app("/jobs/worker-2").await.expect("app");
+    assert_eq!((after.instances, after.tasks_running), (1, 1));
+    assert!(client.deployments().await.expect("deployments").is_empty());
+}
+
+#[tokio::test]
+async fn a_change_during_a_deployment_is_a_409_naming_the_deployment() {
+    let marathons = Marathons::start(1.0).await;
+    let client = marathons.client();
+    let deployment = client.scale_app("/web/frontend", 6).await.expect("scaled");
+
+    let err = client
+        .scale_app("/web/frontend", 7)
+        .await
+        .expect_err("locked");
+    assert_eq!(
+        err,
+        MarathonError::Conflict {
+            operation: "PUT /v2/apps/{id}",
+            target: "/web/frontend".to_string(),
+            deployments: vec![deployment.clone()],
+        }
+    );
+    let app = client.app("/web/frontend").await.expect("app");
+    let err = client
+        .kill_tasks(&[app.tasks[0].id.clone()], true)
+        .await
+        .expect_err("locked");
+    assert_eq!(err.label(), "conflict");
+
+    let answer = reqwest::Client::new()
+        .put(format!("{}/v2/apps/web/frontend", marathons.urls[0]))
+        .json(&serde_json::json!({"instances": 7}))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status(), 409);
+    let body: Value = answer.json().await.expect("JSON");
+    assert!(body["message"].as_str().expect("a message").starts_with(
+        "App is locked by one or more deployments. Override with the option '?force=true'."
+    ));
+    assert_eq!(body["deployments"][0]["id"], deployment.as_str());
+
+    let forced = reqwest::Client::new()
+        .put(format!(
+            "{}/v2/apps/web/frontend?force=true",
+            marathons.urls[0]
+        ))
+        .json(&serde_json::json!({"instances": 7}))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(forced.status(), 200);
+    let forced: Value = forced.json().await.expect("JSON");
+    assert_ne!(forced["deploymentId"], deployment.as_str());
+    assert!(forced["version"].is_string());
+}
+
+#[tokio::test]
+async fn after_a_leader_change_every_marathon_names_the_new_leader() {
+    let marathons = Marathons::start(1.0).await;
+    let client = marathons.client();
+    assert_eq!(
+        client.leader().await.expect("leader"),
+        Some(marathons.authority(0))
+    );
+    marathons.peers.set_leader(2);
+    assert_eq!(
+        client.leader().await.expect("leader"),
+        Some(marathons.authority(2))
+    );
+    let app_count = marathons.world.with(|w| w.apps(false)).len();
+    assert_eq!(client.apps().await.expect("apps").len(), app_count);
+
+    // The old leader now proxies: the same answer, naming the leader.
+    let proxied = marathons.get(0, "/v2/apps").await;
+    assert_eq!(
+        proxied.headers()["x-marathon-leader"],
+        marathons.urls[2].as_str()
+    );
+    let info = marathons.get_json(0, "/v2/info").await;
+    assert_eq!(info["elected"], false);
+    assert_eq!(info["leader"], marathons.authority(2).as_str());
+    let info = marathons.get_json(2, "/v2/info").await;
+    assert_eq!(info["elected"], true);
+    let ping = marathons.get(1, "/ping").await;
+    assert_eq!(ping.text().await.expect("a body"), "pong");
+}
+
+#[tokio::test]
+async fn an_unknown_app_is_a_404_with_marathons_message() {
+    let marathons = Marathons::start(1.0).await;
+    let err = marathons
+        .client()
+        .app("/no/such")
+        .await
+        .expect_err("absent");
+    assert_eq!(err.label(), "app_not_found");
+    let answer = marathons.get(1, "/v2/apps/no/such").await;
+    assert_eq!(answer.status(), 404);
+    let body: Value = answer.json().await.expect("JSON");
+    assert_eq!(body["message"], "App '/no/such' does not exist");
+}
+
+#[tokio::test]
+async fn an_error_rate_of_one_answers_503_and_the_adapter_gives_up_as_unavailable() {
+    let marathons = Marathons::start(1.0).await;
+    marathons.world.set_api_faults(ApiFaults {
+        marathon: SystemFaults {
+            error_rate: 1.0,
+            latency_ms: 20,
+        },
+        ..ApiFaults::default()
+    });
+    let started = std::time::Instant::now();
+    let answer = marathons.get(0, "/v2/apps").await;
+    assert_eq!(answer.status(), 503);
+    assert!(started.elapsed() >= Duration::from_millis(20));
+    let body: Value = answer.json().await.expect("JSON");
+    assert!(body["message"].is_string());
+    let err = marathons.client().apps().await.expect_err("all fail");
+    assert_eq!(err.label(), "unavailable");
+    let report = marathons.world.with(|w| w.report());
+    assert!(report.api_calls["marathon:GET /v2/apps"] >= 2);
+}
+
+#[tokio::test]
+async fn the_apps_json_uses_only_field_names_real_marathon_writes() {
+    let marathons = Marathons::start(1.0).await;
+    let ours = marathons
+        .get_json(
+            0,
+            "/v2/apps?embed=apps.tasks&embed=apps.counts&embed=apps.deployments",
+        )
+        .await;
+    let real_lists = [
+        fixture("marathon-1.5-v2-apps-embed-tasks-healthchecks.json"),
+        fixture("marathon-1.5-v2-apps-embed-tasks-no-healthchecks.json"),
+        fixture("marathon-v2-apps-raml-example.json"),
+    ];
+    let real_apps: Vec<&Value> = real_lists.iter().flat_map(|l| array(&l["apps"])).collect();
+    let real_app_keys = union_of_keys(real_apps.iter().copied());
+    let real_tasks: Vec<&Value> = real_apps
+        .iter()
+        .filter_map(|a| a.get("tasks"))
+        .flat_map(array)
+        .collect();
+    let real_task_keys = union_of_keys(real_tasks.iter().copied());
+    let real_results = union_of_keys(
+        real_tasks
+            .iter()
+            .filter_map(|t| t.get("healthCheckResults"))
+            .flat_map(array),
+    );
+    let real_checks = union_of_keys(
+        real_apps
+            .iter()
+            .filter_map(|a| a.get("healthChecks"))
+            .flat_map(array),
+    );
+
+    let apps = array(&ours["apps"]);
+    let app_count = marathons.world.with(|w| w.apps(false)).len();
+    assert_eq!(apps.len(), app_count);
+    for app in apps {
+        assert_known_keys("app", &keys(app), &real_app_keys);
+        for key in [
+            "id",
+            "instances",
+            "cpus",
+            "mem",
+            "healthChecks",
+            "upgradeStrategy",
+            "constraints",
+            "unreachableStrategy",
+            "tasksStaged",
+            "tasksRunning",
+            "tasksHealthy",
+            "tasksUnhealthy",
+            "deployments",
+            "tasks",
+        ] {
+            assert!(app.get(key).is_some(), "{key} of {}", app["id"]);
+        }
+        assert_eq!(
+            keys(&app["upgradeStrategy"]),
+            keys(&real_apps[0]["upgradeStrategy"])
+        );
+        assert_eq!(
+            keys(&app["unreachableStrategy"]),
+            keys(&real_apps[0]["unreachableStrategy"])
+        );
+        for check in array(&app["healthChecks"]) {
+            assert_known_keys("health check", &keys(check), &real_checks);
+        }
+        for task in array(&app["tasks"]) {
+            assert_known_keys("task", &keys(task), &real_task_keys);
+            for key in [
+                "id",
+                "appId",
+                "host",
+                "slaveId",
+                "state",
+                "stagedAt",
+                "startedAt",
+                "version",
+            ] {
+                assert!(task.get(key).is_some(), "{key}");
+            }
+            if let Some(results) = task.get("healthCheckResults") {
+                for result in array(results) {
+                    assert_eq!(keys(result), real_results);
+                }
+            }
+        }
+    }
+    let unique = apps.iter().find(|a| a["id"] == "/data/cache").expect("app");
+    assert_eq!(
+        unique["constraints"],
+        serde_json::json!([["hostname", "UNIQUE"]])
+    );
+
+    // The adapter's own parser reads it as the client does.
+    let parsed = crate::marathon::parse_apps(ours.to_string().as_bytes()).expect("parses");
+    assert_eq!(parsed.len(), app_count);
+
+    let bare = marathons.get_json(0, "/v2/apps").await;
+    assert!(
+        array(&bare["apps"])
+            .iter()
+            .all(|a| a.get("tasks").is_none())
+    );
+    assert!(
+        array(&bare["apps"])
+            .iter()
+            .all(|a| a.get("tasksRunning").is_some())
+    );
+}
+
+#[tokio::test]
+async fn deployments_tasks_info_and_leader_have_the_fields_of_the_docs_examples() {
+    let marathons = Marathons::start(1.0).await;
+    marathons
+        .client()
+        .scale_app("/web/api", 4)
+        .await
+        .expect("scaled");
+
+    let ours = marathons.get_json(0, "/v2/deployments").await;
+    let real = fixture("marathon-v2-deployments-raml-example.json");
+    let (ours, real) = (&array(&ours)[0], &array(&real)[0]);
+    assert_eq!(keys(ours), keys(real));
+    assert_eq!(
+        keys(&ours["steps"][0]["actions"][0]),
+        BTreeSet::from(["action".to_string(), "app".to_string()])
+    );
+    assert_eq!(
+        keys(&ours["currentActions"][0]),
+        keys(&real["currentActions"][0])
+    );
+    assert_eq!(ours["affectedApps"], serde_json::json!(["/web/api"]));
+
+    let ours = marathons.get_json(1, "/v2/tasks").await;
+    let real = fixture("marathon-v2-tasks-raml-example.json");
+    let real_1_5 = fixture("marathon-1.5-v2-apps-embed-tasks-healthchecks.json");
+    let real_keys: BTreeSet<String> = union_of_keys(array(&real["tasks"]))
+        .union(&union_of_keys(array(&real_1_5["apps"][0]["tasks"])))
+        .cloned()
+        .collect();
+    let tasks = array(&ours["tasks"]);
+    assert_eq!(tasks.len(), marathons.world.with(|w| w.tasks()).len());
+    for task in tasks {
+        assert_known_keys("task", &keys(task), &real_keys);
+    }
+    assert!(
+        tasks
+            .iter()
+            .any(|t| t["state"] == "TASK_STAGING" && t["startedAt"].is_null())
+    );
+
+    let ours = marathons.get_json(2, "/v2/info").await;
+    let real = fixture("marathon-v2-info-raml-example.json");
+    assert_known_keys("info", &keys(&ours), &keys(&real));
+    for key in ["elected", "leader", "name", "version"] {
+        assert!(ours.get(key).is_some(), "{key}");
+    }
+
+    let ours = marathons.get_json(2, "/v2/leader").await;
+    let real = fixture("marathon-v2-leader-docs-example.json");
+    assert_eq!(keys(&ours), keys(&real));
+    assert_eq!(ours["leader"], marathons.authority(0).as_str());
+}
+
+#[test]
+fn timestamps_are_marathons_iso_8601_in_utc_with_milliseconds() {
+    assert_eq!(timestamp(1_500_045_214_402), "2017-07-14T15:13:34.402Z");
+    assert_eq!(timestamp(951_868_799_999), "2000-02-29T23:59:59.999Z");
+    assert_eq!(timestamp(0), "1970-01-01T00:00:00.000Z");
+}

@@ -1,0 +1,422 @@
+//! Marathon's JSON as the simulator writes and reads it, shaped after
+//! tests/fixtures/marathon-*.json (Marathon 1.5 and the v2 RAML examples):
+//! apps with counts, deployments and tasks, task health results with
+//! `instanceId`, deployments with steps, `/v2/info`, `/v2/leader`. The
+//! simulator's own types; the adapter's are not reused.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sim::world::{
+    AppView, DeploymentView, HealthCheckResultView, HealthCheckView, TaskView,
+};
+
+/// Marathon writes whole numbers without a fraction (`"mem": 65`,
+/// `"backoffSeconds": 1`) and others as floats (`"cpus": 0.1`).
+fn number(x: f64) -> serde_json::Value {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        serde_json::Value::from(x as i64)
+    } else {
+        serde_json::Value::from(x)
+    }
+}
+
+/// Unix milliseconds as Marathon's timestamps: `2017-07-14T15:13:34.402Z`.
+pub(crate) fn timestamp(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let millis = unix_ms % 1000;
+    let (hour, minute, second) = (secs % 86_400 / 3600, secs % 3600 / 60, secs % 60);
+    // Days since the epoch to a civil date (Howard Hinnant's algorithm).
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{millis:03}Z")
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct AppList {
+    pub apps: Vec<App>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct AppEnvelope {
+    pub app: App,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct App {
+    pub id: String,
+    pub cmd: String,
+    pub instances: u32,
+    pub cpus: serde_json::Value,
+    pub mem: serde_json::Value,
+    pub disk: u32,
+    pub gpus: u32,
+    pub executor: &'static str,
+    pub constraints: Vec<Vec<String>>,
+    pub accepted_resource_roles: Vec<&'static str>,
+    pub labels: BTreeMap<String, String>,
+    pub require_ports: bool,
+    pub backoff_seconds: serde_json::Value,
+    pub backoff_factor: serde_json::Value,
+    pub max_launch_delay_seconds: serde_json::Value,
+    pub health_checks: Vec<HealthCheck>,
+    pub upgrade_strategy: UpgradeStrategy,
+    pub unreachable_strategy: UnreachableStrategy,
+    pub kill_selection: &'static str,
+    pub version: String,
+    pub version_info: VersionInfo,
+    pub tasks_staged: u32,
+    pub tasks_running: u32,
+    pub tasks_healthy: u32,
+    pub tasks_unhealthy: u32,
+    pub deployments: Vec<DeploymentRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<Vec<Task>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct HealthCheck {
+    pub protocol: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<&'static str>,
+    pub port_index: u32,
+    pub grace_period_seconds: serde_json::Value,
+    pub interval_seconds: serde_json::Value,
+    pub timeout_seconds: serde_json::Value,
+    pub max_consecutive_failures: u32,
+    pub delay_seconds: u32,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct UpgradeStrategy {
+    pub minimum_health_capacity: serde_json::Value,
+    pub maximum_over_capacity: serde_json::Value,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct UnreachableStrategy {
+    pub inactive_after_seconds: u64,
+    pub expunge_after_seconds: u64,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct VersionInfo {
+    pub last_scaling_at: String,
+    pub last_config_change_at: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct DeploymentRef {
+    pub id: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Task {
+    pub id: String,
+    pub app_id: String,
+    pub host: String,
+    pub ip_addresses: Vec<IpAddress>,
+    pub ports: Vec<u16>,
+    pub slave_id: String,
+    pub state: &'static str,
+    pub staged_at: String,
+    /// Null while the task is staged, as Marathon writes it.
+    pub started_at: Option<String>,
+    pub version: String,
+    /// Absent for a task without results (and for every task of an app
+    /// without health checks), as in the Marathon 1.5 fixtures.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub health_check_results: Vec<HealthCheckResult>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct IpAddress {
+    pub ip_address: String,
+    pub protocol: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct HealthCheckResult {
+    pub alive: bool,
+    pub consecutive_failures: u32,
+    pub first_success: Option<String>,
+    pub last_success: Option<String>,
+    pub last_failure: Option<String>,
+    pub last_failure_cause: Option<String>,
+    pub instance_id: String,
+}
+
+impl App {
+    /// `config_changed_unix_ms`: when the app's configuration (not its
+    /// scale) last changed: the world's start, as only scaling changes it.
+    pub fn from_view(app: &AppView, config_changed_unix_ms: u64) -> App {
+        let version = timestamp(app.version_unix_ms);
+        App {
+            id: app.id.clone(),
+            cmd: format!("./{}", app.id.rsplit('/').next().unwrap_or("app")),
+            instances: app.instances,
+            cpus: number(app.cpus),
+            mem: number(app.mem),
+            disk: 0,
+            gpus: 0,
+            executor: "",
+            constraints: app.constraints.clone(),
+            accepted_resource_roles: vec!["*"],
+            labels: BTreeMap::new(),
+            require_ports: false,
+            backoff_seconds: number(app.backoff_seconds),
+            backoff_factor: number(app.backoff_factor),
+            max_launch_delay_seconds: number(app.max_launch_delay_seconds),
+            health_checks: app
+                .health_checks
+                .iter()
+                .map(HealthCheck::from_view)
+                .collect(),
+            upgrade_strategy: UpgradeStrategy {
+                minimum_health_capacity: number(app.minimum_health_capacity),
+                maximum_over_capacity: number(app.maximum_over_capacity),
+            },
+            unreachable_strategy: UnreachableStrategy {
+                inactive_after_seconds: app.unreachable_inactive_after_seconds,
+                expunge_after_seconds: app.unreachable_expunge_after_seconds,
+            },
+            kill_selection: "YOUNGEST_FIRST",
+            version_info: VersionInfo {
+                last_scaling_at: version.clone(),
+                last_config_change_at: timestamp(config_changed_unix_ms),
+            },
+            version,
+            tasks_staged: app.tasks_staged,
+            tasks_running: app.tasks_running,
+            tasks_healthy: app.tasks_healthy,
+            tasks_unhealthy: app.tasks_unhealthy,
+            deployments: app
+                .deployments
+                .iter()
+                .map(|id| DeploymentRef { id: id.clone() })
+                .collect(),
+            tasks: app
+                .tasks
+                .as_ref()
+                .map(|tasks| tasks.iter().map(Task::from_view).collect()),
+        }
+    }
+}
+
+impl HealthCheck {
+    fn from_view(check: &HealthCheckView) -> HealthCheck {
+        let probes_a_path = matches!(
+            check.protocol.as_str(),
+            "HTTP" | "HTTPS" | "MESOS_HTTP" | "MESOS_HTTPS"
+        );
+        HealthCheck {
+            protocol: check.protocol.clone(),
+            path: probes_a_path.then_some("/"),
+            port_index: 0,
+            grace_period_seconds: number(check.grace_period_seconds),
+            interval_seconds: number(check.interval_seconds),
+            timeout_seconds: number(check.timeout_seconds),
+            max_consecutive_failures: check.max_consecutive_failures,
+            delay_seconds: 15,
+        }
+    }
+}
+
+impl Task {
+    pub fn from_view(task: &TaskView) -> Task {
+        Task {
+            id: task.id.clone(),
+            app_id: task.app_id.clone(),
+            host: task.host.clone(),
+            ip_addresses: vec![IpAddress {
+                ip_address: task.ip_address.clone(),
+                protocol: "IPv4",
+            }],
+            ports: Vec::new(),
+            slave_id: task.slave_id.clone(),
+            state: task.state,
+            staged_at: timestamp(task.staged_unix_ms),
+            started_at: task.started_unix_ms.map(timestamp),
+            version: timestamp(task.version_unix_ms),
+            health_check_results: task
+                .health_check_results
+                .iter()
+                .map(HealthCheckResult::from_view)
+                .collect(),
+        }
+    }
+}
+
+impl HealthCheckResult {
+    fn from_view(result: &HealthCheckResultView) -> HealthCheckResult {
+        HealthCheckResult {
+            alive: result.alive,
+            consecutive_failures: result.consecutive_failures,
+            first_success: result.first_success_unix_ms.map(timestamp),
+            last_success: result.last_success_unix_ms.map(timestamp),
+            last_failure: result.last_failure_unix_ms.map(timestamp),
+            last_failure_cause: result
+                .last_failure_unix_ms
+                .map(|_| "health check failed".to_string()),
+            instance_id: instance_id(&result.task_id),
+        }
+    }
+}
+
+/// Marathon ≥ 1.5 names the instance of task `app.UUID` `app.marathon-UUID`.
+fn instance_id(task_id: &str) -> String {
+    match task_id.split_once('.') {
+        Some((app, uuid)) => format!("{app}.marathon-{uuid}"),
+        None => task_id.to_string(),
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct TaskList {
+    pub tasks: Vec<Task>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Deployment {
+    pub id: String,
+    pub version: String,
+    pub affected_apps: Vec<String>,
+    pub affected_pods: Vec<String>,
+    pub steps: Vec<Step>,
+    pub current_actions: Vec<CurrentAction>,
+    pub current_step: u32,
+    pub total_steps: u32,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Step {
+    pub actions: Vec<Action>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Action {
+    pub action: &'static str,
+    pub app: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CurrentAction {
+    pub action: &'static str,
+    pub app: String,
+    pub readiness_check_results: Vec<serde_json::Value>,
+}
+
+impl Deployment {
+    pub fn from_view(deployment: &DeploymentView) -> Deployment {
+        let actions = || {
+            deployment
+                .affected_apps
+                .iter()
+                .map(|app| Action {
+                    action: deployment.action,
+                    app: app.clone(),
+                })
+                .collect::<Vec<_>>()
+        };
+        Deployment {
+            id: deployment.id.clone(),
+            version: timestamp(deployment.version_unix_ms),
+            affected_apps: deployment.affected_apps.clone(),
+            affected_pods: Vec::new(),
+            steps: vec![Step { actions: actions() }],
+            current_actions: deployment
+                .affected_apps
+                .iter()
+                .map(|app| CurrentAction {
+                    action: deployment.action,
+                    app: app.clone(),
+                    readiness_check_results: Vec::new(),
+                })
+                .collect(),
+            current_step: deployment.current_step,
+            total_steps: deployment.total_steps,
+        }
+    }
+}
+
+/// The answer to an app-changing call.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DeploymentResult {
+    pub version: String,
+    pub deployment_id: String,
+}
+
+/// `{"message", ...}`: every Marathon error body.
+#[derive(Debug, Serialize)]
+pub(crate) struct Message {
+    pub message: String,
+}
+
+/// A 409: the app is locked by these deployments.
+#[derive(Debug, Serialize)]
+pub(crate) struct Locked {
+    pub message: String,
+    pub deployments: Vec<DeploymentRef>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Leader {
+    pub leader: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Info {
+    pub name: &'static str,
+    pub version: &'static str,
+    pub buildref: &'static str,
+    pub elected: bool,
+    pub leader: String,
+    #[serde(rename = "frameworkId")]
+    pub framework_id: String,
+    pub marathon_config: MarathonConfig,
+    pub http_config: HttpConfig,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct MarathonConfig {
+    pub hostname: String,
+    pub ha: bool,
+    pub framework_name: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct HttpConfig {
+    pub http_port: u16,
+}
+
+/// `PUT /v2/apps/{id}`: a partial update; the simulator changes only
+/// `instances` (other fields are accepted and ignored).
+#[derive(Debug, Deserialize)]
+pub(crate) struct AppUpdate {
+    pub instances: Option<u32>,
+}
+
+/// `POST /v2/tasks/delete`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct TaskIds {
+    pub ids: Vec<String>,
+}
