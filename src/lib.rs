@@ -7,8 +7,9 @@
 //! - `http`, `retry`: what the adapters share (clients, credentials, backoff).
 //! - `atomic_file`: crash-safe replacement of files on disk.
 //! - `cli`: the command line, from arguments to exit codes.
-//! - `demo`: the walkthrough behind `roller demo`.
-//! - `sim`: the simulated cluster (scenarios and the world model).
+//! - `sim`: the simulated cluster (world, scenarios, HTTP facades, server).
+//! - `demo`: `roller demo` (the simulated cluster) and `roller plan demo`
+//!   (the plan engine walkthrough).
 
 pub mod atomic_file;
 pub mod aws;
