@@ -175,3 +175,68 @@ mod tests {
         assert_eq!(peers.leader(), 2);
     }
 }
+
+#[cfg(test)]
+mod timing_tests {
+    //! Deregistration and relaunch timings seen the way the facades see
+    //! them: through `SharedWorld` on tokio's clock, paused, so simulated
+    //! minutes pass instantly and exactly.
+
+    use std::time::Duration;
+
+    use super::*;
+    use crate::sim::Scenario;
+
+    fn agent_of(world: &mut World, instance: &str) -> Option<String> {
+        world
+            .agents()
+            .into_iter()
+            .find(|agent| agent.attributes.values().any(|v| v == instance))
+            .map(|agent| agent.id)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_terminated_agent_leaves_after_75_s_and_its_tasks_come_back_elsewhere() {
+        let scenario = Scenario::builtin("demo").unwrap().unwrap();
+        let shared = SharedWorld::new(World::new(&scenario), SimClock::new(1.0));
+        let (instance, agent, tasks_before) = shared.with(|world| {
+            let group = world.describe_groups(&[]).remove(0);
+            // The instance whose agent holds the most tasks.
+            let tasks = world.tasks();
+            let (instance, agent) = group
+                .instances
+                .iter()
+                .filter_map(|i| Some((i.instance_id.clone(), agent_of(world, &i.instance_id)?)))
+                .max_by_key(|(_, agent)| tasks.iter().filter(|t| &t.slave_id == agent).count())
+                .unwrap();
+            (instance, agent, tasks.len())
+        });
+        let on_agent = |world: &mut World| {
+            world
+                .tasks()
+                .into_iter()
+                .filter(|t| t.slave_id == agent)
+                .count()
+        };
+        assert!(shared.with(on_agent) > 0);
+        shared.with(|world| world.terminate_instance(&instance, false).unwrap());
+
+        // Gone from EC2 within the terminate time, the agent is still
+        // registered (unanswering) until 75 s of missed pings have passed.
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert!(shared.with(|w| w.agents().iter().any(|a| a.id == agent)));
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert!(!shared.with(|w| w.agents().iter().any(|a| a.id == agent)));
+
+        // ~3 s after TASK_UNREACHABLE Marathon relaunches them elsewhere.
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert_eq!(shared.with(on_agent), 0);
+        let running = shared.with(|w| {
+            w.tasks()
+                .iter()
+                .filter(|t| t.state == "TASK_RUNNING")
+                .count()
+        });
+        assert_eq!(running, tasks_before);
+    }
+}
