@@ -21,7 +21,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
-use super::shared::{ApiFaults, Peers, SharedWorld, SystemFaults};
+use super::shared::{ApiFaults, Peers, SharedWorld};
 use super::world::{Faults, Report};
 
 /// What the control endpoints act on.
@@ -163,22 +163,7 @@ fn check_leader(
 }
 
 fn check_api(api: &ApiFaults) -> Result<(), String> {
-    let rate = |field: &str, value: f64| {
-        if (0.0..=1.0).contains(&value) {
-            Ok(())
-        } else {
-            Err(format!("{field}: {value} is not a share between 0 and 1"))
-        }
-    };
-    let systems: [(&str, &SystemFaults); 3] = [
-        ("api.aws.error_rate", &api.aws),
-        ("api.mesos.error_rate", &api.mesos),
-        ("api.marathon.error_rate", &api.marathon),
-    ];
-    for (field, system) in systems {
-        rate(field, system.error_rate)?;
-    }
-    rate("api.aws_throttle_rate", api.aws_throttle_rate)
+    api.check().map_err(|message| format!("api.{message}"))
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::shared::ApiFaults;
 use super::world::Faults;
 
 /// The scenarios embedded in the binary, by name.
@@ -79,6 +80,10 @@ pub struct Scenario {
     pub apps: Vec<AppSpec>,
     #[serde(default)]
     pub faults: Faults,
+    /// Errors, latency and throttling the HTTP facades inject from the
+    /// start (switchable later through `/sim/faults`).
+    #[serde(default)]
+    pub api_faults: ApiFaults,
 }
 
 /// How long things take, in (simulated) seconds.
@@ -422,6 +427,12 @@ impl Scenario {
             field,
             message,
         };
+        self.api_faults
+            .check()
+            .map_err(|message| match message.split_once(": ") {
+                Some((field, why)) => invalid(format!("api_faults.{field}"), why.to_string()),
+                None => invalid("api_faults".to_string(), message),
+            })?;
         let t = &self.timings;
         let durations = [
             ("instance_boot_s", t.instance_boot_s),
@@ -782,6 +793,21 @@ mod tests {
         assert_eq!(app.backoff_factor, 1.15);
         assert_eq!(app.max_launch_delay_s, 300.0);
         assert!(app.health_check.is_none());
+    }
+
+    #[test]
+    fn api_faults_are_read_from_the_scenario_and_bad_rates_refused() {
+        let text = format!(
+            "{MINIMAL}\n[api_faults]\naws_throttle_rate = 0.2\n[api_faults.marathon]\nerror_rate = 0.1\nlatency_ms = 50\n"
+        );
+        let s = Scenario::from_toml(&text, "faulty").expect("valid");
+        assert_eq!(s.api_faults.aws_throttle_rate, 0.2);
+        assert_eq!(s.api_faults.marathon.latency_ms, 50);
+        let err = refused(&text.replace("error_rate = 0.1", "error_rate = 2.0"));
+        assert!(
+            err.contains("api_faults.marathon.error_rate: 2 is not a share between 0 and 1"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -138,6 +138,7 @@ impl Simulator {
             None => World::new(scenario),
         };
         let world = SharedWorld::new(world, SimClock::new(options.time_scale));
+        world.set_api_faults(scenario.api_faults.clone());
 
         let (shutdown, _) = broadcast::channel(1);
         let mut tasks = Vec::with_capacity(2 * PEERS + 2);
@@ -299,5 +300,26 @@ mod tests {
         for url in &all {
             assert!(get(url).await.is_err(), "{url} still answers");
         }
+    }
+
+    #[tokio::test]
+    async fn a_scenarios_api_faults_are_in_force_from_the_start() {
+        let mut scenario = Scenario::load("demo").unwrap();
+        scenario.api_faults.marathon.error_rate = 1.0;
+        let sim = Simulator::start(&scenario, SimOptions::default())
+            .await
+            .unwrap();
+        let answer = get(&format!("{}/v2/apps", sim.endpoints().marathon[0]))
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 503);
+        let faults: serde_json::Value = get(&format!("{}/faults", sim.endpoints().control()))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(faults["api"]["marathon"]["error_rate"], 1.0);
+        sim.shutdown().await;
     }
 }

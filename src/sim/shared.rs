@@ -62,6 +62,27 @@ pub struct SystemFaults {
     pub latency_ms: u64,
 }
 
+impl ApiFaults {
+    /// Refuses a rate outside 0..=1, naming the field (`aws.error_rate`).
+    pub fn check(&self) -> Result<(), String> {
+        let rate = |field: &str, value: f64| {
+            if (0.0..=1.0).contains(&value) {
+                Ok(())
+            } else {
+                Err(format!("{field}: {value} is not a share between 0 and 1"))
+            }
+        };
+        for (field, system) in [
+            ("aws.error_rate", &self.aws),
+            ("mesos.error_rate", &self.mesos),
+            ("marathon.error_rate", &self.marathon),
+        ] {
+            rate(field, system.error_rate)?;
+        }
+        rate("aws_throttle_rate", self.aws_throttle_rate)
+    }
+}
+
 /// Several servers of one system, one of which leads. Non-leaders redirect
 /// (Mesos: 307 to the leader) or proxy (Marathon) to `url(leader())`.
 #[derive(Debug)]
