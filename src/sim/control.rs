@@ -6,7 +6,8 @@
 //! - `GET /sim/report`: the monitor's `Report` as JSON (simulated time in
 //!   `simulated_ms`).
 //! - `GET /sim/time`: the simulated time, its Unix time and the time scale.
-//! - `GET /sim/faults`: `{"world", "api", "mesos_leader", "marathon_leader"}`.
+//! - `GET /sim/faults`: `{"world", "api", "mesos_leader", "marathon_leader"}`
+//!   (a leader is a peer index, or `null` during an election).
 //! - `POST /sim/faults`: the same keys, each optional; each one given
 //!   replaces that part whole. Checked before anything changes: a bad body
 //!   is a 400 saying why, and changes nothing.
@@ -46,8 +47,9 @@ pub fn router(state: ControlState) -> Router {
 pub struct FaultsView {
     pub world: Faults,
     pub api: ApiFaults,
-    pub mesos_leader: usize,
-    pub marathon_leader: usize,
+    /// `null` while no master leads (an election).
+    pub mesos_leader: Option<usize>,
+    pub marathon_leader: Option<usize>,
 }
 
 /// A `POST /sim/faults` body: only the parts to change.
@@ -56,8 +58,16 @@ pub struct FaultsView {
 struct FaultsChange {
     world: Option<Faults>,
     api: Option<ApiFaults>,
-    mesos_leader: Option<usize>,
-    marathon_leader: Option<usize>,
+    /// Absent: unchanged; a number: that peer leads; `null`: no leader.
+    #[serde(default, deserialize_with = "present")]
+    mesos_leader: Option<Option<usize>>,
+    #[serde(default, deserialize_with = "present")]
+    marathon_leader: Option<Option<usize>>,
+}
+
+/// Tells a field given as `null` (Some(None)) from one left out (None).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<usize>>, D::Error> {
+    Option::<usize>::deserialize(d).map(Some)
 }
 
 /// `GET /sim/time`.
@@ -90,8 +100,8 @@ fn view(state: &ControlState) -> FaultsView {
     FaultsView {
         world: state.world.with(|world| world.faults().clone()),
         api: state.world.api_faults(),
-        mesos_leader: state.mesos.leader(),
-        marathon_leader: state.marathon.leader(),
+        mesos_leader: state.mesos.current_leader(),
+        marathon_leader: state.marathon.current_leader(),
     }
 }
 
@@ -114,13 +124,13 @@ fn apply(state: &ControlState, body: &[u8]) -> Result<FaultsView, String> {
     check_leader(
         "mesos_leader",
         "Mesos masters",
-        change.mesos_leader,
+        change.mesos_leader.flatten(),
         &state.mesos,
     )?;
     check_leader(
         "marathon_leader",
         "Marathons",
-        change.marathon_leader,
+        change.marathon_leader.flatten(),
         &state.marathon,
     )?;
     if let Some(api) = &change.api {
@@ -137,11 +147,15 @@ fn apply(state: &ControlState, body: &[u8]) -> Result<FaultsView, String> {
     if let Some(api) = change.api {
         state.world.set_api_faults(api);
     }
-    if let Some(leader) = change.mesos_leader {
-        state.mesos.set_leader(leader);
-    }
-    if let Some(leader) = change.marathon_leader {
-        state.marathon.set_leader(leader);
+    for (change, peers) in [
+        (change.mesos_leader, &state.mesos),
+        (change.marathon_leader, &state.marathon),
+    ] {
+        match change {
+            Some(Some(leader)) => peers.set_leader(leader),
+            Some(None) => peers.lose_leader(),
+            None => {}
+        }
     }
     Ok(view(state))
 }
@@ -266,6 +280,21 @@ mod tests {
         // The epoch is fixed by the scenario, so Unix time = epoch + simulated.
         let epoch = control.state.world.with(|w| w.epoch().unix_ms);
         assert_eq!(unix, epoch + simulated);
+    }
+
+    #[tokio::test]
+    async fn a_null_leader_starts_an_election_and_a_number_ends_it() {
+        let control = Control::start().await;
+        let (status, during) = control
+            .post("/sim/faults", r#"{"mesos_leader": null}"#)
+            .await;
+        assert_eq!(status, 200, "{during}");
+        assert_eq!(during["mesos_leader"], Value::Null);
+        assert_eq!(during["marathon_leader"], 0, "left out: unchanged");
+        assert!(!control.state.mesos.has_leader());
+        let (_, after) = control.post("/sim/faults", r#"{"mesos_leader": 1}"#).await;
+        assert_eq!(after["mesos_leader"], 1);
+        assert_eq!(control.state.mesos.current_leader(), Some(1));
     }
 
     #[tokio::test]

@@ -3,7 +3,7 @@
 //! simulated seconds per real second), the API-level faults the facades
 //! inject, and the peers (three masters, three Marathons) with their leader.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::world::{SimTime, World};
@@ -89,6 +89,9 @@ impl ApiFaults {
 pub struct Peers {
     urls: Vec<String>,
     leader: AtomicUsize,
+    /// An election under way: no peer leads (Mesos answers 503 "No leader
+    /// elected", Marathon "Could not determine the current leader").
+    leaderless: AtomicBool,
 }
 
 impl Peers {
@@ -97,6 +100,7 @@ impl Peers {
         Peers {
             urls,
             leader: AtomicUsize::new(0),
+            leaderless: AtomicBool::new(false),
         }
     }
 
@@ -108,16 +112,31 @@ impl Peers {
         &self.urls[index]
     }
 
+    /// The peer that leads, or led last while there is no leader.
     pub fn leader(&self) -> usize {
         self.leader.load(Ordering::SeqCst)
     }
 
+    /// Whether any peer leads now.
+    pub fn has_leader(&self) -> bool {
+        !self.leaderless.load(Ordering::SeqCst)
+    }
+
+    /// The leader now, `None` during an election.
+    pub fn current_leader(&self) -> Option<usize> {
+        self.has_leader().then(|| self.leader())
+    }
+
     /// A leader change (a fault scenarios and `/sim/faults` can trigger).
     pub fn set_leader(&self, index: usize) {
-        self.leader.store(
-            index.min(self.urls.len().saturating_sub(1)),
-            Ordering::SeqCst,
-        );
+        let last = self.urls.len().saturating_sub(1);
+        self.leader.store(index.min(last), Ordering::SeqCst);
+        self.leaderless.store(false, Ordering::SeqCst);
+    }
+
+    /// Starts an election: no peer leads until `set_leader`.
+    pub fn lose_leader(&self) {
+        self.leaderless.store(true, Ordering::SeqCst);
     }
 }
 
@@ -194,6 +213,10 @@ mod tests {
         assert_eq!(peers.leader(), 0);
         peers.set_leader(7);
         assert_eq!(peers.leader(), 2);
+        peers.lose_leader();
+        assert_eq!(peers.current_leader(), None);
+        peers.set_leader(1);
+        assert_eq!(peers.current_leader(), Some(1));
     }
 }
 

@@ -140,6 +140,7 @@ async fn handle(
         .to_string();
     let mut response = match injected_fault(&marathon.world).await {
         Some(fault) => fault,
+        None if !marathon.peers.has_leader() => return leaderless(&route),
         None => answer(&marathon, route.clone(), &uri, &body),
     };
     if route != Route::Ping
@@ -148,6 +149,24 @@ async fn handle(
         response.headers_mut().insert(LEADER_HEADER, value);
     }
     response
+}
+
+/// What Marathon answers during a leader election: `/ping` still pongs,
+/// `/v2/leader` is a 404, everything else that needs the leader a 503.
+fn leaderless(route: &Route) -> Response {
+    match route {
+        Route::Ping => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "pong",
+        )
+            .into_response(),
+        Route::Leader => message(StatusCode::NOT_FOUND, "There is no leader"),
+        _ => message(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Could not determine the current leader",
+        ),
+    }
 }
 
 fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response {

@@ -120,14 +120,19 @@ async fn handle(State(master): State<Master>, method: Method, uri: Uri, body: By
             &format!("Expecting 'GET' or 'POST', received '{method}'"),
         );
     }
+    if endpoint == Endpoint::Health {
+        return StatusCode::OK.into_response();
+    }
+    if !master.peers.has_leader() {
+        // As a master answers while no leader is elected.
+        return text(StatusCode::SERVICE_UNAVAILABLE, "No leader elected");
+    }
     let leader = master.peers.leader();
     let leader_authority = authority(master.peers.url(leader)).to_string();
-    match endpoint {
-        Endpoint::Health => return StatusCode::OK.into_response(),
+    if endpoint == Endpoint::Redirect {
         // To the leader's base, not to `/master/redirect` again: that
         // would loop.
-        Endpoint::Redirect => return redirect(&format!("//{leader_authority}")),
-        _ => {}
+        return redirect(&format!("//{leader_authority}"));
     }
     if leader != master.index {
         let path_and_query = uri.path_and_query().map_or(path, |pq| pq.as_str());

@@ -292,6 +292,18 @@ async fn a_change_during_a_deployment_is_a_409_naming_the_deployment() {
 }
 
 #[tokio::test]
+async fn during_an_election_marathon_has_no_leader_and_reads_are_unavailable() {
+    let marathons = Marathons::start(1.0).await;
+    let client = marathons.client();
+    marathons.peers.lose_leader();
+    assert_eq!(client.leader().await.expect("an answer"), None);
+    let err = client.apps().await.expect_err("no leader");
+    assert_eq!(err.label(), "unavailable");
+    marathons.peers.set_leader(0);
+    assert!(!client.apps().await.expect("apps").is_empty());
+}
+
+#[tokio::test]
 async fn after_a_leader_change_every_marathon_names_the_new_leader() {
     let marathons = Marathons::start(1.0).await;
     let client = marathons.client();

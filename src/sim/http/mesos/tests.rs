@@ -396,6 +396,25 @@ async fn after_a_leader_change_the_adapter_follows_the_new_leader() {
 }
 
 #[tokio::test]
+async fn without_a_leader_every_master_answers_503_and_the_adapter_says_no_leader() {
+    let masters = Masters::start().await;
+    masters.peers.lose_leader();
+    let answer = Masters::raw()
+        .get(format!("{}/master/slaves", masters.urls[1]))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status(), 503);
+    assert_eq!(answer.text().await.unwrap(), "No leader elected");
+    let client = masters.client(&[0, 1, 2], AgentListing::MasterSlaves);
+    let err = client.agents().await.expect_err("no leader");
+    assert_eq!(err.label(), "no_leader");
+
+    masters.peers.set_leader(1);
+    assert_eq!(client.agents().await.expect("agents").registered.len(), 12);
+}
+
+#[tokio::test]
 async fn an_unknown_v1_call_is_the_protobuf_conversion_error_mesos_gives() {
     let masters = Masters::start().await;
     let answer = Masters::raw()
