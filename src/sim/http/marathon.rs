@@ -151,16 +151,20 @@ async fn handle(
     response
 }
 
+fn pong() -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "pong",
+    )
+        .into_response()
+}
+
 /// What Marathon answers during a leader election: `/ping` still pongs,
 /// `/v2/leader` is a 404, everything else that needs the leader a 503.
 fn leaderless(route: &Route) -> Response {
     match route {
-        Route::Ping => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            "pong",
-        )
-            .into_response(),
+        Route::Ping => pong(),
         Route::Leader => message(StatusCode::NOT_FOUND, "There is no leader"),
         _ => message(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -176,12 +180,7 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
     let flag = |name: &str| query.iter().any(|(k, v)| k == name && v == "true");
     let world = &marathon.world;
     match route {
-        Route::Ping => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            "pong",
-        )
-            .into_response(),
+        Route::Ping => pong(),
         Route::Leader => json(
             StatusCode::OK,
             &Leader {

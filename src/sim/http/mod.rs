@@ -5,3 +5,6 @@
 pub mod aws;
 pub mod marathon;
 pub mod mesos;
+
+#[cfg(test)]
+mod peer_servers;

@@ -3,11 +3,9 @@
 //! JSON against real Marathon's field names (tests/fixtures/marathon-*.json).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::task::JoinHandle;
 
 use super::router;
 use super::wire::timestamp;
@@ -16,54 +14,24 @@ use crate::marathon::MarathonClient;
 use crate::retry::Backoff;
 use crate::roll::health::judge;
 use crate::roll::ports::marathon::{KillOutcome, Marathon, MarathonError};
-use crate::sim::Scenario;
-use crate::sim::shared::{ApiFaults, Peers, SharedWorld, SimClock, SystemFaults};
-use crate::sim::world::World;
+use crate::sim::http::peer_servers::PeerServers;
+use crate::sim::shared::{ApiFaults, SystemFaults};
 
 /// Three Marathons over one world; peer 0 leads. Servers stop when dropped.
-struct Marathons {
-    world: SharedWorld,
-    peers: Arc<Peers>,
-    urls: Vec<String>,
-    servers: Vec<JoinHandle<()>>,
+struct Marathons(PeerServers);
+
+impl std::ops::Deref for Marathons {
+    type Target = PeerServers;
+
+    fn deref(&self) -> &PeerServers {
+        &self.0
+    }
 }
 
 impl Marathons {
     /// The `demo` world, `time_scale` simulated seconds per real second.
     async fn start(time_scale: f64) -> Marathons {
-        let scenario = Scenario::builtin("demo")
-            .expect("demo is embedded")
-            .expect("demo parses");
-        let world = SharedWorld::new(World::new(&scenario), SimClock::new(time_scale));
-        let mut listeners = Vec::new();
-        for _ in 0..3 {
-            listeners.push(
-                tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind a loopback port"),
-            );
-        }
-        let urls: Vec<String> = listeners
-            .iter()
-            .map(|l| format!("http://{}", l.local_addr().expect("local address")))
-            .collect();
-        let peers = Arc::new(Peers::new(urls.clone()));
-        let servers = listeners
-            .into_iter()
-            .enumerate()
-            .map(|(index, listener)| {
-                let app = router(world.clone(), peers.clone(), index);
-                tokio::spawn(async move {
-                    let _ = axum::serve(listener, app).await;
-                })
-            })
-            .collect();
-        Marathons {
-            world,
-            peers,
-            urls,
-            servers,
-        }
+        Marathons(PeerServers::start(time_scale, router).await)
     }
 
     fn client(&self) -> MarathonClient {
@@ -95,14 +63,6 @@ impl Marathons {
 
     fn authority(&self, index: usize) -> String {
         self.urls[index].trim_start_matches("http://").to_string()
-    }
-}
-
-impl Drop for Marathons {
-    fn drop(&mut self) {
-        for server in &self.servers {
-            server.abort();
-        }
     }
 }
 

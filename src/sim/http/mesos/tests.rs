@@ -3,11 +3,9 @@
 //! against the real masters' field names (tests/fixtures/mesos-*.json).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::task::JoinHandle;
 
 use super::router;
 use crate::mesos::{AgentListing, MesosClient, MesosError, MesosSettings};
@@ -15,55 +13,25 @@ use crate::retry::Backoff;
 use crate::roll::ports::mesos::{
     AgentId, DrainOptions, DrainState, MachineId, MesosMaster, Unavailability,
 };
-use crate::sim::Scenario;
-use crate::sim::shared::{ApiFaults, Peers, SharedWorld, SimClock, SystemFaults};
-use crate::sim::world::World;
+use crate::sim::http::peer_servers::PeerServers;
+use crate::sim::shared::{ApiFaults, SystemFaults};
 
 /// Three masters over one world; peer 0 leads. Servers stop when dropped.
-struct Masters {
-    world: SharedWorld,
-    peers: Arc<Peers>,
-    urls: Vec<String>,
-    servers: Vec<JoinHandle<()>>,
+struct Masters(PeerServers);
+
+impl std::ops::Deref for Masters {
+    type Target = PeerServers;
+
+    fn deref(&self) -> &PeerServers {
+        &self.0
+    }
 }
 
 impl Masters {
     /// The `demo` world, its clock at real time: tests move simulated
     /// time themselves with `advance`.
     async fn start() -> Masters {
-        let scenario = Scenario::builtin("demo")
-            .expect("demo is embedded")
-            .expect("demo parses");
-        let world = SharedWorld::new(World::new(&scenario), SimClock::new(1.0));
-        let mut listeners = Vec::new();
-        for _ in 0..3 {
-            listeners.push(
-                tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind a loopback port"),
-            );
-        }
-        let urls: Vec<String> = listeners
-            .iter()
-            .map(|l| format!("http://{}", l.local_addr().expect("local address")))
-            .collect();
-        let peers = Arc::new(Peers::new(urls.clone()));
-        let servers = listeners
-            .into_iter()
-            .enumerate()
-            .map(|(index, listener)| {
-                let app = router(world.clone(), peers.clone(), index);
-                tokio::spawn(async move {
-                    let _ = axum::serve(listener, app).await;
-                })
-            })
-            .collect();
-        Masters {
-            world,
-            peers,
-            urls,
-            servers,
-        }
+        Masters(PeerServers::start(1.0, router).await)
     }
 
     /// An adapter given the masters in `order` (indexes into the peers).
@@ -94,14 +62,6 @@ impl Masters {
 
     fn authority(&self, index: usize) -> String {
         self.urls[index].trim_start_matches("http://").to_string()
-    }
-}
-
-impl Drop for Masters {
-    fn drop(&mut self) {
-        for server in &self.servers {
-            server.abort();
-        }
     }
 }
 

@@ -1,0 +1,68 @@
+//! Test harness: three servers of one system (masters or Marathons) over
+//! one `demo` world, on loopback ports, peer 0 leading; stopped on drop.
+
+use std::sync::Arc;
+
+use axum::Router;
+use tokio::task::JoinHandle;
+
+use crate::sim::Scenario;
+use crate::sim::shared::{Peers, SharedWorld, SimClock};
+use crate::sim::world::World;
+
+pub(crate) struct PeerServers {
+    pub world: SharedWorld,
+    pub peers: Arc<Peers>,
+    pub urls: Vec<String>,
+    servers: Vec<JoinHandle<()>>,
+}
+
+impl PeerServers {
+    /// The `demo` world at `time_scale`, served by `router` on three ports.
+    pub async fn start(
+        time_scale: f64,
+        router: impl Fn(SharedWorld, Arc<Peers>, usize) -> Router,
+    ) -> PeerServers {
+        let scenario = Scenario::builtin("demo")
+            .expect("demo is embedded")
+            .expect("demo parses");
+        let world = SharedWorld::new(World::new(&scenario), SimClock::new(time_scale));
+        let mut listeners = Vec::new();
+        for _ in 0..3 {
+            listeners.push(
+                tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind a loopback port"),
+            );
+        }
+        let urls: Vec<String> = listeners
+            .iter()
+            .map(|l| format!("http://{}", l.local_addr().expect("local address")))
+            .collect();
+        let peers = Arc::new(Peers::new(urls.clone()));
+        let servers = listeners
+            .into_iter()
+            .enumerate()
+            .map(|(index, listener)| {
+                let app = router(world.clone(), peers.clone(), index);
+                tokio::spawn(async move {
+                    let _ = axum::serve(listener, app).await;
+                })
+            })
+            .collect();
+        PeerServers {
+            world,
+            peers,
+            urls,
+            servers,
+        }
+    }
+}
+
+impl Drop for PeerServers {
+    fn drop(&mut self) {
+        for server in &self.servers {
+            server.abort();
+        }
+    }
+}
