@@ -117,7 +117,7 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
         let real_wait = clock.real(Duration::from_millis(due.since(clock.now())));
         tokio::time::sleep(real_wait).await;
         let report = sim.report();
-        writeln!(out, "{}", status_line(&report))?;
+        writeln!(out, "minute {minute}: {}", status_line(&report))?;
     }
 
     let report = sim.report();
@@ -140,14 +140,16 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
 fn status_line(report: &Report) -> String {
     let state = &report.final_state;
     format!(
-        "t={:.0} s: {} instances live (desired {}), {} agents, {} tasks, {} of {} apps below their floor",
-        report.simulated_ms as f64 / 1000.0,
+        // The simulated time is read when the line is printed: on a busy
+        // machine it runs a little past the minute.
+        "{} instances live (desired {}), {} agents, {} tasks, {} of {} apps below their floor (at {:.0} simulated s)",
         state.instances_live,
         state.desired_capacity,
         state.agents_registered,
         state.tasks,
         state.apps_below_floor_now,
-        report.apps.len()
+        report.apps.len(),
+        report.simulated_ms as f64 / 1000.0,
     )
 }
 
