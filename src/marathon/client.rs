@@ -86,6 +86,24 @@ struct Call<'a> {
     idempotent: bool,
 }
 
+impl<'a> Call<'a> {
+    /// A read: a GET without a body, safe to send twice.
+    fn read(
+        operation: &'static str,
+        path: &'a [&'a str],
+        query: &'a [(&'a str, &'a str)],
+    ) -> Call<'a> {
+        Call {
+            operation,
+            method: Method::GET,
+            path,
+            query,
+            body: None,
+            idempotent: true,
+        }
+    }
+}
+
 /// An HTTP answer the caller interprets (2xx, 4xx).
 struct Answer {
     status: StatusCode,
@@ -149,14 +167,7 @@ impl MarathonClient {
     pub async fn leader(&self) -> Result<Option<String>, MarathonError> {
         // This is the lookup `execute` would otherwise make first.
         self.leader_sought.store(true, Ordering::Relaxed);
-        let call = Call {
-            operation: "GET /v2/leader",
-            method: Method::GET,
-            path: &["v2", "leader"],
-            query: &[],
-            body: None,
-            idempotent: true,
-        };
+        let call = Call::read("GET /v2/leader", &["v2", "leader"], &[]);
         let answer = self.execute(&call).await?;
         match answer.status {
             StatusCode::NOT_FOUND => Ok(None),
@@ -201,14 +212,7 @@ impl MarathonClient {
         if self.bases.len() < 2 || self.leader_sought.swap(true, Ordering::Relaxed) {
             return;
         }
-        let call = Call {
-            operation: "GET /v2/leader",
-            method: Method::GET,
-            path: &["v2", "leader"],
-            query: &[],
-            body: None,
-            idempotent: true,
-        };
+        let call = Call::read("GET /v2/leader", &["v2", "leader"], &[]);
         if let Ok(answer) = self.round(&call).await
             && answer.status.is_success()
             && let Ok(leader) = serde_json::from_slice::<wire::Leader>(&answer.body)
@@ -314,18 +318,15 @@ impl MarathonClient {
 
 impl Marathon for MarathonClient {
     async fn apps(&self) -> Result<Vec<App>, MarathonError> {
-        let call = Call {
-            operation: "GET /v2/apps",
-            method: Method::GET,
-            path: &["v2", "apps"],
-            query: &[
+        let call = Call::read(
+            "GET /v2/apps",
+            &["v2", "apps"],
+            &[
                 ("embed", "apps.tasks"),
                 ("embed", "apps.counts"),
                 ("embed", "apps.deployments"),
             ],
-            body: None,
-            idempotent: true,
-        };
+        );
         let answer = self.execute(&call).await?;
         if !answer.status.is_success() {
             return Err(unexpected(call.operation, &answer, None));
@@ -335,18 +336,15 @@ impl Marathon for MarathonClient {
 
     async fn app(&self, id: &str) -> Result<App, MarathonError> {
         let path = app_path(id);
-        let call = Call {
-            operation: "GET /v2/apps/{id}",
-            method: Method::GET,
-            path: &path,
-            query: &[
+        let call = Call::read(
+            "GET /v2/apps/{id}",
+            &path,
+            &[
                 ("embed", "app.tasks"),
                 ("embed", "app.counts"),
                 ("embed", "app.deployments"),
             ],
-            body: None,
-            idempotent: true,
-        };
+        );
         let answer = self.execute(&call).await?;
         if !answer.status.is_success() {
             return Err(unexpected(call.operation, &answer, Some(id)));
@@ -355,14 +353,7 @@ impl Marathon for MarathonClient {
     }
 
     async fn deployments(&self) -> Result<Vec<Deployment>, MarathonError> {
-        let call = Call {
-            operation: "GET /v2/deployments",
-            method: Method::GET,
-            path: &["v2", "deployments"],
-            query: &[],
-            body: None,
-            idempotent: true,
-        };
+        let call = Call::read("GET /v2/deployments", &["v2", "deployments"], &[]);
         let answer = self.execute(&call).await?;
         if !answer.status.is_success() {
             return Err(unexpected(call.operation, &answer, None));
