@@ -1,9 +1,11 @@
 //! Test harness: three servers of one system (masters or Marathons) over
 //! one `demo` world, on loopback ports, peer 0 leading; stopped on drop.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use axum::Router;
+use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::sim::Scenario;
@@ -57,6 +59,30 @@ impl PeerServers {
             servers,
         }
     }
+}
+
+impl PeerServers {
+    /// `host:port` of peer `index`, as leaders are named.
+    pub fn authority(&self, index: usize) -> String {
+        self.urls[index].trim_start_matches("http://").to_string()
+    }
+}
+
+/// A fixture of `tests/fixtures/`, parsed.
+pub(crate) fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("fixture readable");
+    serde_json::from_str(&text).expect("fixture is JSON")
+}
+
+/// The keys of a JSON object, to compare field names with a fixture's.
+pub(crate) fn keys(value: &Value) -> BTreeSet<String> {
+    value
+        .as_object()
+        .expect("an object")
+        .keys()
+        .cloned()
+        .collect()
 }
 
 impl Drop for PeerServers {

@@ -14,7 +14,7 @@ use crate::marathon::MarathonClient;
 use crate::retry::Backoff;
 use crate::roll::health::judge;
 use crate::roll::ports::marathon::{KillOutcome, Marathon, MarathonError};
-use crate::sim::http::peer_servers::PeerServers;
+use crate::sim::http::peer_servers::{PeerServers, fixture, keys};
 use crate::sim::shared::{ApiFaults, SystemFaults};
 
 /// Three Marathons over one world; peer 0 leads. Servers stop when dropped.
@@ -60,25 +60,6 @@ impl Marathons {
     async fn get_json(&self, index: usize, path: &str) -> Value {
         self.get(index, path).await.json().await.expect("JSON")
     }
-
-    fn authority(&self, index: usize) -> String {
-        self.urls[index].trim_start_matches("http://").to_string()
-    }
-}
-
-fn fixture(name: &str) -> Value {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).expect("fixture readable");
-    serde_json::from_str(&text).expect("fixture is JSON")
-}
-
-fn keys(value: &Value) -> BTreeSet<String> {
-    value
-        .as_object()
-        .expect("an object")
-        .keys()
-        .cloned()
-        .collect()
 }
 
 /// Every key of every object in `items`.

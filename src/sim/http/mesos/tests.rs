@@ -13,7 +13,7 @@ use crate::retry::Backoff;
 use crate::roll::ports::mesos::{
     AgentId, DrainOptions, DrainState, MachineId, MesosMaster, Unavailability,
 };
-use crate::sim::http::peer_servers::PeerServers;
+use crate::sim::http::peer_servers::{PeerServers, fixture, keys};
 use crate::sim::shared::{ApiFaults, SystemFaults};
 
 /// Three masters over one world; peer 0 leads. Servers stop when dropped.
@@ -59,25 +59,6 @@ impl Masters {
             .build()
             .expect("a reqwest client")
     }
-
-    fn authority(&self, index: usize) -> String {
-        self.urls[index].trim_start_matches("http://").to_string()
-    }
-}
-
-fn fixture(name: &str) -> Value {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).expect("fixture readable");
-    serde_json::from_str(&text).expect("fixture is JSON")
-}
-
-fn keys(value: &Value) -> BTreeSet<String> {
-    value
-        .as_object()
-        .expect("an object")
-        .keys()
-        .cloned()
-        .collect()
 }
 
 fn machine(hostname: &str, ip: &str) -> MachineId {
