@@ -3,5 +3,6 @@
 //! reaches the outside world (the adapters implement them), and the health
 //! verdict over what Marathon reports.
 
+pub mod env;
 pub mod health;
 pub mod ports;
