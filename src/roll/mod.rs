@@ -3,6 +3,9 @@
 //! reaches the outside world (the adapters implement them), and the health
 //! verdict over what Marathon reports.
 
+pub mod checkpoint;
 pub mod env;
 pub mod health;
 pub mod ports;
+pub mod roll_plan;
+pub mod safety;

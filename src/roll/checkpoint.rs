@@ -1,0 +1,430 @@
+//! The checkpoint: everything a roll must remember to be resumed by another
+//! process after a pause, a crash or a signal. A versioned JSON document
+//! holding the environment it was made for (no secrets), the run id, the
+//! original instances and sizes, what the roll changed (suspended
+//! processes, a raised MaxSize, maintenance windows, app surges), the plan
+//! with every step's status, and an intent log of timestamped events.
+//!
+//! It is written atomically (temp file, fsync, rename, fsync the folder),
+//! mode 0600, before and after every side effect: intent, then result. A
+//! checkpoint for another group, of a newer schema or that does not parse
+//! is refused and left untouched.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use crate::atomic_file;
+use crate::plan::Plan;
+
+/// The schema this build writes and reads.
+pub const VERSION: u32 = 1;
+
+/// Checkpoints name instances and hosts: readable by the owner only.
+pub const FILE_MODE: u32 = 0o600;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Checkpoint {
+    pub version: u32,
+    /// Identifies this roll in the ASG tag, pages and `roller abandon`.
+    pub run_id: String,
+    pub asg: String,
+    /// Where the roll runs, as resolved when it started (no secrets).
+    pub environment: RecordedEnvironment,
+    /// Agents the cluster must have when done.
+    pub target: u32,
+    /// Which instances were selected (`all`, `outdated`, `older-than=14d`).
+    pub select: String,
+    /// The ASG as the roll found it.
+    pub original: OriginalGroup,
+    /// The instances being replaced, in plan order.
+    pub instances: Vec<RolledInstance>,
+    /// Scaling processes suspended before the roll: never resumed by it.
+    pub suspended_before: Vec<String>,
+    /// Scaling processes the roll suspended: resumed at finish.
+    pub suspended_by_roll: Vec<String>,
+    /// MaxSize before `--raise-max` raised it; restored at finish.
+    pub raised_max_from: Option<u32>,
+    /// Machines the roll put in a Mesos maintenance window (removed at
+    /// finish), as `hostname/ip`.
+    #[serde(default)]
+    pub maintenance: Vec<MaintenanceRecord>,
+    /// App surges (single-instance apps scaled up by one to move a task).
+    #[serde(default)]
+    pub surges: Vec<Surge>,
+    /// Set while the roll is paused by a timeout.
+    pub pause: Option<Pause>,
+    pub plan: Plan,
+    pub events: Vec<Event>,
+}
+
+/// The environment's non-secret keys, to refuse resuming somewhere else.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedEnvironment {
+    pub region: Option<String>,
+    pub aws_endpoint_url: Option<String>,
+    pub mesos: Vec<String>,
+    pub marathon: Vec<String>,
+    #[serde(rename = "match")]
+    pub agent_match: String,
+    pub time_scale: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OriginalGroup {
+    pub min_size: u32,
+    pub max_size: u32,
+    pub desired_capacity: u32,
+    /// In-service instances per AZ when the roll started.
+    pub zones: std::collections::BTreeMap<String, u32>,
+}
+
+/// One instance to replace and the agent it runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RolledInstance {
+    pub id: String,
+    pub availability_zone: String,
+    pub agent_id: String,
+    pub hostname: String,
+    pub ip: Option<String>,
+    /// Set when TerminateInstanceInAutoScalingGroup was sent (intent), so a
+    /// resume counts it in the desired capacity and never sends it twice
+    /// without checking.
+    #[serde(default)]
+    pub terminate_sent: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaintenanceRecord {
+    pub hostname: String,
+    pub ip: Option<String>,
+}
+
+/// A surge: `app` scaled from `instances` to `instances + 1` so that the
+/// task on `instance`'s agent can be killed with `scale=true` once the
+/// extra task is healthy. Recorded before the scale-up is sent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Surge {
+    pub app: String,
+    pub instances: u32,
+    pub instance: String,
+    pub state: SurgeState,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SurgeState {
+    /// The scale-up is (about to be) sent.
+    ScalingUp,
+    /// The old task's kill with `scale=true` is (about to be) sent.
+    Killing,
+    Done,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pause {
+    /// `phase/step` that timed out.
+    pub step: String,
+    pub reason: String,
+    pub since: String,
+    /// The page's dedup key, resolved when a resume gets past the step.
+    pub dedup_key: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Event {
+    /// UTC, RFC 3339.
+    pub at: String,
+    pub kind: String,
+    pub message: String,
+    /// Who, for operator operations (`roller plan …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("cannot read checkpoint '{}': {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    #[error(
+        "checkpoint '{}' is not a roller checkpoint this build understands: {reason}; it is left untouched (move it away only after checking what it recorded)",
+        path.display()
+    )]
+    Corrupt { path: PathBuf, reason: String },
+    #[error(
+        "checkpoint '{}' has schema version {found}, newer than this roller's {VERSION}: use a newer roller; the file is left untouched",
+        path.display()
+    )]
+    Newer { path: PathBuf, found: u64 },
+    #[error(
+        "checkpoint '{}' belongs to ASG '{found}', not '{expected}': pass --checkpoint with the right file",
+        path.display()
+    )]
+    OtherGroup {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    #[error("cannot write checkpoint '{}' (the previous content is intact): {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+}
+
+impl CheckpointError {
+    pub fn label(&self) -> &'static str {
+        match self {
+            CheckpointError::Read { .. } => "checkpoint_unreadable",
+            CheckpointError::Corrupt { .. } => "checkpoint_corrupt",
+            CheckpointError::Newer { .. } => "checkpoint_newer",
+            CheckpointError::OtherGroup { .. } => "checkpoint_other_group",
+            CheckpointError::Write { .. } => "checkpoint_write",
+        }
+    }
+}
+
+impl Checkpoint {
+    /// The default place: `<dir>/<asg>.json`.
+    pub fn default_path(dir: &Path, asg: &str) -> PathBuf {
+        dir.join(format!("{asg}.json"))
+    }
+
+    /// Reads a checkpoint; `Ok(None)` when there is none.
+    pub fn load(path: &Path) -> Result<Option<Checkpoint>, CheckpointError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(CheckpointError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        Checkpoint::parse(path, &text).map(Some)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Checkpoint, CheckpointError> {
+        let corrupt = |reason: String| CheckpointError::Corrupt {
+            path: path.to_path_buf(),
+            reason,
+        };
+        // The version is read first, so that a newer schema is named as such
+        // rather than as whatever field this build does not know.
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
+        match value.get("version").and_then(serde_json::Value::as_u64) {
+            Some(found) if found > u64::from(VERSION) => {
+                return Err(CheckpointError::Newer {
+                    path: path.to_path_buf(),
+                    found,
+                });
+            }
+            Some(_) => {}
+            None => return Err(corrupt("no numeric \"version\"".to_string())),
+        }
+        serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))
+    }
+
+    /// Refuses a checkpoint made for another group.
+    pub fn check_group(&self, path: &Path, asg: &str) -> Result<(), CheckpointError> {
+        if self.asg == asg {
+            Ok(())
+        } else {
+            Err(CheckpointError::OtherGroup {
+                path: path.to_path_buf(),
+                expected: asg.to_string(),
+                found: self.asg.clone(),
+            })
+        }
+    }
+
+    /// Writes the whole checkpoint atomically.
+    pub fn save(&self, path: &Path) -> Result<(), CheckpointError> {
+        let mut json = serde_json::to_vec_pretty(self).map_err(|e| CheckpointError::Write {
+            path: path.to_path_buf(),
+            source: io::Error::other(e),
+        })?;
+        json.push(b'\n');
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| CheckpointError::Write {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        }
+        atomic_file::replace(path, &json, FILE_MODE).map_err(|source| CheckpointError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Appends an event stamped now.
+    pub fn log(&mut self, kind: &str, message: impl Into<String>) {
+        self.events.push(Event {
+            at: utc(SystemTime::now()),
+            kind: kind.to_string(),
+            message: message.into(),
+            user: None,
+        });
+    }
+
+    /// Instances whose termination was sent: they count as gone when the
+    /// desired capacity is computed.
+    pub fn terminated(&self) -> u32 {
+        u32::try_from(self.instances.iter().filter(|i| i.terminate_sent).count())
+            .unwrap_or(u32::MAX)
+    }
+
+    /// The absolute desired capacity of the scale-up: N + K − terminated.
+    /// Computed from the checkpoint, so no rerun of the step can overshoot.
+    pub fn scale_up_desired(&self) -> u32 {
+        let k = u32::try_from(self.instances.len()).unwrap_or(u32::MAX);
+        (self.target + k).saturating_sub(self.terminated())
+    }
+
+    pub fn instance_mut(&mut self, id: &str) -> Option<&mut RolledInstance> {
+        self.instances.iter_mut().find(|i| i.id == id)
+    }
+}
+
+/// The lock a running roll holds for its whole life: `<checkpoint>.lock`.
+/// Plan operations on a checkpoint refuse to act while it is held.
+pub struct RunLock {
+    _file: File,
+    pub path: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunLockError {
+    #[error(
+        "another roller run holds '{}' (one run per checkpoint); wait for it, or check with `roller status`",
+        path.display()
+    )]
+    Held { path: PathBuf },
+    #[error("cannot open the lock file '{}': {source}", path.display())]
+    Io { path: PathBuf, source: io::Error },
+}
+
+impl RunLock {
+    pub fn path_for(checkpoint: &Path) -> PathBuf {
+        let mut name = checkpoint.as_os_str().to_os_string();
+        name.push(".lock");
+        PathBuf::from(name)
+    }
+
+    /// Takes the lock at once or says who holds it: a second run on the
+    /// same checkpoint must not wait and then act on stale state.
+    pub fn acquire(checkpoint: &Path) -> Result<RunLock, RunLockError> {
+        let path = RunLock::path_for(checkpoint);
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| RunLockError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|source| RunLockError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        match file.try_lock() {
+            Ok(()) => Ok(RunLock { _file: file, path }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(RunLockError::Held { path }),
+            Err(std::fs::TryLockError::Error(source)) => Err(RunLockError::Io { path, source }),
+        }
+    }
+
+    /// Whether some process holds the lock now.
+    pub fn is_held(checkpoint: &Path) -> bool {
+        match RunLock::acquire(checkpoint) {
+            Ok(_) => false,
+            Err(RunLockError::Held { .. }) => true,
+            Err(RunLockError::Io { .. }) => false,
+        }
+    }
+}
+
+/// RFC 3339 UTC with second precision, without a date crate.
+pub fn utc(at: SystemTime) -> String {
+    let secs = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs();
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_formats_known_instants() {
+        assert_eq!(utc(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_300_000);
+        assert_eq!(utc(at), "2026-11-21T22:26:40Z");
+        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(utc(leap), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn a_newer_schema_is_named_as_such_and_garbage_as_corrupt() {
+        let path = Path::new("c.json");
+        let newer = Checkpoint::parse(path, r#"{"version": 99, "whatever": 1}"#).unwrap_err();
+        assert!(
+            matches!(newer, CheckpointError::Newer { found: 99, .. }),
+            "{newer}"
+        );
+        let corrupt = Checkpoint::parse(path, "{not json").unwrap_err();
+        assert!(
+            matches!(corrupt, CheckpointError::Corrupt { .. }),
+            "{corrupt}"
+        );
+        let unversioned = Checkpoint::parse(path, "{}").unwrap_err();
+        assert!(unversioned.to_string().contains("version"), "{unversioned}");
+    }
+
+    #[test]
+    fn a_second_lock_on_one_checkpoint_is_refused_until_the_first_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let checkpoint = dir.path().join("asg.json");
+        let first = RunLock::acquire(&checkpoint).unwrap();
+        assert!(matches!(
+            RunLock::acquire(&checkpoint),
+            Err(RunLockError::Held { .. })
+        ));
+        assert!(RunLock::is_held(&checkpoint));
+        drop(first);
+        assert!(!RunLock::is_held(&checkpoint));
+        assert!(RunLock::acquire(&checkpoint).is_ok());
+    }
+}
