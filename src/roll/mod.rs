@@ -6,3 +6,4 @@
 pub mod env;
 pub mod health;
 pub mod ports;
+pub mod rebalance;
