@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use crate::atomic_file::LockError;
 use crate::demo::DemoError;
 use crate::plan::{AddressError, DocumentError};
+use crate::roll::rebalance::CountsError;
 use crate::sim::{ScenarioError, SimServeError};
 
 /// Stable exit codes, documented in `--help` and the README.
@@ -54,6 +55,11 @@ pub enum CliError {
     WriteReport { path: PathBuf, source: io::Error },
     #[error("demo: {0}")]
     Demo(DemoError),
+    #[error(
+        "bad --counts: {0}; write AZ=COUNT pairs separated by commas, \
+         e.g. --counts us-east-1a=5,us-east-1b=3,us-east-1c=4"
+    )]
+    Counts(CountsError),
 }
 
 impl CliError {
@@ -69,6 +75,7 @@ impl CliError {
             CliError::Unhealthy { .. } => exit_code::FAILED,
             CliError::NoVerdict(_) => exit_code::REFUSED,
             CliError::UnknownScenario { .. } | CliError::Scenario(_) => exit_code::REFUSED,
+            CliError::Counts(_) => exit_code::REFUSED,
             CliError::Simulator(_)
             | CliError::Runtime(_)
             | CliError::Signal(_)

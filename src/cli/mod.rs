@@ -4,6 +4,7 @@
 mod error;
 mod health_command;
 mod plan_command;
+mod rebalance_command;
 mod sim_command;
 
 use std::io::Write;
@@ -51,6 +52,10 @@ pub enum Command {
     /// not (exit 1), or no verdict could be reached (exit 2).
     #[command(after_help = health_command::HELP)]
     Health(HealthArgs),
+    /// List the fewest single-instance moves that balance an Auto Scaling
+    /// group across its AZs, as AZRebalance would make them once resumed.
+    #[command(after_help = rebalance_command::HELP)]
+    Rebalance(RebalanceArgs),
 }
 
 const PLAN_HELP: &str = "\
@@ -142,6 +147,17 @@ pub struct HealthArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct RebalanceArgs {
+    /// Instances per AZ, comma-separated, every AZ of the group included
+    /// (0 for an empty one), e.g. us-east-1a=5,us-east-1b=3,us-east-1c=4.
+    #[arg(long, value_name = "AZ=COUNT[,AZ=COUNT...]")]
+    pub counts: String,
+    /// Print {"moves": [{"from", "to"}], "balanced": {AZ: count}} instead.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct SimArgs {
     /// A built-in scenario (demo, msr-55, hazards, big) or a scenario file
     /// (TOML, as in tests/scenarios/).
@@ -180,5 +196,6 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         }),
         Command::Sim(args) => sim_command::run(&args, out),
         Command::Health(args) => health_command::run(&args, out),
+        Command::Rebalance(args) => rebalance_command::run(&args, out),
     }
 }

@@ -10,6 +10,7 @@ mod health;
 mod help;
 mod operate;
 mod plans;
+mod rebalance;
 mod show;
 mod sim;
 mod test;
