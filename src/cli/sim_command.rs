@@ -241,4 +241,47 @@ mod tests {
         assert!(parse_time_scale("inf").is_err());
         assert!(parse_time_scale("fast").is_err());
     }
+
+    /// `--write-env` and `roller run --env` must agree on every key name:
+    /// the file is read back through the roller's own parser.
+    #[test]
+    fn the_environment_file_it_writes_is_one_roller_run_accepts() {
+        use crate::roll::env::Environment;
+        use crate::roll::ports::auto_scaling::AgentMatch;
+
+        let args = SimArgs {
+            scenario: "demo".to_string(),
+            time_scale: 60.0,
+            seed: None,
+            write_env: None,
+            report: None,
+            bind: std::net::IpAddr::from([127, 0, 0, 1]),
+        };
+        let scenario = Scenario::builtin("demo")
+            .expect("demo is built in")
+            .expect("demo parses");
+        let port = |p: u16| format!("http://127.0.0.1:{p}");
+        let endpoints = Endpoints {
+            aws_endpoint_url: port(40000),
+            mesos: vec![port(40001), port(40002), port(40003)],
+            marathon: vec![port(40004), port(40005), port(40006)],
+        };
+        let text = env_file(&args, &scenario, &endpoints);
+
+        let env = Environment::resolve(Some((Path::new("sim.env.toml"), &text)), &|_| None, &[])
+            .unwrap_or_else(|err| panic!("{err}\n{text}"));
+        assert_eq!(env.asg, scenario.group.name);
+        assert_eq!(
+            env.region.as_deref(),
+            Some(region(&scenario.group.availability_zones).as_str())
+        );
+        assert_eq!(
+            env.aws_endpoint_url.as_deref(),
+            Some(endpoints.aws_endpoint_url.as_str())
+        );
+        assert_eq!(env.mesos, endpoints.mesos);
+        assert_eq!(env.marathon, endpoints.marathon);
+        assert_eq!(env.agent_match, AgentMatch::PrivateIp);
+        assert_eq!(env.time_scale, 60.0);
+    }
 }

@@ -5,12 +5,26 @@
 //! Parsing is strict: an unknown key, a missing required key or a bad value
 //! is an `EnvError` naming the key and where it came from. No secret lives
 //! here: the PagerDuty routing key and the webhook URL are read from their
-//! own variables (see `crate::pager`), never from this file.
+//! own variables (see `crate::pager`), never from this file, and a key that
+//! looks like a secret is refused without its value being repeated.
+//!
+//! `examples/roller.env.toml` documents every key; `resolve` is the one
+//! place that reads them.
 
-use std::path::PathBuf;
+mod error;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use error::{EnvError, Origin};
+pub use value::parse_duration;
+
 use crate::roll::ports::auto_scaling::{AgentMatch, ScalingProcess};
+use value::Raw;
 
 /// Everything a roll needs to know about where it runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,7 +48,10 @@ pub struct Environment {
     pub time_scale: f64,
     /// How often a wait looks again (key `poll_interval`, default 5 s).
     pub poll_interval: Duration,
+    /// How long each kind of wait may last before the roll pauses (table
+    /// `[timeouts]`).
     pub timeouts: Timeouts,
+    /// Where pages go (table `[pager]`); secrets come from variables.
     pub pager: PagerSettings,
     /// Where checkpoints live (default `checkpoints`).
     pub checkpoint_dir: PathBuf,
@@ -80,6 +97,7 @@ pub struct PagerSettings {
 }
 
 impl Timeouts {
+    /// The values used for keys `[timeouts]` leaves out.
     pub const DEFAULT: Timeouts = Timeouts {
         scale_up: Duration::from_secs(20 * 60),
         deregister: Duration::from_secs(10 * 60),
@@ -92,5 +110,375 @@ impl Environment {
     /// A real-world duration scaled to this environment's clock.
     pub fn scaled(&self, simulated: Duration) -> Duration {
         simulated.div_f64(self.time_scale)
+    }
+}
+
+/// `poll_interval` when none is given: often enough that a roll of
+/// ~4 minutes per agent notices a change within seconds, rarely enough to
+/// be no load on Mesos and Marathon.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(5);
+
+/// `checkpoint_dir` when none is given, relative to the working directory.
+pub const DEFAULT_CHECKPOINT_DIR: &str = "checkpoints";
+
+/// `suspend_processes` when none is given: AZRebalance (else terminating
+/// one instance can make AWS launch in one AZ and terminate in another),
+/// AlarmNotification and ScheduledActions (else a scaling policy or a
+/// schedule changes the desired capacity under the roll).
+pub fn default_suspend_processes() -> Vec<ScalingProcess> {
+    vec![
+        ScalingProcess::AZRebalance,
+        ScalingProcess::AlarmNotification,
+        ScalingProcess::ScheduledActions,
+    ]
+}
+
+/// Every key the environment knows, dotted inside a table. A variable or
+/// flag is read only for these, so other `ROLLER_*` variables (secrets,
+/// test settings) are never looked at.
+const KEYS: &[&str] = &[
+    "asg",
+    "region",
+    "profile",
+    "aws_endpoint_url",
+    "mesos",
+    "marathon",
+    "match",
+    "time_scale",
+    "poll_interval",
+    "checkpoint_dir",
+    "suspend_processes",
+    "timeouts.scale_up",
+    "timeouts.deregister",
+    "timeouts.healthy",
+    "timeouts.task_move",
+    "pager.pagerduty",
+    "pager.pagerduty_events_url",
+    "pager.webhook",
+    "pager.source",
+];
+
+/// The tables of the file; their keys are in `KEYS` as `table.key`.
+const TABLES: &[&str] = &["timeouts", "pager"];
+
+impl Environment {
+    /// The environment from, lowest precedence first: the defaults, the
+    /// file (`file` is its path, for messages, and its text), the
+    /// `ROLLER_<KEY>` variables `vars` looks up, and `flags`.
+    ///
+    /// A variable is named after its key, upper-cased, a table's name
+    /// joined with `_`: `ROLLER_ASG`, `ROLLER_TIMEOUTS_HEALTHY`,
+    /// `ROLLER_PAGER_SOURCE`. An empty variable counts as unset (shells
+    /// export empty ones). Lists are comma-separated in variables and flags.
+    ///
+    /// A flag is `(key, value)`, the key as in the file (`time_scale`,
+    /// `timeouts.healthy`) or as a long flag without its dashes
+    /// (`time-scale`, `timeouts-healthy`); messages call it
+    /// `--time-scale`. When a key is given twice, the last one wins.
+    ///
+    /// Every layer is checked, not only the winning one: a wrong value in
+    /// the file is an error even when a flag overrides it, so the file is
+    /// never found broken on the day the flag is dropped.
+    pub fn resolve(
+        file: Option<(&Path, &str)>,
+        vars: &dyn Fn(&str) -> Option<String>,
+        flags: &[(&str, String)],
+    ) -> Result<Environment, EnvError> {
+        let file = match file {
+            Some((path, text)) => {
+                let table = parse_file(path, text)?;
+                check_file_keys(path, &table)?;
+                Some((path, table))
+            }
+            None => None,
+        };
+        check_flag_keys(flags)?;
+        let layers = Layers { file, vars, flags };
+
+        Ok(Environment {
+            asg: layers.required(
+                "asg",
+                "the Auto Scaling group whose instances are the Mesos agents",
+                value::text,
+            )?,
+            region: layers.get("region", value::text)?,
+            profile: layers.get("profile", value::text)?,
+            aws_endpoint_url: layers.get("aws_endpoint_url", value::url)?,
+            mesos: layers.required("mesos", "the Mesos master URLs", value::urls)?,
+            marathon: layers.required("marathon", "the Marathon URLs", value::urls)?,
+            agent_match: layers.get("match", value::agent_match)?.unwrap_or_default(),
+            time_scale: layers.get("time_scale", value::time_scale)?.unwrap_or(1.0),
+            poll_interval: layers
+                .get("poll_interval", value::duration)?
+                .unwrap_or(DEFAULT_POLL_INTERVAL),
+            timeouts: Timeouts {
+                scale_up: layers
+                    .get("timeouts.scale_up", value::duration)?
+                    .unwrap_or(Timeouts::DEFAULT.scale_up),
+                deregister: layers
+                    .get("timeouts.deregister", value::duration)?
+                    .unwrap_or(Timeouts::DEFAULT.deregister),
+                healthy: layers
+                    .get("timeouts.healthy", value::duration)?
+                    .unwrap_or(Timeouts::DEFAULT.healthy),
+                task_move: layers
+                    .get("timeouts.task_move", value::duration)?
+                    .unwrap_or(Timeouts::DEFAULT.task_move),
+            },
+            pager: PagerSettings {
+                pagerduty: layers
+                    .get("pager.pagerduty", value::boolean)?
+                    .unwrap_or(false),
+                pagerduty_events_url: layers.get("pager.pagerduty_events_url", value::url)?,
+                webhook: layers
+                    .get("pager.webhook", value::boolean)?
+                    .unwrap_or(false),
+                source: layers.get("pager.source", value::text)?,
+            },
+            checkpoint_dir: layers
+                .get("checkpoint_dir", value::path)?
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_CHECKPOINT_DIR)),
+            suspend_processes: layers
+                .get("suspend_processes", value::processes)?
+                .unwrap_or_else(default_suspend_processes),
+        })
+    }
+}
+
+/// The three layers above the defaults.
+struct Layers<'a> {
+    file: Option<(&'a Path, toml::Table)>,
+    vars: &'a dyn Fn(&str) -> Option<String>,
+    flags: &'a [(&'a str, String)],
+}
+
+impl Layers<'_> {
+    /// The value of `key` from the highest layer that has one, after
+    /// checking it in every layer that has one.
+    fn get<T>(
+        &self,
+        key: &str,
+        read: fn(Raw<'_>) -> Result<T, value::Expected>,
+    ) -> Result<Option<T>, EnvError> {
+        debug_assert!(KEYS.contains(&key), "`{key}` is missing from KEYS");
+        let check = |origin: Origin, raw: Raw<'_>| {
+            read(raw).map_err(|expected| EnvError::BadValue {
+                key: key.to_string(),
+                origin,
+                expected,
+                given: raw.given(),
+            })
+        };
+        let mut found = None;
+        if let Some((path, table)) = &self.file
+            && let Some(value) = file_value(table, key)
+        {
+            found = Some(check(Origin::File(path.to_path_buf()), Raw::Toml(value))?);
+        }
+        let variable = variable_name(key);
+        if let Some(text) = (self.vars)(&variable).filter(|text| !text.is_empty()) {
+            found = Some(check(Origin::Variable(variable), Raw::Text(&text))?);
+        }
+        for (_, text) in self
+            .flags
+            .iter()
+            .filter(|(name, _)| known_flag(name) == Some(key))
+        {
+            found = Some(check(Origin::Flag(flag_name(key)), Raw::Text(text))?);
+        }
+        Ok(found)
+    }
+
+    fn required<T>(
+        &self,
+        key: &str,
+        meaning: &'static str,
+        read: fn(Raw<'_>) -> Result<T, value::Expected>,
+    ) -> Result<T, EnvError> {
+        self.get(key, read)?.ok_or_else(|| EnvError::MissingKey {
+            key: key.to_string(),
+            meaning,
+            file: self.file.as_ref().map(|(path, _)| path.to_path_buf()),
+        })
+    }
+}
+
+/// `ROLLER_` and the key upper-cased, a table joined with `_`.
+fn variable_name(key: &str) -> String {
+    format!("ROLLER_{}", key.replace('.', "_").to_ascii_uppercase())
+}
+
+/// The long flag of a key, without its dashes: `timeouts-healthy`.
+fn flag_name(key: &str) -> String {
+    key.replace(['.', '_'], "-")
+}
+
+/// The key a flag sets, whether named as in the file or as a flag.
+fn known_flag(name: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .copied()
+        .find(|key| *key == name || flag_name(key) == name)
+}
+
+/// The file's value for a (possibly dotted) key; the tables were checked
+/// to be tables before.
+fn file_value<'t>(table: &'t toml::Table, key: &str) -> Option<&'t toml::Value> {
+    match key.split_once('.') {
+        Some((outer, inner)) => table.get(outer)?.as_table()?.get(inner),
+        None => table.get(key),
+    }
+}
+
+fn parse_file(path: &Path, text: &str) -> Result<toml::Table, EnvError> {
+    text.parse::<toml::Table>().map_err(|err| EnvError::Syntax {
+        path: path.to_path_buf(),
+        at: err.span().map(|span| line_and_column(text, span.start)),
+        message: err.message().trim_end().to_string(),
+    })
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+/// Secrets first (so a secret under an unknown name is called a secret),
+/// then unknown keys and tables that are not tables.
+fn check_file_keys(path: &Path, table: &toml::Table) -> Result<(), EnvError> {
+    let origin = || Origin::File(path.to_path_buf());
+    if let Some((key, instead)) = find_secret(table, "") {
+        return Err(EnvError::SecretKey {
+            key,
+            origin: origin(),
+            instead,
+        });
+    }
+    for (name, value) in table {
+        if TABLES.contains(&name.as_str()) {
+            let Some(inner) = value.as_table() else {
+                return Err(EnvError::BadValue {
+                    key: name.clone(),
+                    origin: origin(),
+                    expected: format!("a table [{name}]"),
+                    given: Raw::Toml(value).given(),
+                });
+            };
+            for inner_name in inner.keys() {
+                let key = format!("{name}.{inner_name}");
+                if !KEYS.contains(&key.as_str()) {
+                    return Err(EnvError::UnknownKey {
+                        key,
+                        origin: origin(),
+                        known: known_in(Some(name)),
+                    });
+                }
+            }
+        } else if !KEYS.contains(&name.as_str()) {
+            return Err(EnvError::UnknownKey {
+                key: name.clone(),
+                origin: origin(),
+                known: known_in(None),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A flag the CLI passes for a key that does not exist is refused like an
+/// unknown key in the file: silently dropping it would roll with a default.
+fn check_flag_keys(flags: &[(&str, String)]) -> Result<(), EnvError> {
+    for (name, _) in flags {
+        if let Some(instead) = secret_instead(name) {
+            return Err(EnvError::SecretKey {
+                key: name.to_string(),
+                origin: Origin::Flag(flag_name(name)),
+                instead,
+            });
+        }
+        if known_flag(name).is_none() {
+            return Err(EnvError::UnknownKey {
+                key: name.to_string(),
+                origin: Origin::Flag(flag_name(name)),
+                known: KEYS.join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The keys allowed at the top level (`None`, tables shown as `[name]`) or
+/// in a table.
+fn known_in(table: Option<&str>) -> String {
+    match table {
+        None => KEYS
+            .iter()
+            .filter(|key| !key.contains('.'))
+            .map(|key| key.to_string())
+            .chain(TABLES.iter().map(|name| format!("[{name}]")))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Some(table) => KEYS
+            .iter()
+            .filter_map(|key| key.strip_prefix(table)?.strip_prefix('.'))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// The first key, at any depth, that looks like a secret, dotted, with
+/// where that secret belongs.
+fn find_secret(table: &toml::Table, prefix: &str) -> Option<(String, &'static str)> {
+    for (name, value) in table {
+        let key = format!("{prefix}{name}");
+        if let Some(instead) = secret_instead(name) {
+            return Some((key, instead));
+        }
+        let nested: Vec<&toml::Table> = match value {
+            toml::Value::Table(inner) => vec![inner],
+            toml::Value::Array(items) => items.iter().filter_map(toml::Value::as_table).collect(),
+            _ => Vec::new(),
+        };
+        for inner in nested {
+            if let Some(found) = find_secret(inner, &format!("{key}.")) {
+                return Some(found);
+            }
+        }
+    }
+    None
+}
+
+/// Where a secret named like `name` belongs, or `None` when `name` does not
+/// look like a secret. Matched loosely (`pagerduty_routing_key`,
+/// `marathon_token`): a false alarm costs a rename, a miss leaks a secret
+/// into a file that gets copied around.
+fn secret_instead(name: &str) -> Option<&'static str> {
+    let name = name.to_ascii_lowercase().replace('-', "_");
+    let is = |word: &str| name == word || name.ends_with(&format!("_{word}"));
+    if is("routing_key") {
+        Some("ROLLER_PAGERDUTY_ROUTING_KEY or ROLLER_PAGERDUTY_ROUTING_KEY_FILE")
+    } else if is("webhook_url") {
+        Some("ROLLER_WEBHOOK_URL or ROLLER_WEBHOOK_URL_FILE")
+    } else if name.starts_with("aws_")
+        && (name.contains("secret") || name.contains("access_key") || name.contains("token"))
+    {
+        Some(
+            "the AWS credential chain (AWS_PROFILE, AWS_ACCESS_KEY_ID with AWS_SECRET_ACCESS_KEY, or an instance role)",
+        )
+    } else if is("token") {
+        Some(
+            "ROLLER_MARATHON_TOKEN or ROLLER_MARATHON_TOKEN_FILE (ROLLER_MESOS_TOKEN(_FILE) for Mesos)",
+        )
+    } else if is("password") || is("passwd") {
+        Some(
+            "ROLLER_MARATHON_USER with ROLLER_MARATHON_PASSWORD or ROLLER_MARATHON_PASSWORD_FILE (ROLLER_MESOS_* for Mesos)",
+        )
+    } else if is("secret") || is("api_key") || is("credentials") {
+        Some("a ROLLER_* variable or its _FILE form (see the README, \"Environment file\")")
+    } else {
+        None
     }
 }
