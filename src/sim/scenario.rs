@@ -90,10 +90,13 @@ pub struct Scenario {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Timings {
-    /// Unix time (seconds) of the simulation's start: fixed so that every
-    /// timestamp is reproducible.
-    #[serde(default = "defaults::epoch_unix_s")]
-    pub epoch_unix_s: u64,
+    /// Unix time (seconds) of the simulation's start. Unset, a served
+    /// simulator starts at the wall clock, as a real master's clock is:
+    /// the roller writes maintenance windows in wall-clock time, and they
+    /// must mean the same to both. Set it for reproducible timestamps (a
+    /// bare `World` without it starts at 2024-01-01).
+    #[serde(default)]
+    pub epoch_unix_s: Option<u64>,
     /// Spread (a fraction, 0 = exact) applied to boot, registration and
     /// task start times, drawn from the seed.
     #[serde(default)]
@@ -140,7 +143,7 @@ pub struct Timings {
 impl Default for Timings {
     fn default() -> Timings {
         Timings {
-            epoch_unix_s: defaults::epoch_unix_s(),
+            epoch_unix_s: None,
             jitter: 0.0,
             instance_boot_s: defaults::instance_boot_s(),
             agent_register_s: defaults::agent_register_s(),
@@ -649,12 +652,12 @@ impl Scenario {
 }
 
 /// The defaults, one function each because serde wants functions.
-mod defaults {
+pub(crate) mod defaults {
     pub(super) fn seed() -> u64 {
         1
     }
     /// 2024-01-01T00:00:00Z.
-    pub(super) fn epoch_unix_s() -> u64 {
+    pub(crate) fn epoch_unix_s() -> u64 {
         1_704_067_200
     }
     pub(super) fn instance_boot_s() -> f64 {

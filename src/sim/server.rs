@@ -130,13 +130,19 @@ impl Simulator {
         let mesos = Arc::new(Peers::new(endpoints.mesos.clone()));
         let marathon = Arc::new(Peers::new(endpoints.marathon.clone()));
 
-        let world = match options.seed {
-            Some(seed) => World::new(&Scenario {
-                seed,
-                ..scenario.clone()
-            }),
-            None => World::new(scenario),
-        };
+        let mut scenario = scenario.clone();
+        if let Some(seed) = options.seed {
+            scenario.seed = seed;
+        }
+        if scenario.timings.epoch_unix_s.is_none() {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            scenario.timings.epoch_unix_s = Some(now);
+        }
+        let world = World::new(&scenario);
+        let scenario = &scenario;
         let world = SharedWorld::new(world, SimClock::new(options.time_scale));
         world.set_api_faults(scenario.api_faults.clone());
 

@@ -119,7 +119,10 @@ impl World {
         let mut world = World {
             now: SimTime::ZERO,
             epoch: Epoch {
-                unix_ms: t.epoch_unix_s * 1000,
+                unix_ms: t
+                    .epoch_unix_s
+                    .unwrap_or_else(crate::sim::scenario::defaults::epoch_unix_s)
+                    * 1000,
             },
             rng,
             queue: EventQueue::default(),
