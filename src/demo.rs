@@ -1,12 +1,15 @@
 //! `roller demo`: the built-in `demo` cluster, simulated in-process on
-//! loopback. Until the roll lands it only lets the world run for a few
-//! simulated minutes, looks at it once through the roller's real Marathon
-//! adapter, and prints the monitor's report; the roll issue makes it roll.
+//! loopback, rolled by the roller's real adapters (AWS SDK, Mesos and
+//! Marathon HTTP clients) exactly as `roller run` would: every original
+//! agent replaced, tasks moved first where an app would lose its last
+//! healthy task. It prints the plan tree on each status change, the final
+//! tree, and the simulator's monitor report; it succeeds only if the plan
+//! is COMPLETE and no app had an outage.
 //!
 //! It needs nothing but the binary: no credentials, no network beyond its
-//! own loopback ports. It reads no `AWS_*` variable (the world is read
-//! through `SharedWorld`, and no AWS client is built), and it skips its
-//! HTTP look when a proxy variable would send loopback traffic elsewhere.
+//! own loopback ports. The AWS client gets dummy credentials, region and
+//! endpoint in code (no `AWS_*` variable can point it elsewhere), and the
+//! checkpoint goes to a private temporary folder.
 //!
 //! - `walkthrough`: `roller plan demo`, the plan engine on the DC/OS SDK's
 //!   hello-world deployment.
@@ -14,34 +17,32 @@
 pub mod walkthrough;
 
 use std::io::{self, Write};
-use std::time::Duration;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use crate::http::{HttpAuth, HttpSettings};
 use crate::marathon::MarathonClient;
+use crate::mesos::{MesosClient, MesosSettings};
+use crate::pager::Sinks;
+use crate::plan;
 use crate::retry::Backoff;
-use crate::roll::health;
-use crate::roll::ports::marathon::{Marathon, MarathonError};
-use crate::sim::{Report, Scenario, ScenarioError, SimOptions, SimServeError, SimTime, Simulator};
+use crate::roll::checkpoint::Checkpoint;
+use crate::roll::env::{Environment, PagerSettings, Timeouts};
+use crate::roll::ports::auto_scaling::{AgentMatch, ScalingProcess};
+use crate::roll::preflight::{Request, Selection};
+use crate::roll::run::{RunResult, RunSettings, run as run_roll};
+use crate::roll::runner::{Outcome, Ports, RunOptions};
+use crate::sim::{Scenario, ScenarioError, SimOptions, SimServeError, Simulator};
 
 /// The scenario the demo runs (embedded in the binary).
 const SCENARIO: &str = "demo";
 
-/// Simulated seconds per real second: five simulated minutes in one real
-/// second, while the ticker still sees every simulated half-minute.
+/// Simulated seconds per real second: the roll takes about an hour of
+/// simulated time, so some fifteen seconds of real time.
 const TIME_SCALE: f64 = 300.0;
 
-/// How long the world runs, in simulated minutes, one status line each.
-const MINUTES: u64 = 5;
-
-/// Variables through which reqwest would send loopback requests to a proxy.
-const PROXY_VARIABLES: [&str; 6] = [
-    "HTTP_PROXY",
-    "http_proxy",
-    "HTTPS_PROXY",
-    "https_proxy",
-    "ALL_PROXY",
-    "all_proxy",
-];
+/// Settle time before the roll: the world boots its agents and tasks.
+const SETTLE_SIMULATED: Duration = Duration::from_secs(5 * 60);
 
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
@@ -53,6 +54,12 @@ pub enum DemoError {
     Runtime(io::Error),
     #[error("{0}")]
     Simulator(#[from] SimServeError),
+    #[error("cannot build a client: {0}")]
+    Client(String),
+    #[error("the roll failed: {0}")]
+    Roll(String),
+    #[error("the roll did not end cleanly: {0}")]
+    NotClean(String),
 }
 
 impl DemoError {
@@ -62,12 +69,22 @@ impl DemoError {
             DemoError::Scenario(_) => "scenario_invalid",
             DemoError::Runtime(_) => "runtime",
             DemoError::Simulator(err) => err.label(),
+            DemoError::Client(_) => "client",
+            DemoError::Roll(_) => "roll_failed",
+            DemoError::NotClean(_) => "not_clean",
         }
     }
 }
 
 pub fn run(out: &mut dyn Write) -> Result<(), DemoError> {
     let scenario = Scenario::load(SCENARIO)?;
+    // SAFETY: no other thread exists yet (the runtime is built below), so
+    // nothing reads the environment while it changes. Loopback traffic must
+    // not go to a proxy the caller configured for the outside world.
+    unsafe {
+        std::env::set_var("NO_PROXY", "127.0.0.1,localhost,::1");
+        std::env::set_var("no_proxy", "127.0.0.1,localhost,::1");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -77,10 +94,11 @@ pub fn run(out: &mut dyn Write) -> Result<(), DemoError> {
 }
 
 async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError> {
+    let real_start = Instant::now();
     writeln!(
         out,
-        "roller demo: the `{SCENARIO}` scenario ({}), simulated in-process on loopback at {TIME_SCALE}x.\n\
-         Until the roll lands, the world runs {MINUTES} simulated minutes and the monitor reports.\n\
+        "roller demo: the `{SCENARIO}` scenario ({}), simulated in-process on loopback at {TIME_SCALE}x,\n\
+         rolled by roller's real AWS, Mesos and Marathon clients. Times are simulated.\n\
          (`roller plan demo` walks the plan engine through the DC/OS SDK's hello-world deployment.)",
         scenario.description
     )?;
@@ -102,30 +120,125 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
         endpoints.marathon.join(","),
         endpoints.control()
     )?;
+    tokio::time::sleep(SETTLE_SIMULATED.div_f64(TIME_SCALE)).await;
+    let before = sim.report();
+    let target = before.final_state.instances_live;
+
+    let env = Environment {
+        asg: scenario.group.name.clone(),
+        region: Some("us-east-1".to_string()),
+        profile: None,
+        aws_endpoint_url: Some(endpoints.aws_endpoint_url.clone()),
+        mesos: endpoints.mesos.clone(),
+        marathon: endpoints.marathon.clone(),
+        agent_match: AgentMatch::PrivateIp,
+        time_scale: TIME_SCALE,
+        poll_interval: Duration::from_secs(5),
+        timeouts: Timeouts::DEFAULT,
+        pager: PagerSettings::default(),
+        checkpoint_dir: demo_dir(),
+        suspend_processes: vec![
+            ScalingProcess::AZRebalance,
+            ScalingProcess::AlarmNotification,
+            ScalingProcess::ScheduledActions,
+        ],
+    };
+    let http = HttpSettings {
+        request_timeout: Duration::from_secs(5),
+        connect_timeout: Duration::from_secs(2),
+        ca_bundle: None,
+        auth: HttpAuth::None,
+    };
+    let quick = Backoff {
+        initial: Duration::from_millis(20),
+        max: Duration::from_millis(200),
+        attempts: 4,
+    };
+    let aws = crate::aws::simulated_client(&endpoints.aws_endpoint_url, "us-east-1").await;
+    let mesos = MesosClient::new(MesosSettings {
+        http: http.clone(),
+        backoff: quick,
+        ..MesosSettings::new(env.mesos.clone())
+    })
+    .map_err(|e| DemoError::Client(e.to_string()))?;
+    let marathon = MarathonClient::new(&env.marathon, &http)
+        .map_err(|e| DemoError::Client(e.to_string()))?
+        .with_backoff(quick);
+    let pager = Sinks::default();
+    let checkpoint = Checkpoint::default_path(&env.checkpoint_dir, &env.asg);
+    let _ = std::fs::remove_file(&checkpoint);
     writeln!(
         out,
-        "marathon: {}",
-        look_at_marathon(&endpoints.marathon).await
+        "\nrolling {} to {target} agents (checkpoint {}):",
+        env.asg,
+        checkpoint.display()
     )?;
+    out.flush()?;
 
-    writeln!(out)?;
-    let world = sim.world();
-    let clock = world.clock();
-    // The simulated clock started with the simulator, at zero.
-    for minute in 1..=MINUTES {
-        let due = SimTime::from_secs(minute * 60);
-        let real_wait = clock.real(Duration::from_millis(due.since(clock.now())));
-        tokio::time::sleep(real_wait).await;
-        let report = sim.report();
-        writeln!(out, "minute {minute}: {}", status_line(&report))?;
-    }
-
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let mut last_tree = String::new();
+    // The tree is printed as the roll goes, on the process's stdout (the
+    // roll runs on this thread, inside `block_on`, so the lock `out` may
+    // hold is re-entered, not waited for): no escape codes, one whole tree
+    // per status change.
+    let observer = Box::new(move |c: &Checkpoint| {
+        let tree = plan::tree(&c.plan);
+        if tree != last_tree {
+            let mut stdout = io::stdout().lock();
+            let _ = writeln!(stdout, "{tree}");
+            let _ = stdout.flush();
+            last_tree = tree;
+        }
+    });
+    let settings = RunSettings {
+        checkpoint: checkpoint.clone(),
+        request: Request {
+            target,
+            select: Selection::All,
+            raise_max: false,
+            canary: None,
+            allow_unhealthy: Vec::new(),
+        },
+        target_given: true,
+        select_given: true,
+        options: RunOptions {
+            resume_az_rebalance: false,
+            resume_command: "roller demo".to_string(),
+        },
+    };
+    let ports = Ports {
+        aws: &aws,
+        mesos: &mesos,
+        marathon: &marathon,
+        pager: &pager,
+    };
+    let result = run_roll(ports, &env, settings, stop, observer).await;
     let report = sim.report();
     sim.shutdown().await;
+    let _ = std::fs::remove_dir_all(demo_dir());
+    let (outcome, final_checkpoint) = match result {
+        Ok(RunResult::Finished {
+            outcome,
+            checkpoint,
+            ..
+        }) => (outcome, checkpoint),
+        Ok(RunResult::NothingToDo(message)) => return Err(DemoError::NotClean(message)),
+        Err(err) => return Err(DemoError::Roll(err.to_string())),
+    };
+    writeln!(out, "final plan:")?;
+    out.write_all(plan::tree(&final_checkpoint.plan).as_bytes())?;
+    for event in final_checkpoint
+        .events
+        .iter()
+        .filter(|e| e.kind == "rebalance")
+    {
+        writeln!(out, "az rebalance: {}", event.message)?;
+    }
     writeln!(
         out,
-        "\nreport at {:.1} simulated s:",
-        report.simulated_ms as f64 / 1000.0
+        "\nreport at {:.1} simulated s ({:.1} s real):",
+        report.simulated_ms as f64 / 1000.0,
+        real_start.elapsed().as_secs_f64()
     )?;
     out.write_all(report.summary().as_bytes())?;
     writeln!(
@@ -134,63 +247,21 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
         report.apps_with_outage,
         report.total_outage_ms as f64 / 1000.0
     )?;
-    Ok(())
+    match outcome {
+        Outcome::Complete { .. } if report.apps_with_outage == 0 => Ok(()),
+        Outcome::Complete { .. } => Err(DemoError::NotClean(format!(
+            "{} app(s) had an outage",
+            report.apps_with_outage
+        ))),
+        Outcome::Paused { step, reason } => {
+            Err(DemoError::NotClean(format!("paused at {step}: {reason}")))
+        }
+        Outcome::Held { reason } => Err(DemoError::NotClean(reason)),
+        Outcome::Stopped => Err(DemoError::NotClean("stopped".to_string())),
+    }
 }
 
-fn status_line(report: &Report) -> String {
-    let state = &report.final_state;
-    format!(
-        // The simulated time is read when the line is printed: on a busy
-        // machine it runs a little past the minute.
-        "{} instances live (desired {}), {} agents, {} tasks, {} of {} apps below their floor (at {:.0} simulated s)",
-        state.instances_live,
-        state.desired_capacity,
-        state.agents_registered,
-        state.tasks,
-        state.apps_below_floor_now,
-        report.apps.len(),
-        report.simulated_ms as f64 / 1000.0,
-    )
-}
-
-/// One look through the roller's own Marathon adapter and health verdict,
-/// as `roller health` takes it. The simulator's Marathon may not serve
-/// the API yet: that is said, not treated as a failure.
-async fn look_at_marathon(urls: &[String]) -> String {
-    if let Some(variable) = PROXY_VARIABLES
-        .iter()
-        .find(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
-    {
-        return format!(
-            "not asked ({variable} is set, and the demo talks to nothing but its loopback ports)"
-        );
-    }
-    let settings = HttpSettings {
-        request_timeout: Duration::from_secs(2),
-        connect_timeout: Duration::from_secs(1),
-        ca_bundle: None,
-        auth: HttpAuth::None,
-    };
-    let client = match MarathonClient::new(urls, &settings) {
-        Ok(client) => client.with_backoff(Backoff {
-            initial: Duration::from_millis(50),
-            max: Duration::from_millis(200),
-            attempts: 2,
-        }),
-        Err(err) => return format!("cannot build the client: {err}"),
-    };
-    match tokio::try_join!(client.apps(), client.deployments()) {
-        Ok((apps, deployments)) => {
-            let verdict = health::judge(&apps, &deployments);
-            let healthy = verdict.apps.iter().filter(|app| app.is_healthy()).count();
-            format!(
-                "{} apps, {healthy} healthy (through roller's Marathon adapter)",
-                verdict.apps.len()
-            )
-        }
-        Err(MarathonError::Rejected { status: 404, .. }) => {
-            "not served yet (the simulator's Marathon answers 404)".to_string()
-        }
-        Err(err) => format!("no answer through roller's Marathon adapter: {err}"),
-    }
+/// A private folder for the demo's checkpoint, removed at the end.
+fn demo_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("roller-demo-{}", std::process::id()))
 }

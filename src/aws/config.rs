@@ -151,3 +151,28 @@ impl AwsSettings {
         Ok(AwsAutoScaling::new(&sdk, self.page_size))
     }
 }
+
+/// A client for a simulated AWS at `endpoint_url` (the built-in
+/// simulator), with fixed dummy credentials, region and endpoint given in
+/// code: they win over any `AWS_*` variable or profile, so the client can
+/// never sign for, or reach, a real account.
+pub async fn simulated_client(endpoint_url: &str, region: &str) -> AwsAutoScaling {
+    let credentials = aws_sdk_autoscaling::config::Credentials::new(
+        "simulated",
+        "simulated",
+        None,
+        None,
+        "roller-simulator",
+    );
+    let settings = AwsSettings {
+        region: Some(region.to_string()),
+        endpoint_url: Some(endpoint_url.to_string()),
+        ..AwsSettings::default()
+    };
+    let sdk = settings
+        .loader()
+        .credentials_provider(credentials)
+        .load()
+        .await;
+    AwsAutoScaling::new(&sdk, None)
+}

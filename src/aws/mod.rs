@@ -17,5 +17,5 @@ mod moto_tests;
 mod tests;
 
 pub use client::AwsAutoScaling;
-pub use config::{AwsSettings, AwsTimeouts};
+pub use config::{AwsSettings, AwsTimeouts, simulated_client};
 pub use error::AwsError;

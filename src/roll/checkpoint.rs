@@ -83,6 +83,9 @@ pub struct OriginalGroup {
     pub desired_capacity: u32,
     /// In-service instances per AZ when the roll started.
     pub zones: std::collections::BTreeMap<String, u32>,
+    /// Every instance in the group when the roll started, selected or not:
+    /// the rest are the new ones.
+    pub instance_ids: Vec<String>,
 }
 
 /// One instance to replace and the agent it runs.
@@ -289,6 +292,13 @@ impl Checkpoint {
     pub fn scale_up_desired(&self) -> u32 {
         let k = u32::try_from(self.instances.len()).unwrap_or(u32::MAX);
         (self.target + k).saturating_sub(self.terminated())
+    }
+
+    /// Instances of the original group still counted in the capacity.
+    pub fn original_remaining(&self) -> u32 {
+        u32::try_from(self.original.instance_ids.len())
+            .unwrap_or(u32::MAX)
+            .saturating_sub(self.terminated())
     }
 
     pub fn instance_mut(&mut self, id: &str) -> Option<&mut RolledInstance> {

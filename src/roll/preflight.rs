@@ -1,0 +1,332 @@
+//! Preflight of a fresh run (read-only): finds the group, selects the
+//! instances to replace, checks that the roll can be done safely, and
+//! builds the first checkpoint with its plan. Every refusal names what is
+//! wrong and changes nothing.
+
+use std::collections::{BTreeMap, HashSet};
+use std::str::FromStr;
+use std::time::{Duration, SystemTime};
+
+use super::checkpoint::{Checkpoint, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION};
+use super::env::Environment;
+use super::health;
+use super::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
+use super::ports::marathon::Marathon;
+use super::ports::mesos::MesosMaster;
+use super::roll_plan::{self, PlanOptions};
+use super::runner::{RUN_ID_TAG, RollError, active_agents};
+
+/// Which instances are replaced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Selection {
+    /// Every in-service instance (the write-up's roll).
+    All,
+    /// Instances launched from another launch template version or launch
+    /// configuration than the group's current one.
+    Outdated,
+    /// Instances launched longer ago than this.
+    OlderThan(Duration),
+}
+
+impl FromStr for Selection {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Selection, String> {
+        match s {
+            "all" => Ok(Selection::All),
+            "outdated" => Ok(Selection::Outdated),
+            _ => {
+                let bad = || {
+                    format!(
+                        "unknown selection '{s}': expected all, outdated or older-than=AGE (e.g. older-than=14d)"
+                    )
+                };
+                let age = s.strip_prefix("older-than=").ok_or_else(bad)?;
+                let (number, unit) =
+                    age.split_at(age.find(|c: char| !c.is_ascii_digit()).unwrap_or(age.len()));
+                let n: u64 = number.parse().map_err(|_| bad())?;
+                let secs = match unit {
+                    "d" => n * 86_400,
+                    "h" => n * 3_600,
+                    "m" => n * 60,
+                    _ => return Err(bad()),
+                };
+                Ok(Selection::OlderThan(Duration::from_secs(secs)))
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Selection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Selection::All => f.write_str("all"),
+            Selection::Outdated => f.write_str("outdated"),
+            Selection::OlderThan(d) => write!(f, "older-than={}h", d.as_secs() / 3600),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub target: u32,
+    pub select: Selection,
+    pub raise_max: bool,
+    pub canary: Option<u32>,
+    /// Apps allowed to be unhealthy at the start (`--allow-unhealthy`).
+    pub allow_unhealthy: Vec<String>,
+}
+
+pub enum Preflight {
+    /// Nothing selected: the cluster is already what was asked.
+    NothingToDo(String),
+    /// The first checkpoint, and notes for the operator.
+    Ready(Box<Checkpoint>, Vec<String>),
+}
+
+pub async fn preflight<A, M, K>(
+    aws: &A,
+    mesos: &M,
+    marathon: &K,
+    env: &Environment,
+    request: &Request,
+    run_id: String,
+) -> Result<Preflight, RollError>
+where
+    A: AutoScaling,
+    M: MesosMaster,
+    K: Marathon,
+{
+    let refuse = |m: String| Err(RollError::Refused(m));
+    let group = aws
+        .describe_group(&env.asg)
+        .await
+        .map_err(|e| RollError::Refused(format!("ASG {}: {e}", env.asg)))?;
+    if let Some(other) = group.tag(RUN_ID_TAG) {
+        return refuse(format!(
+            "ASG {} carries tag {RUN_ID_TAG}={other}, but there is no checkpoint for that run here: \
+             a roll may be running elsewhere, or its checkpoint was lost. Rerunning now could double the cluster. \
+             Recover with --checkpoint PATH of that run's checkpoint, or, after a human has checked, \
+             `roller abandon --run-id {other}`",
+            env.asg
+        ));
+    }
+    let mut notes = Vec::new();
+    let in_service: Vec<_> = group
+        .instances
+        .iter()
+        .filter(|i| i.lifecycle_state == LifecycleState::InService)
+        .collect();
+    let odd: Vec<String> = group
+        .instances
+        .iter()
+        .filter(|i| i.lifecycle_state != LifecycleState::InService)
+        .map(|i| format!("{} ({:?})", i.id, i.lifecycle_state))
+        .collect();
+    if !odd.is_empty() {
+        return refuse(format!(
+            "instances not InService (Standby, Pending, lifecycle-hook waits): {}; \
+             put them back in service or detach them, then run again",
+            odd.join(", ")
+        ));
+    }
+    let protected: Vec<&str> = in_service
+        .iter()
+        .filter(|i| i.protected_from_scale_in)
+        .map(|i| i.id.as_str())
+        .collect();
+    if !protected.is_empty() {
+        notes.push(format!(
+            "scale-in protected (terminated explicitly all the same): {}",
+            protected.join(", ")
+        ));
+    }
+    let ec2 = aws
+        .describe_instances(&in_service.iter().map(|i| i.id.clone()).collect::<Vec<_>>())
+        .await
+        .map_err(|e| RollError::Refused(format!("DescribeInstances: {e}")))?;
+    let now = SystemTime::now();
+    let selected: Vec<_> = in_service
+        .iter()
+        .filter(|i| match &request.select {
+            Selection::All => true,
+            Selection::Outdated => i.launch_source != group.launch_source,
+            Selection::OlderThan(age) => ec2
+                .iter()
+                .find(|e| e.id == i.id)
+                .and_then(|e| e.launch_time)
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|running| running > *age),
+        })
+        .collect();
+    if selected.is_empty() {
+        return Ok(Preflight::NothingToDo(format!(
+            "no instance of {} is selected by --select {}: nothing to replace",
+            env.asg, request.select
+        )));
+    }
+    let k = u32::try_from(selected.len()).unwrap_or(u32::MAX);
+    let n = request.target;
+    if n == 0 {
+        return refuse(
+            "--target 0 would leave no agent: give the number of agents the cluster must have"
+                .to_string(),
+        );
+    }
+    if group.max_size < n + k && !request.raise_max {
+        return refuse(format!(
+            "MaxSize {} < N + K = {n} + {k}: the scale-up would be refused; raise MaxSize or pass --raise-max (restored at finish)",
+            group.max_size
+        ));
+    }
+    if group.min_size > n {
+        return refuse(format!(
+            "MinSize {} > target {n}: the terminations would be refused; lower MinSize or the target",
+            group.min_size
+        ));
+    }
+    let agents = active_agents(mesos).await?;
+    let selected_ec2: Vec<_> = ec2
+        .iter()
+        .filter(|e| selected.iter().any(|s| s.id == e.id))
+        .cloned()
+        .collect();
+    let matches = match_agents(&env.agent_match, &selected_ec2, &agents);
+    let unmatched: Vec<String> = selected
+        .iter()
+        .filter(|s| !matches.matched.iter().any(|(i, _)| *i == s.id))
+        .map(|s| s.id.clone())
+        .collect();
+    if !unmatched.is_empty() {
+        return refuse(format!(
+            "selected instances that match no single active Mesos agent (by {}): {}; \
+             fix the agents or the `match` key, then run again",
+            env.agent_match,
+            unmatched.join(", ")
+        ));
+    }
+    let ours: HashSet<&str> = matches.matched.iter().map(|(_, a)| a.as_str()).collect();
+    let foreign = agents
+        .iter()
+        .filter(|a| !ours.contains(a.id.as_str()))
+        .count();
+    if foreign > 0 {
+        notes.push(format!(
+            "{foreign} active agent(s) belong to no selected instance of this ASG: left alone"
+        ));
+    }
+    let (apps, deployments) = tokio::try_join!(marathon.apps(), marathon.deployments())?;
+    let verdict = health::judge(&apps, &deployments);
+    let unhealthy: Vec<String> = verdict
+        .unhealthy()
+        .filter(|a| !request.allow_unhealthy.contains(&a.id))
+        .map(|a| format!("{} ({})", a.id, a.reason().unwrap_or_default()))
+        .collect();
+    if !unhealthy.is_empty() {
+        return refuse(format!(
+            "Marathon is not healthy before the roll: {}; wait for it, or pass --allow-unhealthy APP",
+            unhealthy.join(", ")
+        ));
+    }
+
+    let instances: Vec<RolledInstance> = selected
+        .iter()
+        .map(|i| {
+            let agent_id = matches
+                .matched
+                .iter()
+                .find(|(id, _)| *id == i.id)
+                .map(|(_, a)| a.clone())
+                .unwrap_or_default();
+            let agent = agents.iter().find(|a| a.id == agent_id);
+            RolledInstance {
+                id: i.id.clone(),
+                availability_zone: i.availability_zone.clone(),
+                hostname: agent.map(|a| a.hostname.clone()).unwrap_or_default(),
+                ip: agent.and_then(|a| a.ip).map(|ip| ip.to_string()),
+                agent_id,
+                terminate_sent: false,
+            }
+        })
+        .collect();
+    let mut zones: BTreeMap<String, u32> = BTreeMap::new();
+    for i in &in_service {
+        *zones.entry(i.availability_zone.clone()).or_insert(0) += 1;
+    }
+    let plan = roll_plan::build(
+        &env.asg,
+        &instances,
+        PlanOptions {
+            canary: request.canary,
+            raise_max: request.raise_max && group.max_size < n + k,
+        },
+    );
+    let mut checkpoint = Checkpoint {
+        version: VERSION,
+        run_id,
+        asg: env.asg.clone(),
+        environment: RecordedEnvironment::of(env),
+        target: n,
+        select: request.select.to_string(),
+        original: OriginalGroup {
+            min_size: group.min_size,
+            max_size: group.max_size,
+            desired_capacity: group.desired_capacity,
+            zones,
+            instance_ids: in_service.iter().map(|i| i.id.clone()).collect(),
+        },
+        instances,
+        suspended_before: group
+            .suspended_processes
+            .iter()
+            .map(|p| p.to_string())
+            .collect(),
+        suspended_by_roll: Vec::new(),
+        raised_max_from: None,
+        maintenance: Vec::new(),
+        surges: Vec::new(),
+        pause: None,
+        plan,
+        events: Vec::new(),
+    };
+    checkpoint.log(
+        "start",
+        format!(
+            "roll of {} to {n} agents: {k} instance(s) selected by {}",
+            env.asg, request.select
+        ),
+    );
+    Ok(Preflight::Ready(Box::new(checkpoint), notes))
+}
+
+impl RecordedEnvironment {
+    pub fn of(env: &Environment) -> RecordedEnvironment {
+        RecordedEnvironment {
+            region: env.region.clone(),
+            aws_endpoint_url: env.aws_endpoint_url.clone(),
+            mesos: env.mesos.clone(),
+            marathon: env.marathon.clone(),
+            agent_match: env.agent_match.to_string(),
+            time_scale: env.time_scale,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selections_parse_and_bad_ones_say_what_is_expected() {
+        assert_eq!("all".parse(), Ok(Selection::All));
+        assert_eq!("outdated".parse(), Ok(Selection::Outdated));
+        assert_eq!(
+            "older-than=14d".parse(),
+            Ok(Selection::OlderThan(Duration::from_secs(14 * 86_400)))
+        );
+        for bad in ["some", "older-than=", "older-than=3w", "older-than=xd"] {
+            let err = bad.parse::<Selection>().unwrap_err();
+            assert!(err.contains("older-than=14d"), "{err}");
+        }
+    }
+}
