@@ -60,6 +60,25 @@ pub enum CliError {
          e.g. --counts us-east-1a=5,us-east-1b=3,us-east-1c=4"
     )]
     Counts(CountsError),
+    #[error("{0}")]
+    Env(crate::roll::env::EnvError),
+    #[error("{0}")]
+    BadFlag(String),
+    #[error("cannot set up a client: {0}")]
+    Adapter(String),
+    #[error("{0}")]
+    Checkpoint(crate::roll::checkpoint::CheckpointError),
+    #[error("{0}")]
+    Run(crate::roll::run::RunError),
+    #[error("paused at {what}; a page went out. Resume with: {resume}")]
+    Paused { what: String, resume: String },
+    #[error("{0}")]
+    Held(String),
+    #[error(
+        "interrupted; run {run_id} is checkpointed in {}: rerun the same command to resume",
+        checkpoint.display()
+    )]
+    Interrupted { checkpoint: PathBuf, run_id: String },
 }
 
 impl CliError {
@@ -82,6 +101,28 @@ impl CliError {
             | CliError::WriteEnv { .. }
             | CliError::WriteReport { .. }
             | CliError::Demo(_) => exit_code::FAILED,
+            CliError::Env(_) | CliError::BadFlag(_) => exit_code::REFUSED,
+            CliError::Adapter(_) => exit_code::REFUSED,
+            CliError::Checkpoint(err) => match err {
+                crate::roll::checkpoint::CheckpointError::Write { .. } => exit_code::FAILED,
+                _ => exit_code::REFUSED,
+            },
+            CliError::Run(err) => run_exit_code(err),
+            CliError::Paused { .. } | CliError::Held(_) => exit_code::PAUSED,
+            CliError::Interrupted { .. } => exit_code::INTERRUPTED,
         }
+    }
+}
+
+fn run_exit_code(err: &crate::roll::run::RunError) -> u8 {
+    use crate::roll::checkpoint::CheckpointError;
+    use crate::roll::run::RunError;
+    use crate::roll::runner::RollError;
+    match err {
+        RunError::Lock(_) => exit_code::REFUSED,
+        RunError::Roll(RollError::Refused(_)) => exit_code::REFUSED,
+        RunError::Roll(RollError::Checkpoint(CheckpointError::Write { .. })) => exit_code::FAILED,
+        RunError::Roll(RollError::Checkpoint(_)) => exit_code::REFUSED,
+        RunError::Roll(_) => exit_code::FAILED,
     }
 }

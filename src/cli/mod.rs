@@ -5,6 +5,8 @@ mod error;
 mod health_command;
 mod plan_command;
 mod rebalance_command;
+mod run_command;
+mod signals;
 mod sim_command;
 
 use std::io::Write;
@@ -48,6 +50,17 @@ pub enum Command {
     /// masters, three Marathons) on loopback until SIGINT/SIGTERM.
     #[command(after_help = sim_command::HELP)]
     Sim(SimArgs),
+    /// Roll the cluster: replace every selected agent of the ASG, pausing
+    /// (exit 3) when a wait times out; run again to resume.
+    #[command(after_help = run_command::RUN_HELP)]
+    Run(RunArgs),
+    /// Show a roll's checkpoint: the plan tree, a pause, whether a run
+    /// holds its lock.
+    Status(StatusArgs),
+    /// Give up a roll whose checkpoint is lost or unwanted: remove its
+    /// roller:run-id tag (only if it carries that id), resume what it
+    /// suspended, remove its maintenance windows. Never changes capacity.
+    Abandon(AbandonArgs),
     /// Judge once whether every Marathon app is healthy (exit 0), some are
     /// not (exit 1), or no verdict could be reached (exit 2).
     #[command(after_help = health_command::HELP)]
@@ -116,6 +129,74 @@ pub struct OperationArgs {
     #[arg(long, value_name = "STEP")]
     pub step: Option<String>,
     /// Print {"result": "changed" | "already_done", "plan": <plan show --json>}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The environment file (TOML; see examples/roller.env.toml).
+    #[arg(long, value_name = "ENV.toml")]
+    pub env: PathBuf,
+    /// The number of agents the cluster must have when done. Required for
+    /// a new roll; a resume may omit it (a different one is refused).
+    #[arg(long, value_name = "N")]
+    pub target: Option<u32>,
+    /// Which instances to replace: all, outdated (launch template version
+    /// or configuration differs from the ASG's), older-than=AGE (14d, 36h).
+    /// Default: all.
+    #[arg(long, value_name = "WHICH")]
+    pub select: Option<String>,
+    /// Print the plan that would run; change and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The checkpoint file (default: <checkpoint_dir>/<asg>.json).
+    #[arg(long, value_name = "PATH")]
+    pub checkpoint: Option<PathBuf>,
+    /// Replace the first N instances as canaries, each waiting for
+    /// `roller plan continue --file <checkpoint> --phase replace`.
+    #[arg(long, value_name = "N")]
+    pub canary: Option<u32>,
+    /// Raise MaxSize to N + K when it is lower (restored at finish).
+    #[arg(long)]
+    pub raise_max: bool,
+    /// Resume AZRebalance at finish even when the AZs are uneven (it will
+    /// then terminate agents to rebalance, without draining them).
+    #[arg(long)]
+    pub resume_az_rebalance: bool,
+    /// An app allowed to be unhealthy when the roll starts (repeatable).
+    #[arg(long, value_name = "APP")]
+    pub allow_unhealthy: Vec<String>,
+    /// Overrides the env file's `asg`.
+    #[arg(long, value_name = "NAME")]
+    pub asg: Option<String>,
+    /// Overrides the env file's `checkpoint_dir`.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct AbandonArgs {
+    /// The environment file.
+    #[arg(long, value_name = "ENV.toml")]
+    pub env: PathBuf,
+    /// The run to abandon (from the tag, `roller status` or the page).
+    #[arg(long, value_name = "ID")]
+    pub run_id: String,
+    /// The run's checkpoint, when not at the default place.
+    #[arg(long, value_name = "PATH")]
+    pub checkpoint: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The environment file: its checkpoint is shown.
+    #[arg(long, value_name = "ENV.toml")]
+    pub env: Option<PathBuf>,
+    /// The checkpoint file to show.
+    #[arg(long, value_name = "PATH")]
+    pub checkpoint: Option<PathBuf>,
+    /// Print JSON: run_id, asg, target, locked, pause, plan, events.
     #[arg(long)]
     pub json: bool,
 }
@@ -197,5 +278,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Sim(args) => sim_command::run(&args, out),
         Command::Health(args) => health_command::run(&args, out),
         Command::Rebalance(args) => rebalance_command::run(&args, out),
+        Command::Run(args) => run_command::run_command(&args, out),
+        Command::Status(args) => run_command::status_command(&args, out),
+        Command::Abandon(args) => run_command::abandon_command(&args, out),
     }
 }

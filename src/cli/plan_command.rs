@@ -4,7 +4,7 @@
 use std::fs;
 use std::io::Write;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
@@ -12,6 +12,7 @@ use super::error::CliError;
 use super::{OperationArgs, PlanCommand, ShowArgs};
 use crate::atomic_file::{LockError, Locked};
 use crate::plan::{self, Operation, Outcome, Plan, PlanInfo, Target};
+use crate::roll::checkpoint::{Checkpoint, Event, RunLock, RunLockError, utc};
 
 /// Plan files may hold instance ids and messages: readable by the owner only.
 const PLAN_FILE_MODE: u32 = 0o600;
@@ -38,14 +39,40 @@ fn load(path: &Path) -> Result<Plan, CliError> {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(path, &text)
+    Ok(parse(path, &text)?.into_plan())
 }
 
-fn parse(path: &Path, text: &str) -> Result<Plan, CliError> {
-    Plan::from_json(text).map_err(|source| CliError::ParsePlan {
-        path: path.to_path_buf(),
-        source,
-    })
+/// What `--file` holds: a bare plan document, or a roll's checkpoint
+/// (recognised by its `run_id`), whose plan is shown and operated.
+enum Document {
+    Plan(Plan),
+    Checkpoint(Box<Checkpoint>),
+}
+
+impl Document {
+    fn into_plan(self) -> Plan {
+        match self {
+            Document::Plan(plan) => plan,
+            Document::Checkpoint(checkpoint) => checkpoint.plan,
+        }
+    }
+}
+
+fn parse(path: &Path, text: &str) -> Result<Document, CliError> {
+    let is_checkpoint = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .is_some_and(|v| v.get("run_id").is_some());
+    if is_checkpoint {
+        return Checkpoint::parse(path, text)
+            .map(|c| Document::Checkpoint(Box::new(c)))
+            .map_err(CliError::Checkpoint);
+    }
+    Plan::from_json(text)
+        .map(Document::Plan)
+        .map_err(|source| CliError::ParsePlan {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<(), CliError> {
@@ -87,7 +114,24 @@ fn operate(
             path: args.file.clone(),
             source,
         })?;
-    let mut plan = parse(&args.file, &text)?;
+    let document = parse(&args.file, &text)?;
+    // A checkpoint is operated only while no run holds it; holding its run
+    // lock meanwhile keeps a run from starting in the middle.
+    let _run_lock = match &document {
+        Document::Checkpoint(_) => Some(RunLock::acquire(&args.file).map_err(|err| match err {
+            RunLockError::Held { .. } => CliError::BadFlag(format!(
+                "a roller run holds '{}': operate the plan while the run is paused or stopped \
+                 (it reads its checkpoint again when rerun)",
+                args.file.display()
+            )),
+            RunLockError::Io { path, source } => CliError::ReadPlan { path, source },
+        })?),
+        Document::Plan(_) => None,
+    };
+    let (mut plan, mut checkpoint) = match document {
+        Document::Plan(plan) => (plan, None),
+        Document::Checkpoint(checkpoint) => (checkpoint.plan.clone(), Some(checkpoint)),
+    };
     let target = plan
         .find(args.phase.as_deref(), args.step.as_deref())
         .map_err(|source| CliError::Address {
@@ -97,8 +141,24 @@ fn operate(
     let described = describe(&plan, target);
     let outcome = plan.apply(operation, target);
     if outcome == Outcome::Changed {
+        let bytes = match &mut checkpoint {
+            None => plan.to_json().into_bytes(),
+            Some(checkpoint) => {
+                checkpoint.plan = plan.clone();
+                checkpoint.events.push(Event {
+                    at: utc(SystemTime::now()),
+                    kind: "operator".to_string(),
+                    message: format!("{operation} {described}"),
+                    user: Some(operator()),
+                });
+                let mut json =
+                    serde_json::to_vec_pretty(checkpoint.as_ref()).map_err(std::io::Error::from)?;
+                json.push(b'\n');
+                json
+            }
+        };
         locked
-            .replace(plan.to_json().as_bytes(), PLAN_FILE_MODE)
+            .replace(&bytes, PLAN_FILE_MODE)
             .map_err(|source| CliError::WritePlan {
                 path: args.file.clone(),
                 source,
@@ -128,6 +188,14 @@ fn operate(
     }
     out.write_all(plan::tree(&plan).as_bytes())?;
     Ok(())
+}
+
+/// Who operated, for the checkpoint's event log.
+fn operator() -> String {
+    std::env::var("SUDO_USER")
+        .or_else(|_| std::env::var("USER"))
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "unknown".to_string())
 }
 
 fn describe(plan: &Plan, target: Target) -> String {

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::SimArgs;
 use super::error::CliError;
+use super::signals::StopSignals;
 use crate::atomic_file;
 use crate::sim::scenario::builtin_names;
 use crate::sim::{Endpoints, Scenario, ScenarioError, SimOptions, Simulator};
@@ -182,43 +183,6 @@ fn write_report(path: &Path, report: &crate::sim::Report) -> Result<(), CliError
         path: path.to_path_buf(),
         source,
     })
-}
-
-/// SIGINT and SIGTERM, registered when installed.
-struct StopSignals {
-    #[cfg(unix)]
-    interrupt: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    terminate: tokio::signal::unix::Signal,
-}
-
-impl StopSignals {
-    #[cfg(unix)]
-    fn install() -> std::io::Result<StopSignals> {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok(StopSignals {
-            interrupt: signal(SignalKind::interrupt())?,
-            terminate: signal(SignalKind::terminate())?,
-        })
-    }
-
-    #[cfg(not(unix))]
-    fn install() -> std::io::Result<StopSignals> {
-        Ok(StopSignals {})
-    }
-
-    #[cfg(unix)]
-    async fn wait(&mut self) {
-        tokio::select! {
-            _ = self.interrupt.recv() => {}
-            _ = self.terminate.recv() => {}
-        }
-    }
-
-    #[cfg(not(unix))]
-    async fn wait(&mut self) {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 #[cfg(test)]

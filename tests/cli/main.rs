@@ -11,6 +11,7 @@ mod help;
 mod operate;
 mod plans;
 mod rebalance;
+mod run;
 mod show;
 mod sim;
 mod test;

@@ -1,0 +1,398 @@
+//! `roller run` and `roller status` against the simulator, through the
+//! real binary and its real adapters: a full roll judged by the monitor,
+//! a dry run that writes nothing, pause on timeout and resume, a resume
+//! with another target refused, two runs at once, SIGTERM mid-wait and
+//! the lost-checkpoint hazard.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use roller::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
+use roller::sim::{Report, Scenario, SimOptions, Simulator};
+use tempfile::TempDir;
+
+/// Simulated seconds per real second: the demo roll (about 40 simulated
+/// minutes) takes some ten seconds.
+const TIME_SCALE: f64 = 300.0;
+
+/// A simulated cluster served from this test's own runtime, and a folder
+/// with its environment file and checkpoints.
+struct Cluster {
+    runtime: tokio::runtime::Runtime,
+    sim: Option<Simulator>,
+    dir: TempDir,
+    env_file: PathBuf,
+    asg: String,
+}
+
+impl Cluster {
+    fn start(scenario: &str, extra_toml: &str) -> Cluster {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let scenario = Scenario::load(scenario).unwrap();
+        let sim = runtime
+            .block_on(Simulator::start(
+                &scenario,
+                SimOptions {
+                    time_scale: TIME_SCALE,
+                    ..SimOptions::default()
+                },
+            ))
+            .unwrap();
+        let dir = TempDir::new().unwrap();
+        let endpoints = sim.endpoints().clone();
+        let list = |urls: &[String]| {
+            urls.iter()
+                .map(|u| format!("\"{u}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let text = format!(
+            "asg = \"{}\"\nregion = \"us-east-1\"\naws_endpoint_url = \"{}\"\nmesos = [{}]\nmarathon = [{}]\n\
+             match = \"ip\"\ntime_scale = {TIME_SCALE}\ncheckpoint_dir = \"{}\"\n{extra_toml}\n",
+            scenario.group.name,
+            endpoints.aws_endpoint_url,
+            list(&endpoints.mesos),
+            list(&endpoints.marathon),
+            dir.path().join("checkpoints").display(),
+        );
+        let env_file = dir.path().join("env.toml");
+        std::fs::write(&env_file, text).unwrap();
+        // Let the world boot its agents and tasks (five simulated minutes).
+        std::thread::sleep(Duration::from_secs_f64(300.0 / TIME_SCALE));
+        Cluster {
+            runtime,
+            sim: Some(sim),
+            dir,
+            env_file,
+            asg: scenario.group.name.clone(),
+        }
+    }
+
+    fn roller(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_roller"));
+        command
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("AWS_ACCESS_KEY_ID", "simulated")
+            .env("AWS_SECRET_ACCESS_KEY", "simulated")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env_remove("AWS_PROFILE")
+            .env_remove("AWS_ENDPOINT_URL")
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env("no_proxy", "127.0.0.1,localhost");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let mut all = vec!["run", "--env", self.env_file.to_str().unwrap()];
+        all.extend_from_slice(args);
+        self.roller(&all).output().unwrap()
+    }
+
+    fn spawn(&self, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+        let mut all = vec!["run", "--env", self.env_file.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let mut child = self
+            .roller(&all)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        (child, lines)
+    }
+
+    fn checkpoint(&self) -> PathBuf {
+        self.dir
+            .path()
+            .join("checkpoints")
+            .join(format!("{}.json", self.asg))
+    }
+
+    fn group(&self) -> AutoScalingGroup {
+        let sim = self.sim.as_ref().unwrap();
+        let url = sim.endpoints().aws_endpoint_url.clone();
+        self.runtime.block_on(async {
+            let aws = roller::aws::simulated_client(&url, "us-east-1").await;
+            aws.describe_group(&self.asg).await.unwrap()
+        })
+    }
+
+    fn report(&self) -> Report {
+        self.sim.as_ref().unwrap().report()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Some(sim) = self.sim.take() {
+            self.runtime.block_on(sim.shutdown());
+        }
+    }
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Waits for a line containing `needle` (or the end of output).
+fn wait_for_line(lines: &mpsc::Receiver<String>, needle: &str) -> bool {
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(60)) {
+        if line.contains(needle) {
+            return true;
+        }
+    }
+    false
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// What every finished roll must leave: N agents, none of the originals,
+/// processes and tag restored, no outage in the monitor's ground truth.
+fn assert_clean_end(cluster: &Cluster, originals: &[String], n: u32) {
+    let group = cluster.group();
+    let live: Vec<&str> = group.instances.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(live.len() as u32, n, "{live:?}");
+    assert_eq!(group.desired_capacity, n);
+    for id in originals {
+        assert!(!live.contains(&id.as_str()), "{id} still in the group");
+    }
+    assert!(
+        group.suspended_processes.is_empty(),
+        "{:?}",
+        group.suspended_processes
+    );
+    assert_eq!(group.tag("roller:run-id"), None);
+    let report = cluster.report();
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    let originals_count = originals.len() as u32;
+    let peak: u32 = report.az_peak.values().sum();
+    assert!(peak <= n + originals_count, "peak {peak}");
+    assert_eq!(report.peak_instances_beyond_desired, 0);
+}
+
+#[test]
+fn a_full_roll_of_the_demo_cluster_replaces_every_agent_without_an_outage() {
+    let cluster = Cluster::start("demo", "");
+    let originals: Vec<String> = cluster
+        .group()
+        .instances
+        .iter()
+        .map(|i| i.id.clone())
+        .collect();
+    let output = cluster.run(&["--target", "12"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("roll-mesos-agents-demo (serial strategy) (COMPLETE)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("roll complete"), "{stdout}");
+    assert_clean_end(&cluster, &originals, 12);
+    // The checkpoint is archived, the lock file free, and no secret written.
+    let dir = cluster.dir.path().join("checkpoints");
+    let files = files_in(&dir);
+    assert!(
+        files.iter().any(|f| f.ends_with(".complete.json")),
+        "{files:?}"
+    );
+    assert!(!cluster.checkpoint().exists());
+    for file in files.iter().filter(|f| f.ends_with(".json")) {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert!(!text.contains("AWS_SECRET"), "{file}");
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(dir.join(file)).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600, "{file}");
+    }
+    // Cron can call it again: with no checkpoint and all instances new,
+    // `--select outdated` finds nothing to do... but `all` would roll
+    // again, so only the dry run is asked here.
+    let again = cluster.run(&["--target", "12", "--dry-run"]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+}
+
+#[test]
+fn a_dry_run_prints_the_plan_and_changes_and_writes_nothing() {
+    let cluster = Cluster::start("demo", "");
+    let before = cluster.group();
+    let output = cluster.run(&["--target", "12", "--dry-run"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("would replace 12 instance(s) of mesos-agents-demo and end with 12 agents (desired peaks at 24)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("roll-mesos-agents-demo (serial strategy) (PENDING)\n├─ prepare"),
+        "{stdout}"
+    );
+    assert_eq!(cluster.group(), before);
+    assert!(files_in(&cluster.dir.path().join("checkpoints")).is_empty());
+}
+
+#[test]
+fn a_timeout_pauses_with_exit_3_and_a_rerun_resumes_while_another_target_is_refused() {
+    // One simulated second to register twelve new agents: sure to time out.
+    let cluster = Cluster::start("demo", "[timeouts]\nscale_up = 1\n");
+    let originals: Vec<String> = cluster
+        .group()
+        .instances
+        .iter()
+        .map(|i| i.id.clone())
+        .collect();
+    let paused = cluster.run(&["--target", "12"]);
+    assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
+    let stderr = String::from_utf8_lossy(&paused.stderr);
+    assert!(
+        stderr.contains("paused at scale-up/wait-registered"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("roller run --env"), "{stderr}");
+    let checkpoint = std::fs::read_to_string(cluster.checkpoint()).unwrap();
+    assert!(checkpoint.contains("\"pause\": {"), "{checkpoint}");
+
+    let status = cluster
+        .roller(&["status", "--env", cluster.env_file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(0), "{}", text(&status));
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        shown.contains("PAUSED at scale-up/wait-registered"),
+        "{shown}"
+    );
+    assert!(shown.contains("no run holds the lock"), "{shown}");
+
+    let other = cluster.run(&["--target", "13"]);
+    assert_eq!(other.status.code(), Some(2), "{}", text(&other));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("--target 13 differs"));
+
+    // The scenario "heals": the operator gives the wait its real timeout.
+    let resumed = cluster
+        .roller(&["run", "--env", cluster.env_file.to_str().unwrap()])
+        .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    assert_clean_end(&cluster, &originals, 12);
+}
+
+#[test]
+fn sigterm_mid_wait_exits_130_a_lost_checkpoint_is_refused_and_the_rerun_finishes() {
+    let cluster = Cluster::start("demo", "");
+    let originals: Vec<String> = cluster
+        .group()
+        .instances
+        .iter()
+        .map(|i| i.id.clone())
+        .collect();
+    let (mut child, lines) = cluster.spawn(&["--target", "12"]);
+    assert!(wait_for_line(&lines, "wait-registered (STARTED)"));
+
+    // A second run on the same checkpoint is refused while the first holds it.
+    let second = cluster.run(&["--target", "12"]);
+    assert_eq!(second.status.code(), Some(2), "{}", text(&second));
+    assert!(
+        String::from_utf8_lossy(&second.stderr).contains("another roller run holds"),
+        "{}",
+        text(&second)
+    );
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(cluster.checkpoint().exists());
+
+    // The checkpoint is lost: the ASG's run-id tag makes a rerun refuse
+    // rather than scale again.
+    let aside = cluster.dir.path().join("aside.json");
+    std::fs::rename(cluster.checkpoint(), &aside).unwrap();
+    let desired_before = cluster.group().desired_capacity;
+    let refused = cluster.run(&["--target", "12"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("roller:run-id"), "{stderr}");
+    assert!(stderr.contains("roller abandon --run-id"), "{stderr}");
+    assert_eq!(cluster.group().desired_capacity, desired_before);
+    assert!(desired_before <= 24);
+
+    std::fs::rename(&aside, cluster.checkpoint()).unwrap();
+    let resumed = cluster.run(&[]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    assert_clean_end(&cluster, &originals, 12);
+}
+
+#[test]
+fn a_canary_roll_waits_for_plan_continue_on_the_checkpoint_which_the_event_log_records() {
+    let cluster = Cluster::start("demo", "");
+    let originals: Vec<String> = cluster
+        .group()
+        .instances
+        .iter()
+        .map(|i| i.id.clone())
+        .collect();
+    let held = cluster.run(&["--target", "12", "--canary", "1"]);
+    assert_eq!(held.status.code(), Some(3), "{}", text(&held));
+    let stderr = String::from_utf8_lossy(&held.stderr);
+    assert!(stderr.contains("roller plan continue --file"), "{stderr}");
+    // Nothing was replaced yet: the canary waits before acting.
+    let group = cluster.group();
+    assert!(originals.iter().all(|id| group.instance(id).is_some()));
+
+    let checkpoint = cluster.checkpoint();
+    let go = cluster
+        .roller(&[
+            "plan",
+            "continue",
+            "--file",
+            checkpoint.to_str().unwrap(),
+            "--phase",
+            "replace",
+        ])
+        .env("USER", "oncall-alice")
+        .output()
+        .unwrap();
+    assert_eq!(go.status.code(), Some(0), "{}", text(&go));
+    let recorded = std::fs::read_to_string(&checkpoint).unwrap();
+    assert!(
+        recorded.contains("\"user\": \"oncall-alice\""),
+        "{recorded}"
+    );
+    assert!(recorded.contains("continue phase 'replace'"), "{recorded}");
+
+    let resumed = cluster.run(&[]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    assert_clean_end(&cluster, &originals, 12);
+}
