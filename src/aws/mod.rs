@@ -5,12 +5,17 @@
 //! - `client`: the port's operations, each checked against the group first.
 //! - `error`: `AwsError` and the mapping from SDK errors.
 //!
-//! Tests against moto need `scripts/with-moto cargo test aws`.
+//! Tests: `contract` runs the adapter's protocol tests against moto and
+//! the simulator alike; `moto_tests` holds what only moto shows; `tests`
+//! what needs neither. Those against moto need `scripts/with-moto cargo
+//! test aws`.
 
 mod client;
 mod config;
 mod error;
 
+#[cfg(test)]
+pub(crate) mod contract;
 #[cfg(test)]
 mod moto_tests;
 #[cfg(test)]

@@ -1,0 +1,375 @@
+//! The contract tests themselves, each generic over the backend and run on
+//! both by `contract_tests!`. A check belongs here only if AWS, moto and
+//! the simulator all agree on it; where they do not, the test that shows
+//! the difference lives with its backend.
+
+use std::collections::BTreeSet;
+
+use super::{Backend, GroupSetup, THREE_AZS};
+use crate::roll::ports::auto_scaling::{
+    AutoScaling, AutoScalingGroup, GroupTag, LaunchSource, LifecycleState, ScalingProcess,
+    Termination,
+};
+
+fn tag(k: &str, v: &str, p: bool) -> GroupTag {
+    GroupTag {
+        key: k.to_string(),
+        value: v.to_string(),
+        propagate_at_launch: p,
+    }
+}
+
+/// Checks how often the backend answered `action`, where it counts: that
+/// is how a test sees pages turned, or a write the adapter did not send.
+fn assert_calls<B: Backend>(b: &B, action: &str, expected: u64) {
+    if let Some(seen) = b.calls(action) {
+        assert_eq!(seen, expected, "{action} requests");
+    }
+}
+
+fn suspended(g: &AutoScalingGroup) -> BTreeSet<ScalingProcess> {
+    g.suspended_processes.iter().cloned().collect()
+}
+
+async fn describe<B: Backend>(b: &B) -> AutoScalingGroup {
+    b.aws().describe_group(b.group()).await.expect("describe")
+}
+
+pub(super) async fn describe_group_reports_sizes_instances_launch_template_tags_and_azs<
+    B: Backend,
+>() {
+    let b = B::provide(GroupSetup {
+        tags: &[("Environment", "contract")],
+        ..GroupSetup::sized(1, 5, 3)
+    })
+    .await;
+    let g = describe(&b).await;
+    assert_eq!(g.name, b.group());
+    assert_eq!((g.min_size, g.max_size, g.desired_capacity), (1, 5, 3));
+    assert_eq!(
+        g.availability_zones
+            .iter()
+            .map(String::as_str)
+            .collect::<BTreeSet<_>>(),
+        THREE_AZS.iter().copied().collect::<BTreeSet<_>>()
+    );
+    assert!(g.suspended_processes.is_empty());
+    assert_eq!(g.tags, vec![tag("Environment", "contract", false)]);
+    match &g.launch_source {
+        Some(LaunchSource::Template { id, name, version }) => {
+            assert!(
+                id.as_deref().is_some_and(|id| id.starts_with("lt-")),
+                "{id:?}"
+            );
+            assert_eq!(name.as_deref(), Some(b.launch_template()));
+            assert!(version.is_some(), "no version");
+        }
+        other => panic!("expected the group's launch template, got {other:?}"),
+    }
+    assert_eq!(g.instances.len(), 3);
+    for i in &g.instances {
+        assert!(i.id.starts_with("i-") && i.id.len() == 19, "{}", i.id);
+        assert!(g.availability_zones.contains(&i.availability_zone));
+        assert_eq!(i.lifecycle_state, LifecycleState::InService);
+        assert_eq!(i.health_status, "Healthy");
+        assert!(!i.protected_from_scale_in);
+        assert!(
+            matches!(i.launch_source, Some(LaunchSource::Template { .. })),
+            "{:?}",
+            i.launch_source
+        );
+    }
+    assert_calls(&b, "DescribeAutoScalingGroups", 1);
+}
+
+pub(super) async fn an_unknown_group_is_an_error_naming_it_not_an_empty_success<B: Backend>() {
+    let b = B::provide(GroupSetup::sized(0, 1, 0)).await;
+    let aws = b.aws();
+    let missing = format!("{}-missing", b.group());
+    let err = aws
+        .describe_group(&missing)
+        .await
+        .expect_err("unknown group");
+    assert_eq!(err.label(), "group_not_found");
+    assert!(err.to_string().contains(&missing), "{err}");
+    for err in [
+        aws.set_desired_capacity(&missing, 1)
+            .await
+            .expect_err("set desired"),
+        aws.suspend_processes(&missing, &[ScalingProcess::AZRebalance])
+            .await
+            .expect_err("suspend"),
+        aws.scaling_activities(&missing, 10)
+            .await
+            .expect_err("activities"),
+    ] {
+        assert_eq!(err.label(), "group_not_found", "{err}");
+    }
+
+    // What the adapter builds on: AWS leaves unknown names out of the
+    // list, an empty success. (A write sent anyway on an unknown group is
+    // where the backends differ: see their tests.)
+    let none = b
+        .raw_auto_scaling()
+        .describe_auto_scaling_groups()
+        .auto_scaling_group_names(&missing)
+        .send()
+        .await
+        .expect("describe unknown");
+    assert!(none.auto_scaling_groups().is_empty());
+}
+
+pub(super) async fn set_desired_capacity_moves_desired_and_the_group_follows<B: Backend>() {
+    let b = B::provide(GroupSetup::sized(1, 6, 2)).await;
+    b.aws()
+        .set_desired_capacity(b.group(), 4)
+        .await
+        .expect("set desired");
+    let g = describe(&b).await;
+    assert_eq!(g.desired_capacity, 4);
+    assert_eq!(g.instances.len(), 4);
+    assert_calls(&b, "SetDesiredCapacity", 1);
+}
+
+pub(super) async fn desired_outside_the_size_limits_is_refused_before_sending<B: Backend>() {
+    // moto would accept both (AWS refuses them with a ValidationError):
+    // the adapter refuses them itself, so it acts as on AWS everywhere.
+    let b = B::provide(GroupSetup::sized(1, 3, 2)).await;
+    let err = b
+        .aws()
+        .set_desired_capacity(b.group(), 4)
+        .await
+        .expect_err("over max");
+    assert_eq!(err.label(), "refused");
+    assert!(err.to_string().contains("MaxSize 3"), "{err}");
+    let err = b
+        .aws()
+        .set_desired_capacity(b.group(), 0)
+        .await
+        .expect_err("under min");
+    assert_eq!(err.label(), "refused");
+    assert!(err.to_string().contains("MinSize 1"), "{err}");
+    assert_eq!(describe(&b).await.desired_capacity, 2);
+    assert_calls(&b, "SetDesiredCapacity", 0);
+}
+
+pub(super) async fn terminate_decrements_desired_and_a_second_terminate_is_already_gone<
+    B: Backend,
+>() {
+    let b = B::provide(GroupSetup::sized(1, 5, 3)).await;
+    let aws = b.aws();
+    let victim = describe(&b).await.instances[0].id.clone();
+
+    match aws
+        .terminate_instance(b.group(), &victim)
+        .await
+        .expect("terminate")
+    {
+        Termination::Started(activity) => {
+            assert!(!activity.id.is_empty());
+            assert!(
+                activity.description.contains(&victim),
+                "{}",
+                activity.description
+            );
+            assert_eq!(activity.status, "InProgress");
+            assert!(
+                activity.cause.contains("user request"),
+                "{}",
+                activity.cause
+            );
+            assert!(activity.start_time.is_some());
+        }
+        other => panic!("expected Started, got {other:?}"),
+    }
+    let after = describe(&b).await;
+    assert_eq!(after.desired_capacity, 2);
+    // How long the victim stays listed differs (see the backends' tests);
+    // that no replacement is launched does not.
+    let others = after.instances.iter().filter(|i| i.id != victim).count();
+    assert_eq!(others, 2, "no replacement launched");
+
+    assert_eq!(
+        aws.terminate_instance(b.group(), &victim)
+            .await
+            .expect("again"),
+        Termination::AlreadyGone
+    );
+    assert_eq!(describe(&b).await.desired_capacity, 2);
+    assert_calls(&b, "TerminateInstanceInAutoScalingGroup", 1);
+}
+
+pub(super) async fn a_terminate_below_min_size_is_refused_before_sending<B: Backend>() {
+    // moto would decrement below MinSize (AWS refuses): the adapter
+    // refuses it itself.
+    let b = B::provide(GroupSetup::sized(2, 5, 2)).await;
+    let victim = describe(&b).await.instances[0].id.clone();
+    let err = b
+        .aws()
+        .terminate_instance(b.group(), &victim)
+        .await
+        .expect_err("below min");
+    assert_eq!(err.label(), "refused");
+    assert!(err.to_string().contains("MinSize 2"), "{err}");
+    let g = describe(&b).await;
+    assert_eq!(g.desired_capacity, 2);
+    assert_eq!(
+        g.instance(&victim).map(|i| i.lifecycle_state.clone()),
+        Some(LifecycleState::InService)
+    );
+    assert_calls(&b, "TerminateInstanceInAutoScalingGroup", 0);
+}
+
+pub(super) async fn suspend_and_resume_touch_exactly_the_listed_processes<B: Backend>() {
+    let b = B::provide(GroupSetup::sized(0, 3, 1)).await;
+    let (aws, group) = (b.aws(), b.group());
+    aws.suspend_processes(group, &[ScalingProcess::AZRebalance])
+        .await
+        .expect("suspend");
+    assert_eq!(
+        suspended(&describe(&b).await),
+        BTreeSet::from([ScalingProcess::AZRebalance])
+    );
+
+    aws.suspend_processes(
+        group,
+        &[
+            ScalingProcess::HealthCheck,
+            ScalingProcess::ReplaceUnhealthy,
+        ],
+    )
+    .await
+    .expect("suspend two more");
+    aws.resume_processes(group, &[ScalingProcess::AZRebalance])
+        .await
+        .expect("resume");
+    assert_eq!(
+        suspended(&describe(&b).await),
+        BTreeSet::from([
+            ScalingProcess::HealthCheck,
+            ScalingProcess::ReplaceUnhealthy
+        ])
+    );
+
+    // An empty list would mean all nine processes to AWS.
+    for err in [
+        aws.suspend_processes(group, &[])
+            .await
+            .expect_err("empty suspend"),
+        aws.resume_processes(group, &[])
+            .await
+            .expect_err("empty resume"),
+    ] {
+        assert_eq!(err.label(), "refused", "{err}");
+    }
+    assert_eq!(suspended(&describe(&b).await).len(), 2);
+}
+
+pub(super) async fn size_limits_change_only_when_they_keep_the_desired_capacity<B: Backend>() {
+    let b = B::provide(GroupSetup::sized(1, 3, 2)).await;
+    let (aws, group) = (b.aws(), b.group());
+    aws.update_size_limits(group, 0, 10).await.expect("update");
+    let g = describe(&b).await;
+    assert_eq!((g.min_size, g.max_size, g.desired_capacity), (0, 10, 2));
+
+    for (min, max) in [(3, 2), (0, 1), (3, 5)] {
+        let err = aws
+            .update_size_limits(group, min, max)
+            .await
+            .expect_err("refused");
+        assert_eq!(err.label(), "refused", "{min}..{max}: {err}");
+    }
+    assert_calls(&b, "UpdateAutoScalingGroup", 1);
+
+    let g = describe(&b).await;
+    assert_eq!((g.min_size, g.max_size), (0, 10));
+}
+
+pub(super) async fn tags_round_trip_create_overwrite_and_delete<B: Backend>() {
+    let b = B::provide(GroupSetup {
+        tags: &[("Environment", "contract")],
+        ..GroupSetup::sized(0, 2, 0)
+    })
+    .await;
+    let (aws, group) = (b.aws(), b.group());
+    aws.put_tags(
+        group,
+        &[tag("roller:plan", "p-1", false), tag("team", "infra", true)],
+    )
+    .await
+    .expect("put");
+    let g = describe(&b).await;
+    assert_eq!(g.tag("roller:plan"), Some("p-1"));
+    assert!(g.tags.contains(&tag("team", "infra", true)), "{:?}", g.tags);
+
+    aws.put_tags(group, &[tag("roller:plan", "p-2", false)])
+        .await
+        .expect("overwrite");
+    aws.delete_tags(group, &["team".to_string()])
+        .await
+        .expect("delete");
+    let mut tags = describe(&b).await.tags;
+    tags.sort_by(|a, b| a.key.cmp(&b.key));
+    assert_eq!(
+        tags,
+        vec![
+            tag("Environment", "contract", false),
+            tag("roller:plan", "p-2", false)
+        ]
+    );
+}
+
+pub(super) async fn scaling_activities_of_a_known_group_parse<B: Backend>() {
+    // Which activities exist differs (moto records none, AWS and the
+    // simulator record every launch); that the answer parses does not.
+    let b = B::provide(GroupSetup::sized(0, 3, 2)).await;
+    let all = b
+        .aws()
+        .scaling_activities(b.group(), 50)
+        .await
+        .expect("activities");
+    let ids: BTreeSet<&str> = all.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids.len(), all.len(), "no activity twice");
+    assert!(all.iter().all(|a| !a.id.is_empty() && !a.status.is_empty()));
+    let one = b.aws().scaling_activities(b.group(), 1).await.expect("one");
+    assert!(one.len() <= 1);
+}
+
+pub(super) async fn describe_instances_pages_through_the_groups_instances_and_skips_unknown_ids<
+    B: Backend,
+>() {
+    let b = B::provide(GroupSetup::sized(0, 12, 12)).await;
+    // Each instance is its own reservation on both backends, as when Auto
+    // Scaling launches them: 12 of them, 5 per page, are 3 pages.
+    let aws = b.aws_paging_by(5).await;
+    let g = describe(&b).await;
+    let mut asked: Vec<String> = g.instances.iter().map(|i| i.id.clone()).collect();
+    asked.push("i-00000000000000000".to_string());
+    let found = aws
+        .describe_instances(&asked)
+        .await
+        .expect("describe instances");
+    assert_calls(&b, "DescribeInstances", 3);
+    assert_eq!(
+        found.iter().map(|i| i.id.as_str()).collect::<BTreeSet<_>>(),
+        g.instances
+            .iter()
+            .map(|i| i.id.as_str())
+            .collect::<BTreeSet<_>>()
+    );
+    for i in &found {
+        let ip = i.private_ip.expect("private ip").to_string();
+        assert!(ip.starts_with("10.0."), "{ip}");
+        assert_eq!(
+            i.private_dns_name.as_deref(),
+            Some(format!("ip-{}.ec2.internal", ip.replace('.', "-")).as_str())
+        );
+        assert_eq!(i.state, "running");
+        assert!(i.launch_time.is_some());
+        assert_eq!(
+            i.availability_zone.as_deref(),
+            g.instance(&i.id).map(|gi| gi.availability_zone.as_str())
+        );
+    }
+    assert!(aws.describe_instances(&[]).await.expect("none").is_empty());
+}
