@@ -18,6 +18,9 @@ use tempfile::TempDir;
 /// minutes) takes some ten seconds.
 const TIME_SCALE: f64 = 300.0;
 
+/// For `msr-55`, whose roll takes some seven simulated hours.
+const MSR_TIME_SCALE: f64 = 1000.0;
+
 /// A simulated cluster served from this test's own runtime, and a folder
 /// with its environment file and checkpoints.
 struct Cluster {
@@ -30,6 +33,10 @@ struct Cluster {
 
 impl Cluster {
     fn start(scenario: &str, extra_toml: &str) -> Cluster {
+        Cluster::start_at(scenario, TIME_SCALE, extra_toml)
+    }
+
+    fn start_at(scenario: &str, time_scale: f64, extra_toml: &str) -> Cluster {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -40,7 +47,7 @@ impl Cluster {
             .block_on(Simulator::start(
                 &scenario,
                 SimOptions {
-                    time_scale: TIME_SCALE,
+                    time_scale,
                     ..SimOptions::default()
                 },
             ))
@@ -55,7 +62,7 @@ impl Cluster {
         };
         let text = format!(
             "asg = \"{}\"\nregion = \"us-east-1\"\naws_endpoint_url = \"{}\"\nmesos = [{}]\nmarathon = [{}]\n\
-             match = \"ip\"\ntime_scale = {TIME_SCALE}\ncheckpoint_dir = \"{}\"\n{extra_toml}\n",
+             match = \"ip\"\ntime_scale = {time_scale}\ncheckpoint_dir = \"{}\"\n{extra_toml}\n",
             scenario.group.name,
             endpoints.aws_endpoint_url,
             list(&endpoints.mesos),
@@ -65,7 +72,7 @@ impl Cluster {
         let env_file = dir.path().join("env.toml");
         std::fs::write(&env_file, text).unwrap();
         // Let the world boot its agents and tasks (five simulated minutes).
-        std::thread::sleep(Duration::from_secs_f64(300.0 / TIME_SCALE));
+        std::thread::sleep(Duration::from_secs_f64(300.0 / time_scale));
         Cluster {
             runtime,
             sim: Some(sim),
@@ -237,6 +244,36 @@ fn a_full_roll_of_the_demo_cluster_replaces_every_agent_without_an_outage() {
     // again, so only the dry run is asked here.
     let again = cluster.run(&["--target", "12", "--dry-run"]);
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+}
+
+#[test]
+fn a_full_roll_of_msr_55_replaces_all_55_agents_without_an_outage() {
+    let cluster = Cluster::start_at("msr-55", MSR_TIME_SCALE, "");
+    let originals: Vec<String> = cluster
+        .group()
+        .instances
+        .iter()
+        .map(|i| i.id.clone())
+        .collect();
+    assert_eq!(originals.len(), 55);
+    let output = cluster.run(&["--target", "55"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_clean_end(&cluster, &originals, 55);
+    let report = cluster.report();
+    // Single-instance apps were surged, not left to an outage.
+    let archived = files_in(&cluster.dir.path().join("checkpoints"))
+        .into_iter()
+        .find(|f| f.ends_with(".complete.json"))
+        .expect("archived checkpoint");
+    let record =
+        std::fs::read_to_string(cluster.dir.path().join("checkpoints").join(archived)).unwrap();
+    assert!(record.contains("\"surge\""), "no surge recorded");
+    eprintln!(
+        "msr-55 roll: {:.0} simulated s, {} relaunches, {} apps ever below floor",
+        report.simulated_ms as f64 / 1000.0,
+        report.relaunches,
+        report.apps_ever_below_floor
+    );
 }
 
 #[test]
