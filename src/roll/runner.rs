@@ -340,7 +340,10 @@ where
                 ("asg".to_string(), self.checkpoint.asg.clone()),
                 ("step".to_string(), name.clone()),
                 ("run_id".to_string(), self.checkpoint.run_id.clone()),
-                ("resume".to_string(), self.options.resume_command.clone()),
+                (
+                    "resume_command".to_string(),
+                    self.options.resume_command.clone(),
+                ),
             ]),
         };
         if let Err(err) = self.ports.pager.trigger(&page).await {

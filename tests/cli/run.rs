@@ -433,3 +433,134 @@ fn a_canary_roll_waits_for_plan_continue_on_the_checkpoint_which_the_event_log_r
     assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
     assert_clean_end(&cluster, &originals, 12);
 }
+
+/// A webhook receiver on loopback: every request body it gets, answered
+/// 200. Stops with the test process.
+struct Webhook {
+    url: String,
+    bodies: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Webhook {
+    fn start() -> Webhook {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = bodies.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { break };
+                let mut data = Vec::new();
+                let mut buf = [0u8; 4096];
+                // Read the head, then as much body as Content-Length says.
+                let body = loop {
+                    let Ok(n) = stream.read(&mut buf) else {
+                        break None;
+                    };
+                    if n == 0 {
+                        break None;
+                    }
+                    data.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&data).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                let (k, v) = l.split_once(':')?;
+                                k.eq_ignore_ascii_case("content-length")
+                                    .then(|| v.trim().parse::<usize>().ok())?
+                            })
+                            .unwrap_or(0);
+                        if data.len() >= end + 4 + length {
+                            break Some(text[end + 4..end + 4 + length].to_string());
+                        }
+                    }
+                };
+                if let Some(body) = body {
+                    seen.lock().unwrap().push(body);
+                }
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
+                );
+            }
+        });
+        Webhook { url, bodies }
+    }
+
+    fn bodies(&self) -> Vec<String> {
+        self.bodies.lock().unwrap().clone()
+    }
+}
+
+#[test]
+fn an_app_never_healthy_after_relaunch_pauses_and_pages_and_once_healed_the_rerun_completes() {
+    let hook = Webhook::start();
+    let cluster = Cluster::start(
+        "hazards",
+        "[timeouts]\nhealthy = \"5m\"\n[pager]\nwebhook = true\n",
+    );
+    let originals: Vec<String> = cluster
+        .group()
+        .instances
+        .iter()
+        .map(|i| i.id.clone())
+        .collect();
+    let paused = cluster
+        .roller(&[
+            "run",
+            "--env",
+            cluster.env_file.to_str().unwrap(),
+            "--target",
+            "6",
+        ])
+        .env("ROLLER_WEBHOOK_URL", &hook.url)
+        .output()
+        .unwrap();
+    assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
+    let stderr = String::from_utf8_lossy(&paused.stderr);
+    assert!(stderr.contains("paused at replace/i-"), "{stderr}");
+    assert!(stderr.contains("/hazard/never-healthy"), "{stderr}");
+    // The secret URL is never printed; the page went out with the step.
+    assert!(
+        !stderr.contains(&hook.url) && !String::from_utf8_lossy(&paused.stdout).contains(&hook.url)
+    );
+    let pages = hook.bodies();
+    assert_eq!(pages.len(), 1, "{pages:?}");
+    assert!(pages[0].contains("\"event\":\"trigger\""), "{pages:?}");
+    assert!(pages[0].contains("mesos-agents-hazards"), "{pages:?}");
+    assert!(pages[0].contains("roller run --env"), "{pages:?}");
+    let recorded = std::fs::read_to_string(cluster.checkpoint()).unwrap();
+    assert!(!recorded.contains(&hook.url));
+
+    // Heal the app: its relaunched tasks become healthy from now on.
+    let control = format!(
+        "{}/faults",
+        cluster.sim.as_ref().unwrap().endpoints().control()
+    );
+    cluster.runtime.block_on(async {
+        let response = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .unwrap()
+            .post(&control)
+            .body(r#"{"world": {"never_healthy_apps": []}}"#)
+            .send()
+            .await
+            .unwrap();
+        assert!(response.status().is_success());
+    });
+
+    let resumed = cluster
+        .roller(&["run", "--env", cluster.env_file.to_str().unwrap()])
+        .env("ROLLER_WEBHOOK_URL", &hook.url)
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    assert_clean_end(&cluster, &originals, 6);
+    let pages = hook.bodies();
+    assert!(
+        pages.iter().any(|p| p.contains("\"event\":\"resolve\"")),
+        "the page is resolved once past the step: {pages:?}"
+    );
+}
