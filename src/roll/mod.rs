@@ -15,6 +15,8 @@
 pub mod checkpoint;
 pub mod env;
 pub mod health;
+#[cfg(test)]
+mod moto_tests;
 pub mod ports;
 pub mod preflight;
 pub mod rebalance;

@@ -564,3 +564,44 @@ fn an_app_never_healthy_after_relaunch_pauses_and_pages_and_once_healed_the_reru
         "the page is resolved once past the step: {pages:?}"
     );
 }
+
+#[test]
+fn abandon_removes_only_its_own_tag_resumes_what_it_suspended_and_never_changes_capacity() {
+    let cluster = Cluster::start("demo", "[timeouts]\nscale_up = 1\n");
+    let paused = cluster.run(&["--target", "12"]);
+    assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cluster.checkpoint()).unwrap()).unwrap();
+    let run_id = record["run_id"].as_str().unwrap().to_string();
+    let before = cluster.group();
+    assert_eq!(before.tag("roller:run-id"), Some(run_id.as_str()));
+    assert_eq!(before.suspended_processes.len(), 3);
+
+    let env = cluster.env_file.to_str().unwrap();
+    let wrong = cluster
+        .roller(&["abandon", "--env", env, "--run-id", "someone-else"])
+        .output()
+        .unwrap();
+    assert_eq!(wrong.status.code(), Some(2), "{}", text(&wrong));
+    assert_eq!(cluster.group().tag("roller:run-id"), Some(run_id.as_str()));
+
+    let abandoned = cluster
+        .roller(&["abandon", "--env", env, "--run-id", &run_id])
+        .output()
+        .unwrap();
+    assert_eq!(abandoned.status.code(), Some(0), "{}", text(&abandoned));
+    let after = cluster.group();
+    assert_eq!(after.tag("roller:run-id"), None);
+    assert!(
+        after.suspended_processes.is_empty(),
+        "{:?}",
+        after.suspended_processes
+    );
+    assert_eq!(after.desired_capacity, before.desired_capacity);
+    assert!(!cluster.checkpoint().exists());
+    assert!(
+        files_in(&cluster.dir.path().join("checkpoints"))
+            .iter()
+            .any(|f| f.contains(".abandoned.")),
+    );
+}
