@@ -198,6 +198,7 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
             raise_max: false,
             canary: None,
             allow_unhealthy: Vec::new(),
+            honor_min_health: false,
         },
         target_given: true,
         select_given: true,

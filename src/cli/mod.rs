@@ -167,6 +167,12 @@ pub struct RunArgs {
     /// An app allowed to be unhealthy when the roll starts (repeatable).
     #[arg(long, value_name = "APP")]
     pub allow_unhealthy: Vec<String>,
+    /// Before each termination keep ceil(instances x
+    /// upgradeStrategy.minimumHealthCapacity) healthy tasks per app (at
+    /// least one), instead of one: more task moves and surges, no app
+    /// below its own floor. Fixed for the roll when it starts.
+    #[arg(long)]
+    pub honor_min_health: bool,
     /// Overrides the env file's `asg`.
     #[arg(long, value_name = "NAME")]
     pub asg: Option<String>,

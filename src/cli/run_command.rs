@@ -173,6 +173,7 @@ fn request(args: &RunArgs) -> Result<Request, CliError> {
         raise_max: args.raise_max,
         canary: args.canary,
         allow_unhealthy: args.allow_unhealthy.clone(),
+        honor_min_health: args.honor_min_health,
     })
 }
 

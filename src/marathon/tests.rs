@@ -87,6 +87,7 @@ fn marathon_1_5_apps_carry_agents_states_instance_ids_and_an_unreachable_strateg
     );
     assert_eq!(app.health_checks, 1);
     assert!(app.deployments.is_empty());
+    assert_eq!(app.min_health_capacity, Some(1.0));
     assert_eq!(
         app.unreachable_strategy,
         UnreachableStrategy::After {

@@ -41,6 +41,13 @@ pub(crate) struct WireApp {
     pub deployments: Option<Vec<DeploymentRef>>,
     pub tasks: Option<Vec<WireTask>>,
     pub unreachable_strategy: Option<WireUnreachableStrategy>,
+    pub upgrade_strategy: Option<WireUpgradeStrategy>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WireUpgradeStrategy {
+    pub minimum_health_capacity: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -189,6 +196,10 @@ impl From<WireApp> for App {
                     expunge_after_seconds,
                 },
             },
+            min_health_capacity: wire
+                .upgrade_strategy
+                .and_then(|u| u.minimum_health_capacity)
+                .filter(|c| c.is_finite()),
             id: wire.id,
             instances: wire.instances,
             tasks,

@@ -39,6 +39,10 @@ pub struct Checkpoint {
     pub target: u32,
     /// Which instances were selected (`all`, `outdated`, `older-than=14d`).
     pub select: String,
+    /// Keep ceil(instances x minimumHealthCapacity) healthy, not just one
+    /// (`--honor-min-health`; fixed for the whole roll).
+    #[serde(default)]
+    pub honor_min_health: bool,
     /// The ASG as the roll found it.
     pub original: OriginalGroup,
     /// The instances being replaced, in plan order.
@@ -120,6 +124,9 @@ pub struct Surge {
     pub app: String,
     pub instances: u32,
     pub instance: String,
+    /// The one task on the agent this surge replaces (killed with
+    /// `scale=true`, which takes back exactly the one instance added).
+    pub task: String,
     pub state: SurgeState,
 }
 

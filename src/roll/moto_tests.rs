@@ -122,6 +122,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         environment: RecordedEnvironment::of(&env),
         target: N,
         select: "all".to_string(),
+        honor_min_health: false,
         original: OriginalGroup {
             min_size: start.min_size,
             max_size: start.max_size,

@@ -75,6 +75,8 @@ pub struct Request {
     pub canary: Option<u32>,
     /// Apps allowed to be unhealthy at the start (`--allow-unhealthy`).
     pub allow_unhealthy: Vec<String>,
+    /// Floor = ceil(instances x minimumHealthCapacity) (`--honor-min-health`).
+    pub honor_min_health: bool,
 }
 
 pub enum Preflight {
@@ -268,6 +270,7 @@ where
         environment: RecordedEnvironment::of(env),
         target: n,
         select: request.select.to_string(),
+        honor_min_health: request.honor_min_health,
         original: OriginalGroup {
             min_size: group.min_size,
             max_size: group.max_size,

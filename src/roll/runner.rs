@@ -180,6 +180,14 @@ where
         Ok(())
     }
 
+    fn floor(&self) -> safety::Floor {
+        if self.checkpoint.honor_min_health {
+            safety::Floor::MinHealth
+        } else {
+            safety::Floor::One
+        }
+    }
+
     fn stopped(&self) -> bool {
         *self.stop.borrow()
     }
@@ -721,7 +729,7 @@ where
             .surges
             .iter()
             .any(|s| s.instance == record.id && s.state != SurgeState::Done);
-        if safety::at_risk(&first, &agent, &self.killed).is_empty() && !surging {
+        if safety::at_risk(&first, &agent, &self.killed, self.floor()).is_empty() && !surging {
             return Ok(());
         }
         self.schedule_maintenance(record).await?;
@@ -732,7 +740,7 @@ where
             let active = active_agent_ids(self.ports.mesos).await?;
             drop_tasks_on_lost_agents(&mut apps, &active);
             let waiting = self.surge_round(record, &apps).await?;
-            let risks = safety::at_risk(&apps, &agent, &self.killed);
+            let risks = safety::at_risk(&apps, &agent, &self.killed, self.floor());
             let mut pending = waiting;
             for risk in &risks {
                 if self.checkpoint.surges.iter().any(|s| {
@@ -762,12 +770,13 @@ where
                     Move::Surge {
                         app,
                         instances,
-                        task: _,
+                        task,
                     } => {
                         self.checkpoint.surges.push(Surge {
                             app: app.clone(),
                             instances,
                             instance: record.id.clone(),
+                            task,
                             state: SurgeState::ScalingUp,
                         });
                         self.checkpoint.log(
@@ -827,18 +836,30 @@ where
                 self.save()?;
                 continue;
             };
+            // Only the recorded task: killing exactly one task with
+            // scale=true takes back the one instance the surge added.
             let old: Vec<String> = app
                 .tasks
                 .iter()
-                .filter(|t| t.agent_id.as_deref() == Some(record.agent_id.as_str()))
+                .filter(|t| t.id == surge.task)
                 .map(|t| t.id.clone())
                 .collect();
-            let healthy_elsewhere = app
-                .tasks
-                .iter()
-                .filter(|t| t.agent_id.as_deref() != Some(record.agent_id.as_str()))
-                .filter(|t| health::task_is_healthy(app, t))
-                .count();
+            // The old task may go once the others keep the app at its
+            // floor (counted at the instances before the surge).
+            let healthy_without_old = count(
+                app.tasks
+                    .iter()
+                    .filter(|t| t.id != surge.task)
+                    .filter(|t| health::task_is_healthy(app, t))
+                    .count(),
+            );
+            let floor = safety::floor(
+                &App {
+                    instances: surge.instances,
+                    ..app.clone()
+                },
+                self.floor(),
+            );
             if old.is_empty() {
                 if app.instances > surge.instances {
                     // The old task went some other way (a crash): undo the
@@ -878,7 +899,9 @@ where
                     }
                     waiting.push(format!("{}: surge sent", surge.app));
                 }
-                SurgeState::ScalingUp if healthy_elsewhere == 0 || !app.deployments.is_empty() => {
+                SurgeState::ScalingUp
+                    if healthy_without_old < floor || !app.deployments.is_empty() =>
+                {
                     waiting.push(format!("{}: surge task not healthy yet", surge.app));
                 }
                 SurgeState::ScalingUp | SurgeState::Killing => {

@@ -50,19 +50,41 @@ pub struct AtRisk {
     pub pending: u32,
 }
 
-/// The floor of an app: one healthy task, for any app with instances.
-pub fn floor(app: &App) -> u32 {
-    u32::from(app.instances > 0)
+/// How many healthy tasks an app must keep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Floor {
+    /// One healthy task (the default).
+    #[default]
+    One,
+    /// ceil(instances x minimumHealthCapacity), at least one
+    /// (`--honor-min-health`; Marathon's default capacity is 1).
+    MinHealth,
+}
+
+/// The floor of an app: no app with instances may drop below one healthy
+/// task, whatever its capacity says.
+pub fn floor(app: &App, policy: Floor) -> u32 {
+    if app.instances == 0 {
+        return 0;
+    }
+    match policy {
+        Floor::One => 1,
+        Floor::MinHealth => {
+            let capacity = app.min_health_capacity.unwrap_or(1.0).clamp(0.0, 1.0);
+            let needed = (f64::from(app.instances) * capacity).ceil() as u32;
+            needed.clamp(1, app.instances)
+        }
+    }
 }
 
 /// The apps that would fall below their floor if `agent` went now.
 /// `killed` are tasks this roll has asked Marathon to kill: while one is
 /// still listed, or the app has fewer tasks than instances, replacements
 /// are on their way and count as pending.
-pub fn at_risk(apps: &[App], agent: &str, killed: &HashSet<String>) -> Vec<AtRisk> {
+pub fn at_risk(apps: &[App], agent: &str, killed: &HashSet<String>, policy: Floor) -> Vec<AtRisk> {
     let mut risks = Vec::new();
     for app in apps {
-        let floor = floor(app);
+        let floor = floor(app, policy);
         let mut here_healthy = Vec::new();
         let mut here_unhealthy = Vec::new();
         let mut healthy_elsewhere = 0;
@@ -179,7 +201,7 @@ mod tests {
             "/a",
             vec![task("a1", "X", true), task("a2", "Y", true)],
         )];
-        assert!(at_risk(&apps, "X", &HashSet::new()).is_empty());
+        assert!(at_risk(&apps, "X", &HashSet::new(), Floor::One).is_empty());
     }
 
     #[test]
@@ -192,7 +214,7 @@ mod tests {
                 task("a3", "X", true),
             ],
         )];
-        let risks = at_risk(&apps, "X", &HashSet::new());
+        let risks = at_risk(&apps, "X", &HashSet::new(), Floor::One);
         assert_eq!(risks.len(), 1);
         assert_eq!(
             next_move(&risks[0]),
@@ -206,7 +228,7 @@ mod tests {
     #[test]
     fn a_single_instance_app_on_the_agent_surges() {
         let apps = [app("/one", vec![task("o1", "X", true)])];
-        let risks = at_risk(&apps, "X", &HashSet::new());
+        let risks = at_risk(&apps, "X", &HashSet::new(), Floor::One);
         assert_eq!(
             next_move(&risks[0]),
             Move::Surge {
@@ -223,7 +245,7 @@ mod tests {
             "/a",
             vec![task("a1", "X", true), task("a2", "Y", false)],
         )];
-        let risks = at_risk(&apps, "X", &HashSet::new());
+        let risks = at_risk(&apps, "X", &HashSet::new(), Floor::One);
         assert!(matches!(next_move(&risks[0]), Move::Wait { .. }));
     }
 
@@ -234,14 +256,14 @@ mod tests {
             vec![task("a1", "X", true), task("a2", "X", true)],
         )];
         let killed: HashSet<String> = ["a1".to_string()].into();
-        let risks = at_risk(&apps, "X", &killed);
+        let risks = at_risk(&apps, "X", &killed, Floor::One);
         assert!(
             matches!(next_move(&risks[0]), Move::Wait { .. }),
             "{risks:?}"
         );
         let mut gone = app("/a", vec![task("a2", "X", true)]);
         gone.instances = 2;
-        let risks = at_risk(&[gone], "X", &HashSet::new());
+        let risks = at_risk(&[gone], "X", &HashSet::new(), Floor::One);
         assert!(
             matches!(next_move(&risks[0]), Move::Wait { .. }),
             "{risks:?}"
@@ -254,7 +276,7 @@ mod tests {
             "/a",
             vec![task("a1", "X", true), task("a2", "X", false)],
         )];
-        let risks = at_risk(&apps, "X", &HashSet::new());
+        let risks = at_risk(&apps, "X", &HashSet::new(), Floor::One);
         assert_eq!(
             next_move(&risks[0]),
             Move::Kill {
@@ -265,12 +287,49 @@ mod tests {
     }
 
     #[test]
+    fn honoring_min_health_keeps_ceil_of_instances_times_capacity_and_never_less_than_one() {
+        let mut a = app(
+            "/a",
+            vec![
+                task("a1", "X", true),
+                task("a2", "X", true),
+                task("a3", "Y", true),
+                task("a4", "Z", true),
+            ],
+        );
+        // One healthy elsewhere is enough by default...
+        assert!(at_risk(std::slice::from_ref(&a), "X", &HashSet::new(), Floor::One).is_empty());
+        // ...but 0.75 x 4 = 3 must stay healthy: two elsewhere is too few,
+        // and one task may be killed (4 healthy - 3).
+        a.min_health_capacity = Some(0.75);
+        let risks = at_risk(
+            std::slice::from_ref(&a),
+            "X",
+            &HashSet::new(),
+            Floor::MinHealth,
+        );
+        assert_eq!(risks[0].floor, 3);
+        assert_eq!(
+            next_move(&risks[0]),
+            Move::Kill {
+                app: "/a".to_string(),
+                tasks: vec!["a1".to_string()]
+            }
+        );
+        // Capacity 0 still keeps one; no capacity given means Marathon's 1.
+        a.min_health_capacity = Some(0.0);
+        assert_eq!(floor(&a, Floor::MinHealth), 1);
+        a.min_health_capacity = None;
+        assert_eq!(floor(&a, Floor::MinHealth), 4);
+    }
+
+    #[test]
     fn an_app_without_health_checks_counts_running_tasks() {
         let mut a = app("/n", vec![task("n1", "X", false), task("n2", "Y", false)]);
         a.health_checks = 0;
         for t in &mut a.tasks {
             t.health_results.clear();
         }
-        assert!(at_risk(&[a], "X", &HashSet::new()).is_empty());
+        assert!(at_risk(&[a], "X", &HashSet::new(), Floor::One).is_empty());
     }
 }

@@ -29,6 +29,8 @@ struct Cluster {
     dir: TempDir,
     env_file: PathBuf,
     asg: String,
+    /// Each app's instances before any roll: a roll must leave them so.
+    instances: std::collections::BTreeMap<String, u32>,
 }
 
 impl Cluster {
@@ -73,7 +75,14 @@ impl Cluster {
         std::fs::write(&env_file, text).unwrap();
         // Let the world boot its agents and tasks (five simulated minutes).
         std::thread::sleep(Duration::from_secs_f64(300.0 / time_scale));
+        let instances = sim
+            .report()
+            .apps
+            .iter()
+            .map(|a| (a.id.clone(), a.instances))
+            .collect();
         Cluster {
+            instances,
             runtime,
             sim: Some(sim),
             dir,
@@ -199,6 +208,12 @@ fn assert_clean_end(cluster: &Cluster, originals: &[String], n: u32) {
     assert_eq!(group.tag("roller:run-id"), None);
     let report = cluster.report();
     assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    let instances: std::collections::BTreeMap<String, u32> = report
+        .apps
+        .iter()
+        .map(|a| (a.id.clone(), a.instances))
+        .collect();
+    assert_eq!(instances, cluster.instances, "surges must be undone");
     let originals_count = originals.len() as u32;
     let peak: u32 = report.az_peak.values().sum();
     assert!(peak <= n + originals_count, "peak {peak}");
@@ -604,4 +619,22 @@ fn abandon_removes_only_its_own_tag_resumes_what_it_suspended_and_never_changes_
             .iter()
             .any(|f| f.contains(".abandoned.")),
     );
+}
+
+#[test]
+fn honoring_min_health_keeps_every_app_at_its_own_floor_through_the_roll() {
+    let cluster = Cluster::start("demo", "");
+    let originals: Vec<String> = cluster
+        .group()
+        .instances
+        .iter()
+        .map(|i| i.id.clone())
+        .collect();
+    let output = cluster.run(&["--target", "12", "--honor-min-health"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_clean_end(&cluster, &originals, 12);
+    // The monitor's floor is ceil(instances x minimumHealthCapacity): with
+    // the flag, the roll moves every task before its agent goes.
+    let report = cluster.report();
+    assert_eq!(report.apps_ever_below_floor, 0, "{}", report.summary());
 }

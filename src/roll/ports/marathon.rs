@@ -30,6 +30,10 @@ pub struct App {
     /// How soon Marathon replaces the tasks of an agent that stops
     /// answering; decides how long a terminated agent's tasks stay counted.
     pub unreachable_strategy: UnreachableStrategy,
+    /// `upgradeStrategy.minimumHealthCapacity` (0..=1); `None` when
+    /// Marathon left it out (its default is 1). With `--honor-min-health`
+    /// the roll keeps ceil(instances x this) healthy.
+    pub min_health_capacity: Option<f64>,
 }
 
 impl App {

@@ -37,6 +37,11 @@ pub(crate) struct Counts {
 pub(crate) struct App {
     pub(crate) id: String,
     pub(crate) instances: u32,
+    /// The instances the floor is computed from: a scale-up raises it only
+    /// when its deployment is done (until then the new tasks are extra, as
+    /// Marathon judges capacity against what it replaces); a scale-down
+    /// lowers it at once.
+    pub(crate) floor_instances: u32,
     cpus_f: f64,
     mem_f: f64,
     pub(crate) cpus: u64,
@@ -68,7 +73,7 @@ impl App {
     /// ceil(instances × minimumHealthCapacity), guarded against float
     /// noise (10 × 0.7 is 7.000000000000001).
     pub(crate) fn floor(&self) -> u32 {
-        (f64::from(self.instances) * self.min_health_capacity - 1e-9)
+        (f64::from(self.floor_instances.min(self.instances)) * self.min_health_capacity - 1e-9)
             .ceil()
             .max(0.0) as u32
     }
@@ -200,6 +205,7 @@ impl Marathon {
             m.apps.push(App {
                 id: app.id.clone(),
                 instances: s.instances,
+                floor_instances: s.instances,
                 cpus_f: s.cpus,
                 mem_f: s.mem,
                 cpus: to_milli(s.cpus),
@@ -410,6 +416,8 @@ impl World {
         }
         let deployment = self.start_deployment(a);
         self.marathon.apps[a].instances = instances;
+        let app = &mut self.marathon.apps[a];
+        app.floor_instances = app.floor_instances.min(instances);
         self.marathon.apps[a].version = self.now;
         // Marathon resets the launch delay when the app's config changes.
         self.marathon.apps[a].consecutive_failures = 0;
@@ -440,6 +448,7 @@ impl World {
             if scale {
                 let a = &mut self.marathon.apps[app];
                 a.instances = a.instances.saturating_sub(1);
+                a.floor_instances = a.floor_instances.min(a.instances);
                 scaled_apps.insert(app);
             }
             self.end_task(
@@ -867,13 +876,15 @@ impl World {
         }
         let app = &mut self.marathon.apps[a];
         app.counts = counts;
-        let (serving, floor, instances) = (app.serving(), app.floor(), app.instances);
+        let (serving, instances) = (app.serving(), app.instances);
         let done = app.deployment.is_some()
             && app.tasks.len() == instances as usize
             && serving == instances;
         if done && let Some(id) = app.deployment.take() {
+            app.floor_instances = instances;
             self.marathon.deployments.retain(|d| d.id != id);
         }
+        let floor = app.floor();
         self.monitor
             .observe_app(a, self.now, really_serving, floor, instances);
     }
