@@ -24,3 +24,5 @@ pub mod roll_plan;
 pub mod run;
 pub mod runner;
 pub mod safety;
+#[cfg(test)]
+mod surge_tests;
