@@ -199,6 +199,7 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
             canary: None,
             allow_unhealthy: Vec::new(),
             honor_min_health: false,
+            skip_not_in_service: false,
         },
         target_given: true,
         select_given: true,

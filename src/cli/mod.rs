@@ -173,6 +173,10 @@ pub struct RunArgs {
     /// below its own floor. Fixed for the roll when it starts.
     #[arg(long)]
     pub honor_min_health: bool,
+    /// Leave instances that are not InService (Standby, Pending,
+    /// lifecycle-hook waits) out of the roll instead of refusing to start.
+    #[arg(long)]
+    pub skip_not_in_service: bool,
     /// Overrides the env file's `asg`.
     #[arg(long, value_name = "NAME")]
     pub asg: Option<String>,

@@ -174,6 +174,7 @@ fn request(args: &RunArgs) -> Result<Request, CliError> {
         canary: args.canary,
         allow_unhealthy: args.allow_unhealthy.clone(),
         honor_min_health: args.honor_min_health,
+        skip_not_in_service: args.skip_not_in_service,
     })
 }
 

@@ -77,6 +77,10 @@ pub struct Request {
     pub allow_unhealthy: Vec<String>,
     /// Floor = ceil(instances x minimumHealthCapacity) (`--honor-min-health`).
     pub honor_min_health: bool,
+    /// Leave instances that are not InService (Standby, Pending, lifecycle
+    /// hook waits) out of the roll instead of refusing
+    /// (`--skip-not-in-service`).
+    pub skip_not_in_service: bool,
 }
 
 pub enum Preflight {
@@ -126,9 +130,16 @@ where
         .map(|i| format!("{} ({:?})", i.id, i.lifecycle_state))
         .collect();
     if !odd.is_empty() {
-        return refuse(format!(
-            "instances not InService (Standby, Pending, lifecycle-hook waits): {}; \
-             put them back in service or detach them, then run again",
+        if !request.skip_not_in_service {
+            return refuse(format!(
+                "instances not InService (Standby, Pending, lifecycle-hook waits): {}; \
+                 put them back in service or detach them, or pass --skip-not-in-service \
+                 to leave them out of the roll",
+                odd.join(", ")
+            ));
+        }
+        notes.push(format!(
+            "left out of the roll (not InService): {}",
             odd.join(", ")
         ));
     }

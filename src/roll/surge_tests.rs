@@ -67,6 +67,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
         canary: None,
         allow_unhealthy: Vec::new(),
         honor_min_health: false,
+        skip_not_in_service: false,
     };
     // The never-healthy app may not be relaunched during this test: only
     // the single-instance app's agent is replaced, the first in the plan.

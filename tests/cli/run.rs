@@ -638,3 +638,81 @@ fn honoring_min_health_keeps_every_app_at_its_own_floor_through_the_roll() {
     let report = cluster.report();
     assert_eq!(report.apps_ever_below_floor, 0, "{}", report.summary());
 }
+
+/// An environment whose endpoints nobody serves: what `run` must refuse
+/// before it talks to anyone.
+fn offline_env(dir: &Path) -> PathBuf {
+    let path = dir.join("env.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "asg = \"mesos-agents-demo\"\nregion = \"us-east-1\"\naws_endpoint_url = \"http://127.0.0.1:9\"\n\
+             mesos = [\"http://127.0.0.1:9\"]\nmarathon = [\"http://127.0.0.1:9\"]\ncheckpoint_dir = \"{}\"\n",
+            dir.join("checkpoints").display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn a_corrupt_newer_or_foreign_checkpoint_is_refused_with_exit_2_and_left_untouched() {
+    let dir = TempDir::new().unwrap();
+    let env = offline_env(dir.path());
+    let checkpoints = dir.path().join("checkpoints");
+    std::fs::create_dir_all(&checkpoints).unwrap();
+    let path = checkpoints.join("mesos-agents-demo.json");
+    let cases = [
+        ("{ not json", "not a roller checkpoint"),
+        (r#"{"version": 7, "run_id": "x"}"#, "schema version 7"),
+    ];
+    for (content, says) in cases {
+        std::fs::write(&path, content).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_roller"))
+            .args(["run", "--env", env.to_str().unwrap(), "--target", "12"])
+            .env("AWS_ACCESS_KEY_ID", "simulated")
+            .env("AWS_SECRET_ACCESS_KEY", "simulated")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(says),
+            "{}",
+            text(&output)
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), content);
+    }
+    // A checkpoint of another group, named by --checkpoint.
+    let cluster = Cluster::start("demo", "[timeouts]\nscale_up = 1\n");
+    assert_eq!(cluster.run(&["--target", "12"]).status.code(), Some(3));
+    let foreign = std::fs::read_to_string(cluster.checkpoint())
+        .unwrap()
+        .replace("\"asg\": \"mesos-agents-demo\"", "\"asg\": \"another-asg\"");
+    std::fs::write(&path, &foreign).unwrap();
+    let output = cluster.run(&["--checkpoint", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("belongs to ASG 'another-asg'"),
+        "{}",
+        text(&output)
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), foreign);
+
+    // status --json of the paused run.
+    let status = cluster
+        .roller(&[
+            "status",
+            "--env",
+            cluster.env_file.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(0), "{}", text(&status));
+    let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(json["locked"], false);
+    assert_eq!(json["target"], 12);
+    assert_eq!(json["pause"]["step"], "scale-up/wait-registered");
+    assert_eq!(json["plan"]["status"], "WAITING");
+}
