@@ -180,6 +180,15 @@ pub struct RunArgs {
     /// Overrides the env file's `asg`.
     #[arg(long, value_name = "NAME")]
     pub asg: Option<String>,
+    /// Overrides the env file's `region`.
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// Overrides the env file's `mesos` (comma-separated URLs).
+    #[arg(long, value_name = "URL[,URL...]")]
+    pub mesos: Option<String>,
+    /// Overrides the env file's `marathon` (comma-separated URLs).
+    #[arg(long, value_name = "URL[,URL...]")]
+    pub marathon: Option<String>,
     /// Overrides the env file's `checkpoint_dir`.
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,

@@ -72,6 +72,15 @@ fn flags(args: &RunArgs) -> Vec<(&'static str, String)> {
     if let Some(asg) = &args.asg {
         flags.push(("asg", asg.clone()));
     }
+    for (key, value) in [
+        ("region", &args.region),
+        ("mesos", &args.mesos),
+        ("marathon", &args.marathon),
+    ] {
+        if let Some(value) = value {
+            flags.push((key, value.clone()));
+        }
+    }
     if let Some(dir) = &args.checkpoint_dir {
         flags.push(("checkpoint_dir", dir.display().to_string()));
     }

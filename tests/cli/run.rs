@@ -254,11 +254,16 @@ fn a_full_roll_of_the_demo_cluster_replaces_every_agent_without_an_outage() {
         );
         assert_eq!(mode & 0o777, 0o600, "{file}");
     }
-    // Cron can call it again: with no checkpoint and all instances new,
-    // `--select outdated` finds nothing to do... but `all` would roll
-    // again, so only the dry run is asked here.
-    let again = cluster.run(&["--target", "12", "--dry-run"]);
+    // Cron can call it again: every instance now runs the group's launch
+    // template, so `--select outdated` finds nothing and exits 0 at once.
+    let again = cluster.run(&["--target", "12", "--select", "outdated"]);
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("nothing to replace"),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(cluster.group().tag("roller:run-id"), None);
 }
 
 #[test]
@@ -292,6 +297,43 @@ fn a_full_roll_of_msr_55_replaces_all_55_agents_without_an_outage() {
 }
 
 #[test]
+fn preflight_refuses_a_target_beyond_max_size_and_an_unhealthy_start_changing_nothing() {
+    let cluster = Cluster::start("demo", "");
+    let before = cluster.group();
+    // 20 + 12 > MaxSize 24.
+    let output = cluster.run(&["--target", "20"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("MaxSize 24 < N + K = 20 + 12"),
+        "{}",
+        text(&output)
+    );
+    // Marathon unhealthy: the never-healthy fault on an app whose task is
+    // then killed would take time; an unknown agent match is refused at once.
+    let output = cluster
+        .roller(&[
+            "run",
+            "--env",
+            cluster.env_file.to_str().unwrap(),
+            "--target",
+            "12",
+        ])
+        .env("ROLLER_MATCH", "attribute:ec2_instance_id")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("match no single active Mesos agent"),
+        "{}",
+        text(&output)
+    );
+    assert_eq!(cluster.group(), before);
+    // No checkpoint (the run's empty lock file stays, as lock files do).
+    let files = files_in(&cluster.dir.path().join("checkpoints"));
+    assert!(files.iter().all(|f| f.ends_with(".lock")), "{files:?}");
+}
+
+#[test]
 fn a_dry_run_prints_the_plan_and_changes_and_writes_nothing() {
     let cluster = Cluster::start("demo", "");
     let before = cluster.group();
@@ -307,7 +349,9 @@ fn a_dry_run_prints_the_plan_and_changes_and_writes_nothing() {
         "{stdout}"
     );
     assert_eq!(cluster.group(), before);
-    assert!(files_in(&cluster.dir.path().join("checkpoints")).is_empty());
+    // No checkpoint (the run's empty lock file stays, as lock files do).
+    let files = files_in(&cluster.dir.path().join("checkpoints"));
+    assert!(files.iter().all(|f| f.ends_with(".lock")), "{files:?}");
 }
 
 #[test]
@@ -368,6 +412,23 @@ fn sigterm_mid_wait_exits_130_a_lost_checkpoint_is_refused_and_the_rerun_finishe
         .collect();
     let (mut child, lines) = cluster.spawn(&["--target", "12"]);
     assert!(wait_for_line(&lines, "wait-registered (STARTED)"));
+
+    // Plan operations on the checkpoint are refused while a run holds it.
+    let operate = cluster
+        .roller(&[
+            "plan",
+            "interrupt",
+            "--file",
+            cluster.checkpoint().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(operate.status.code(), Some(2), "{}", text(&operate));
+    assert!(
+        String::from_utf8_lossy(&operate.stderr).contains("a roller run holds"),
+        "{}",
+        text(&operate)
+    );
 
     // A second run on the same checkpoint is refused while the first holds it.
     let second = cluster.run(&["--target", "12"]);
