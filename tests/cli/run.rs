@@ -297,7 +297,7 @@ fn a_full_roll_of_msr_55_replaces_all_55_agents_without_an_outage() {
 }
 
 #[test]
-fn preflight_refuses_a_target_beyond_max_size_and_an_unhealthy_start_changing_nothing() {
+fn preflight_refuses_a_target_beyond_max_size_and_instances_matching_no_agent_changing_nothing() {
     let cluster = Cluster::start("demo", "");
     let before = cluster.group();
     // 20 + 12 > MaxSize 24.
@@ -308,8 +308,7 @@ fn preflight_refuses_a_target_beyond_max_size_and_an_unhealthy_start_changing_no
         "{}",
         text(&output)
     );
-    // Marathon unhealthy: the never-healthy fault on an app whose task is
-    // then killed would take time; an unknown agent match is refused at once.
+    // Matched by an attribute no agent has: every instance is unmatched.
     let output = cluster
         .roller(&[
             "run",
