@@ -5,7 +5,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Serialize;
 
@@ -397,7 +396,6 @@ pub(super) fn status_command(args: &StatusArgs, out: &mut dyn Write) -> Result<(
     for event in checkpoint.events.iter().rev().take(5).rev() {
         writeln!(out, "{} {}: {}", event.at, event.kind, event.message)?;
     }
-    let _ = Duration::ZERO;
     Ok(())
 }
 

@@ -17,7 +17,7 @@ use super::runner::{Outcome, Ports, RollError, RunOptions, Runner};
 
 pub struct RunSettings {
     pub checkpoint: PathBuf,
-    /// `None` on a resume that named neither `--target` nor `--select`.
+    /// What a fresh run asks for; on a resume only compared, where given.
     pub request: Request,
     /// Whether `--target` / `--select` were given (a resume compares them).
     pub target_given: bool,

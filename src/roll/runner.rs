@@ -91,6 +91,8 @@ pub enum RollError {
     Marathon(#[from] MarathonError),
     #[error("{0}")]
     Refused(String),
+    #[error("{0}")]
+    OtherWriter(String),
     #[error("step {step} is in ERROR: {message}; fix the cause, then `roller plan restart` it")]
     StepInError { step: String, message: String },
 }
@@ -103,6 +105,7 @@ impl RollError {
             RollError::Mesos(_) => "mesos",
             RollError::Marathon(_) => "marathon",
             RollError::Refused(_) => "refused",
+            RollError::OtherWriter(_) => "other_writer",
             RollError::StepInError { .. } => "step_error",
         }
     }
@@ -638,6 +641,7 @@ where
                 if self.stopped() {
                     return Err(StepStop::Stopped);
                 }
+                self.check_no_other_writer(&asg).await?;
             }
             if let Some(r) = self.checkpoint.instance_mut(&instance) {
                 r.terminate_sent = true;
@@ -710,6 +714,30 @@ where
         )
         .await?;
         Ok(format!("{instance} replaced; Marathon healthy"))
+    }
+
+    /// Check before write: the group's desired capacity must be what this
+    /// roll left it at (N + K − terminated). Anything else means another
+    /// writer (a scaling policy, a human, another tool) changed the group:
+    /// terminating now would fight it, so the roll stops and says so.
+    async fn check_no_other_writer(&mut self, asg: &str) -> Result<(), StepStop> {
+        let group = self
+            .ports
+            .aws
+            .describe_group(asg)
+            .await
+            .map_err(aws("DescribeAutoScalingGroups"))?;
+        let expected = self.checkpoint.scale_up_desired();
+        if group.desired_capacity == expected {
+            return Ok(());
+        }
+        Err(RollError::OtherWriter(format!(
+            "ASG {asg}: desired capacity is {}, but this roll left it at {expected} (N + K - terminated): \
+             another writer changed the group. Nothing was terminated. Find out who, set it back to \
+             {expected} (or abandon the roll), then rerun",
+            group.desired_capacity
+        ))
+        .into())
     }
 
     /// Moves off the agent every task whose app would otherwise fall below

@@ -776,3 +776,96 @@ fn a_corrupt_newer_or_foreign_checkpoint_is_refused_with_exit_2_and_left_untouch
     assert_eq!(json["pause"]["step"], "scale-up/wait-registered");
     assert_eq!(json["plan"]["status"], "WAITING");
 }
+
+#[test]
+fn another_writer_changing_desired_capacity_stops_the_roll_before_any_termination() {
+    let cluster = Cluster::start("demo", "[timeouts]\nscale_up = 1\n");
+    let originals: Vec<String> = cluster
+        .group()
+        .instances
+        .iter()
+        .map(|i| i.id.clone())
+        .collect();
+    let paused = cluster.run(&["--target", "12"]);
+    assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
+    assert_eq!(cluster.group().desired_capacity, 24);
+    // Someone else raises the group while the roll is paused.
+    let url = cluster
+        .sim
+        .as_ref()
+        .unwrap()
+        .endpoints()
+        .aws_endpoint_url
+        .clone();
+    cluster.runtime.block_on(async {
+        let aws = roller::aws::simulated_client(&url, "us-east-1").await;
+        aws.update_size_limits("mesos-agents-demo", 12, 25)
+            .await
+            .unwrap();
+        aws.set_desired_capacity("mesos-agents-demo", 25)
+            .await
+            .unwrap();
+    });
+    let resumed = cluster
+        .roller(&["run", "--env", cluster.env_file.to_str().unwrap()])
+        .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(1), "{}", text(&resumed));
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(stderr.contains("desired capacity is 25"), "{stderr}");
+    assert!(stderr.contains("another writer"), "{stderr}");
+    let group = cluster.group();
+    assert_eq!(group.desired_capacity, 25);
+    assert!(
+        originals.iter().all(|id| group.instance(id).is_some()),
+        "nothing terminated"
+    );
+    assert!(cluster.checkpoint().exists());
+}
+
+#[test]
+fn bad_environment_files_and_flags_are_refused_with_exit_2_naming_the_thing() {
+    let dir = TempDir::new().unwrap();
+    let env = offline_env(dir.path());
+    let run = |extra: &[&str], env_file: &Path| {
+        let mut args = vec!["run", "--env", env_file.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        Command::new(env!("CARGO_BIN_EXE_roller"))
+            .args(&args)
+            .env("AWS_ACCESS_KEY_ID", "simulated")
+            .env("AWS_SECRET_ACCESS_KEY", "simulated")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .output()
+            .unwrap()
+    };
+    let output = run(&["--target", "3", "--select", "newest"], &env);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("older-than=14d"));
+
+    let typo = dir.path().join("typo.toml");
+    let original = std::fs::read_to_string(&env).unwrap();
+    std::fs::write(&typo, format!("{original}time_scael = 3\n")).unwrap();
+    let output = run(&["--target", "3"], &typo);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("time_scael"));
+
+    let secret = dir.path().join("secret.toml");
+    std::fs::write(
+        &secret,
+        format!("{original}[pager]\nrouting_key = \"R0UT1NG\"\n"),
+    )
+    .unwrap();
+    let output = run(&["--target", "3"], &secret);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let all = text(&output);
+    assert!(all.contains("ROLLER_PAGERDUTY_ROUTING_KEY"), "{all}");
+    assert!(
+        !all.contains("R0UT1NG"),
+        "the secret is never echoed: {all}"
+    );
+
+    let output = run(&["--target", "3"], &dir.path().join("missing.toml"));
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("missing.toml"));
+}
