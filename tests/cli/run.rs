@@ -71,6 +71,15 @@ impl Cluster {
             list(&endpoints.marathon),
             dir.path().join("checkpoints").display(),
         );
+        // Waits get an hour (simulated) unless a test sets its own: a
+        // loaded CI machine must not turn a slow poll into a pause.
+        let text = if extra_toml.contains("[timeouts]") {
+            text
+        } else {
+            format!(
+                "{text}[timeouts]\nscale_up = \"1h\"\nderegister = \"1h\"\nhealthy = \"1h\"\ntask_move = \"1h\"\n"
+            )
+        };
         let env_file = dir.path().join("env.toml");
         std::fs::write(&env_file, text).unwrap();
         // Let the world boot its agents and tasks (five simulated minutes).
@@ -194,7 +203,13 @@ fn files_in(dir: &Path) -> Vec<String> {
 /// processes and tag restored, no outage in the monitor's ground truth.
 fn assert_clean_end(cluster: &Cluster, originals: &[String], n: u32) {
     let group = cluster.group();
-    let live: Vec<&str> = group.instances.iter().map(|i| i.id.as_str()).collect();
+    // An instance shutting down is still listed (Terminating) for a while.
+    let live: Vec<&str> = group
+        .instances
+        .iter()
+        .filter(|i| !i.lifecycle_state.is_leaving())
+        .map(|i| i.id.as_str())
+        .collect();
     assert_eq!(live.len() as u32, n, "{live:?}");
     assert_eq!(group.desired_capacity, n);
     for id in originals {
@@ -356,7 +371,10 @@ fn a_dry_run_prints_the_plan_and_changes_and_writes_nothing() {
 #[test]
 fn a_timeout_pauses_with_exit_3_and_a_rerun_resumes_while_another_target_is_refused() {
     // One simulated second to register twelve new agents: sure to time out.
-    let cluster = Cluster::start("demo", "[timeouts]\nscale_up = 1\n");
+    let cluster = Cluster::start(
+        "demo",
+        "[timeouts]\nscale_up = 1\nderegister = \"1h\"\nhealthy = \"1h\"\ntask_move = \"1h\"\n",
+    );
     let originals: Vec<String> = cluster
         .group()
         .instances
@@ -573,7 +591,7 @@ fn an_app_never_healthy_after_relaunch_pauses_and_pages_and_once_healed_the_reru
     let hook = Webhook::start();
     let cluster = Cluster::start(
         "hazards",
-        "[timeouts]\nhealthy = \"5m\"\n[pager]\nwebhook = true\n",
+        "[timeouts]\nhealthy = \"10m\"\nscale_up = \"1h\"\nderegister = \"1h\"\ntask_move = \"1h\"\n[pager]\nwebhook = true\n",
     );
     let originals: Vec<String> = cluster
         .group()
@@ -642,7 +660,10 @@ fn an_app_never_healthy_after_relaunch_pauses_and_pages_and_once_healed_the_reru
 
 #[test]
 fn abandon_removes_only_its_own_tag_resumes_what_it_suspended_and_never_changes_capacity() {
-    let cluster = Cluster::start("demo", "[timeouts]\nscale_up = 1\n");
+    let cluster = Cluster::start(
+        "demo",
+        "[timeouts]\nscale_up = 1\nderegister = \"1h\"\nhealthy = \"1h\"\ntask_move = \"1h\"\n",
+    );
     let paused = cluster.run(&["--target", "12"]);
     assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
     let record: serde_json::Value =
@@ -744,7 +765,10 @@ fn a_corrupt_newer_or_foreign_checkpoint_is_refused_with_exit_2_and_left_untouch
         assert_eq!(std::fs::read_to_string(&path).unwrap(), content);
     }
     // A checkpoint of another group, named by --checkpoint.
-    let cluster = Cluster::start("demo", "[timeouts]\nscale_up = 1\n");
+    let cluster = Cluster::start(
+        "demo",
+        "[timeouts]\nscale_up = 1\nderegister = \"1h\"\nhealthy = \"1h\"\ntask_move = \"1h\"\n",
+    );
     assert_eq!(cluster.run(&["--target", "12"]).status.code(), Some(3));
     let foreign = std::fs::read_to_string(cluster.checkpoint())
         .unwrap()
@@ -779,7 +803,10 @@ fn a_corrupt_newer_or_foreign_checkpoint_is_refused_with_exit_2_and_left_untouch
 
 #[test]
 fn another_writer_changing_desired_capacity_stops_the_roll_before_any_termination() {
-    let cluster = Cluster::start("demo", "[timeouts]\nscale_up = 1\n");
+    let cluster = Cluster::start(
+        "demo",
+        "[timeouts]\nscale_up = 1\nderegister = \"1h\"\nhealthy = \"1h\"\ntask_move = \"1h\"\n",
+    );
     let originals: Vec<String> = cluster
         .group()
         .instances
