@@ -273,6 +273,12 @@ where
                     return self.pause(at, name, waited_for).await;
                 }
                 Err(StepStop::Failed(err)) => {
+                    // The step keeps its status (rerunning re-enters it);
+                    // its message says what went wrong, for `roller status`.
+                    self.checkpoint.plan.step_mut(at).message = format!(
+                        "failed at {}: {err}; rerun to retry",
+                        utc(SystemTime::now())
+                    );
                     self.checkpoint
                         .log("failure", format!("{phase}/{step}: {err}"));
                     self.save()?;
