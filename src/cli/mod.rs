@@ -21,8 +21,10 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0    done
   1    failed: an error the operator must fix (e.g. a file could not be written)
-  2    refused: bad input (flags, plan file, unknown phase or step); nothing was changed
-  3    paused: a wait timed out; rerun to resume
+  2    refused: bad input (flags, env file, plan file, checkpoint) or a failed
+       preflight; nothing was changed
+  3    paused: a wait timed out (a page went out), or the plan waits for an
+       operator's `roller plan continue`; rerun to resume
   130  interrupted (SIGINT/SIGTERM); rerun to resume";
 
 /// Replaces every node of a Mesos cluster running in an AWS Auto Scaling
@@ -42,9 +44,9 @@ pub enum Command {
         #[command(subcommand)]
         command: PlanCommand,
     },
-    /// Run the built-in `demo` cluster in-process on loopback for a few
-    /// simulated minutes and print the monitor's report (no setup, no
-    /// credentials; the caller's AWS_* variables are ignored).
+    /// Roll the built-in `demo` cluster, simulated in-process on loopback,
+    /// with roller's real clients, and print the monitor's report (no
+    /// setup, no credentials; the caller's AWS_* variables are ignored).
     Demo,
     /// Serve a simulated cluster (AWS Auto Scaling + EC2, three Mesos
     /// masters, three Marathons) on loopback until SIGINT/SIGTERM.
