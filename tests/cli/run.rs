@@ -82,8 +82,9 @@ impl Cluster {
         };
         let env_file = dir.path().join("env.toml");
         std::fs::write(&env_file, text).unwrap();
-        // Let the world boot its agents and tasks (five simulated minutes).
-        std::thread::sleep(Duration::from_secs_f64(300.0 / time_scale));
+        // Let the world settle (five simulated minutes, at most a second of
+        // real time: the scenarios start in their steady state).
+        std::thread::sleep(Duration::from_secs_f64((300.0 / time_scale).min(1.0)));
         let instances = sim
             .report()
             .apps
@@ -895,4 +896,37 @@ fn bad_environment_files_and_flags_are_refused_with_exit_2_naming_the_thing() {
     let output = run(&["--target", "3"], &dir.path().join("missing.toml"));
     assert_eq!(output.status.code(), Some(2), "{}", text(&output));
     assert!(String::from_utf8_lossy(&output.stderr).contains("missing.toml"));
+}
+
+#[test]
+fn an_instance_not_in_service_is_refused_unless_left_out_with_skip_not_in_service() {
+    // Slow time: a new instance stays Pending for 90 simulated s = 9 s real.
+    let cluster = Cluster::start_at("demo", 10.0, "");
+    let url = cluster
+        .sim
+        .as_ref()
+        .unwrap()
+        .endpoints()
+        .aws_endpoint_url
+        .clone();
+    cluster.runtime.block_on(async {
+        let aws = roller::aws::simulated_client(&url, "us-east-1").await;
+        aws.set_desired_capacity("mesos-agents-demo", 13)
+            .await
+            .unwrap();
+    });
+    let refused = cluster.run(&["--target", "12", "--dry-run"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("not InService"), "{stderr}");
+    assert!(stderr.contains("--skip-not-in-service"), "{stderr}");
+
+    let skipped = cluster.run(&["--target", "12", "--dry-run", "--skip-not-in-service"]);
+    assert_eq!(skipped.status.code(), Some(0), "{}", text(&skipped));
+    let stdout = String::from_utf8_lossy(&skipped.stdout);
+    assert!(
+        stdout.contains("left out of the roll (not InService)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("would replace 12 instance(s)"), "{stdout}");
 }
