@@ -100,6 +100,14 @@ fn resume_command(args: &RunArgs) -> String {
     command
 }
 
+fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)
+}
+
 struct Clients {
     aws: crate::aws::AwsAutoScaling,
     mesos: MesosClient,
@@ -190,11 +198,7 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
     let env = environment(args)?;
     let request = request(args)?;
     let checkpoint = checkpoint_path(&args.checkpoint, &env);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(CliError::Runtime)?;
+    let runtime = runtime()?;
     runtime.block_on(async {
         let clients = clients(&env).await?;
         if args.dry_run {
@@ -418,11 +422,7 @@ pub(super) fn abandon_command(
     let checkpoint = Checkpoint::load(&path)
         .map_err(CliError::Checkpoint)?
         .filter(|c| c.run_id == args.run_id);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(CliError::Runtime)?;
+    let runtime = runtime()?;
     runtime.block_on(async {
         let clients = clients(&env).await?;
         let aws_error = |e: crate::aws::AwsError| CliError::Adapter(format!("AWS: {e}"));
@@ -476,10 +476,7 @@ pub(super) fn abandon_command(
                 let machines: Vec<MachineId> = c
                     .maintenance
                     .iter()
-                    .map(|m| MachineId {
-                        hostname: Some(m.hostname.clone()),
-                        ip: m.ip.clone(),
-                    })
+                    .map(crate::roll::checkpoint::MaintenanceRecord::machine_id)
                     .collect();
                 if !machines.is_empty() {
                     clients

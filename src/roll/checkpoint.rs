@@ -115,6 +115,16 @@ pub struct MaintenanceRecord {
     pub ip: Option<String>,
 }
 
+impl MaintenanceRecord {
+    /// The machine as Mesos names it in a maintenance schedule.
+    pub fn machine_id(&self) -> crate::roll::ports::mesos::MachineId {
+        crate::roll::ports::mesos::MachineId {
+            hostname: Some(self.hostname.clone()),
+            ip: self.ip.clone(),
+        }
+    }
+}
+
 /// A surge: `app` scaled from `instances` to `instances + 1` so that the
 /// task on `instance`'s agent can be killed with `scale=true` once the
 /// extra task is healthy. Recorded before the scale-up is sent.

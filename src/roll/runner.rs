@@ -20,7 +20,7 @@ use super::checkpoint::{
 use super::env::Environment;
 use super::health;
 use super::ports::auto_scaling::{
-    AgentIdentity, AutoScaling, LifecycleState, ScalingProcess, match_agents,
+    AgentIdentity, AutoScaling, AutoScalingGroup, LifecycleState, ScalingProcess, match_agents,
 };
 use super::ports::marathon::{App, Marathon, MarathonError};
 use super::ports::mesos::{MachineId, MesosMaster, Unavailability};
@@ -181,6 +181,16 @@ where
         self.checkpoint.save(&self.path)?;
         (self.observer)(&self.checkpoint);
         Ok(())
+    }
+
+    /// The group as it is now (every step that checks before it writes).
+    async fn describe(&self, asg: &str) -> Result<AutoScalingGroup, StepStop> {
+        Ok(self
+            .ports
+            .aws
+            .describe_group(asg)
+            .await
+            .map_err(aws("DescribeAutoScalingGroups"))?)
     }
 
     fn floor(&self) -> safety::Floor {
@@ -420,12 +430,7 @@ where
     async fn lock(&mut self) -> Result<String, StepStop> {
         let asg = self.checkpoint.asg.clone();
         let run_id = self.checkpoint.run_id.clone();
-        let group = self
-            .ports
-            .aws
-            .describe_group(&asg)
-            .await
-            .map_err(aws("DescribeAutoScalingGroups"))?;
+        let group = self.describe(&asg).await?;
         if let Some(other) = group.tag(RUN_ID_TAG).filter(|v| *v != run_id) {
             return Err(RollError::Refused(format!(
                 "ASG {asg} is being rolled by run {other} (tag {RUN_ID_TAG}); this run stops"
@@ -445,12 +450,7 @@ where
             .put_tags(&asg, &[tag])
             .await
             .map_err(aws("CreateOrUpdateTags"))?;
-        let group = self
-            .ports
-            .aws
-            .describe_group(&asg)
-            .await
-            .map_err(aws("DescribeAutoScalingGroups"))?;
+        let group = self.describe(&asg).await?;
         match group.tag(RUN_ID_TAG) {
             Some(v) if v == run_id => Ok(format!("tagged {RUN_ID_TAG}={run_id}")),
             other => Err(RollError::Refused(format!(
@@ -633,12 +633,7 @@ where
         };
         let asg = self.checkpoint.asg.clone();
         if !record.terminate_sent {
-            let group = self
-                .ports
-                .aws
-                .describe_group(&asg)
-                .await
-                .map_err(aws("DescribeAutoScalingGroups"))?;
+            let group = self.describe(&asg).await?;
             let present = group
                 .instance(&instance)
                 .is_some_and(|i| !i.lifecycle_state.is_leaving());
@@ -727,12 +722,7 @@ where
     /// writer (a scaling policy, a human, another tool) changed the group:
     /// terminating now would fight it, so the roll stops and says so.
     async fn check_no_other_writer(&mut self, asg: &str) -> Result<(), StepStop> {
-        let group = self
-            .ports
-            .aws
-            .describe_group(asg)
-            .await
-            .map_err(aws("DescribeAutoScalingGroups"))?;
+        let group = self.describe(asg).await?;
         let expected = self.checkpoint.scale_up_desired();
         if group.desired_capacity == expected {
             return Ok(());
@@ -968,6 +958,7 @@ where
             hostname: record.hostname.clone(),
             ip: record.ip.clone(),
         };
+        let id = machine.machine_id();
         if !self.checkpoint.maintenance.contains(&machine) {
             self.checkpoint.maintenance.push(machine);
         }
@@ -982,13 +973,7 @@ where
         let start = SystemTime::now() - Duration::from_secs(60);
         self.ports
             .mesos
-            .schedule_maintenance(
-                &[MachineId {
-                    hostname: Some(record.hostname.clone()),
-                    ip: record.ip.clone(),
-                }],
-                Unavailability::new(start, window),
-            )
+            .schedule_maintenance(&[id], Unavailability::new(start, window))
             .await
             .map_err(RollError::from)?;
         Ok(())
@@ -1075,10 +1060,7 @@ where
             .checkpoint
             .maintenance
             .iter()
-            .map(|m| MachineId {
-                hostname: Some(m.hostname.clone()),
-                ip: m.ip.clone(),
-            })
+            .map(MaintenanceRecord::machine_id)
             .collect();
         if machines.is_empty() {
             return Ok("no maintenance window to remove".to_string());
@@ -1092,12 +1074,7 @@ where
     }
 
     async fn rebalance_moves(&self) -> Result<rebalance::Rebalance, StepStop> {
-        let group = self
-            .ports
-            .aws
-            .describe_group(&self.checkpoint.asg)
-            .await
-            .map_err(aws("DescribeAutoScalingGroups"))?;
+        let group = self.describe(&self.checkpoint.asg).await?;
         let mut counts: BTreeMap<String, u32> = group
             .availability_zones
             .iter()
@@ -1142,12 +1119,7 @@ where
     /// never touched).
     async fn unlock(&mut self) -> Result<String, StepStop> {
         let asg = self.checkpoint.asg.clone();
-        let group = self
-            .ports
-            .aws
-            .describe_group(&asg)
-            .await
-            .map_err(aws("DescribeAutoScalingGroups"))?;
+        let group = self.describe(&asg).await?;
         match group.tag(RUN_ID_TAG) {
             Some(v) if v == self.checkpoint.run_id => {
                 self.ports
