@@ -20,19 +20,13 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::http::{HttpAuth, HttpSettings};
-use crate::marathon::MarathonClient;
-use crate::mesos::{MesosClient, MesosSettings};
-use crate::pager::Sinks;
 use crate::plan;
-use crate::retry::Backoff;
 use crate::roll::checkpoint::Checkpoint;
-use crate::roll::env::{Environment, PagerSettings, Timeouts};
-use crate::roll::ports::auto_scaling::{AgentMatch, ScalingProcess};
 use crate::roll::preflight::{Request, Selection};
 use crate::roll::run::{RunResult, RunSettings, run as run_roll};
-use crate::roll::runner::{Outcome, Ports, RunOptions};
-use crate::sim::{Scenario, ScenarioError, SimOptions, SimServeError, Simulator};
+use crate::roll::runner::{Outcome, RunOptions};
+use crate::sim::{Scenario, ScenarioError};
+use crate::simulated::{SimulatedCluster, SimulatedError};
 
 /// The scenario the demo runs (embedded in the binary).
 const SCENARIO: &str = "demo";
@@ -53,9 +47,7 @@ pub enum DemoError {
     #[error("cannot start the async runtime: {0}")]
     Runtime(io::Error),
     #[error("{0}")]
-    Simulator(#[from] SimServeError),
-    #[error("cannot build a client: {0}")]
-    Client(String),
+    Simulated(#[from] SimulatedError),
     #[error("the roll failed: {0}")]
     Roll(String),
     #[error("the roll did not end cleanly: {0}")]
@@ -68,8 +60,7 @@ impl DemoError {
             DemoError::Output(_) => "output",
             DemoError::Scenario(_) => "scenario_invalid",
             DemoError::Runtime(_) => "runtime",
-            DemoError::Simulator(err) => err.label(),
-            DemoError::Client(_) => "client",
+            DemoError::Simulated(err) => err.label(),
             DemoError::Roll(_) => "roll_failed",
             DemoError::NotClean(_) => "not_clean",
         }
@@ -102,15 +93,8 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
          (`roller plan demo` walks the plan engine through the DC/OS SDK's hello-world deployment.)",
         scenario.description
     )?;
-    let sim = Simulator::start(
-        scenario,
-        SimOptions {
-            time_scale: TIME_SCALE,
-            ..SimOptions::default()
-        },
-    )
-    .await?;
-    let endpoints = sim.endpoints().clone();
+    let cluster = SimulatedCluster::start(scenario, TIME_SCALE, demo_dir()).await?;
+    let endpoints = cluster.sim.endpoints().clone();
     writeln!(
         out,
         "\nendpoints (loopback only; the caller's AWS_* variables are ignored):\n  \
@@ -121,50 +105,9 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
         endpoints.control()
     )?;
     tokio::time::sleep(SETTLE_SIMULATED.div_f64(TIME_SCALE)).await;
-    let before = sim.report();
+    let before = cluster.sim.report();
     let target = before.final_state.instances_live;
-
-    let env = Environment {
-        asg: scenario.group.name.clone(),
-        region: Some("us-east-1".to_string()),
-        profile: None,
-        aws_endpoint_url: Some(endpoints.aws_endpoint_url.clone()),
-        mesos: endpoints.mesos.clone(),
-        marathon: endpoints.marathon.clone(),
-        agent_match: AgentMatch::PrivateIp,
-        time_scale: TIME_SCALE,
-        poll_interval: Duration::from_secs(5),
-        timeouts: Timeouts::DEFAULT,
-        pager: PagerSettings::default(),
-        checkpoint_dir: demo_dir(),
-        suspend_processes: vec![
-            ScalingProcess::AZRebalance,
-            ScalingProcess::AlarmNotification,
-            ScalingProcess::ScheduledActions,
-        ],
-    };
-    let http = HttpSettings {
-        request_timeout: Duration::from_secs(5),
-        connect_timeout: Duration::from_secs(2),
-        ca_bundle: None,
-        auth: HttpAuth::None,
-    };
-    let quick = Backoff {
-        initial: Duration::from_millis(20),
-        max: Duration::from_millis(200),
-        attempts: 4,
-    };
-    let aws = crate::aws::simulated_client(&endpoints.aws_endpoint_url, "us-east-1").await;
-    let mesos = MesosClient::new(MesosSettings {
-        http: http.clone(),
-        backoff: quick,
-        ..MesosSettings::new(env.mesos.clone())
-    })
-    .map_err(|e| DemoError::Client(e.to_string()))?;
-    let marathon = MarathonClient::new(&env.marathon, &http)
-        .map_err(|e| DemoError::Client(e.to_string()))?
-        .with_backoff(quick);
-    let pager = Sinks::default();
+    let env = &cluster.env;
     let checkpoint = Checkpoint::default_path(&env.checkpoint_dir, &env.asg);
     let _ = std::fs::remove_file(&checkpoint);
     writeln!(
@@ -208,15 +151,9 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
             resume_command: "roller demo".to_string(),
         },
     };
-    let ports = Ports {
-        aws: &aws,
-        mesos: &mesos,
-        marathon: &marathon,
-        pager: &pager,
-    };
-    let result = run_roll(ports, &env, settings, stop, observer).await;
-    let report = sim.report();
-    sim.shutdown().await;
+    let result = run_roll(cluster.ports(), env, settings, stop, observer).await;
+    let report = cluster.sim.report();
+    cluster.sim.shutdown().await;
     let _ = std::fs::remove_dir_all(demo_dir());
     let (outcome, final_checkpoint) = match result {
         Ok(RunResult::Finished {
@@ -229,12 +166,8 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
     };
     writeln!(out, "final plan:")?;
     out.write_all(plan::tree(&final_checkpoint.plan).as_bytes())?;
-    for event in final_checkpoint
-        .events
-        .iter()
-        .filter(|e| e.kind == "rebalance")
-    {
-        writeln!(out, "az rebalance: {}", event.message)?;
+    if let Some(summary) = &final_checkpoint.summary {
+        writeln!(out, "az rebalance: {summary}")?;
     }
     writeln!(
         out,
@@ -255,7 +188,7 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
             "{} app(s) had an outage",
             report.apps_with_outage
         ))),
-        Outcome::Paused { step, reason } => {
+        Outcome::Paused { step, reason, .. } => {
             Err(DemoError::NotClean(format!("paused at {step}: {reason}")))
         }
         Outcome::Held { reason } => Err(DemoError::NotClean(reason)),

@@ -8,6 +8,7 @@
 //! - `atomic_file`: crash-safe replacement of files on disk.
 //! - `cli`: the command line, from arguments to exit codes.
 //! - `sim`: the simulated cluster (world, scenarios, HTTP facades, server).
+//! - `simulated`: roller's real clients wired to an in-process simulator.
 //! - `demo`: `roller demo` (the simulated cluster) and `roller plan demo`
 //!   (the plan engine walkthrough).
 
@@ -23,3 +24,4 @@ pub mod plan;
 pub mod retry;
 pub mod roll;
 pub mod sim;
+pub mod simulated;

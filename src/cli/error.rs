@@ -70,8 +70,15 @@ pub enum CliError {
     Checkpoint(crate::roll::checkpoint::CheckpointError),
     #[error("{0}")]
     Run(crate::roll::run::RunError),
-    #[error("paused at {what}; a page went out. Resume with: {resume}")]
-    Paused { what: String, resume: String },
+    #[error(
+        "paused at {what}; {} Resume with: {resume}",
+        if *paged { "a page went out." } else { "no page went out (no pager configured, or it failed: see the checkpoint's events)." }
+    )]
+    Paused {
+        what: String,
+        paged: bool,
+        resume: String,
+    },
     #[error("{0}")]
     Held(String),
     #[error(
@@ -115,14 +122,5 @@ impl CliError {
 }
 
 fn run_exit_code(err: &crate::roll::run::RunError) -> u8 {
-    use crate::roll::checkpoint::CheckpointError;
-    use crate::roll::run::RunError;
-    use crate::roll::runner::RollError;
-    match err {
-        RunError::Lock(_) => exit_code::REFUSED,
-        RunError::Roll(RollError::Refused(_)) => exit_code::REFUSED,
-        RunError::Roll(RollError::Checkpoint(CheckpointError::Write { .. })) => exit_code::FAILED,
-        RunError::Roll(RollError::Checkpoint(_)) => exit_code::REFUSED,
-        RunError::Roll(_) => exit_code::FAILED,
-    }
+    err.exit_code()
 }

@@ -126,10 +126,22 @@ fn look(args: &HealthArgs) -> Result<Look, String> {
             }
         };
         match tokio::time::timeout(PATIENCE, async { tokio::try_join!(marathon, agents) }).await {
-            Ok(Ok(((apps, deployments), agents))) => Ok(Look {
-                health: health::judge(&apps, &deployments),
-                agents,
-            }),
+            Ok(Ok(((mut apps, deployments), agents))) => {
+                // With Mesos given, judge as the roll does: a task Marathon
+                // still lists on an agent Mesos no longer has is missing.
+                if let Some(agents) = &agents {
+                    let active = agents
+                        .iter()
+                        .filter(|a| a.active)
+                        .map(|a| a.id.0.clone())
+                        .collect();
+                    health::drop_tasks_on_lost_agents(&mut apps, &active);
+                }
+                Ok(Look {
+                    health: health::judge(&apps, &deployments),
+                    agents,
+                })
+            }
             Ok(Err(err)) => Err(err),
             Err(_) => Err(format!(
                 "Marathon{} did not answer within {PATIENCE:?}",

@@ -12,7 +12,8 @@ use super::error::CliError;
 use super::{OperationArgs, PlanCommand, ShowArgs};
 use crate::atomic_file::{LockError, Locked};
 use crate::plan::{self, Operation, Outcome, Plan, PlanInfo, Target};
-use crate::roll::checkpoint::{Checkpoint, Event, RunLock, RunLockError, utc};
+use crate::roll::checkpoint::{Checkpoint, Event, EventKind, RunLock, RunLockError, utc};
+use crate::roll::inbox::{self, QueuedOperation};
 
 /// Plan files may hold instance ids and messages: readable by the owner only.
 const PLAN_FILE_MODE: u32 = 0o600;
@@ -115,17 +116,20 @@ fn operate(
             source,
         })?;
     let document = parse(&args.file, &text)?;
-    // A checkpoint is operated only while no run holds it; holding its run
-    // lock meanwhile keeps a run from starting in the middle.
+    // A checkpoint held by a live run is the run's to write: the operation
+    // is queued for it (applied at its next tick). Otherwise its run lock
+    // is held meanwhile, so that no run starts in the middle.
     let _run_lock = match &document {
-        Document::Checkpoint(_) => Some(RunLock::acquire(&args.file).map_err(|err| match err {
-            RunLockError::Held { .. } => CliError::BadFlag(format!(
-                "a roller run holds '{}': operate the plan while the run is paused or stopped \
-                 (it reads its checkpoint again when rerun)",
-                args.file.display()
-            )),
-            RunLockError::Io { path, source } => CliError::ReadPlan { path, source },
-        })?),
+        Document::Checkpoint(checkpoint) => match RunLock::acquire(&args.file) {
+            Ok(lock) => Some(lock),
+            Err(RunLockError::Held { .. }) => {
+                drop(locked);
+                return queue_for_live_run(operation, args, checkpoint, out);
+            }
+            Err(RunLockError::Io { path, source }) => {
+                return Err(CliError::ReadPlan { path, source });
+            }
+        },
         Document::Plan(_) => None,
     };
     let (mut plan, mut checkpoint) = match document {
@@ -147,9 +151,10 @@ fn operate(
                 checkpoint.plan = plan.clone();
                 checkpoint.events.push(Event {
                     at: utc(SystemTime::now()),
-                    kind: "operator".to_string(),
+                    kind: EventKind::Operator,
                     message: format!("{operation} {described}"),
                     user: Some(operator()),
+                    label: None,
                 });
                 let mut json =
                     serde_json::to_vec_pretty(checkpoint.as_ref()).map_err(std::io::Error::from)?;
@@ -187,6 +192,49 @@ fn operate(
         )?,
     }
     out.write_all(plan::tree(&plan).as_bytes())?;
+    Ok(())
+}
+
+/// A live run holds the checkpoint: the operation, once its address is
+/// known to be valid, goes into the run's queue.
+fn queue_for_live_run(
+    operation: Operation,
+    args: &OperationArgs,
+    checkpoint: &Checkpoint,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let target = checkpoint
+        .plan
+        .find(args.phase.as_deref(), args.step.as_deref())
+        .map_err(|source| CliError::Address {
+            path: args.file.clone(),
+            source,
+        })?;
+    let described = describe(&checkpoint.plan, target);
+    let queued = QueuedOperation {
+        id: uuid::Uuid::new_v4().to_string(),
+        operation: operation.to_string(),
+        phase: args.phase.clone(),
+        step: args.step.clone(),
+        user: operator(),
+        at: utc(SystemTime::now()),
+    };
+    let file = inbox::queue(&args.file, &queued).map_err(|source| CliError::WritePlan {
+        path: inbox::folder(&args.file),
+        source,
+    })?;
+    if args.json {
+        return write_json(
+            out,
+            &serde_json::json!({"result": "queued", "operation": queued, "file": file}),
+        );
+    }
+    writeln!(
+        out,
+        "queued: {operation} {described}: a run holds '{}', and applies it at its next tick \
+         (after the API call in flight); `roller status` shows it in the events",
+        args.file.display()
+    )?;
     Ok(())
 }
 

@@ -261,8 +261,13 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
                         }
                         Ok(())
                     }
-                    Outcome::Paused { step, reason } => Err(CliError::Paused {
+                    Outcome::Paused {
+                        step,
+                        reason,
+                        paged,
+                    } => Err(CliError::Paused {
                         what: format!("{step}: {reason}"),
+                        paged,
                         resume: resume_command(args),
                     }),
                     Outcome::Held { reason } => Err(CliError::Held(reason)),

@@ -59,6 +59,10 @@ impl Sinks {
 }
 
 impl Pager for Sinks {
+    fn is_configured(&self) -> bool {
+        !self.0.is_empty()
+    }
+
     async fn trigger(&self, page: &Page) -> Result<(), PagerError> {
         self.each(|sink| sink.trigger(page)).await
     }

@@ -99,7 +99,10 @@ impl Plan {
     }
 
     /// The steps this plan would run now, before assets are considered
-    /// (`coordinator.rs` removes steps whose asset is taken).
+    /// (`coordinator.rs` removes steps whose asset is taken). A `DELAYED`
+    /// step (backing off) is never offered, as the SDK's plan coordinator
+    /// never offers one; its phase still counts it when it derives its own
+    /// status, so a phase whose candidates are all `DELAYED` reads `DELAYED`.
     pub fn candidate_steps(&self) -> Vec<StepIndex> {
         self.candidate_phases()
             .into_iter()
@@ -107,6 +110,7 @@ impl Plan {
                 self.phases[phase]
                     .candidate_steps()
                     .into_iter()
+                    .filter(move |&step| self.phases[phase].steps[step].status != Status::Delayed)
                     .map(move |step| StepIndex { phase, step })
             })
             .collect()

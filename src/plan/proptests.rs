@@ -45,6 +45,7 @@ fn any_step(phase: usize, index: usize) -> impl Strategy<Value = Step> {
                 .map(|d| format!("s{phase}-{d}"))
                 .collect(),
             message,
+            kind: None,
         })
 }
 

@@ -29,6 +29,11 @@ pub struct Step {
     /// What the step is doing or waiting for, for humans.
     #[serde(default)]
     pub message: String,
+    /// What the step does, for the program that runs the plan (a roll
+    /// stores its typed step here). The engine never reads it; it only
+    /// keeps it through every operation and round trip.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<serde_json::Value>,
 }
 
 pub(crate) fn new_id() -> String {
@@ -49,6 +54,7 @@ impl Step {
             asset: None,
             depends_on: Vec::new(),
             message: String::new(),
+            kind: None,
         }
     }
 

@@ -145,10 +145,10 @@ fn strategies_pick_the_candidates_the_sdk_picks() {
             steps: &[("show", "", "", "IN_PROGRESS; a=IN_PROGRESS; candidates: a2")],
         },
         Case {
-            name: "parallel picks every eligible step",
+            name: "parallel picks every eligible step, but never a DELAYED one",
             strategy: "serial",
             phases: &[("a", "parallel", "S P C D")],
-            steps: &[("show", "", "", "IN_PROGRESS; a=IN_PROGRESS; candidates: a1 a2 a4")],
+            steps: &[("show", "", "", "IN_PROGRESS; a=IN_PROGRESS; candidates: a1 a2")],
         },
         Case {
             name: "serial is blocked by an ERROR step",
@@ -181,7 +181,16 @@ fn strategies_pick_the_candidates_the_sdk_picks() {
             name: "the SDK's fall-through: serial [DELAYED, PENDING] reads DELAYED, not ERROR",
             strategy: "serial",
             phases: &[("a", "serial", "D P")],
-            steps: &[("show", "", "", "DELAYED; a=DELAYED; candidates: a1")],
+            steps: &[("show", "", "", "DELAYED; a=DELAYED; candidates: ")],
+        },
+        Case {
+            name: "a DELAYED step is never a plan-level candidate, while its parallel siblings are",
+            strategy: "serial",
+            phases: &[("a", "parallel", "D P T")],
+            steps: &[
+                ("show", "", "", "PENDING; a=PENDING; candidates: a2 a3"),
+                ("set:T", "a1", "changed", "PENDING; a=PENDING; candidates: a1 a2 a3"),
+            ],
         },
         Case {
             name: "an ERROR step in a parallel phase stops the whole phase at plan level",

@@ -8,8 +8,11 @@
 //! It is written atomically (temp file, fsync, rename, fsync the folder),
 //! mode 0600, before and after every side effect: intent, then result. A
 //! checkpoint for another group, of a newer schema or that does not parse
-//! is refused and left untouched.
+//! is refused and left untouched. A checkpoint of schema 1 is migrated
+//! when read (each step gets its typed kind, a pause becomes a `DELAYED`
+//! step); it is written back as schema 2.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -17,11 +20,14 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use super::steps::StepKind;
 use crate::atomic_file;
-use crate::plan::Plan;
+use crate::plan::{Plan, StepIndex};
 
-/// The schema this build writes and reads.
-pub const VERSION: u32 = 1;
+mod migrate;
+
+/// The schema this build writes and reads (schema 1 is migrated).
+pub const VERSION: u32 = 2;
 
 /// Checkpoints name instances and hosts: readable by the owner only.
 pub const FILE_MODE: u32 = 0o600;
@@ -60,10 +66,55 @@ pub struct Checkpoint {
     /// App surges (single-instance apps scaled up by one to move a task).
     #[serde(default)]
     pub surges: Vec<Surge>,
-    /// Set while the roll is paused by a timeout.
+    /// Apps allowed to be unhealthy (`--allow-unhealthy`, at the start or
+    /// on any resume): the preflight and every health wait leave them out.
+    #[serde(default)]
+    pub allow_unhealthy: Vec<String>,
+    /// Set while the roll is paused by a timeout (its step reads DELAYED).
     pub pause: Option<Pause>,
+    /// A page that went out for a pause the roll has since resumed from:
+    /// resolved when that step completes, the plan completes, the step is
+    /// force-completed, or the roll is abandoned.
+    #[serde(default)]
+    pub open_page: Option<OpenPage>,
+    /// When each unfinished step started and what it waits for since when,
+    /// by step id, so that a resume knows how long a wait has run.
+    #[serde(default)]
+    pub progress: BTreeMap<String, StepProgress>,
+    /// Ids of the operator operations queued for a live run that it has
+    /// applied (`roller plan …` while a run holds the checkpoint).
+    #[serde(default)]
+    pub operations_applied: Vec<String>,
+    /// What the roll concluded (the AZ rebalance report), once known.
+    #[serde(default)]
+    pub summary: Option<String>,
     pub plan: Plan,
     pub events: Vec<Event>,
+}
+
+/// When a step started, and the wait it is in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepProgress {
+    pub started_unix_ms: u64,
+    #[serde(default)]
+    pub wait: Option<WaitRecord>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaitRecord {
+    pub kind: super::steps::WaitKind,
+    pub since_unix_ms: u64,
+}
+
+/// A page still open for a step the roll resumed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenPage {
+    /// `phase/step`.
+    pub step: String,
+    pub dedup_key: String,
 }
 
 /// The environment's non-secret keys, to refuse resuming somewhere else.
@@ -77,6 +128,54 @@ pub struct RecordedEnvironment {
     #[serde(rename = "match")]
     pub agent_match: String,
     pub time_scale: f64,
+}
+
+impl RecordedEnvironment {
+    /// What differs between the environment this checkpoint was made for
+    /// and `now`, one phrase each (empty: the same cluster). The time
+    /// scale may differ: it is how fast a simulator runs, not where.
+    pub fn differences(&self, now: &RecordedEnvironment) -> Vec<String> {
+        fn sorted(list: &[String]) -> Vec<&str> {
+            let mut list: Vec<&str> = list.iter().map(|s| s.trim_end_matches('/')).collect();
+            list.sort_unstable();
+            list
+        }
+        let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(unset)".to_string());
+        let mut out = Vec::new();
+        if self.region != now.region {
+            out.push(format!(
+                "region {} then, {} now",
+                show(&self.region),
+                show(&now.region)
+            ));
+        }
+        if self.aws_endpoint_url != now.aws_endpoint_url {
+            out.push(format!(
+                "AWS endpoint {} then, {} now",
+                show(&self.aws_endpoint_url),
+                show(&now.aws_endpoint_url)
+            ));
+        }
+        for (what, then, current) in [
+            ("Mesos masters", &self.mesos, &now.mesos),
+            ("Marathons", &self.marathon, &now.marathon),
+        ] {
+            if sorted(then) != sorted(current) {
+                out.push(format!(
+                    "{what} {} then, {} now",
+                    then.join(","),
+                    current.join(",")
+                ));
+            }
+        }
+        if self.agent_match != now.agent_match {
+            out.push(format!(
+                "match {} then, {} now",
+                self.agent_match, now.agent_match
+            ));
+        }
+        out
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,6 +258,18 @@ pub struct Pause {
     pub since: String,
     /// The page's dedup key, resolved when a resume gets past the step.
     pub dedup_key: String,
+    /// Whether a pager is configured and accepted the page.
+    #[serde(default)]
+    pub paged: bool,
+}
+
+impl Pause {
+    /// The paused step's phase and step ids.
+    pub fn ids(&self) -> (&str, &str) {
+        self.step
+            .split_once('/')
+            .unwrap_or(("", self.step.as_str()))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -166,11 +277,79 @@ pub struct Pause {
 pub struct Event {
     /// UTC, RFC 3339.
     pub at: String,
-    pub kind: String,
+    pub kind: EventKind,
     pub message: String,
     /// Who, for operator operations (`roller plan …`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+    /// The error's stable label, for failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// What an event records. The checkpoint's log is an intent log: an
+/// `intent` is written before its side effect, the result after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// Preflight passed; the roll begins.
+    Start,
+    /// A side effect about to be sent.
+    Intent,
+    /// A step completed.
+    Step,
+    /// The run stopped on a signal.
+    Stop,
+    /// A run resumed after a pause.
+    Resume,
+    /// A wait timed out: the roll paused.
+    Pause,
+    /// A page went out.
+    Paged,
+    /// A page could not be sent or resolved.
+    PageFailed,
+    PageResolved,
+    /// A step failed; the run stopped with exit 1.
+    Failure,
+    /// A termination's answer.
+    Terminate,
+    /// A surge's progress.
+    Surge,
+    /// The AZ rebalance report.
+    Rebalance,
+    /// An operator's `roller plan …` operation, or a flag given on resume.
+    Operator,
+    /// The run stopped because the plan is held by an operator or a canary.
+    Held,
+}
+
+impl EventKind {
+    /// The name written in the checkpoint.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Start => "start",
+            EventKind::Intent => "intent",
+            EventKind::Step => "step",
+            EventKind::Stop => "stop",
+            EventKind::Resume => "resume",
+            EventKind::Pause => "pause",
+            EventKind::Paged => "paged",
+            EventKind::PageFailed => "page_failed",
+            EventKind::PageResolved => "page_resolved",
+            EventKind::Failure => "failure",
+            EventKind::Terminate => "terminate",
+            EventKind::Surge => "surge",
+            EventKind::Rebalance => "rebalance",
+            EventKind::Operator => "operator",
+            EventKind::Held => "held",
+        }
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -240,19 +419,46 @@ impl Checkpoint {
         };
         // The version is read first, so that a newer schema is named as such
         // rather than as whatever field this build does not know.
-        let value: serde_json::Value =
+        let mut value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
-        match value.get("version").and_then(serde_json::Value::as_u64) {
+        let migrated = match value.get("version").and_then(serde_json::Value::as_u64) {
             Some(found) if found > u64::from(VERSION) => {
                 return Err(CheckpointError::Newer {
                     path: path.to_path_buf(),
                     found,
                 });
             }
-            Some(_) => {}
+            Some(1) => {
+                migrate::from_v1(&mut value).map_err(corrupt)?;
+                true
+            }
+            Some(_) => false,
             None => return Err(corrupt("no numeric \"version\"".to_string())),
+        };
+        let mut checkpoint: Checkpoint =
+            serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
+        if migrated {
+            migrate::after_v1(&mut checkpoint);
         }
-        serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))
+        checkpoint.step_kinds().map_err(corrupt)?;
+        Ok(checkpoint)
+    }
+
+    /// Every step of the plan with its typed kind, in tree order; an
+    /// error names the first step whose kind is missing or unknown.
+    pub fn step_kinds(&self) -> Result<Vec<(StepIndex, StepKind)>, String> {
+        self.plan
+            .steps()
+            .map(|(at, step)| {
+                let value = step
+                    .kind
+                    .as_ref()
+                    .ok_or_else(|| format!("step '{}' of the plan has no \"kind\"", step.id))?;
+                StepKind::from_value(value)
+                    .map(|kind| (at, kind))
+                    .map_err(|e| format!("step '{}' has an unknown kind: {e}", step.id))
+            })
+            .collect()
     }
 
     /// Refuses a checkpoint made for another group.
@@ -270,31 +476,51 @@ impl Checkpoint {
 
     /// Writes the whole checkpoint atomically.
     pub fn save(&self, path: &Path) -> Result<(), CheckpointError> {
+        let json = self.to_json(path)?;
+        self.write(path, &json)
+    }
+
+    /// The checkpoint as written to `path`.
+    pub fn to_json(&self, path: &Path) -> Result<Vec<u8>, CheckpointError> {
         let mut json = serde_json::to_vec_pretty(self).map_err(|e| CheckpointError::Write {
             path: path.to_path_buf(),
             source: io::Error::other(e),
         })?;
         json.push(b'\n');
+        Ok(json)
+    }
+
+    /// Writes `json` (from `to_json`) to `path` atomically, mode 0600.
+    pub fn write(&self, path: &Path, json: &[u8]) -> Result<(), CheckpointError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| CheckpointError::Write {
                 path: path.to_path_buf(),
                 source,
             })?;
         }
-        atomic_file::replace(path, &json, FILE_MODE).map_err(|source| CheckpointError::Write {
+        atomic_file::replace(path, json, FILE_MODE).map_err(|source| CheckpointError::Write {
             path: path.to_path_buf(),
             source,
         })
     }
 
     /// Appends an event stamped now.
-    pub fn log(&mut self, kind: &str, message: impl Into<String>) {
+    pub fn log(&mut self, kind: EventKind, message: impl Into<String>) {
         self.events.push(Event {
             at: utc(SystemTime::now()),
-            kind: kind.to_string(),
+            kind,
             message: message.into(),
             user: None,
+            label: None,
         });
+    }
+
+    /// Where the step `phase/step` (as a pause names it) sits in the plan.
+    pub fn find_step(&self, name: &str) -> Option<StepIndex> {
+        let (phase, step) = name.split_once('/')?;
+        self.plan.steps().find_map(|(at, s)| {
+            (self.plan.phases[at.phase].id == phase && s.id == step).then_some(at)
+        })
     }
 
     /// Instances whose termination was sent: they count as gone when the
@@ -438,6 +664,91 @@ mod tests {
         );
         let unversioned = Checkpoint::parse(path, "{}").unwrap_err();
         assert!(unversioned.to_string().contains("version"), "{unversioned}");
+    }
+
+    #[test]
+    fn a_paused_schema_1_checkpoint_is_migrated_to_typed_steps_and_a_delayed_step() {
+        let text = include_str!("checkpoint/v1_paused.json");
+        let checkpoint = Checkpoint::parse(Path::new("v1.json"), text).unwrap();
+        assert_eq!(checkpoint.version, VERSION);
+        // The pause no longer holds the plan: its step reads DELAYED.
+        assert!(!checkpoint.plan.interrupted);
+        let at = checkpoint.find_step("replace/i-1").unwrap();
+        assert_eq!(
+            checkpoint.plan.step(at).status,
+            crate::plan::Status::Delayed
+        );
+        assert!(checkpoint.pause.as_ref().unwrap().paged);
+        let kinds = checkpoint.step_kinds().unwrap();
+        assert_eq!(kinds.len(), 9);
+        assert!(kinds.contains(&(
+            at,
+            StepKind::Replace {
+                instance: "i-1".to_string()
+            }
+        )));
+        assert_eq!(checkpoint.events[4].kind, EventKind::Operator);
+        // Written back, it reads the same as schema 2.
+        let again = Checkpoint::parse(
+            Path::new("v2.json"),
+            std::str::from_utf8(&checkpoint.to_json(Path::new("v2.json")).unwrap()).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(again, checkpoint);
+    }
+
+    #[test]
+    fn a_schema_1_step_roller_does_not_know_is_refused_by_name() {
+        let text = include_str!("checkpoint/v1_paused.json").replace("\"unlock\"", "\"reboot\"");
+        let err = Checkpoint::parse(Path::new("v1.json"), &text).unwrap_err();
+        assert!(err.to_string().contains("finish/reboot"), "{err}");
+    }
+
+    #[test]
+    fn event_kinds_are_written_as_their_names() {
+        for kind in [
+            EventKind::Start,
+            EventKind::Intent,
+            EventKind::Step,
+            EventKind::Stop,
+            EventKind::Resume,
+            EventKind::Pause,
+            EventKind::Paged,
+            EventKind::PageFailed,
+            EventKind::PageResolved,
+            EventKind::Failure,
+            EventKind::Terminate,
+            EventKind::Surge,
+            EventKind::Rebalance,
+            EventKind::Operator,
+            EventKind::Held,
+        ] {
+            let json = serde_json::to_value(kind).unwrap();
+            assert_eq!(json, serde_json::Value::from(kind.as_str()));
+            assert_eq!(serde_json::from_value::<EventKind>(json).unwrap(), kind);
+        }
+    }
+
+    #[test]
+    fn another_region_or_master_is_a_difference_but_order_and_time_scale_are_not() {
+        let then = RecordedEnvironment {
+            region: Some("us-east-1".to_string()),
+            aws_endpoint_url: None,
+            mesos: vec!["http://m1:5050".to_string(), "http://m2:5050/".to_string()],
+            marathon: vec!["http://k:8080".to_string()],
+            agent_match: "ip".to_string(),
+            time_scale: 1.0,
+        };
+        let mut now = then.clone();
+        now.mesos.reverse();
+        now.time_scale = 300.0;
+        assert!(then.differences(&now).is_empty());
+        now.region = Some("eu-west-1".to_string());
+        now.marathon = vec!["http://other:8080".to_string()];
+        let found = then.differences(&now);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].contains("eu-west-1"), "{found:?}");
+        assert!(found[1].contains("http://other:8080"), "{found:?}");
     }
 
     #[test]

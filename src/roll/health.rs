@@ -192,6 +192,21 @@ fn healthy_per_agent(app: &App) -> BTreeMap<String, u32> {
     per_agent
 }
 
+/// Removes from Marathon's view the tasks on agents Mesos no longer has
+/// active (Marathon lags Mesos: until it has replaced them, they count as
+/// missing, not healthy, whatever Marathon still says); returns how many
+/// were removed. `roller health` and the roll both judge after this.
+pub fn drop_tasks_on_lost_agents(apps: &mut [App], active: &HashSet<String>) -> usize {
+    let mut dropped = 0;
+    for app in apps {
+        let before = app.tasks.len();
+        app.tasks
+            .retain(|t| t.agent_id.as_ref().is_none_or(|a| active.contains(a)));
+        dropped += before - app.tasks.len();
+    }
+    dropped
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

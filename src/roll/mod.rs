@@ -4,7 +4,14 @@
 //! - `env`: the environment file, resolved with variables and flags.
 //! - `preflight`: selection and checks of a fresh run; the first checkpoint.
 //! - `roll_plan`: the plan (pure; what `--dry-run` prints).
-//! - `runner`: executes the plan step by step against the ports.
+//! - `steps`: what each step does (`StepKind`), one tick at a time.
+//! - `runner`: the reconcile loop: candidates, ticks, deadlines.
+//! - `drain`: moving tasks off an agent (kills, surges, maintenance).
+//! - `paging`: pausing on a timeout and the page.
+//! - `inbox`: operator operations queued for a live run.
+//! - `clock`: the roll's time (`time_scale` applied here only).
+//! - `cluster`: the ports and the views preflight and runner share.
+//! - `error`: `RollError` and the shape of every port's error.
 //! - `run`: one `roller run` (lock, resume or preflight, archive).
 //! - `checkpoint`: the resumable record and the run lock.
 //! - `safety`: which tasks must move before an agent goes (pure).
@@ -13,10 +20,16 @@
 //! - `ports`: the small traits through which the roll reaches the world.
 
 pub mod checkpoint;
+pub mod clock;
+pub mod cluster;
+mod drain;
 pub mod env;
+pub mod error;
 pub mod health;
+pub mod inbox;
 #[cfg(test)]
 mod moto_tests;
+mod paging;
 pub mod ports;
 pub mod preflight;
 pub mod rebalance;
@@ -24,5 +37,6 @@ pub mod roll_plan;
 pub mod run;
 pub mod runner;
 pub mod safety;
+pub mod steps;
 #[cfg(test)]
 mod surge_tests;

@@ -136,7 +136,12 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         raised_max_from: None,
         maintenance: Vec::new(),
         surges: Vec::new(),
+        allow_unhealthy: Vec::new(),
         pause: None,
+        open_page: None,
+        progress: Default::default(),
+        operations_applied: Vec::new(),
+        summary: None,
         plan,
         events: Vec::new(),
     };
@@ -159,6 +164,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
             stop.clone(),
             Box::new(|_: &Checkpoint| {}),
         )
+        .expect("runner")
         .run()
     };
 

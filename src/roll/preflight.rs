@@ -7,14 +7,17 @@ use std::collections::{BTreeMap, HashSet};
 use std::str::FromStr;
 use std::time::{Duration, SystemTime};
 
-use super::checkpoint::{Checkpoint, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION};
+use super::checkpoint::{
+    Checkpoint, EventKind, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION,
+};
+use super::cluster::{RUN_ID_TAG, active_agents};
 use super::env::Environment;
+use super::error::RollError;
 use super::health;
 use super::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
 use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
 use super::roll_plan::{self, PlanOptions};
-use super::runner::{RUN_ID_TAG, RollError, active_agents};
 
 /// Which instances are replaced.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,11 +106,11 @@ where
     M: MesosMaster,
     K: Marathon,
 {
-    let refuse = |m: String| Err(RollError::Refused(m));
+    let refuse = |m: String| Err(RollError::refused(m));
     let group = aws
         .describe_group(&env.asg)
         .await
-        .map_err(|e| RollError::Refused(format!("ASG {}: {e}", env.asg)))?;
+        .map_err(|e| RollError::refused(format!("ASG {}: {e}", env.asg)))?;
     if let Some(other) = group.tag(RUN_ID_TAG) {
         return refuse(format!(
             "ASG {} carries tag {RUN_ID_TAG}={other}, but there is no checkpoint for that run here: \
@@ -157,7 +160,7 @@ where
     let ec2 = aws
         .describe_instances(&in_service.iter().map(|i| i.id.clone()).collect::<Vec<_>>())
         .await
-        .map_err(|e| RollError::Refused(format!("DescribeInstances: {e}")))?;
+        .map_err(|e| RollError::refused(format!("DescribeInstances: {e}")))?;
     let now = SystemTime::now();
     let selected: Vec<_> = in_service
         .iter()
@@ -299,12 +302,17 @@ where
         raised_max_from: None,
         maintenance: Vec::new(),
         surges: Vec::new(),
+        allow_unhealthy: request.allow_unhealthy.clone(),
         pause: None,
+        open_page: None,
+        progress: Default::default(),
+        operations_applied: Vec::new(),
+        summary: None,
         plan,
         events: Vec::new(),
     };
     checkpoint.log(
-        "start",
+        EventKind::Start,
         format!(
             "roll of {} to {n} agents: {k} instance(s) selected by {}",
             env.asg, request.select

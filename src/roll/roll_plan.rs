@@ -1,7 +1,8 @@
 //! The roll's plan, built from what was selected (pure: no I/O; this is
-//! what `--dry-run` prints). Phase and step ids are fixed words (and the
-//! instance id for each replacement) so the executor and operators can
-//! name them across processes:
+//! what `--dry-run` prints). Each step carries its typed `StepKind`, which
+//! the runner dispatches on. Phase and step ids are fixed words (and the
+//! instance id for each replacement) so operators can name them across
+//! processes:
 //!
 //! ```text
 //! roll-<asg> (serial strategy)
@@ -15,6 +16,7 @@
 use crate::plan::{Phase, Plan, Step, Strategy};
 
 use super::checkpoint::RolledInstance;
+use super::steps::StepKind;
 
 pub const PREPARE: &str = "prepare";
 pub const SCALE_UP: &str = "scale-up";
@@ -45,11 +47,32 @@ pub fn plan_name(asg: &str) -> String {
     format!("roll-{asg}")
 }
 
-fn step(id: &str, message: &str) -> Step {
+fn step(id: &str, kind: StepKind, message: &str) -> Step {
     let mut step = Step::new(id);
     step.id = id.to_string();
     step.message = message.to_string();
+    step.kind = Some(kind.to_value());
     step
+}
+
+/// The kind of a schema-1 checkpoint's step, which had only its ids.
+pub fn v1_step_kind(phase: &str, step: &str) -> Option<StepKind> {
+    Some(match (phase, step) {
+        (PREPARE, LOCK) => StepKind::Lock,
+        (PREPARE, SUSPEND) => StepKind::SuspendProcesses,
+        (PREPARE, RAISE_MAX) => StepKind::RaiseMaxSize,
+        (SCALE_UP, SET_DESIRED) => StepKind::SetDesired,
+        (SCALE_UP, WAIT_REGISTERED) => StepKind::WaitRegistered,
+        (REPLACE, instance) => StepKind::Replace {
+            instance: instance.to_string(),
+        },
+        (FINISH, RESUME) => StepKind::ResumeProcesses,
+        (FINISH, RESTORE_MAX) => StepKind::RestoreMaxSize,
+        (FINISH, END_MAINTENANCE) => StepKind::EndMaintenance,
+        (FINISH, REPORT_REBALANCE) => StepKind::ReportRebalance,
+        (FINISH, UNLOCK) => StepKind::Unlock,
+        _ => return None,
+    })
 }
 
 fn phase(id: &str, strategy: Strategy, steps: Vec<Step>) -> Phase {
@@ -60,19 +83,29 @@ fn phase(id: &str, strategy: Strategy, steps: Vec<Step>) -> Phase {
 
 pub fn build(asg: &str, instances: &[RolledInstance], options: PlanOptions) -> Plan {
     let mut prepare = vec![
-        step(LOCK, "tag the ASG with the run id"),
+        step(LOCK, StepKind::Lock, "tag the ASG with the run id"),
         step(
             SUSPEND,
+            StepKind::SuspendProcesses,
             "suspend the scaling processes that could change capacity",
         ),
     ];
     if options.raise_max {
-        prepare.push(step(RAISE_MAX, "raise MaxSize to N + K"));
+        prepare.push(step(
+            RAISE_MAX,
+            StepKind::RaiseMaxSize,
+            "raise MaxSize to N + K",
+        ));
     }
     let scale_up = vec![
-        step(SET_DESIRED, "set desired capacity to N + K - terminated"),
+        step(
+            SET_DESIRED,
+            StepKind::SetDesired,
+            "set desired capacity to N + K - terminated",
+        ),
         step(
             WAIT_REGISTERED,
+            StepKind::WaitRegistered,
             "wait until every new instance is an active Mesos agent",
         ),
     ];
@@ -81,20 +114,39 @@ pub fn build(asg: &str, instances: &[RolledInstance], options: PlanOptions) -> P
         .map(|i| {
             let mut s = step(
                 &i.id,
+                StepKind::Replace {
+                    instance: i.id.clone(),
+                },
                 &format!("replace agent {} ({})", i.hostname, i.availability_zone),
             );
             s.asset = Some(i.id.clone());
             s
         })
         .collect();
-    let mut finish = vec![step(RESUME, "resume what the roll suspended")];
+    let mut finish = vec![step(
+        RESUME,
+        StepKind::ResumeProcesses,
+        "resume what the roll suspended",
+    )];
     if options.raise_max {
-        finish.push(step(RESTORE_MAX, "restore MaxSize"));
+        finish.push(step(
+            RESTORE_MAX,
+            StepKind::RestoreMaxSize,
+            "restore MaxSize",
+        ));
     }
     finish.extend([
-        step(END_MAINTENANCE, "remove the roll's maintenance windows"),
-        step(REPORT_REBALANCE, "report the AZ moves rebalancing needs"),
-        step(UNLOCK, "remove the run-id tag"),
+        step(
+            END_MAINTENANCE,
+            StepKind::EndMaintenance,
+            "remove the roll's maintenance windows",
+        ),
+        step(
+            REPORT_REBALANCE,
+            StepKind::ReportRebalance,
+            "report the AZ moves rebalancing needs",
+        ),
+        step(UNLOCK, StepKind::Unlock, "remove the run-id tag"),
     ]);
     // Built serial, then gated: `Phase::new` would pick default canaries.
     let mut replace_phase = phase(REPLACE, Strategy::Serial, replace);
@@ -149,6 +201,14 @@ mod tests {
         assert_eq!(replace, ["i-1", "i-2"]);
         assert_eq!(plan.phases[2].steps[0].asset.as_deref(), Some("i-1"));
         assert!(!plan.phases[0].steps.iter().any(|s| s.id == RAISE_MAX));
+        // Every step carries its kind, and it agrees with what a schema-1
+        // checkpoint's ids are migrated to.
+        for phase in &plan.phases {
+            for step in &phase.steps {
+                let kind = StepKind::from_value(step.kind.as_ref().unwrap()).unwrap();
+                assert_eq!(v1_step_kind(&phase.id, &step.id), Some(kind));
+            }
+        }
     }
 
     #[test]

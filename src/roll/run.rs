@@ -1,19 +1,29 @@
 //! One `roller run`: takes the run lock, resumes the checkpoint or runs
 //! preflight and writes the first one, runs the plan, and archives the
 //! checkpoint once the plan is complete. Shared by the CLI and the demo.
+//!
+//! A resume is checked before anything is written: the checkpoint must be
+//! for this group and this environment (region, endpoints, agent match),
+//! and the group's `roller:run-id` tag must carry the checkpoint's run id
+//! once the roll has tagged it (a missing or foreign tag means the roll
+//! was abandoned or another run owns the group).
 
 use std::path::{Path, PathBuf};
 
 use tokio::sync::watch;
 
-use super::checkpoint::{Checkpoint, RunLock, RunLockError};
+use super::checkpoint::{Checkpoint, EventKind, RecordedEnvironment, RunLock, RunLockError};
+use super::cluster::{RUN_ID_TAG, describe};
 use super::env::Environment;
+use super::error::RollError;
 use super::ports::auto_scaling::AutoScaling;
 use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
 use super::ports::pager::Pager;
 use super::preflight::{Preflight, Request, preflight};
-use super::runner::{Outcome, Ports, RollError, RunOptions, Runner};
+use super::runner::{Outcome, Ports, RunOptions, Runner};
+use super::steps::StepKind;
+use crate::plan::Status;
 
 pub struct RunSettings {
     pub checkpoint: PathBuf,
@@ -52,6 +62,13 @@ impl RunError {
             RunError::Roll(e) => e.label(),
         }
     }
+
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunError::Lock(_) => super::error::exit_code::REFUSED,
+            RunError::Roll(e) => e.exit_code(),
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -72,27 +89,26 @@ where
     let path = settings.checkpoint.clone();
     let mut notes = Vec::new();
     let checkpoint = match Checkpoint::load(&path).map_err(RollError::from)? {
-        Some(existing) => {
-            existing
-                .check_group(&path, &env.asg)
-                .map_err(RollError::from)?;
-            if settings.target_given && existing.target != settings.request.target {
-                return Err(RollError::Refused(format!(
-                    "checkpoint {} is a roll to {} agents; --target {} differs: resume without --target, or finish/abandon that roll first",
-                    path.display(),
-                    existing.target,
-                    settings.request.target
-                ))
-                .into());
-            }
-            let select = settings.request.select.to_string();
-            if settings.select_given && existing.select != select {
-                return Err(RollError::Refused(format!(
-                    "checkpoint {} selected `{}`; --select {select} differs: resume without --select",
-                    path.display(),
-                    existing.select
-                ))
-                .into());
+        Some(mut existing) => {
+            check_resume(&existing, &path, env, &settings)?;
+            check_tag(ports.aws, &existing).await?;
+            let added: Vec<String> = settings
+                .request
+                .allow_unhealthy
+                .iter()
+                .filter(|app| !existing.allow_unhealthy.contains(app))
+                .cloned()
+                .collect();
+            if !added.is_empty() {
+                existing.log(
+                    EventKind::Operator,
+                    format!(
+                        "--allow-unhealthy on resume: {} may be unhealthy in every health wait",
+                        added.join(", ")
+                    ),
+                );
+                existing.allow_unhealthy.extend(added);
+                existing.save(&path).map_err(RollError::from)?;
             }
             notes.push(format!(
                 "resuming run {} from {}",
@@ -103,7 +119,7 @@ where
         }
         None => {
             if !settings.target_given {
-                return Err(RollError::Refused(format!(
+                return Err(RollError::refused(format!(
                     "no checkpoint at {} to resume, and no --target for a new roll",
                     path.display()
                 ))
@@ -137,7 +153,7 @@ where
         path.clone(),
         stop,
         observer,
-    );
+    )?;
     let (outcome, checkpoint) = runner.run().await?;
     let archived = match outcome {
         Outcome::Complete { .. } => Some(archive(&path, &checkpoint)?),
@@ -149,6 +165,83 @@ where
         archived,
         notes,
     })
+}
+
+/// A checkpoint is resumed only for the group, the environment and the
+/// request it was made for.
+fn check_resume(
+    existing: &Checkpoint,
+    path: &Path,
+    env: &Environment,
+    settings: &RunSettings,
+) -> Result<(), RollError> {
+    existing.check_group(path, &env.asg)?;
+    let differences = existing
+        .environment
+        .differences(&RecordedEnvironment::of(env));
+    if !differences.is_empty() {
+        return Err(RollError::refused(format!(
+            "checkpoint {} was made for another environment ({}): resume with the environment it \
+             was made for, or finish/abandon that roll first",
+            path.display(),
+            differences.join("; ")
+        )));
+    }
+    if settings.target_given && existing.target != settings.request.target {
+        return Err(RollError::refused(format!(
+            "checkpoint {} is a roll to {} agents; --target {} differs: resume without --target, or finish/abandon that roll first",
+            path.display(),
+            existing.target,
+            settings.request.target
+        )));
+    }
+    let select = settings.request.select.to_string();
+    if settings.select_given && existing.select != select {
+        return Err(RollError::refused(format!(
+            "checkpoint {} selected `{}`; --select {select} differs: resume without --select",
+            path.display(),
+            existing.select
+        )));
+    }
+    Ok(())
+}
+
+/// Before a resume writes anything, the group's run-id tag must be this
+/// run's once the lock step has run (and until the unlock step has): gone
+/// means the roll was abandoned, another id means another run owns the
+/// group. Either way nothing is changed.
+async fn check_tag<A: AutoScaling>(aws: &A, checkpoint: &Checkpoint) -> Result<(), RollError> {
+    let kinds = checkpoint.step_kinds().map_err(RollError::refused)?;
+    let status_of = |wanted: StepKind| {
+        kinds
+            .iter()
+            .find(|(_, kind)| *kind == wanted)
+            .map(|(at, _)| checkpoint.plan.step(*at).status)
+    };
+    let lock = status_of(StepKind::Lock);
+    if matches!(lock, None | Some(Status::Pending))
+        || status_of(StepKind::Unlock) == Some(Status::Complete)
+    {
+        return Ok(());
+    }
+    let tagged = lock == Some(Status::Complete);
+    let group = describe(aws, &checkpoint.asg).await?;
+    let ours = &checkpoint.run_id;
+    match group.tag(RUN_ID_TAG) {
+        Some(tag) if tag == ours => Ok(()),
+        None if !tagged => Ok(()),
+        Some(other) => Err(RollError::refused(format!(
+            "ASG {} carries {RUN_ID_TAG}={other}, but this checkpoint is run {ours}: another run owns \
+             the group. Nothing was changed. Finish or abandon run {other} first",
+            checkpoint.asg
+        ))),
+        None => Err(RollError::refused(format!(
+            "ASG {} carries no {RUN_ID_TAG} tag, but checkpoint run {ours} had tagged it: the roll was \
+             abandoned or the tag removed by hand. Nothing was changed. Start a new roll (move this \
+             checkpoint away), or put the tag {RUN_ID_TAG}={ours} back if this roll must go on",
+            checkpoint.asg
+        ))),
+    }
 }
 
 /// Moves a completed checkpoint aside (`<asg>.<run-id>.complete.json`), so
@@ -165,5 +258,6 @@ fn archive(path: &Path, checkpoint: &Checkpoint) -> Result<PathBuf, RollError> {
             source,
         })
     })?;
+    super::inbox::tidy(path);
     Ok(to)
 }

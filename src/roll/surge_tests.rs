@@ -123,6 +123,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
         stop,
         observer,
     )
+    .expect("runner")
     .run()
     .await
     .expect("first run");
@@ -146,6 +147,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
         stop,
         Box::new(|_: &Checkpoint| {}),
     )
+    .expect("runner")
     .run()
     .await
     .expect("resume");

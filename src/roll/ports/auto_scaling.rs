@@ -14,7 +14,7 @@ use std::time::SystemTime;
 /// instances. Every write names the group, and every write is safe to run
 /// again after a crash (each method says why).
 pub trait AutoScaling {
-    type Error: std::error::Error + Send + Sync + 'static;
+    type Error: crate::roll::error::PortError;
 
     /// The group with its sizes, instances, suspended processes and tags.
     /// An unknown name is an error, never an empty group.

@@ -81,6 +81,11 @@ impl PagerError {
 }
 
 pub trait Pager: Send + Sync {
+    /// Whether any sink is configured: a page is said to have gone out
+    /// only when one is and it accepted the page.
+    fn is_configured(&self) -> bool {
+        true
+    }
     fn trigger(&self, page: &Page) -> impl Future<Output = Result<(), PagerError>> + Send;
     fn resolve(&self, dedup_key: &str) -> impl Future<Output = Result<(), PagerError>> + Send;
 }

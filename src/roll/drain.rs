@@ -1,0 +1,259 @@
+//! Moving tasks off an agent before it goes, one round per tick, inside a
+//! Mesos maintenance window so that Marathon places the replacements
+//! elsewhere. Which tasks must move is `safety.rs`'s pure answer; here
+//! the kills and surges are made, each recorded in the checkpoint first.
+
+use std::time::{Duration, SystemTime};
+
+use super::checkpoint::{EventKind, MaintenanceRecord, RolledInstance, Surge, SurgeState};
+use super::cluster::{apps_as_mesos_sees_them, count};
+use super::error::RollError;
+use super::health;
+use super::ports::auto_scaling::AutoScaling;
+use super::ports::marathon::{App, Marathon, MarathonError};
+use super::ports::mesos::{MesosMaster, Unavailability};
+use super::ports::pager::Pager;
+use super::runner::Runner;
+use super::safety::{self, Move};
+use super::steps::{Wait, WaitKind};
+
+/// How long a maintenance window lasts (cluster time).
+const WINDOW: Duration = Duration::from_secs(4 * 3600);
+
+impl<A, M, K, P> Runner<'_, A, M, K, P>
+where
+    A: AutoScaling + Sync,
+    M: MesosMaster + Sync,
+    K: Marathon + Sync,
+    P: Pager,
+{
+    fn floor(&self) -> safety::Floor {
+        if self.checkpoint.honor_min_health {
+            safety::Floor::MinHealth
+        } else {
+            safety::Floor::One
+        }
+    }
+
+    /// One round of moving tasks off `record`'s agent: `None` when nothing
+    /// on it is needed any more (it may go), else what still moves. Every
+    /// round is recomputed from Marathon, so re-running it is safe: a kill
+    /// is resent only while its task is still listed, a surge is an
+    /// absolute instance count.
+    pub(super) async fn make_safe(
+        &mut self,
+        record: &RolledInstance,
+    ) -> Result<Option<Wait>, RollError> {
+        let agent = record.agent_id.clone();
+        let (apps, _) = apps_as_mesos_sees_them(self.ports.mesos, self.ports.marathon).await?;
+        let surging = self
+            .checkpoint
+            .surges
+            .iter()
+            .any(|s| s.instance == record.id && s.state != SurgeState::Done);
+        if safety::at_risk(&apps, &agent, &self.killed, self.floor()).is_empty() && !surging {
+            return Ok(None);
+        }
+        self.schedule_maintenance(record).await?;
+        let mut pending = self.surge_round(record, &apps).await?;
+        let risks = safety::at_risk(&apps, &agent, &self.killed, self.floor());
+        for risk in &risks {
+            if self.checkpoint.surges.iter().any(|s| {
+                s.app == risk.app && s.instance == record.id && s.state != SurgeState::Done
+            }) {
+                continue;
+            }
+            match safety::next_move(risk) {
+                Move::Kill { app, tasks } => {
+                    self.checkpoint.log(
+                        EventKind::Intent,
+                        format!(
+                            "kill {} on {} (scale=false): {}",
+                            app,
+                            record.id,
+                            tasks.join(", ")
+                        ),
+                    );
+                    self.save()?;
+                    match self.ports.marathon.kill_tasks(&tasks, false).await {
+                        Ok(_) => self.killed.extend(tasks),
+                        Err(MarathonError::Conflict { .. }) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    pending.push(format!("{app}: moving {}", risk.tasks_here.len()));
+                }
+                Move::Surge {
+                    app,
+                    instances,
+                    task,
+                } => {
+                    self.checkpoint.surges.push(Surge {
+                        app: app.clone(),
+                        instances,
+                        instance: record.id.clone(),
+                        task,
+                        state: SurgeState::ScalingUp,
+                    });
+                    self.checkpoint.log(
+                        EventKind::Intent,
+                        format!("surge {app} {instances} -> {}", instances + 1),
+                    );
+                    self.save()?;
+                    self.scale(&app, instances + 1).await?;
+                    pending.push(format!("{app}: surging"));
+                }
+                Move::Wait { app, reason } => pending.push(format!("{app}: {reason}")),
+            }
+        }
+        if pending.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Wait {
+            kind: WaitKind::TaskMoves,
+            message: format!(
+                "moving tasks off {} before termination: {}",
+                record.id,
+                pending.join("; ")
+            ),
+        }))
+    }
+
+    /// Scales `app` to an absolute count; a deployment already under way
+    /// (409) is left to finish and looked at again next round.
+    async fn scale(&self, app: &str, instances: u32) -> Result<(), RollError> {
+        match self.ports.marathon.scale_app(app, instances).await {
+            Ok(_) | Err(MarathonError::Conflict { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Advances this instance's surges by one round; returns what they
+    /// still wait for. A surge is recorded before its scale-up and before
+    /// its kill, so a resume finishes it: the scale-up is an absolute
+    /// instance count, and the kill is only resent while the old task is
+    /// still on the agent.
+    async fn surge_round(
+        &mut self,
+        record: &RolledInstance,
+        apps: &[App],
+    ) -> Result<Vec<String>, RollError> {
+        let mut waiting = Vec::new();
+        for n in 0..self.checkpoint.surges.len() {
+            let surge = self.checkpoint.surges[n].clone();
+            if surge.instance != record.id || surge.state == SurgeState::Done {
+                continue;
+            }
+            let Some(app) = apps.iter().find(|a| a.id == surge.app) else {
+                self.checkpoint.surges[n].state = SurgeState::Done;
+                self.checkpoint.log(
+                    EventKind::Surge,
+                    format!("{} is gone; surge dropped", surge.app),
+                );
+                self.save()?;
+                continue;
+            };
+            // Only the recorded task: killing exactly one task with
+            // scale=true takes back the one instance the surge added.
+            let old: Vec<String> = app
+                .tasks
+                .iter()
+                .filter(|t| t.id == surge.task)
+                .map(|t| t.id.clone())
+                .collect();
+            // The old task may go once the others keep the app at its
+            // floor (counted at the instances before the surge).
+            let healthy_without_old = count(
+                app.tasks
+                    .iter()
+                    .filter(|t| t.id != surge.task)
+                    .filter(|t| health::task_is_healthy(app, t))
+                    .count(),
+            );
+            let floor = safety::floor(
+                &App {
+                    instances: surge.instances,
+                    ..app.clone()
+                },
+                self.floor(),
+            );
+            if old.is_empty() {
+                if app.instances > surge.instances {
+                    // The old task went some other way (a crash): undo the
+                    // extra instance so the app ends where it started.
+                    self.checkpoint.log(
+                        EventKind::Intent,
+                        format!("surge {}: undo to {}", surge.app, surge.instances),
+                    );
+                    self.save()?;
+                    self.scale(&surge.app, surge.instances).await?;
+                }
+                self.checkpoint.surges[n].state = SurgeState::Done;
+                self.checkpoint.log(
+                    EventKind::Surge,
+                    format!("{} moved off {}", surge.app, record.id),
+                );
+                self.save()?;
+                continue;
+            }
+            match surge.state {
+                SurgeState::ScalingUp if app.instances <= surge.instances => {
+                    // Not applied yet (or lost): send the absolute count again.
+                    self.scale(&surge.app, surge.instances + 1).await?;
+                    waiting.push(format!("{}: surge sent", surge.app));
+                }
+                SurgeState::ScalingUp
+                    if healthy_without_old < floor || !app.deployments.is_empty() =>
+                {
+                    waiting.push(format!("{}: surge task not healthy yet", surge.app));
+                }
+                SurgeState::ScalingUp | SurgeState::Killing => {
+                    self.checkpoint.surges[n].state = SurgeState::Killing;
+                    self.checkpoint.log(
+                        EventKind::Intent,
+                        format!("kill {} of {} (scale=true)", old.join(", "), surge.app),
+                    );
+                    self.save()?;
+                    match self.ports.marathon.kill_tasks(&old, true).await {
+                        Ok(_) | Err(MarathonError::Conflict { .. }) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    waiting.push(format!("{}: old task killed", surge.app));
+                }
+                SurgeState::Done => {}
+            }
+        }
+        Ok(waiting)
+    }
+
+    /// Puts the agent's machine in a maintenance window (merged into the
+    /// schedule; already there is a no-op), recorded first so finish
+    /// removes it. Asked once per process and machine.
+    async fn schedule_maintenance(&mut self, record: &RolledInstance) -> Result<(), RollError> {
+        if self.scheduled.contains(&record.id) {
+            return Ok(());
+        }
+        let machine = MaintenanceRecord {
+            hostname: record.hostname.clone(),
+            ip: record.ip.clone(),
+        };
+        let id = machine.machine_id();
+        if !self.checkpoint.maintenance.contains(&machine) {
+            self.checkpoint.maintenance.push(machine);
+        }
+        self.checkpoint.log(
+            EventKind::Intent,
+            format!("maintenance window for {}", record.hostname),
+        );
+        self.save()?;
+        let start = SystemTime::now() - Duration::from_secs(60);
+        self.ports
+            .mesos
+            .schedule_maintenance(
+                &[id],
+                Unavailability::new(start, self.clock.window_span(WINDOW)),
+            )
+            .await?;
+        self.scheduled.insert(record.id.clone());
+        Ok(())
+    }
+}

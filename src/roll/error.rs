@@ -1,0 +1,160 @@
+//! The roll's one error type, and the shape every port's error shares.
+//!
+//! Each port owns one error enum (`AwsError`, `MesosError`,
+//! `MarathonError`, `PagerError`); each says what call failed on what, has
+//! a stable `label()` for logs and checkpoints, and says whether trying
+//! again later may succeed (`is_transient()`). `RollError` wraps them, plus
+//! the roll's own refusals, and maps itself to an exit code, so the CLI
+//! delegates to it instead of guessing from messages.
+
+use super::checkpoint::CheckpointError;
+use super::ports::marathon::MarathonError;
+use super::ports::mesos::MesosError;
+
+/// What every port error can say about itself.
+pub trait PortError: std::error::Error + Send + Sync + 'static {
+    /// A stable short name (logs, checkpoint events, `--json`).
+    fn label(&self) -> &'static str;
+    /// Whether the same call may succeed later (an unreachable or
+    /// leaderless server, a timeout, throttling): a wait retries it until
+    /// its deadline instead of failing the roll.
+    fn is_transient(&self) -> bool;
+}
+
+/// Exit codes the roll maps to (the CLI documents them in `--help`).
+pub mod exit_code {
+    pub const FAILED: u8 = 1;
+    pub const REFUSED: u8 = 2;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RollError {
+    #[error("{0}")]
+    Checkpoint(#[from] CheckpointError),
+    /// An AWS call failed; `message` is the adapter's full context.
+    #[error("AWS {operation}: {message}")]
+    Aws {
+        operation: &'static str,
+        label: &'static str,
+        transient: bool,
+        message: String,
+    },
+    #[error("Mesos: {0}")]
+    Mesos(#[from] MesosError),
+    #[error("Marathon: {0}")]
+    Marathon(#[from] MarathonError),
+    /// The roll will not start or go on, and changed nothing doing so.
+    #[error("{0}")]
+    Refused(#[from] Refusal),
+    /// Another writer changed the group under the roll.
+    #[error("{0}")]
+    OtherWriter(String),
+    #[error("step {step} is in ERROR: {message}; fix the cause, then `roller plan restart` it")]
+    StepInError { step: String, message: String },
+}
+
+/// Why the roll refuses: a sentence naming the thing and what to do.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Refusal(pub String);
+
+impl RollError {
+    pub fn refused(message: impl Into<String>) -> RollError {
+        RollError::Refused(Refusal(message.into()))
+    }
+
+    /// Wraps an AWS port error, keeping its label and transience.
+    pub fn aws<E: PortError>(operation: &'static str) -> impl FnOnce(E) -> RollError {
+        move |e| RollError::Aws {
+            operation,
+            label: e.label(),
+            transient: e.is_transient(),
+            message: e.to_string(),
+        }
+    }
+
+    pub fn label(&self) -> &'static str {
+        match self {
+            RollError::Checkpoint(e) => e.label(),
+            RollError::Aws { label, .. } => label,
+            RollError::Mesos(e) => e.label(),
+            RollError::Marathon(e) => e.label(),
+            RollError::Refused(_) => "refused",
+            RollError::OtherWriter(_) => "other_writer",
+            RollError::StepInError { .. } => "step_error",
+        }
+    }
+
+    /// Whether a later look may succeed: waits retry these until their
+    /// deadline; anything else fails the step.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            RollError::Aws { transient, .. } => *transient,
+            RollError::Mesos(e) => e.is_transient(),
+            RollError::Marathon(e) => e.is_transient(),
+            _ => false,
+        }
+    }
+
+    /// 2 when the roll refused and changed nothing (bad checkpoint, failed
+    /// preflight, another run's tag), 1 for a failure an operator must fix.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RollError::Refused(_) => exit_code::REFUSED,
+            RollError::Checkpoint(CheckpointError::Write { .. }) => exit_code::FAILED,
+            RollError::Checkpoint(_) => exit_code::REFUSED,
+            _ => exit_code::FAILED,
+        }
+    }
+}
+
+impl PortError for crate::aws::AwsError {
+    fn label(&self) -> &'static str {
+        crate::aws::AwsError::label(self)
+    }
+    fn is_transient(&self) -> bool {
+        crate::aws::AwsError::is_transient(self)
+    }
+}
+
+impl PortError for MesosError {
+    fn label(&self) -> &'static str {
+        MesosError::label(self)
+    }
+    fn is_transient(&self) -> bool {
+        match self {
+            MesosError::NoLeader { .. }
+            | MesosError::Unreachable { .. }
+            | MesosError::Timeout { .. }
+            | MesosError::Transport { .. } => true,
+            MesosError::HttpStatus { status, .. } => *status >= 500,
+            _ => false,
+        }
+    }
+}
+
+impl PortError for MarathonError {
+    fn label(&self) -> &'static str {
+        MarathonError::label(self)
+    }
+    fn is_transient(&self) -> bool {
+        // An unknown outcome is transient for the roll: every write it makes
+        // is absolute or checked against what it observes on the next tick.
+        matches!(
+            self,
+            MarathonError::Unavailable { .. }
+                | MarathonError::OutcomeUnknown { .. }
+                | MarathonError::Conflict { .. }
+                | MarathonError::DeploymentTimeout { .. }
+        )
+    }
+}
+
+impl PortError for super::ports::pager::PagerError {
+    fn label(&self) -> &'static str {
+        super::ports::pager::PagerError::label(self)
+    }
+    fn is_transient(&self) -> bool {
+        !matches!(self, super::ports::pager::PagerError::Refused { .. })
+    }
+}

@@ -1,0 +1,154 @@
+//! Whole rolls in this process, on paused tokio time: the simulator's
+//! clock and the roll's both follow tokio's, so a roll of hours of
+//! cluster time runs in a fraction of a second of real time and cannot
+//! flake on a loaded machine. roller's real clients talk HTTP to the
+//! simulator on loopback, as in production.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
+
+use super::checkpoint::{Checkpoint, EventKind};
+use super::ports::auto_scaling::{AutoScaling, LifecycleState};
+use super::preflight::{Request, Selection};
+use super::run::{RunResult, RunSettings, run};
+use super::runner::{Outcome, RunOptions};
+use crate::plan::{self, Status};
+use crate::sim::Scenario;
+use crate::simulated::SimulatedCluster;
+
+/// Boots `scenario` at cluster speed (time_scale 1: paused time needs no
+/// compression) and lets it settle for five minutes.
+async fn cluster(scenario: &str, dir: &Path) -> SimulatedCluster {
+    let scenario = Scenario::load(scenario).expect("built-in scenario");
+    let cluster = SimulatedCluster::start(&scenario, 1.0, dir.to_path_buf())
+        .await
+        .expect("simulated cluster");
+    tokio::time::sleep(Duration::from_secs(300)).await;
+    cluster
+}
+
+fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> RunSettings {
+    RunSettings {
+        checkpoint: path.to_path_buf(),
+        request: Request {
+            target,
+            select: Selection::All,
+            raise_max: false,
+            canary: None,
+            allow_unhealthy: allow_unhealthy.iter().map(|s| s.to_string()).collect(),
+            honor_min_health: false,
+            skip_not_in_service: false,
+        },
+        target_given: true,
+        select_given: false,
+        options: RunOptions {
+            resume_az_rebalance: false,
+            resume_command: "roller run (test)".to_string(),
+        },
+    }
+}
+
+async fn roll(
+    cluster: &SimulatedCluster,
+    settings: RunSettings,
+) -> (Outcome, Checkpoint) {
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    match run(cluster.ports(), &cluster.env, settings, stop, Box::new(|_: &Checkpoint| {}))
+        .await
+        .expect("the run")
+    {
+        RunResult::Finished {
+            outcome,
+            checkpoint,
+            ..
+        } => (outcome, *checkpoint),
+        RunResult::NothingToDo(message) => panic!("nothing to do: {message}"),
+    }
+}
+
+async fn in_service(cluster: &SimulatedCluster) -> HashSet<String> {
+    cluster
+        .aws
+        .describe_group(&cluster.env.asg)
+        .await
+        .expect("group")
+        .instances
+        .into_iter()
+        .filter(|i| i.lifecycle_state == LifecycleState::InService)
+        .map(|i| i.id)
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_whole_demo_roll_on_paused_time_replaces_every_agent_without_an_outage() {
+    let real = std::time::Instant::now();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let target = u32::try_from(originals.len()).unwrap();
+    let path = dir.path().join("demo.json");
+    let started = tokio::time::Instant::now();
+
+    let (outcome, done) = roll(&cluster, settings(&path, target, &[])).await;
+
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    let tree = plan::tree(&done.plan);
+    assert!(
+        tree.starts_with("roll-mesos-agents-demo (serial strategy) (COMPLETE)"),
+        "{tree}"
+    );
+    assert!(done.plan.steps().all(|(_, s)| s.status == Status::Complete));
+    assert!(done.progress.is_empty(), "{:?}", done.progress);
+    let now = in_service(&cluster).await;
+    assert_eq!(now.len(), originals.len(), "{now:?}");
+    assert!(now.is_disjoint(&originals), "an original is still in service");
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    assert!(done.summary.is_some());
+    eprintln!(
+        "demo roll: {:.0} cluster s in {:.3} s of real time",
+        started.elapsed().as_secs_f64(),
+        real.elapsed().as_secs_f64()
+    );
+    cluster.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_never_healthy_app_pauses_the_roll_and_allow_unhealthy_on_the_resume_lets_it_finish() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("hazards", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let target = u32::try_from(originals.len()).unwrap();
+    let path = dir.path().join("hazards.json");
+
+    let (outcome, paused) = roll(&cluster, settings(&path, target, &[])).await;
+    let Outcome::Paused { step, reason, paged } = outcome else {
+        panic!("expected a pause: {outcome:?}");
+    };
+    assert!(step.starts_with("replace/"), "{step}");
+    assert!(reason.contains("/hazard/never-healthy"), "{reason}");
+    assert!(!paged, "no pager is configured: no page can have gone out");
+    let at = paused.find_step(&step).expect("the paused step");
+    assert_eq!(paused.plan.step(at).status, Status::Delayed);
+    assert_eq!(paused.plan.status(), Status::Delayed);
+
+    // The operator lets the broken app be; the resume records it and every
+    // health wait after it leaves that app out.
+    let mut resume = settings(&path, target, &["/hazard/never-healthy"]);
+    resume.target_given = false;
+    let (outcome, done) = roll(&cluster, resume).await;
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert_eq!(done.allow_unhealthy, ["/hazard/never-healthy"]);
+    assert!(done.events.iter().any(|e| e.kind == EventKind::Operator
+        && e.message.contains("--allow-unhealthy")));
+    assert!(
+        done.plan
+            .steps()
+            .any(|(_, s)| s.message.contains("allowed unhealthy by --allow-unhealthy")),
+        "{}",
+        plan::tree(&done.plan)
+    );
+    assert!(in_service(&cluster).await.is_disjoint(&originals));
+    cluster.sim.shutdown().await;
+}

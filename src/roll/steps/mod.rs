@@ -1,0 +1,136 @@
+//! The roll's steps as types: what each step of the plan does
+//! (`StepKind`, stored in the plan document's step), and what one tick of
+//! a step reports (`Tick`).
+//!
+//! A step never loops: the runner calls its tick, which observes the
+//! cluster, acts if it must (intent in the checkpoint first), and says
+//! whether the step is done or what it waits for. Every tick is safe to
+//! run again after a crash at any point; each step's doc comment says why.
+//!
+//! - `group.rs`: the steps on the Auto Scaling group (prepare, scale-up,
+//!   finish), also used by `roller abandon`.
+//! - `replace.rs`: one instance's replacement (moves, termination,
+//!   deregistration, health).
+
+pub mod group;
+pub mod replace;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::env::Timeouts;
+
+/// What a step of the roll's plan does. Stored in the plan document
+/// (`"kind": {"type": "replace", "instance": "i-…"}`), so the runner
+/// dispatches on it and never on ids.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum StepKind {
+    /// Tag the group with the run id.
+    Lock,
+    /// Suspend the scaling processes that could change capacity.
+    SuspendProcesses,
+    /// Raise MaxSize to N + K (`--raise-max`).
+    RaiseMaxSize,
+    /// Desired capacity = N + K − terminated.
+    SetDesired,
+    /// Wait for the new instances to be active Mesos agents.
+    WaitRegistered,
+    /// Replace one instance.
+    Replace { instance: String },
+    /// Resume what the roll suspended.
+    ResumeProcesses,
+    /// Restore the MaxSize `--raise-max` raised.
+    RestoreMaxSize,
+    /// Remove the roll's maintenance windows.
+    EndMaintenance,
+    /// Report the AZ moves rebalancing needs.
+    ReportRebalance,
+    /// Remove the run-id tag.
+    Unlock,
+}
+
+impl StepKind {
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+
+    pub fn from_value(value: &serde_json::Value) -> Result<StepKind, String> {
+        serde_json::from_value(value.clone()).map_err(|e| e.to_string())
+    }
+}
+
+/// What one tick of a step found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tick {
+    /// The step is complete; the message says what it did.
+    Done(String),
+    /// The step waits; the runner keeps its deadline.
+    Waiting(Wait),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wait {
+    pub kind: WaitKind,
+    /// What it waits for now, for `roller status` and the page.
+    pub message: String,
+}
+
+impl Tick {
+    pub fn waiting(kind: WaitKind, message: impl Into<String>) -> Tick {
+        Tick::Waiting(Wait {
+            kind,
+            message: message.into(),
+        })
+    }
+}
+
+/// The kinds of wait, each with its own timeout (`[timeouts]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WaitKind {
+    /// New instances in service and registered as agents.
+    Registered,
+    /// Tasks moving off an agent before it is terminated.
+    TaskMoves,
+    /// Mesos dropping a terminated agent.
+    Deregistered,
+    /// Marathon reporting every app healthy.
+    Healthy,
+}
+
+impl WaitKind {
+    pub fn timeout(self, timeouts: &Timeouts) -> Duration {
+        match self {
+            WaitKind::Registered => timeouts.scale_up,
+            WaitKind::TaskMoves => timeouts.task_move,
+            WaitKind::Deregistered => timeouts.deregister,
+            WaitKind::Healthy => timeouts.healthy,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_kinds_are_stored_as_readable_tagged_json_and_read_back() {
+        let kind = StepKind::Replace {
+            instance: "i-1".to_string(),
+        };
+        let value = kind.to_value();
+        assert_eq!(
+            value,
+            serde_json::json!({"type": "replace", "instance": "i-1"})
+        );
+        assert_eq!(StepKind::from_value(&value), Ok(kind));
+        assert_eq!(
+            StepKind::SuspendProcesses.to_value(),
+            serde_json::json!({"type": "suspend-processes"})
+        );
+        let unknown = StepKind::from_value(&serde_json::json!({"type": "reboot"})).unwrap_err();
+        assert!(unknown.contains("reboot"), "{unknown}");
+    }
+}

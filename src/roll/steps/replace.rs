@@ -1,0 +1,152 @@
+//! Replacing one instance, tick by tick: move what must move off its
+//! agent (`drain.rs`), check that nobody else changed the group, terminate
+//! it with a decrement, then wait for Mesos to drop the agent and for
+//! Marathon to report every app healthy.
+
+use super::super::checkpoint::EventKind;
+use super::super::cluster::{describe, marathon_view};
+use super::super::error::RollError;
+use super::super::health;
+use super::super::ports::auto_scaling::AutoScaling;
+use super::super::ports::marathon::Marathon;
+use super::super::ports::mesos::MesosMaster;
+use super::super::ports::pager::Pager;
+use super::super::runner::Runner;
+use super::{Tick, WaitKind};
+
+impl<A, M, K, P> Runner<'_, A, M, K, P>
+where
+    A: AutoScaling + Sync,
+    M: MesosMaster + Sync,
+    K: Marathon + Sync,
+    P: Pager,
+{
+    /// One tick of an instance's replacement. Re-entering it after a crash
+    /// is safe: the termination is recorded before it is sent and never
+    /// sent twice (a resume finds `terminate_sent` and only waits), the
+    /// moves are recomputed from Marathon each tick, and the waits only
+    /// read.
+    pub(in crate::roll) async fn replace(&mut self, instance: &str) -> Result<Tick, RollError> {
+        let Some(record) = self
+            .checkpoint
+            .instances
+            .iter()
+            .find(|i| i.id == instance)
+            .cloned()
+        else {
+            return Err(RollError::refused(format!(
+                "instance {instance} is in the plan but not in the checkpoint's instance list"
+            )));
+        };
+        let asg = self.checkpoint.asg.clone();
+        if !record.terminate_sent {
+            let group = describe(self.ports.aws, &asg).await?;
+            let present = group
+                .instance(instance)
+                .is_some_and(|i| !i.lifecycle_state.is_leaving());
+            if present {
+                if let Some(moving) = self.make_safe(&record).await? {
+                    return Ok(Tick::Waiting(moving));
+                }
+                if self.stopped() {
+                    return Ok(Tick::waiting(
+                        WaitKind::TaskMoves,
+                        format!("{instance} is safe to terminate; stopping first"),
+                    ));
+                }
+                self.check_no_other_writer(&asg).await?;
+            }
+            if let Some(r) = self.checkpoint.instance_mut(instance) {
+                r.terminate_sent = true;
+            }
+            self.checkpoint.log(
+                EventKind::Intent,
+                format!("terminate {instance} with decrement"),
+            );
+            self.save()?;
+            let result = self
+                .ports
+                .aws
+                .terminate_instance(&asg, instance)
+                .await
+                .map_err(RollError::aws("TerminateInstanceInAutoScalingGroup"))?;
+            self.checkpoint
+                .log(EventKind::Terminate, format!("{instance}: {result:?}"));
+            self.save()?;
+            return Ok(Tick::waiting(
+                WaitKind::Deregistered,
+                format!(
+                    "waiting for Mesos to deregister agent {}: {instance} terminated",
+                    record.agent_id
+                ),
+            ));
+        }
+        let agent = &record.agent_id;
+        let agents = self.ports.mesos.agents().await?;
+        if agents
+            .registered
+            .iter()
+            .any(|a| a.id.0 == *agent && a.active)
+        {
+            return Ok(Tick::waiting(
+                WaitKind::Deregistered,
+                format!("waiting for Mesos to deregister agent {agent}: still active"),
+            ));
+        }
+        let healthy = "waiting for every Marathon app to be healthy";
+        let (apps, deployments, lost) =
+            marathon_view(self.ports.mesos, self.ports.marathon).await?;
+        if lost > 0 {
+            return Ok(Tick::waiting(
+                WaitKind::Healthy,
+                format!("{healthy}: {lost} task(s) still listed on agents Mesos no longer has"),
+            ));
+        }
+        let verdict = health::judge(&apps, &deployments);
+        let allowed = &self.checkpoint.allow_unhealthy;
+        let (excused, unhealthy): (Vec<_>, Vec<_>) =
+            verdict.unhealthy().partition(|a| allowed.contains(&a.id));
+        if !unhealthy.is_empty() {
+            let names: Vec<String> = unhealthy
+                .iter()
+                .take(3)
+                .map(|a| format!("{} ({})", a.id, a.reason().unwrap_or_default()))
+                .collect();
+            return Ok(Tick::waiting(
+                WaitKind::Healthy,
+                format!("{healthy}: unhealthy: {}", names.join(", ")),
+            ));
+        }
+        let excused = if excused.is_empty() {
+            String::new()
+        } else {
+            let ids: Vec<&str> = excused.iter().map(|a| a.id.as_str()).collect();
+            format!(
+                " ({} allowed unhealthy by --allow-unhealthy: {})",
+                ids.len(),
+                ids.join(", ")
+            )
+        };
+        Ok(Tick::Done(format!(
+            "{instance} replaced; Marathon healthy{excused}"
+        )))
+    }
+
+    /// Check before write: the group's desired capacity must be what this
+    /// roll left it at (N + K − terminated). Anything else means another
+    /// writer (a scaling policy, a human, another tool) changed the group:
+    /// terminating now would fight it, so the roll stops and says so.
+    async fn check_no_other_writer(&mut self, asg: &str) -> Result<(), RollError> {
+        let group = describe(self.ports.aws, asg).await?;
+        let expected = self.checkpoint.scale_up_desired();
+        if group.desired_capacity == expected {
+            return Ok(());
+        }
+        Err(RollError::OtherWriter(format!(
+            "ASG {asg}: desired capacity is {}, but this roll left it at {expected} (N + K - terminated): \
+             another writer changed the group. Nothing was terminated. Find out who, set it back to \
+             {expected} (or abandon the roll), then rerun",
+            group.desired_capacity
+        )))
+    }
+}

@@ -1,0 +1,128 @@
+//! roller's real clients (AWS SDK, Mesos and Marathon over HTTP) wired to
+//! a simulated cluster served in this process on loopback: what `roller
+//! demo` rolls, and what the in-process roll tests drive. Built once here
+//! so that the demo and every test talk to the simulator the same way.
+//!
+//! The AWS client gets dummy credentials, region and endpoint in code: no
+//! `AWS_*` variable can point it at a real account.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::aws::AwsAutoScaling;
+use crate::http::{HttpAuth, HttpSettings};
+use crate::marathon::MarathonClient;
+use crate::mesos::{MesosClient, MesosSettings};
+use crate::pager::Sinks;
+use crate::retry::Backoff;
+use crate::roll::cluster::Ports;
+use crate::roll::env::{Environment, PagerSettings, Timeouts};
+use crate::roll::ports::auto_scaling::{AgentMatch, ScalingProcess};
+use crate::sim::{Scenario, SimOptions, SimServeError, Simulator};
+
+/// The simulated cluster and the clients that reach it.
+pub struct SimulatedCluster {
+    pub sim: Simulator,
+    /// The environment a roll of it runs in (checkpoints in the folder
+    /// given to `start`).
+    pub env: Environment,
+    pub aws: AwsAutoScaling,
+    pub mesos: MesosClient,
+    pub marathon: MarathonClient,
+    /// No sink: pages go nowhere (and are never said to have gone out).
+    pub pager: Sinks,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SimulatedError {
+    #[error("{0}")]
+    Simulator(#[from] SimServeError),
+    #[error("cannot build a client: {0}")]
+    Client(String),
+}
+
+impl SimulatedError {
+    pub fn label(&self) -> &'static str {
+        match self {
+            SimulatedError::Simulator(err) => err.label(),
+            SimulatedError::Client(_) => "client",
+        }
+    }
+}
+
+impl SimulatedCluster {
+    /// Serves `scenario` at `time_scale` and builds the clients. Loopback
+    /// answers at once, so the clients' timeouts and backoff are short.
+    pub async fn start(
+        scenario: &Scenario,
+        time_scale: f64,
+        checkpoint_dir: PathBuf,
+    ) -> Result<SimulatedCluster, SimulatedError> {
+        let sim = Simulator::start(
+            scenario,
+            SimOptions {
+                time_scale,
+                ..SimOptions::default()
+            },
+        )
+        .await?;
+        let endpoints = sim.endpoints().clone();
+        let env = Environment {
+            asg: scenario.group.name.clone(),
+            region: Some("us-east-1".to_string()),
+            profile: None,
+            aws_endpoint_url: Some(endpoints.aws_endpoint_url.clone()),
+            mesos: endpoints.mesos.clone(),
+            marathon: endpoints.marathon.clone(),
+            agent_match: AgentMatch::PrivateIp,
+            time_scale,
+            poll_interval: Duration::from_secs(5),
+            timeouts: Timeouts::DEFAULT,
+            pager: PagerSettings::default(),
+            checkpoint_dir,
+            suspend_processes: vec![
+                ScalingProcess::AZRebalance,
+                ScalingProcess::AlarmNotification,
+                ScalingProcess::ScheduledActions,
+            ],
+        };
+        let http = HttpSettings {
+            request_timeout: Duration::from_secs(5),
+            connect_timeout: Duration::from_secs(2),
+            ca_bundle: None,
+            auth: HttpAuth::None,
+        };
+        let quick = Backoff {
+            initial: Duration::from_millis(20),
+            max: Duration::from_millis(200),
+            attempts: 4,
+        };
+        let aws = crate::aws::simulated_client(&endpoints.aws_endpoint_url, "us-east-1").await;
+        let mesos = MesosClient::new(MesosSettings {
+            http: http.clone(),
+            backoff: quick,
+            ..MesosSettings::new(env.mesos.clone())
+        })
+        .map_err(|e| SimulatedError::Client(e.to_string()))?;
+        let marathon = MarathonClient::new(&env.marathon, &http)
+            .map_err(|e| SimulatedError::Client(e.to_string()))?
+            .with_backoff(quick);
+        Ok(SimulatedCluster {
+            sim,
+            env,
+            aws,
+            mesos,
+            marathon,
+            pager: Sinks::default(),
+        })
+    }
+
+    pub fn ports(&self) -> Ports<'_, AwsAutoScaling, MesosClient, MarathonClient, Sinks> {
+        Ports {
+            aws: &self.aws,
+            mesos: &self.mesos,
+            marathon: &self.marathon,
+            pager: &self.pager,
+        }
+    }
+}
