@@ -1,6 +1,7 @@
 //! The command line: what the user typed (clap types, only here), turned
 //! into calls on the library, and every failure into a stable exit code.
 
+mod abandon_command;
 mod error;
 mod health_command;
 mod plan_command;
@@ -8,6 +9,8 @@ mod rebalance_command;
 mod run_command;
 mod signals;
 mod sim_command;
+mod status_command;
+mod wiring;
 
 use std::io::Write;
 use std::net::IpAddr;
@@ -300,7 +303,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Health(args) => health_command::run(&args, out),
         Command::Rebalance(args) => rebalance_command::run(&args, out),
         Command::Run(args) => run_command::run_command(&args, out),
-        Command::Status(args) => run_command::status_command(&args, out),
-        Command::Abandon(args) => run_command::abandon_command(&args, out),
+        Command::Status(args) => status_command::run(&args, out),
+        Command::Abandon(args) => abandon_command::run(&args, out),
     }
 }
