@@ -28,7 +28,10 @@ Exit codes:
        preflight; nothing was changed
   3    paused: a wait timed out (a page went out), or the plan waits for an
        operator's `roller plan continue`; rerun to resume
-  130  interrupted (SIGINT/SIGTERM); rerun to resume";
+  130  interrupted (SIGINT/SIGTERM); rerun to resume
+
+`roller status` says a roll's state the same way: 0 complete or running, 1 its
+last run failed, 3 paused, held or stopped (see `roller status --help`).";
 
 /// Replaces every node of a Mesos cluster running in an AWS Auto Scaling
 /// group, one safe step at a time, as a plan you can pause and resume.
@@ -60,7 +63,8 @@ pub enum Command {
     #[command(after_help = run_command::RUN_HELP)]
     Run(RunArgs),
     /// Show a roll's checkpoint: the plan tree, a pause, whether a run
-    /// holds its lock.
+    /// holds its lock; the exit code says the roll's state.
+    #[command(after_help = status_command::HELP)]
     Status(StatusArgs),
     /// Give up a roll whose checkpoint is lost or unwanted: remove its
     /// roller:run-id tag (only if it carries that id), resume what it
@@ -220,7 +224,7 @@ pub struct StatusArgs {
     /// The checkpoint file to show.
     #[arg(long, value_name = "PATH")]
     pub checkpoint: Option<PathBuf>,
-    /// Print JSON: run_id, asg, target, locked, pause, plan, events.
+    /// Print JSON: run_id, asg, target, locked, state, pause, plan, events.
     #[arg(long)]
     pub json: bool,
 }

@@ -2,7 +2,8 @@
 //! real binary and its real adapters: a full roll judged by the monitor,
 //! a dry run that writes nothing, pause on timeout and resume, a resume
 //! with another target refused, two runs at once, SIGTERM mid-wait and
-//! the lost-checkpoint hazard.
+//! the lost-checkpoint hazard; and `roller status` of the checkpoints they
+//! leave (complete, paused, held), which writes nothing.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -191,13 +192,16 @@ fn wait_for_line(lines: &mpsc::Receiver<String>, needle: &str) -> bool {
     false
 }
 
+/// The names in `dir`, sorted (none when it does not exist).
 fn files_in(dir: &Path) -> Vec<String> {
-    match std::fs::read_dir(dir) {
+    let mut names: Vec<String> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect(),
         Err(_) => Vec::new(),
-    }
+    };
+    names.sort();
+    names
 }
 
 /// What every finished roll must leave: N agents, none of the originals,
@@ -262,6 +266,28 @@ fn a_full_roll_of_the_demo_cluster_replaces_every_agent_without_an_outage() {
         "{files:?}"
     );
     assert!(!cluster.checkpoint().exists());
+    // Status of the archived checkpoint: complete, exit 0, nothing written.
+    let archived = files
+        .iter()
+        .find(|f| f.ends_with(".complete.json"))
+        .map(|f| dir.join(f))
+        .unwrap();
+    for json in [false, true] {
+        let mut args = vec!["status", "--checkpoint", archived.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let status = cluster.roller(&args).output().unwrap();
+        assert_eq!(status.status.code(), Some(0), "{}", text(&status));
+        let shown = String::from_utf8_lossy(&status.stdout);
+        if json {
+            let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+            assert_eq!(json["state"], "complete", "{shown}");
+        } else {
+            assert!(shown.contains("state: complete\n"), "{shown}");
+        }
+        assert_eq!(files_in(&dir), files, "status wrote nothing");
+    }
     for file in files.iter().filter(|f| f.ends_with(".json")) {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         assert!(!text.contains("AWS_SECRET"), "{file}");
@@ -393,17 +419,30 @@ fn a_timeout_pauses_with_exit_3_and_a_rerun_resumes_while_another_target_is_refu
     let checkpoint = std::fs::read_to_string(cluster.checkpoint()).unwrap();
     assert!(checkpoint.contains("\"pause\": {"), "{checkpoint}");
 
+    // The run is over: its lock file goes, and status must not bring it
+    // back (it only looks), while its exit code says "paused".
+    let checkpoints = cluster.dir.path().join("checkpoints");
+    std::fs::remove_file(checkpoints.join("mesos-agents-demo.json.lock")).unwrap();
+    let before = files_in(&checkpoints);
     let status = cluster
         .roller(&["status", "--env", cluster.env_file.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_eq!(status.status.code(), Some(0), "{}", text(&status));
+    assert_eq!(status.status.code(), Some(3), "{}", text(&status));
     let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(shown.contains("state: paused\n"), "{shown}");
     assert!(
         shown.contains("PAUSED at scale-up/wait-registered"),
         "{shown}"
     );
     assert!(shown.contains("no run holds the lock"), "{shown}");
+    let said = String::from_utf8_lossy(&status.stderr);
+    assert!(
+        said.contains("the roll is paused at scale-up/wait-registered"),
+        "{said}"
+    );
+    assert!(said.contains("resume with: roller run --env"), "{said}");
+    assert_eq!(files_in(&checkpoints), before, "status wrote nothing");
 
     let other = cluster.run(&["--target", "13"]);
     assert_eq!(other.status.code(), Some(2), "{}", text(&other));
@@ -503,6 +542,24 @@ fn a_canary_roll_waits_for_plan_continue_on_the_checkpoint_which_the_event_log_r
     assert!(originals.iter().all(|id| group.instance(id).is_some()));
 
     let checkpoint = cluster.checkpoint();
+    let status = cluster
+        .roller(&[
+            "status",
+            "--checkpoint",
+            checkpoint.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(3), "{}", text(&status));
+    let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(json["state"], "held");
+    assert!(
+        String::from_utf8_lossy(&status.stderr).contains("roller plan continue --file"),
+        "{}",
+        text(&status)
+    );
+
     let go = cluster
         .roller(&[
             "plan",
@@ -794,9 +851,10 @@ fn a_corrupt_newer_or_foreign_checkpoint_is_refused_with_exit_2_and_left_untouch
         ])
         .output()
         .unwrap();
-    assert_eq!(status.status.code(), Some(0), "{}", text(&status));
+    assert_eq!(status.status.code(), Some(3), "{}", text(&status));
     let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(json["locked"], false);
+    assert_eq!(json["state"], "paused");
     assert_eq!(json["target"], 12);
     assert_eq!(json["pause"]["step"], "scale-up/wait-registered");
     assert_eq!(json["plan"]["status"], "WAITING");
