@@ -147,8 +147,9 @@ pub struct RunArgs {
     /// The environment file (TOML; see examples/roller.env.toml).
     #[arg(long, value_name = "ENV.toml")]
     pub env: PathBuf,
-    /// The number of agents the cluster must have when done. Required for
-    /// a new roll; a resume may omit it (a different one is refused).
+    /// The number of agents the cluster must have when done (at least 1;
+    /// with the K instances replaced, N + K at most 100000). Required for a
+    /// new roll; a resume may omit it (a different one is refused).
     #[arg(long, value_name = "N")]
     pub target: Option<u32>,
     /// Which instances to replace: all, outdated (launch template version
@@ -162,8 +163,8 @@ pub struct RunArgs {
     /// The checkpoint file (default: <checkpoint_dir>/<asg>.json).
     #[arg(long, value_name = "PATH")]
     pub checkpoint: Option<PathBuf>,
-    /// Replace the first N instances as canaries, each waiting for
-    /// `roller plan continue --file <checkpoint> --phase replace`.
+    /// Replace the first N instances (at least 1) as canaries, each
+    /// waiting for `roller plan continue --file <checkpoint> --phase replace`.
     #[arg(long, value_name = "N")]
     pub canary: Option<u32>,
     /// Raise MaxSize to N + K when it is lower (restored at finish).

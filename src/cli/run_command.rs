@@ -81,6 +81,8 @@ fn request(args: &RunArgs) -> Result<Request, CliError> {
         .parse()
         .map_err(CliError::BadFlag)?;
     Ok(Request {
+        // 0 when not typed: whether it was is read from `args.target`,
+        // so a typed 0 reaches preflight and gets its own refusal.
         target: args.target.unwrap_or(0),
         select,
         raise_max: args.raise_max,
@@ -99,7 +101,15 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
     runtime.block_on(async {
         let clients = clients(&env).await?;
         if args.dry_run {
-            return dry_run(&clients, &env, &request, &checkpoint, out).await;
+            return dry_run(
+                &clients,
+                &env,
+                &request,
+                args.target.is_some(),
+                &checkpoint,
+                out,
+            )
+            .await;
         }
         let (stop_tx, stop) = tokio::sync::watch::channel(false);
         let mut signals = StopSignals::install().map_err(CliError::Signal)?;
@@ -174,10 +184,13 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
 }
 
 /// Prints the plan a run would follow; writes nothing anywhere.
+/// `target_given`: whether `--target` was typed (`request.target` is 0
+/// when it was not), so that a typed `--target 0` gets preflight's word.
 async fn dry_run(
     clients: &Clients,
     env: &Environment,
     request: &Request,
+    target_given: bool,
     checkpoint: &Path,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
@@ -191,7 +204,7 @@ async fn dry_run(
         out.write_all(plan::tree(&existing.plan).as_bytes())?;
         return Ok(());
     }
-    if request.target == 0 {
+    if !target_given {
         return Err(CliError::BadFlag(
             "--target N is required for a new roll (the number of agents when done)".to_string(),
         ));

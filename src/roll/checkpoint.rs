@@ -306,9 +306,14 @@ impl Checkpoint {
 
     /// The absolute desired capacity of the scale-up: N + K − terminated.
     /// Computed from the checkpoint, so no rerun of the step can overshoot.
+    /// Saturating: preflight keeps N + K far below `u32::MAX`, but a
+    /// checkpoint is a file anyone may edit, and a panic mid-roll is worse
+    /// than a desired capacity AWS then refuses.
     pub fn scale_up_desired(&self) -> u32 {
         let k = u32::try_from(self.instances.len()).unwrap_or(u32::MAX);
-        (self.target + k).saturating_sub(self.terminated())
+        self.target
+            .saturating_add(k)
+            .saturating_sub(self.terminated())
     }
 
     /// Instances of the original group still counted in the capacity.

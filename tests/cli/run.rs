@@ -375,6 +375,59 @@ fn preflight_refuses_a_target_beyond_max_size_and_instances_matching_no_agent_ch
 }
 
 #[test]
+fn a_target_or_canary_that_cannot_be_rolled_is_refused_by_preflight_naming_the_flag_and_writing_nothing()
+ {
+    let cluster = Cluster::start("demo", "");
+    let before = cluster.group();
+    let checkpoints = cluster.dir.path().join("checkpoints");
+    // The demo group has 12 instances: K = 12.
+    let cases: [(&[&str], &str, &str); 4] = [
+        (
+            &["--target", "4294967295", "--raise-max", "--dry-run"],
+            "--target 4294967295 is above 100000",
+            "give the number of agents the cluster must have",
+        ),
+        (
+            &["--target", "99995", "--raise-max", "--dry-run"],
+            "--target 99995 with 12 instance(s) to replace needs N + K = 100007",
+            "give a --target of at most 99988",
+        ),
+        (
+            &["--target", "0", "--dry-run"],
+            "--target 0 would leave no agent",
+            "give the number of agents the cluster must have",
+        ),
+        (
+            &["--target", "12", "--canary", "0", "--dry-run"],
+            "--canary 0 would hold no step",
+            "(at least 1), or leave --canary out",
+        ),
+    ];
+    for (args, refusal, what_to_do) in cases {
+        let output = cluster.run(args);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(refusal), "{}", text(&output));
+        assert!(stderr.contains(what_to_do), "{}", text(&output));
+        assert!(!stderr.contains("panicked"), "{}", text(&output));
+        // No checkpoint, no lock file: a dry run writes nothing.
+        assert_eq!(files_in(&checkpoints), Vec::<String>::new());
+    }
+    // A real run gets the same refusal before it changes anything.
+    let output = cluster.run(&["--target", "4294967295", "--raise-max"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("--target 4294967295 is above 100000"),
+        "{}",
+        text(&output)
+    );
+    assert_eq!(cluster.group(), before);
+    // No checkpoint (the run's empty lock file stays, as lock files do).
+    let files = files_in(&checkpoints);
+    assert!(files.iter().all(|f| f.ends_with(".lock")), "{files:?}");
+}
+
+#[test]
 fn a_dry_run_prints_the_plan_and_changes_and_writes_nothing() {
     let cluster = Cluster::start("demo", "");
     let before = cluster.group();
@@ -928,6 +981,17 @@ fn bad_environment_files_and_flags_are_refused_with_exit_2_naming_the_thing() {
     let output = run(&["--target", "3", "--select", "newest"], &env);
     assert_eq!(output.status.code(), Some(2), "{}", text(&output));
     assert!(String::from_utf8_lossy(&output.stderr).contains("older-than=14d"));
+    // An age whose seconds overflow: refused, not a panic.
+    let output = run(
+        &["--target", "3", "--select", "older-than=213503982334602d"],
+        &env,
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("no instance can be that old"),
+        "{}",
+        text(&output)
+    );
 
     let typo = dir.path().join("typo.toml");
     let original = std::fs::read_to_string(&env).unwrap();
