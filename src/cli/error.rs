@@ -81,6 +81,13 @@ pub enum CliError {
     },
     #[error("{0}")]
     Held(String),
+    /// `roller status` of a roll neither complete nor running: the exit
+    /// code says which state, the message what to do.
+    #[error("{message}")]
+    RollNotDone {
+        state: super::status_command::RollState,
+        message: String,
+    },
     #[error(
         "interrupted; run {run_id} is checkpointed in {}: rerun the same command to resume",
         checkpoint.display()
@@ -116,6 +123,7 @@ impl CliError {
             },
             CliError::Run(err) => run_exit_code(err),
             CliError::Paused { .. } | CliError::Held(_) => exit_code::PAUSED,
+            CliError::RollNotDone { state, .. } => state.exit_code(),
             CliError::Interrupted { .. } => exit_code::INTERRUPTED,
         }
     }

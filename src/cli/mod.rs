@@ -1,6 +1,7 @@
 //! The command line: what the user typed (clap types, only here), turned
 //! into calls on the library, and every failure into a stable exit code.
 
+mod abandon_command;
 mod error;
 mod health_command;
 mod plan_command;
@@ -8,6 +9,8 @@ mod rebalance_command;
 mod run_command;
 mod signals;
 mod sim_command;
+mod status_command;
+mod wiring;
 
 use std::io::Write;
 use std::net::IpAddr;
@@ -25,7 +28,10 @@ Exit codes:
        preflight; nothing was changed
   3    paused: a wait timed out (a page went out), or the plan waits for an
        operator's `roller plan continue`; rerun to resume
-  130  interrupted (SIGINT/SIGTERM); rerun to resume";
+  130  interrupted (SIGINT/SIGTERM); rerun to resume
+
+`roller status` says a roll's state the same way: 0 complete or running, 1 its
+last run failed, 3 paused, held or stopped (see `roller status --help`).";
 
 /// Replaces every node of a Mesos cluster running in an AWS Auto Scaling
 /// group, one safe step at a time, as a plan you can pause and resume.
@@ -57,7 +63,8 @@ pub enum Command {
     #[command(after_help = run_command::RUN_HELP)]
     Run(RunArgs),
     /// Show a roll's checkpoint: the plan tree, a pause, whether a run
-    /// holds its lock.
+    /// holds its lock; the exit code says the roll's state.
+    #[command(after_help = status_command::HELP)]
     Status(StatusArgs),
     /// Give up a roll whose checkpoint is lost or unwanted: remove its
     /// roller:run-id tag (only if it carries that id), resume what it
@@ -140,8 +147,9 @@ pub struct RunArgs {
     /// The environment file (TOML; see examples/roller.env.toml).
     #[arg(long, value_name = "ENV.toml")]
     pub env: PathBuf,
-    /// The number of agents the cluster must have when done. Required for
-    /// a new roll; a resume may omit it (a different one is refused).
+    /// The number of agents the cluster must have when done (at least 1;
+    /// with the K instances replaced, N + K at most 100000). Required for a
+    /// new roll; a resume may omit it (a different one is refused).
     #[arg(long, value_name = "N")]
     pub target: Option<u32>,
     /// Which instances to replace: all, outdated (launch template version
@@ -155,8 +163,8 @@ pub struct RunArgs {
     /// The checkpoint file (default: <checkpoint_dir>/<asg>.json).
     #[arg(long, value_name = "PATH")]
     pub checkpoint: Option<PathBuf>,
-    /// Replace the first N instances as canaries, each waiting for
-    /// `roller plan continue --file <checkpoint> --phase replace`.
+    /// Replace the first N instances (at least 1) as canaries, each
+    /// waiting for `roller plan continue --file <checkpoint> --phase replace`.
     #[arg(long, value_name = "N")]
     pub canary: Option<u32>,
     /// Raise MaxSize to N + K when it is lower (restored at finish).
@@ -217,7 +225,7 @@ pub struct StatusArgs {
     /// The checkpoint file to show.
     #[arg(long, value_name = "PATH")]
     pub checkpoint: Option<PathBuf>,
-    /// Print JSON: run_id, asg, target, locked, pause, plan, events.
+    /// Print JSON: run_id, asg, target, locked, state, pause, plan, events.
     #[arg(long)]
     pub json: bool,
 }
@@ -300,7 +308,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Health(args) => health_command::run(&args, out),
         Command::Rebalance(args) => rebalance_command::run(&args, out),
         Command::Run(args) => run_command::run_command(&args, out),
-        Command::Status(args) => run_command::status_command(&args, out),
-        Command::Abandon(args) => run_command::abandon_command(&args, out),
+        Command::Status(args) => status_command::run(&args, out),
+        Command::Abandon(args) => abandon_command::run(&args, out),
     }
 }

@@ -532,9 +532,14 @@ impl Checkpoint {
 
     /// The absolute desired capacity of the scale-up: N + K − terminated.
     /// Computed from the checkpoint, so no rerun of the step can overshoot.
+    /// Saturating: preflight keeps N + K far below `u32::MAX`, but a
+    /// checkpoint is a file anyone may edit, and a panic mid-roll is worse
+    /// than a desired capacity AWS then refuses.
     pub fn scale_up_desired(&self) -> u32 {
         let k = u32::try_from(self.instances.len()).unwrap_or(u32::MAX);
-        (self.target + k).saturating_sub(self.terminated())
+        self.target
+            .saturating_add(k)
+            .saturating_sub(self.terminated())
     }
 
     /// Instances of the original group still counted in the capacity.
@@ -600,14 +605,22 @@ impl RunLock {
         }
     }
 
-    /// Whether some process holds the lock now.
+    /// Whether some process holds the lock now. Only looks: the lock file
+    /// is never created (absent means no run holds it), so `roller status`
+    /// leaves the folder as it found it.
     pub fn is_held(checkpoint: &Path) -> bool {
-        match RunLock::acquire(checkpoint) {
-            Ok(_) => false,
-            Err(RunLockError::Held { .. }) => true,
-            Err(RunLockError::Io { .. }) => false,
+        match open_existing(&RunLock::path_for(checkpoint)) {
+            // Taken and at once released when `probe` drops.
+            Some(probe) => matches!(probe.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
+            None => false,
         }
     }
+}
+
+/// The lock file, opened read-only without creating it; `None` when it is
+/// absent or cannot be opened (counted as not held, as before).
+fn open_existing(path: &Path) -> Option<File> {
+    std::fs::OpenOptions::new().read(true).open(path).ok()
 }
 
 /// RFC 3339 UTC with second precision, without a date crate.

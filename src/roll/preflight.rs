@@ -48,12 +48,17 @@ impl FromStr for Selection {
                 let (number, unit) =
                     age.split_at(age.find(|c: char| !c.is_ascii_digit()).unwrap_or(age.len()));
                 let n: u64 = number.parse().map_err(|_| bad())?;
-                let secs = match unit {
-                    "d" => n * 86_400,
-                    "h" => n * 3_600,
-                    "m" => n * 60,
+                let unit_secs: u64 = match unit {
+                    "d" => 86_400,
+                    "h" => 3_600,
+                    "m" => 60,
                     _ => return Err(bad()),
                 };
+                let secs = n.checked_mul(unit_secs).ok_or_else(|| {
+                    format!(
+                        "--select {s}: no instance can be that old; give an age in days, hours or minutes (e.g. older-than=14d)"
+                    )
+                })?;
                 Ok(Selection::OlderThan(Duration::from_secs(secs)))
             }
         }
@@ -69,6 +74,14 @@ impl std::fmt::Display for Selection {
         }
     }
 }
+
+/// The most instances roller asks a group to hold: N + K above it is
+/// refused at preflight. AWS documents no per-group cap and takes sizes as
+/// 32-bit integers (the adapter would clamp a larger one, silently); no
+/// account's EC2 quotas come near this, so a larger target is a typo, and
+/// refusing it keeps every later N + K within `u32`. The same bound as a
+/// count given to `roller rebalance`.
+pub const MAX_GROUP_SIZE: u32 = 100_000;
 
 #[derive(Clone, Debug)]
 pub struct Request {
@@ -107,6 +120,7 @@ where
     K: Marathon,
 {
     let refuse = |m: String| Err(RollError::refused(m));
+    check_request(request).map_err(RollError::refused)?;
     let group = aws
         .describe_group(&env.asg)
         .await
@@ -183,13 +197,8 @@ where
     }
     let k = u32::try_from(selected.len()).unwrap_or(u32::MAX);
     let n = request.target;
-    if n == 0 {
-        return refuse(
-            "--target 0 would leave no agent: give the number of agents the cluster must have"
-                .to_string(),
-        );
-    }
-    if group.max_size < n + k && !request.raise_max {
+    let peak = peak_size(n, k).map_err(RollError::refused)?;
+    if group.max_size < peak && !request.raise_max {
         return refuse(format!(
             "MaxSize {} < N + K = {n} + {k}: the scale-up would be refused; raise MaxSize or pass --raise-max (restored at finish)",
             group.max_size
@@ -274,7 +283,7 @@ where
         &instances,
         PlanOptions {
             canary: request.canary,
-            raise_max: request.raise_max && group.max_size < n + k,
+            raise_max: request.raise_max && group.max_size < peak,
         },
     );
     let mut checkpoint = Checkpoint {
@@ -321,6 +330,48 @@ where
     Ok(Preflight::Ready(Box::new(checkpoint), notes))
 }
 
+/// What the operator asked, checked before anything is read: a target of
+/// at least one agent and at most [`MAX_GROUP_SIZE`], a canary of at least
+/// one step.
+fn check_request(request: &Request) -> Result<(), String> {
+    let n = request.target;
+    if n == 0 {
+        return Err(
+            "--target 0 would leave no agent: give the number of agents the cluster must have"
+                .to_string(),
+        );
+    }
+    if n > MAX_GROUP_SIZE {
+        return Err(format!(
+            "--target {n} is above {MAX_GROUP_SIZE}, the most agents roller rolls a group to: \
+             give the number of agents the cluster must have when done"
+        ));
+    }
+    if request.canary == Some(0) {
+        return Err(
+            "--canary 0 would hold no step for the operator: give the number of instances \
+             to replace first (at least 1), or leave --canary out"
+                .to_string(),
+        );
+    }
+    Ok(())
+}
+
+/// N + K: the group's size once scaled up, before any termination. Checked
+/// arithmetic, and refused above [`MAX_GROUP_SIZE`], naming the flag.
+fn peak_size(n: u32, k: u32) -> Result<u32, String> {
+    match n.checked_add(k) {
+        Some(peak) if peak <= MAX_GROUP_SIZE => Ok(peak),
+        _ => Err(format!(
+            "--target {n} with {k} instance(s) to replace needs N + K = {} instances during \
+             the roll, above {MAX_GROUP_SIZE}, the most roller asks a group to hold: \
+             give a --target of at most {}",
+            u64::from(n) + u64::from(k),
+            MAX_GROUP_SIZE.saturating_sub(k)
+        )),
+    }
+}
+
 impl RecordedEnvironment {
     pub fn of(env: &Environment) -> RecordedEnvironment {
         RecordedEnvironment {
@@ -350,5 +401,57 @@ mod tests {
             let err = bad.parse::<Selection>().unwrap_err();
             assert!(err.contains("older-than=14d"), "{err}");
         }
+    }
+
+    #[test]
+    fn an_age_too_long_for_a_duration_is_refused_not_overflowed() {
+        // The fewest days whose seconds do not fit in a u64.
+        let err = "older-than=213503982334602d"
+            .parse::<Selection>()
+            .unwrap_err();
+        assert!(err.contains("no instance can be that old"), "{err}");
+        assert!(err.contains("older-than=14d"), "{err}");
+    }
+
+    fn request(target: u32, canary: Option<u32>) -> Request {
+        Request {
+            target,
+            select: Selection::All,
+            raise_max: true,
+            canary,
+            allow_unhealthy: Vec::new(),
+            honor_min_health: false,
+            skip_not_in_service: false,
+        }
+    }
+
+    #[test]
+    fn a_target_of_none_or_beyond_the_bound_and_a_canary_of_none_are_refused_naming_the_flag() {
+        assert!(check_request(&request(55, None)).is_ok());
+        assert!(check_request(&request(MAX_GROUP_SIZE, Some(1))).is_ok());
+        let zero = check_request(&request(0, None)).unwrap_err();
+        assert!(
+            zero.starts_with("--target 0 would leave no agent"),
+            "{zero}"
+        );
+        let huge = check_request(&request(u32::MAX, None)).unwrap_err();
+        assert!(
+            huge.starts_with("--target 4294967295 is above 100000"),
+            "{huge}"
+        );
+        let canary = check_request(&request(55, Some(0))).unwrap_err();
+        assert!(canary.starts_with("--canary 0"), "{canary}");
+    }
+
+    #[test]
+    fn n_plus_k_is_checked_and_bounded_even_at_the_edge_of_u32() {
+        assert_eq!(peak_size(55, 55), Ok(110));
+        assert_eq!(peak_size(MAX_GROUP_SIZE - 12, 12), Ok(MAX_GROUP_SIZE));
+        let over = peak_size(MAX_GROUP_SIZE - 11, 12).unwrap_err();
+        assert!(over.contains("N + K = 100001"), "{over}");
+        assert!(over.contains("--target of at most 99988"), "{over}");
+        let wrapped = peak_size(u32::MAX, 12).unwrap_err();
+        assert!(wrapped.contains("N + K = 4294967307"), "{wrapped}");
+        assert!(peak_size(u32::MAX, u32::MAX).is_err());
     }
 }

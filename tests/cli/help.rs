@@ -51,3 +51,16 @@ fn no_command_is_a_usage_error() {
         .stderr_contains("Usage: roller <COMMAND>")
         .run();
 }
+
+#[test]
+fn status_help_says_which_exit_code_each_state_of_a_roll_gets() {
+    Test::new()
+        .args(["status", "--help"])
+        .stdout_contains("Usage: roller status [OPTIONS]")
+        .stdout_contains("writes nothing, not even its lock file")
+        .stdout_contains("  0    the plan is COMPLETE")
+        .stdout_contains("  1    the last run failed")
+        .stdout_contains("  3    paused (a wait timed out), held")
+        .stdout_contains("\"state\"")
+        .run();
+}

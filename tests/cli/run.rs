@@ -2,7 +2,8 @@
 //! real binary and its real adapters: a full roll judged by the monitor,
 //! a dry run that writes nothing, pause on timeout and resume, a resume
 //! with another target refused, two runs at once, SIGTERM mid-wait and
-//! the lost-checkpoint hazard.
+//! the lost-checkpoint hazard; and `roller status` of the checkpoints they
+//! leave (complete, paused, held), which writes nothing.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -191,13 +192,16 @@ fn wait_for_line(lines: &mpsc::Receiver<String>, needle: &str) -> bool {
     false
 }
 
+/// The names in `dir`, sorted (none when it does not exist).
 fn files_in(dir: &Path) -> Vec<String> {
-    match std::fs::read_dir(dir) {
+    let mut names: Vec<String> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect(),
         Err(_) => Vec::new(),
-    }
+    };
+    names.sort();
+    names
 }
 
 /// What every finished roll must leave: N agents, none of the originals,
@@ -262,6 +266,28 @@ fn a_full_roll_of_the_demo_cluster_replaces_every_agent_without_an_outage() {
         "{files:?}"
     );
     assert!(!cluster.checkpoint().exists());
+    // Status of the archived checkpoint: complete, exit 0, nothing written.
+    let archived = files
+        .iter()
+        .find(|f| f.ends_with(".complete.json"))
+        .map(|f| dir.join(f))
+        .unwrap();
+    for json in [false, true] {
+        let mut args = vec!["status", "--checkpoint", archived.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let status = cluster.roller(&args).output().unwrap();
+        assert_eq!(status.status.code(), Some(0), "{}", text(&status));
+        let shown = String::from_utf8_lossy(&status.stdout);
+        if json {
+            let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+            assert_eq!(json["state"], "complete", "{shown}");
+        } else {
+            assert!(shown.contains("state: complete\n"), "{shown}");
+        }
+        assert_eq!(files_in(&dir), files, "status wrote nothing");
+    }
     for file in files.iter().filter(|f| f.ends_with(".json")) {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         assert!(!text.contains("AWS_SECRET"), "{file}");
@@ -349,6 +375,59 @@ fn preflight_refuses_a_target_beyond_max_size_and_instances_matching_no_agent_ch
 }
 
 #[test]
+fn a_target_or_canary_that_cannot_be_rolled_is_refused_by_preflight_naming_the_flag_and_writing_nothing()
+ {
+    let cluster = Cluster::start("demo", "");
+    let before = cluster.group();
+    let checkpoints = cluster.dir.path().join("checkpoints");
+    // The demo group has 12 instances: K = 12.
+    let cases: [(&[&str], &str, &str); 4] = [
+        (
+            &["--target", "4294967295", "--raise-max", "--dry-run"],
+            "--target 4294967295 is above 100000",
+            "give the number of agents the cluster must have",
+        ),
+        (
+            &["--target", "99995", "--raise-max", "--dry-run"],
+            "--target 99995 with 12 instance(s) to replace needs N + K = 100007",
+            "give a --target of at most 99988",
+        ),
+        (
+            &["--target", "0", "--dry-run"],
+            "--target 0 would leave no agent",
+            "give the number of agents the cluster must have",
+        ),
+        (
+            &["--target", "12", "--canary", "0", "--dry-run"],
+            "--canary 0 would hold no step",
+            "(at least 1), or leave --canary out",
+        ),
+    ];
+    for (args, refusal, what_to_do) in cases {
+        let output = cluster.run(args);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(refusal), "{}", text(&output));
+        assert!(stderr.contains(what_to_do), "{}", text(&output));
+        assert!(!stderr.contains("panicked"), "{}", text(&output));
+        // No checkpoint, no lock file: a dry run writes nothing.
+        assert_eq!(files_in(&checkpoints), Vec::<String>::new());
+    }
+    // A real run gets the same refusal before it changes anything.
+    let output = cluster.run(&["--target", "4294967295", "--raise-max"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("--target 4294967295 is above 100000"),
+        "{}",
+        text(&output)
+    );
+    assert_eq!(cluster.group(), before);
+    // No checkpoint (the run's empty lock file stays, as lock files do).
+    let files = files_in(&checkpoints);
+    assert!(files.iter().all(|f| f.ends_with(".lock")), "{files:?}");
+}
+
+#[test]
 fn a_dry_run_prints_the_plan_and_changes_and_writes_nothing() {
     let cluster = Cluster::start("demo", "");
     let before = cluster.group();
@@ -393,17 +472,30 @@ fn a_timeout_pauses_with_exit_3_and_a_rerun_resumes_while_another_target_is_refu
     let checkpoint = std::fs::read_to_string(cluster.checkpoint()).unwrap();
     assert!(checkpoint.contains("\"pause\": {"), "{checkpoint}");
 
+    // The run is over: its lock file goes, and status must not bring it
+    // back (it only looks), while its exit code says "paused".
+    let checkpoints = cluster.dir.path().join("checkpoints");
+    std::fs::remove_file(checkpoints.join("mesos-agents-demo.json.lock")).unwrap();
+    let before = files_in(&checkpoints);
     let status = cluster
         .roller(&["status", "--env", cluster.env_file.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_eq!(status.status.code(), Some(0), "{}", text(&status));
+    assert_eq!(status.status.code(), Some(3), "{}", text(&status));
     let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(shown.contains("state: paused\n"), "{shown}");
     assert!(
         shown.contains("PAUSED at scale-up/wait-registered"),
         "{shown}"
     );
     assert!(shown.contains("no run holds the lock"), "{shown}");
+    let said = String::from_utf8_lossy(&status.stderr);
+    assert!(
+        said.contains("the roll is paused at scale-up/wait-registered"),
+        "{said}"
+    );
+    assert!(said.contains("resume with: roller run --env"), "{said}");
+    assert_eq!(files_in(&checkpoints), before, "status wrote nothing");
 
     let other = cluster.run(&["--target", "13"]);
     assert_eq!(other.status.code(), Some(2), "{}", text(&other));
@@ -503,6 +595,24 @@ fn a_canary_roll_waits_for_plan_continue_on_the_checkpoint_which_the_event_log_r
     assert!(originals.iter().all(|id| group.instance(id).is_some()));
 
     let checkpoint = cluster.checkpoint();
+    let status = cluster
+        .roller(&[
+            "status",
+            "--checkpoint",
+            checkpoint.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(3), "{}", text(&status));
+    let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(json["state"], "held");
+    assert!(
+        String::from_utf8_lossy(&status.stderr).contains("roller plan continue --file"),
+        "{}",
+        text(&status)
+    );
+
     let go = cluster
         .roller(&[
             "plan",
@@ -794,9 +904,10 @@ fn a_corrupt_newer_or_foreign_checkpoint_is_refused_with_exit_2_and_left_untouch
         ])
         .output()
         .unwrap();
-    assert_eq!(status.status.code(), Some(0), "{}", text(&status));
+    assert_eq!(status.status.code(), Some(3), "{}", text(&status));
     let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(json["locked"], false);
+    assert_eq!(json["state"], "paused");
     assert_eq!(json["target"], 12);
     assert_eq!(json["pause"]["step"], "scale-up/wait-registered");
     // A pause is the step backing off (DELAYED); WAITING is left to
@@ -873,6 +984,17 @@ fn bad_environment_files_and_flags_are_refused_with_exit_2_naming_the_thing() {
     let output = run(&["--target", "3", "--select", "newest"], &env);
     assert_eq!(output.status.code(), Some(2), "{}", text(&output));
     assert!(String::from_utf8_lossy(&output.stderr).contains("older-than=14d"));
+    // An age whose seconds overflow: refused, not a panic.
+    let output = run(
+        &["--target", "3", "--select", "older-than=213503982334602d"],
+        &env,
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("no instance can be that old"),
+        "{}",
+        text(&output)
+    );
 
     let typo = dir.path().join("typo.toml");
     let original = std::fs::read_to_string(&env).unwrap();

@@ -1,0 +1,478 @@
+//! `roller status`: a roll's checkpoint as the operator needs it (the plan
+//! tree, a pause, whether a run holds its lock, the latest events), read
+//! without writing anything, and the roll's state (complete, running,
+//! paused, held, stopped, failed) as the exit code, so a script can tell
+//! whether to wait, resume or call someone.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::StatusArgs;
+use super::error::{CliError, exit_code};
+use super::wiring::environment_from;
+use crate::plan::{self, Status as StepStatus};
+use crate::roll::checkpoint::{Checkpoint, Event, EventKind, Pause, RunLock};
+
+pub(super) const HELP: &str = "\
+Reads the checkpoint and writes nothing, not even its lock file.
+
+Exit codes (the same with --json):
+  0    the plan is COMPLETE (e.g. an archived *.complete.json), or a run holds
+       the lock now (the roll is in progress)
+  1    the last run failed (nothing got past its latest failure, or a step is
+       ERROR): fix what it names, then rerun `roller run`
+  2    no checkpoint there, or one this roller cannot read
+  3    paused (a wait timed out), held (an operator's interrupt or a canary
+       waits for `roller plan continue`), or stopped (a signal or a crash) with
+       no run holding it: rerun `roller run` to resume
+
+--json prints {\"run_id\", \"asg\", \"target\", \"locked\", \"state\", \"pause\",
+\"plan\", \"events\"}, \"state\" being one of \"complete\", \"running\", \"paused\",
+\"held\", \"stopped\", \"failed\".";
+
+/// Where a roll stands, as `roller status` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RollState {
+    /// The plan is COMPLETE.
+    Complete,
+    /// A run holds the checkpoint's lock now.
+    Running,
+    /// A wait timed out (the checkpoint's `pause`): a rerun resumes.
+    Paused,
+    /// Nothing can run until an operator's `roller plan continue` (an
+    /// interrupt, or a canary waiting).
+    Held,
+    /// Neither of the above and no run holds it: a signal or a crash
+    /// ended the last run; a rerun resumes.
+    Stopped,
+    /// The last run ended on a failure, or a step is ERROR.
+    Failed,
+}
+
+impl RollState {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            RollState::Complete | RollState::Running => exit_code::DONE,
+            RollState::Failed => exit_code::FAILED,
+            RollState::Paused | RollState::Held | RollState::Stopped => exit_code::PAUSED,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            RollState::Complete => "complete",
+            RollState::Running => "running",
+            RollState::Paused => "paused",
+            RollState::Held => "held",
+            RollState::Stopped => "stopped",
+            RollState::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for RollState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Events that end a run or show it got on: a failure followed by one of
+/// them is not the last run's end.
+const LATER_THAN_A_FAILURE: [EventKind; 4] = [
+    EventKind::Resume,
+    EventKind::Step,
+    EventKind::Pause,
+    EventKind::Stop,
+];
+
+/// The roll's state from its checkpoint and whether a run holds the lock
+/// (pure). A held lock means a run is at work, whatever the file said when
+/// it was last written; without one, a failure outranks the pause it may
+/// have happened under, and "held" is exactly when a rerun would find no
+/// step to run, as the runner decides it.
+pub fn roll_state(checkpoint: &Checkpoint, locked: bool) -> RollState {
+    if checkpoint.plan.is_complete() {
+        RollState::Complete
+    } else if locked {
+        RollState::Running
+    } else if last_failure(checkpoint).is_some() {
+        RollState::Failed
+    } else if held(checkpoint) {
+        RollState::Held
+    } else if checkpoint.pause.is_some() {
+        RollState::Paused
+    } else {
+        RollState::Stopped
+    }
+}
+
+/// Whether the plan offers no step even once a paused step runs again:
+/// an operator's interrupt or a waiting canary holds it, and only `roller
+/// plan continue` releases it (a rerun does not).
+fn held(checkpoint: &Checkpoint) -> bool {
+    let mut plan = checkpoint.plan.clone();
+    for phase in &mut plan.phases {
+        for step in &mut phase.steps {
+            if step.status == StepStatus::Delayed {
+                step.status = StepStatus::Started;
+            }
+        }
+    }
+    crate::plan::plan_candidates(&plan).is_empty()
+}
+
+/// What failed, when the last run failed: a step in ERROR, else the
+/// latest "failure" event if nothing later shows a run ended otherwise or
+/// got past it.
+fn last_failure(checkpoint: &Checkpoint) -> Option<String> {
+    if let Some((_, step)) = checkpoint
+        .plan
+        .steps()
+        .find(|(_, s)| s.status == StepStatus::Error)
+    {
+        return Some(format!("step {} is ERROR: {}", step.name, step.message));
+    }
+    let latest = |kinds: &[EventKind]| {
+        checkpoint
+            .events
+            .iter()
+            .rposition(|e| kinds.contains(&e.kind))
+    };
+    let failure = latest(&[EventKind::Failure])?;
+    match latest(&LATER_THAN_A_FAILURE) {
+        Some(later) if later > failure => None,
+        _ => Some(checkpoint.events[failure].message.clone()),
+    }
+}
+
+#[derive(Serialize)]
+struct StatusJson<'a> {
+    run_id: &'a str,
+    asg: &'a str,
+    target: u32,
+    locked: bool,
+    state: RollState,
+    pause: Option<&'a Pause>,
+    plan: plan::PlanInfo,
+    events: &'a [Event],
+}
+
+pub(super) fn run(args: &StatusArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let path = match (&args.checkpoint, &args.env) {
+        (Some(path), _) => path.clone(),
+        (None, Some(env)) => {
+            let env = environment_from(env, &[])?;
+            Checkpoint::default_path(&env.checkpoint_dir, &env.asg)
+        }
+        (None, None) => {
+            return Err(CliError::BadFlag(
+                "give --env ENV.toml or --checkpoint PATH".to_string(),
+            ));
+        }
+    };
+    let Some(checkpoint) = Checkpoint::load(&path).map_err(CliError::Checkpoint)? else {
+        return Err(CliError::BadFlag(format!(
+            "no checkpoint at {}: no roll in progress there",
+            path.display()
+        )));
+    };
+    let locked = RunLock::is_held(&path);
+    let state = roll_state(&checkpoint, locked);
+    if args.json {
+        let events = &checkpoint.events[checkpoint.events.len().saturating_sub(20)..];
+        let status = StatusJson {
+            run_id: &checkpoint.run_id,
+            asg: &checkpoint.asg,
+            target: checkpoint.target,
+            locked,
+            state,
+            pause: checkpoint.pause.as_ref(),
+            plan: plan::info(&checkpoint.plan),
+            events,
+        };
+        let mut json = serde_json::to_string_pretty(&status).unwrap_or_default();
+        json.push('\n');
+        out.write_all(json.as_bytes())?;
+    } else {
+        print_text(&checkpoint, &path, locked, state, out)?;
+    }
+    verdict(state, &checkpoint, &path, args)
+}
+
+fn print_text(
+    checkpoint: &Checkpoint,
+    path: &Path,
+    locked: bool,
+    state: RollState,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    writeln!(
+        out,
+        "run {} of ASG {} to {} agents ({}): {}",
+        checkpoint.run_id,
+        checkpoint.asg,
+        checkpoint.target,
+        path.display(),
+        if locked {
+            "a run holds the lock now"
+        } else {
+            "no run holds the lock"
+        }
+    )?;
+    writeln!(out, "state: {state}")?;
+    if let Some(pause) = &checkpoint.pause {
+        writeln!(
+            out,
+            "PAUSED at {} since {}: {}",
+            pause.step, pause.since, pause.reason
+        )?;
+    }
+    out.write_all(plan::tree(&checkpoint.plan).as_bytes())?;
+    for event in checkpoint.events.iter().rev().take(5).rev() {
+        writeln!(out, "{} {}: {}", event.at, event.kind, event.message)?;
+    }
+    Ok(())
+}
+
+/// Ok for a roll that is complete or running; otherwise the error whose
+/// exit code says the state and whose message says what to do.
+fn verdict(
+    state: RollState,
+    checkpoint: &Checkpoint,
+    path: &Path,
+    args: &StatusArgs,
+) -> Result<(), CliError> {
+    let rerun = match (&args.env, &args.checkpoint) {
+        (Some(env), None) => format!("roller run --env {}", env.display()),
+        (Some(env), Some(_)) => format!(
+            "roller run --env {} --checkpoint {}",
+            env.display(),
+            path.display()
+        ),
+        (None, _) => format!("roller run --env ENV.toml --checkpoint {}", path.display()),
+    };
+    let message = match state {
+        RollState::Complete | RollState::Running => return Ok(()),
+        RollState::Failed => format!(
+            "the roll's last run failed: {}; fix that, then retry with: {rerun}",
+            last_failure(checkpoint).unwrap_or_default()
+        ),
+        RollState::Paused => format!(
+            "the roll is paused{}; resume with: {rerun}",
+            checkpoint
+                .pause
+                .as_ref()
+                .map(|p| format!(" at {}: {}", p.step, p.reason))
+                .unwrap_or_default()
+        ),
+        RollState::Held => format!(
+            "the roll is held (an operator's interrupt, or a canary waiting); let it go on with \
+             `roller plan continue --file {}` (--phase replace for a canary), then: {rerun}",
+            path.display()
+        ),
+        RollState::Stopped => format!(
+            "the roll is stopped (a signal or a crash ended its last run) and no run holds it; \
+             resume with: {rerun}"
+        ),
+    };
+    Err(CliError::RollNotDone { state, message })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::plan::{Phase, Plan, Step, Strategy};
+    use crate::roll::checkpoint::{OriginalGroup, RecordedEnvironment, VERSION};
+    use StepStatus::{Complete, Error, Pending, Starting};
+
+    /// A roll of two instances with the plan's statuses given per step
+    /// (prepare, replace-1, replace-2), and events of the given kinds.
+    fn checkpoint(statuses: [StepStatus; 3], events: &[&str]) -> Checkpoint {
+        let step = |name: &str, status: StepStatus| Step {
+            status,
+            ..Step::new(name)
+        };
+        let plan = Plan::new(
+            "roll-asg",
+            Strategy::Serial,
+            vec![
+                Phase::new("prepare", Strategy::Serial, vec![step("lock", statuses[0])]),
+                Phase::new(
+                    "replace",
+                    Strategy::Serial,
+                    vec![step("i-1", statuses[1]), step("i-2", statuses[2])],
+                ),
+            ],
+        );
+        Checkpoint {
+            version: VERSION,
+            run_id: "run-1".to_string(),
+            asg: "asg".to_string(),
+            environment: RecordedEnvironment {
+                region: None,
+                aws_endpoint_url: None,
+                mesos: Vec::new(),
+                marathon: Vec::new(),
+                agent_match: "ip".to_string(),
+                time_scale: 1.0,
+            },
+            target: 2,
+            select: "all".to_string(),
+            honor_min_health: false,
+            original: OriginalGroup {
+                min_size: 0,
+                max_size: 4,
+                desired_capacity: 2,
+                zones: BTreeMap::new(),
+                instance_ids: Vec::new(),
+            },
+            instances: Vec::new(),
+            suspended_before: Vec::new(),
+            suspended_by_roll: Vec::new(),
+            raised_max_from: None,
+            maintenance: Vec::new(),
+            surges: Vec::new(),
+            allow_unhealthy: Vec::new(),
+            pause: None,
+            open_page: None,
+            progress: BTreeMap::new(),
+            operations_applied: Vec::new(),
+            summary: None,
+            plan,
+            events: events
+                .iter()
+                .map(|kind| Event {
+                    at: "2026-01-01T00:00:00Z".to_string(),
+                    kind: serde_json::from_value(serde_json::Value::from(*kind)).unwrap(),
+                    message: format!("a {kind}"),
+                    user: None,
+                    label: None,
+                })
+                .collect(),
+        }
+    }
+
+    fn pause() -> Pause {
+        Pause {
+            step: "replace/i-1".to_string(),
+            reason: "timed out".to_string(),
+            since: "2026-01-01T00:00:00Z".to_string(),
+            dedup_key: "roller/run-1/replace/i-1".to_string(),
+            paged: false,
+        }
+    }
+
+    #[test]
+    fn a_complete_plan_is_complete_even_with_a_failure_in_its_past() {
+        let done = checkpoint([Complete; 3], &["start", "failure"]);
+        assert_eq!(roll_state(&done, false), RollState::Complete);
+        assert_eq!(roll_state(&done, false).exit_code(), 0);
+    }
+
+    #[test]
+    fn a_held_lock_means_running_whatever_the_file_says() {
+        let mut paused = checkpoint([Complete, Starting, Pending], &["start", "failure"]);
+        paused.pause = Some(pause());
+        assert_eq!(roll_state(&paused, true), RollState::Running);
+        assert_eq!(roll_state(&paused, true).exit_code(), 0);
+    }
+
+    #[test]
+    fn a_failure_after_the_last_step_or_resume_is_a_failed_run() {
+        let failed = checkpoint([Complete, Starting, Pending], &["start", "step", "failure"]);
+        assert_eq!(roll_state(&failed, false), RollState::Failed);
+        assert_eq!(roll_state(&failed, false).exit_code(), 1);
+        let mut resumed_then_failed = checkpoint(
+            [Complete, Starting, Pending],
+            &["pause", "resume", "failure"],
+        );
+        resumed_then_failed.pause = Some(pause());
+        assert_eq!(
+            roll_state(&resumed_then_failed, false),
+            RollState::Failed,
+            "a failure outranks the pause it happened under"
+        );
+    }
+
+    #[test]
+    fn a_failure_followed_by_a_step_a_pause_or_a_stop_is_history() {
+        for later in ["step", "resume", "stop"] {
+            let past = checkpoint([Complete, Starting, Pending], &["failure", later]);
+            assert_eq!(roll_state(&past, false), RollState::Stopped, "{later}");
+        }
+        let mut paused = checkpoint([Complete, Starting, Pending], &["failure", "pause"]);
+        paused.pause = Some(pause());
+        assert_eq!(roll_state(&paused, false), RollState::Paused);
+    }
+
+    #[test]
+    fn a_step_in_error_is_a_failed_run_and_says_which() {
+        let mut errored = checkpoint([Complete, Error, Pending], &["start", "step"]);
+        errored.plan.phases[1].steps[0].message = "terminate refused".to_string();
+        assert_eq!(roll_state(&errored, false), RollState::Failed);
+        let what = last_failure(&errored).unwrap_or_default();
+        assert!(
+            what.contains("i-1") && what.contains("terminate refused"),
+            "{what}"
+        );
+    }
+
+    #[test]
+    fn a_pause_without_a_later_failure_is_paused_with_exit_3() {
+        let mut paused = checkpoint([Complete, Starting, Pending], &["start", "step", "pause"]);
+        paused.pause = Some(pause());
+        assert_eq!(roll_state(&paused, false), RollState::Paused);
+        assert_eq!(roll_state(&paused, false).exit_code(), 3);
+    }
+
+    #[test]
+    fn an_interrupted_plan_or_a_waiting_canary_is_held() {
+        let mut interrupted = checkpoint([Complete, Pending, Pending], &["start", "step"]);
+        interrupted.plan.interrupted = true;
+        assert_eq!(roll_state(&interrupted, false), RollState::Held);
+        let mut canary = checkpoint([Complete, Pending, Pending], &["start", "step"]);
+        let replace = &mut canary.plan.phases[1];
+        replace.strategy = Strategy::SerialCanary;
+        replace.canary = None;
+        replace.set_up_canary();
+        assert_eq!(roll_state(&canary, false), RollState::Held);
+        assert_eq!(roll_state(&canary, false).exit_code(), 3);
+    }
+
+    #[test]
+    fn an_unfinished_plan_with_work_to_do_and_no_run_is_stopped() {
+        let stopped = checkpoint([Complete, Starting, Pending], &["start", "step", "stop"]);
+        assert_eq!(roll_state(&stopped, false), RollState::Stopped);
+        let crashed = checkpoint([Complete, Starting, Pending], &["start", "step"]);
+        assert_eq!(roll_state(&crashed, false), RollState::Stopped);
+        assert_eq!(roll_state(&crashed, false).exit_code(), 3);
+    }
+
+    #[test]
+    fn states_serialize_as_the_lowercase_names_the_readme_lists() {
+        let names: Vec<String> = [
+            RollState::Complete,
+            RollState::Running,
+            RollState::Paused,
+            RollState::Held,
+            RollState::Stopped,
+            RollState::Failed,
+        ]
+        .iter()
+        .map(|s| {
+            let json = serde_json::to_string(s).unwrap_or_default();
+            assert_eq!(json, format!("\"{s}\""));
+            s.to_string()
+        })
+        .collect();
+        assert_eq!(
+            names,
+            ["complete", "running", "paused", "held", "stopped", "failed"]
+        );
+    }
+}
