@@ -65,10 +65,13 @@ fn flags(args: &RunArgs) -> Vec<(&'static str, String)> {
     flags
 }
 
+/// The command that resumes this roll, with absolute paths: it is paged,
+/// and whoever runs it may be in another folder or on another host.
 fn resume_command(args: &RunArgs) -> String {
-    let mut command = format!("roller run --env {}", args.env.display());
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut command = format!("roller run --env {}", absolute(&args.env).display());
     if let Some(path) = &args.checkpoint {
-        command.push_str(&format!(" --checkpoint {}", path.display()));
+        command.push_str(&format!(" --checkpoint {}", absolute(path).display()));
     }
     command
 }

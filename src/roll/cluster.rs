@@ -84,15 +84,15 @@ pub async fn apps_as_mesos_sees_them<M: MesosMaster, K: Marathon>(
     Ok((apps, lost))
 }
 
-/// The apps and deployments, as `apps_as_mesos_sees_them`.
-pub async fn marathon_view<M: MesosMaster, K: Marathon>(
-    mesos: &M,
+/// The apps and deployments, with the tasks on agents not in `active`
+/// (Mesos' active agents, as the caller just read them) taken out, and
+/// how many were.
+pub async fn marathon_view<K: Marathon>(
+    active: &HashSet<String>,
     marathon: &K,
 ) -> Result<(Vec<App>, Vec<Deployment>, usize), RollError> {
-    let ((apps, lost), deployments) =
-        tokio::try_join!(apps_as_mesos_sees_them(mesos, marathon), async {
-            marathon.deployments().await.map_err(RollError::from)
-        })?;
+    let (mut apps, deployments) = tokio::try_join!(marathon.apps(), marathon.deployments())?;
+    let lost = health::drop_tasks_on_lost_agents(&mut apps, active);
     Ok((apps, deployments, lost))
 }
 

@@ -46,17 +46,25 @@ where
     ) -> Result<Option<Wait>, RollError> {
         let agent = record.agent_id.clone();
         let (apps, _) = apps_as_mesos_sees_them(self.ports.mesos, self.ports.marathon).await?;
+        // An app the operator allowed to be unhealthy has no floor left to
+        // protect: waiting for it to become healthy elsewhere would wait
+        // for what the operator said will not come.
+        let guarded: Vec<App> = apps
+            .iter()
+            .filter(|a| !self.checkpoint.allow_unhealthy.contains(&a.id))
+            .cloned()
+            .collect();
         let surging = self
             .checkpoint
             .surges
             .iter()
             .any(|s| s.instance == record.id && s.state != SurgeState::Done);
-        if safety::at_risk(&apps, &agent, &self.killed, self.floor()).is_empty() && !surging {
+        if safety::at_risk(&guarded, &agent, &self.killed, self.floor()).is_empty() && !surging {
             return Ok(None);
         }
         self.schedule_maintenance(record).await?;
         let mut pending = self.surge_round(record, &apps).await?;
-        let risks = safety::at_risk(&apps, &agent, &self.killed, self.floor());
+        let risks = safety::at_risk(&guarded, &agent, &self.killed, self.floor());
         for risk in &risks {
             if self.checkpoint.surges.iter().any(|s| {
                 s.app == risk.app && s.instance == record.id && s.state != SurgeState::Done

@@ -49,14 +49,17 @@ fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> RunSettings {
     }
 }
 
-async fn roll(
-    cluster: &SimulatedCluster,
-    settings: RunSettings,
-) -> (Outcome, Checkpoint) {
+async fn roll(cluster: &SimulatedCluster, settings: RunSettings) -> (Outcome, Checkpoint) {
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    match run(cluster.ports(), &cluster.env, settings, stop, Box::new(|_: &Checkpoint| {}))
-        .await
-        .expect("the run")
+    match run(
+        cluster.ports(),
+        &cluster.env,
+        settings,
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .await
+    .expect("the run")
     {
         RunResult::Finished {
             outcome,
@@ -102,14 +105,18 @@ async fn a_whole_demo_roll_on_paused_time_replaces_every_agent_without_an_outage
     assert!(done.progress.is_empty(), "{:?}", done.progress);
     let now = in_service(&cluster).await;
     assert_eq!(now.len(), originals.len(), "{now:?}");
-    assert!(now.is_disjoint(&originals), "an original is still in service");
+    assert!(
+        now.is_disjoint(&originals),
+        "an original is still in service"
+    );
     let report = cluster.sim.report();
     assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
     assert!(done.summary.is_some());
     eprintln!(
-        "demo roll: {:.0} cluster s in {:.3} s of real time",
+        "demo roll: {:.0} cluster s in {:.3} s of real time; API calls {:?}",
         started.elapsed().as_secs_f64(),
-        real.elapsed().as_secs_f64()
+        real.elapsed().as_secs_f64(),
+        report.api_calls
     );
     cluster.sim.shutdown().await;
 }
@@ -123,7 +130,12 @@ async fn a_never_healthy_app_pauses_the_roll_and_allow_unhealthy_on_the_resume_l
     let path = dir.path().join("hazards.json");
 
     let (outcome, paused) = roll(&cluster, settings(&path, target, &[])).await;
-    let Outcome::Paused { step, reason, paged } = outcome else {
+    let Outcome::Paused {
+        step,
+        reason,
+        paged,
+    } = outcome
+    else {
         panic!("expected a pause: {outcome:?}");
     };
     assert!(step.starts_with("replace/"), "{step}");
@@ -140,8 +152,11 @@ async fn a_never_healthy_app_pauses_the_roll_and_allow_unhealthy_on_the_resume_l
     let (outcome, done) = roll(&cluster, resume).await;
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
     assert_eq!(done.allow_unhealthy, ["/hazard/never-healthy"]);
-    assert!(done.events.iter().any(|e| e.kind == EventKind::Operator
-        && e.message.contains("--allow-unhealthy")));
+    assert!(
+        done.events
+            .iter()
+            .any(|e| e.kind == EventKind::Operator && e.message.contains("--allow-unhealthy"))
+    );
     assert!(
         done.plan
             .steps()

@@ -26,6 +26,8 @@ mod drain;
 pub mod env;
 pub mod error;
 pub mod health;
+#[cfg(test)]
+mod in_process_tests;
 pub mod inbox;
 #[cfg(test)]
 mod moto_tests;

@@ -23,8 +23,13 @@ use super::scenario::Scenario;
 use super::shared::{Peers, SharedWorld, SimClock};
 use super::world::{Report, World};
 
-/// How often (real time) the world is advanced without a request.
+/// How often (real time) the world is advanced without a request...
 const TICK: Duration = Duration::from_millis(100);
+
+/// ...but never more than once a simulated second: at a low time scale
+/// (a test on paused tokio time runs at 1) a 100 ms tick would advance
+/// the world ten times a simulated second for nothing.
+const MIN_SIMULATED_TICK: Duration = Duration::from_secs(1);
 
 /// How long `shutdown` lets open connections finish before cutting them.
 const SHUTDOWN_PATIENCE: Duration = Duration::from_secs(5);
@@ -162,7 +167,8 @@ impl Simulator {
             let router = http::marathon::router(world.clone(), marathon.clone(), index);
             tasks.push(serve(listener, router, &shutdown));
         }
-        tasks.push(tick(world.clone(), &shutdown));
+        let every = TICK.max(MIN_SIMULATED_TICK.div_f64(options.time_scale.max(f64::MIN_POSITIVE)));
+        tasks.push(tick(world.clone(), every, &shutdown));
 
         Ok(Simulator {
             world,
@@ -247,10 +253,10 @@ fn serve(
     })
 }
 
-fn tick(world: SharedWorld, shutdown: &broadcast::Sender<()>) -> JoinHandle<()> {
+fn tick(world: SharedWorld, every: Duration, shutdown: &broadcast::Sender<()>) -> JoinHandle<()> {
     let mut stop = shutdown.subscribe();
     tokio::spawn(async move {
-        let mut interval = tokio::time::interval(TICK);
+        let mut interval = tokio::time::interval(every);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {

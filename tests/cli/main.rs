@@ -4,6 +4,8 @@
 
 mod bad_input;
 mod canary;
+mod cluster;
+mod controls;
 mod demo;
 mod golden;
 mod health;

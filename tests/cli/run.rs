@@ -5,240 +5,16 @@
 //! the lost-checkpoint hazard; and `roller status` of the checkpoints they
 //! leave (complete, paused, held), which writes nothing.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::Command;
 
-use roller::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
-use roller::sim::{Report, Scenario, SimOptions, Simulator};
 use tempfile::TempDir;
 
-/// Simulated seconds per real second: the demo roll (about 40 simulated
-/// minutes) takes some ten seconds.
-const TIME_SCALE: f64 = 300.0;
+use roller::roll::ports::auto_scaling::AutoScaling;
 
-/// For `msr-55`, whose roll takes some seven simulated hours.
-const MSR_TIME_SCALE: f64 = 1000.0;
-
-/// A simulated cluster served from this test's own runtime, and a folder
-/// with its environment file and checkpoints.
-struct Cluster {
-    runtime: tokio::runtime::Runtime,
-    sim: Option<Simulator>,
-    dir: TempDir,
-    env_file: PathBuf,
-    asg: String,
-    /// Each app's instances before any roll: a roll must leave them so.
-    instances: std::collections::BTreeMap<String, u32>,
-}
-
-impl Cluster {
-    fn start(scenario: &str, extra_toml: &str) -> Cluster {
-        Cluster::start_at(scenario, TIME_SCALE, extra_toml)
-    }
-
-    fn start_at(scenario: &str, time_scale: f64, extra_toml: &str) -> Cluster {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let scenario = Scenario::load(scenario).unwrap();
-        let sim = runtime
-            .block_on(Simulator::start(
-                &scenario,
-                SimOptions {
-                    time_scale,
-                    ..SimOptions::default()
-                },
-            ))
-            .unwrap();
-        let dir = TempDir::new().unwrap();
-        let endpoints = sim.endpoints().clone();
-        let list = |urls: &[String]| {
-            urls.iter()
-                .map(|u| format!("\"{u}\""))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let text = format!(
-            "asg = \"{}\"\nregion = \"us-east-1\"\naws_endpoint_url = \"{}\"\nmesos = [{}]\nmarathon = [{}]\n\
-             match = \"ip\"\ntime_scale = {time_scale}\ncheckpoint_dir = \"{}\"\n{extra_toml}\n",
-            scenario.group.name,
-            endpoints.aws_endpoint_url,
-            list(&endpoints.mesos),
-            list(&endpoints.marathon),
-            dir.path().join("checkpoints").display(),
-        );
-        // Waits get an hour (simulated) unless a test sets its own: a
-        // loaded CI machine must not turn a slow poll into a pause.
-        let text = if extra_toml.contains("[timeouts]") {
-            text
-        } else {
-            format!(
-                "{text}[timeouts]\nscale_up = \"1h\"\nderegister = \"1h\"\nhealthy = \"1h\"\ntask_move = \"1h\"\n"
-            )
-        };
-        let env_file = dir.path().join("env.toml");
-        std::fs::write(&env_file, text).unwrap();
-        // Let the world settle (five simulated minutes, at most a second of
-        // real time: the scenarios start in their steady state).
-        std::thread::sleep(Duration::from_secs_f64((300.0 / time_scale).min(1.0)));
-        let instances = sim
-            .report()
-            .apps
-            .iter()
-            .map(|a| (a.id.clone(), a.instances))
-            .collect();
-        Cluster {
-            instances,
-            runtime,
-            sim: Some(sim),
-            dir,
-            env_file,
-            asg: scenario.group.name.clone(),
-        }
-    }
-
-    fn roller(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_roller"));
-        command
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("AWS_ACCESS_KEY_ID", "simulated")
-            .env("AWS_SECRET_ACCESS_KEY", "simulated")
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env_remove("AWS_PROFILE")
-            .env_remove("AWS_ENDPOINT_URL")
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env("no_proxy", "127.0.0.1,localhost");
-        command
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        let mut all = vec!["run", "--env", self.env_file.to_str().unwrap()];
-        all.extend_from_slice(args);
-        self.roller(&all).output().unwrap()
-    }
-
-    fn spawn(&self, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
-        let mut all = vec!["run", "--env", self.env_file.to_str().unwrap()];
-        all.extend_from_slice(args);
-        let mut child = self
-            .roller(&all)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (send, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if send.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        (child, lines)
-    }
-
-    fn checkpoint(&self) -> PathBuf {
-        self.dir
-            .path()
-            .join("checkpoints")
-            .join(format!("{}.json", self.asg))
-    }
-
-    fn group(&self) -> AutoScalingGroup {
-        let sim = self.sim.as_ref().unwrap();
-        let url = sim.endpoints().aws_endpoint_url.clone();
-        self.runtime.block_on(async {
-            let aws = roller::aws::simulated_client(&url, "us-east-1").await;
-            aws.describe_group(&self.asg).await.unwrap()
-        })
-    }
-
-    fn report(&self) -> Report {
-        self.sim.as_ref().unwrap().report()
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        if let Some(sim) = self.sim.take() {
-            self.runtime.block_on(sim.shutdown());
-        }
-    }
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-/// Waits for a line containing `needle` (or the end of output).
-fn wait_for_line(lines: &mpsc::Receiver<String>, needle: &str) -> bool {
-    while let Ok(line) = lines.recv_timeout(Duration::from_secs(60)) {
-        if line.contains(needle) {
-            return true;
-        }
-    }
-    false
-}
-
-/// The names in `dir`, sorted (none when it does not exist).
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = match std::fs::read_dir(dir) {
-        Ok(entries) => entries
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    names.sort();
-    names
-}
-
-/// What every finished roll must leave: N agents, none of the originals,
-/// processes and tag restored, no outage in the monitor's ground truth.
-fn assert_clean_end(cluster: &Cluster, originals: &[String], n: u32) {
-    let group = cluster.group();
-    // An instance shutting down is still listed (Terminating) for a while.
-    let live: Vec<&str> = group
-        .instances
-        .iter()
-        .filter(|i| !i.lifecycle_state.is_leaving())
-        .map(|i| i.id.as_str())
-        .collect();
-    assert_eq!(live.len() as u32, n, "{live:?}");
-    assert_eq!(group.desired_capacity, n);
-    for id in originals {
-        assert!(!live.contains(&id.as_str()), "{id} still in the group");
-    }
-    assert!(
-        group.suspended_processes.is_empty(),
-        "{:?}",
-        group.suspended_processes
-    );
-    assert_eq!(group.tag("roller:run-id"), None);
-    let report = cluster.report();
-    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
-    let instances: std::collections::BTreeMap<String, u32> = report
-        .apps
-        .iter()
-        .map(|a| (a.id.clone(), a.instances))
-        .collect();
-    assert_eq!(instances, cluster.instances, "surges must be undone");
-    let originals_count = originals.len() as u32;
-    let peak: u32 = report.az_peak.values().sum();
-    assert!(peak <= n + originals_count, "peak {peak}");
-    assert_eq!(report.peak_instances_beyond_desired, 0);
-}
+use super::cluster::{
+    Cluster, MSR_TIME_SCALE, Webhook, assert_clean_end, files_in, text, wait_for_line,
+};
 
 #[test]
 fn a_full_roll_of_the_demo_cluster_replaces_every_agent_without_an_outage() {
@@ -523,23 +299,6 @@ fn sigterm_mid_wait_exits_130_a_lost_checkpoint_is_refused_and_the_rerun_finishe
     let (mut child, lines) = cluster.spawn(&["--target", "12"]);
     assert!(wait_for_line(&lines, "wait-registered (STARTED)"));
 
-    // Plan operations on the checkpoint are refused while a run holds it.
-    let operate = cluster
-        .roller(&[
-            "plan",
-            "interrupt",
-            "--file",
-            cluster.checkpoint().to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(operate.status.code(), Some(2), "{}", text(&operate));
-    assert!(
-        String::from_utf8_lossy(&operate.stderr).contains("a roller run holds"),
-        "{}",
-        text(&operate)
-    );
-
     // A second run on the same checkpoint is refused while the first holds it.
     let second = cluster.run(&["--target", "12"]);
     assert_eq!(second.status.code(), Some(2), "{}", text(&second));
@@ -638,65 +397,6 @@ fn a_canary_roll_waits_for_plan_continue_on_the_checkpoint_which_the_event_log_r
     assert_clean_end(&cluster, &originals, 12);
 }
 
-/// A webhook receiver on loopback: every request body it gets, answered
-/// 200. Stops with the test process.
-struct Webhook {
-    url: String,
-    bodies: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-impl Webhook {
-    fn start() -> Webhook {
-        use std::io::{Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
-        let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let seen = bodies.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { break };
-                let mut data = Vec::new();
-                let mut buf = [0u8; 4096];
-                // Read the head, then as much body as Content-Length says.
-                let body = loop {
-                    let Ok(n) = stream.read(&mut buf) else {
-                        break None;
-                    };
-                    if n == 0 {
-                        break None;
-                    }
-                    data.extend_from_slice(&buf[..n]);
-                    let text = String::from_utf8_lossy(&data).to_string();
-                    if let Some(end) = text.find("\r\n\r\n") {
-                        let length = text[..end]
-                            .lines()
-                            .find_map(|l| {
-                                let (k, v) = l.split_once(':')?;
-                                k.eq_ignore_ascii_case("content-length")
-                                    .then(|| v.trim().parse::<usize>().ok())?
-                            })
-                            .unwrap_or(0);
-                        if data.len() >= end + 4 + length {
-                            break Some(text[end + 4..end + 4 + length].to_string());
-                        }
-                    }
-                };
-                if let Some(body) = body {
-                    seen.lock().unwrap().push(body);
-                }
-                let _ = stream.write_all(
-                    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
-                );
-            }
-        });
-        Webhook { url, bodies }
-    }
-
-    fn bodies(&self) -> Vec<String> {
-        self.bodies.lock().unwrap().clone()
-    }
-}
-
 #[test]
 fn an_app_never_healthy_after_relaunch_pauses_and_pages_and_once_healed_the_rerun_completes() {
     let hook = Webhook::start();
@@ -710,20 +410,17 @@ fn an_app_never_healthy_after_relaunch_pauses_and_pages_and_once_healed_the_reru
         .iter()
         .map(|i| i.id.clone())
         .collect();
+    // The env file is named relative to the folder roller runs in; the
+    // page's resume command must work from anywhere.
     let paused = cluster
-        .roller(&[
-            "run",
-            "--env",
-            cluster.env_file.to_str().unwrap(),
-            "--target",
-            "6",
-        ])
+        .roller(&["run", "--env", "env.toml", "--target", "6"])
         .env("ROLLER_WEBHOOK_URL", &hook.url)
         .output()
         .unwrap();
     assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
     let stderr = String::from_utf8_lossy(&paused.stderr);
     assert!(stderr.contains("paused at replace/i-"), "{stderr}");
+    assert!(stderr.contains("a page went out"), "{stderr}");
     assert!(stderr.contains("/hazard/never-healthy"), "{stderr}");
     // The secret URL is never printed; the page went out with the step.
     assert!(
@@ -733,7 +430,13 @@ fn an_app_never_healthy_after_relaunch_pauses_and_pages_and_once_healed_the_reru
     assert_eq!(pages.len(), 1, "{pages:?}");
     assert!(pages[0].contains("\"event\":\"trigger\""), "{pages:?}");
     assert!(pages[0].contains("mesos-agents-hazards"), "{pages:?}");
-    assert!(pages[0].contains("roller run --env"), "{pages:?}");
+    let absolute = format!("roller run --env {}", cluster.env_file.display());
+    assert!(pages[0].contains(&absolute), "{absolute} in {pages:?}");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert!(
+        pages[0].contains(&format!("\"source\":\"{}\"", host.trim())),
+        "the page's source is this host: {pages:?}"
+    );
     let recorded = std::fs::read_to_string(cluster.checkpoint()).unwrap();
     assert!(!recorded.contains(&hook.url));
 

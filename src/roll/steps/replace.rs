@@ -3,6 +3,8 @@
 //! it with a decrement, then wait for Mesos to drop the agent and for
 //! Marathon to report every app healthy.
 
+use std::collections::HashSet;
+
 use super::super::checkpoint::EventKind;
 use super::super::cluster::{describe, marathon_view};
 use super::super::error::RollError;
@@ -82,20 +84,24 @@ where
             ));
         }
         let agent = &record.agent_id;
-        let agents = self.ports.mesos.agents().await?;
-        if agents
+        let active: HashSet<String> = self
+            .ports
+            .mesos
+            .agents()
+            .await?
             .registered
-            .iter()
-            .any(|a| a.id.0 == *agent && a.active)
-        {
+            .into_iter()
+            .filter(|a| a.active)
+            .map(|a| a.id.0)
+            .collect();
+        if active.contains(agent) {
             return Ok(Tick::waiting(
                 WaitKind::Deregistered,
                 format!("waiting for Mesos to deregister agent {agent}: still active"),
             ));
         }
         let healthy = "waiting for every Marathon app to be healthy";
-        let (apps, deployments, lost) =
-            marathon_view(self.ports.mesos, self.ports.marathon).await?;
+        let (apps, deployments, lost) = marathon_view(&active, self.ports.marathon).await?;
         if lost > 0 {
             return Ok(Tick::waiting(
                 WaitKind::Healthy,

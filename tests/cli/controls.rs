@@ -1,0 +1,388 @@
+//! The operator's controls, each through the real binary against the
+//! simulator: an interrupt holds until `continue` (a rerun never clears
+//! it), an interrupt reaches a live run, a resume re-reads the run-id tag
+//! and refuses another environment, the canary hint works as printed,
+//! and `--allow-unhealthy` on a resume is honoured (with the page of the
+//! force-completed step resolved).
+
+use std::process::Output;
+
+use roller::roll::checkpoint::Checkpoint;
+use roller::roll::ports::auto_scaling::{AutoScaling, GroupTag};
+
+use super::cluster::{Cluster, Webhook, assert_clean_end, text, wait_for_line};
+
+/// Pauses at wait-registered almost at once (a one-second timeout).
+const QUICK_PAUSE: &str =
+    "[timeouts]\nscale_up = 1\nderegister = \"1h\"\nhealthy = \"1h\"\ntask_move = \"1h\"\n";
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The `roller plan continue …` command a held run printed, as arguments.
+fn printed_continue(output: &Output) -> Vec<String> {
+    let said = stderr(output);
+    let at = said
+        .find("roller plan continue")
+        .unwrap_or_else(|| panic!("no continue command in: {said}"));
+    said[at..]
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .map(str::to_string)
+        .collect()
+}
+
+fn run_printed(cluster: &Cluster, args: &[String]) -> Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    cluster.roller(&args).output().unwrap()
+}
+
+fn originals(cluster: &Cluster) -> Vec<String> {
+    cluster
+        .group()
+        .instances
+        .iter()
+        .map(|i| i.id.clone())
+        .collect()
+}
+
+/// What roller could have changed in the group (the world boots
+/// instances on its own meanwhile).
+fn writable(cluster: &Cluster) -> String {
+    let group = cluster.group();
+    let mut ids: Vec<String> = group.instances.iter().map(|i| i.id.clone()).collect();
+    ids.sort();
+    format!(
+        "min {} max {} desired {} suspended {:?} tags {:?} instances {ids:?}",
+        group.min_size,
+        group.max_size,
+        group.desired_capacity,
+        group.suspended_processes,
+        group.tags
+    )
+}
+
+fn checkpoint(cluster: &Cluster) -> Checkpoint {
+    Checkpoint::load(&cluster.checkpoint()).unwrap().unwrap()
+}
+
+#[test]
+fn an_operators_interrupt_of_a_paused_roll_holds_through_reruns_until_the_printed_continue() {
+    let cluster = Cluster::start("demo", QUICK_PAUSE);
+    let originals = originals(&cluster);
+    let paused = cluster.run(&["--target", "12"]);
+    assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
+    let file = cluster.checkpoint();
+    let file = file.to_str().unwrap();
+    let base = format!("roller plan continue --file {file}");
+    for (target, expected) in [
+        (vec![], base.clone()),
+        (
+            vec!["--phase", "scale-up"],
+            format!("{base} --phase scale-up"),
+        ),
+        (
+            vec!["--phase", "scale-up", "--step", "wait-registered"],
+            format!("{base} --phase scale-up --step wait-registered"),
+        ),
+    ] {
+        let mut interrupt = vec!["plan", "interrupt", "--file", file];
+        interrupt.extend(&target);
+        let done = cluster.roller(&interrupt).output().unwrap();
+        assert_eq!(done.status.code(), Some(0), "{}", text(&done));
+        assert!(
+            String::from_utf8_lossy(&done.stdout).contains(": done"),
+            "the interrupt of a paused plan changes it: {}",
+            text(&done)
+        );
+        // A rerun (even one that would now get past the wait) is held, and
+        // leaves the pause alone.
+        let before = checkpoint(&cluster).plan;
+        let held = cluster
+            .roller(&["run", "--env", cluster.env_file.to_str().unwrap()])
+            .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
+            .output()
+            .unwrap();
+        assert_eq!(held.status.code(), Some(3), "{}", text(&held));
+        assert!(
+            stderr(&held).contains(&expected),
+            "{expected} in {}",
+            text(&held)
+        );
+        let after = checkpoint(&cluster);
+        assert!(after.pause.is_some(), "the pause is kept while held");
+        assert_eq!(after.plan, before, "a held rerun changes no step");
+        // The command as printed releases it.
+        let go = run_printed(&cluster, &printed_continue(&held));
+        assert_eq!(go.status.code(), Some(0), "{}", text(&go));
+    }
+    let resumed = cluster
+        .roller(&["run", "--env", cluster.env_file.to_str().unwrap()])
+        .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    assert_clean_end(&cluster, &originals, 12);
+}
+
+#[test]
+fn an_interrupt_while_a_run_is_live_is_applied_at_its_next_tick_and_the_run_exits_held() {
+    let cluster = Cluster::start("demo", "");
+    let originals = originals(&cluster);
+    let (child, lines) = cluster.spawn(&["--target", "12"]);
+    assert!(wait_for_line(&lines, "wait-registered (STARTED)"));
+    let file = cluster.checkpoint();
+    let queued = cluster
+        .roller(&["plan", "interrupt", "--file", file.to_str().unwrap()])
+        .env("USER", "oncall-bob")
+        .output()
+        .unwrap();
+    assert_eq!(queued.status.code(), Some(0), "{}", text(&queued));
+    assert!(
+        String::from_utf8_lossy(&queued.stdout).contains("queued"),
+        "{}",
+        text(&queued)
+    );
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output));
+    assert!(
+        stderr(&output).contains(&format!("roller plan continue --file {}", file.display())),
+        "{}",
+        text(&output)
+    );
+    let held = checkpoint(&cluster);
+    assert!(held.plan.interrupted);
+    assert!(
+        held.events
+            .iter()
+            .any(|e| e.user.as_deref() == Some("oncall-bob") && e.message.contains("interrupt")),
+        "the operator is in the event log"
+    );
+    assert!(
+        !roller::roll::inbox::folder(&file).exists()
+            || std::fs::read_dir(roller::roll::inbox::folder(&file))
+                .unwrap()
+                .next()
+                .is_none(),
+        "the queue is emptied once applied"
+    );
+    let go = run_printed(&cluster, &printed_continue(&output));
+    assert_eq!(go.status.code(), Some(0), "{}", text(&go));
+    let resumed = cluster.run(&[]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    assert_clean_end(&cluster, &originals, 12);
+}
+
+#[test]
+fn a_resume_after_abandon_or_under_another_runs_tag_is_refused_and_changes_nothing() {
+    let cluster = Cluster::start("demo", QUICK_PAUSE);
+    let paused = cluster.run(&["--target", "12"]);
+    assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
+    let saved = std::fs::read_to_string(cluster.checkpoint()).unwrap();
+    let run_id = checkpoint(&cluster).run_id;
+    let env = cluster.env_file.to_str().unwrap();
+    let abandoned = cluster
+        .roller(&["abandon", "--env", env, "--run-id", &run_id])
+        .output()
+        .unwrap();
+    assert_eq!(abandoned.status.code(), Some(0), "{}", text(&abandoned));
+
+    // The checkpoint comes back (a copy, a restore from backup): the roll
+    // was abandoned, so its resume must not touch the group.
+    std::fs::write(cluster.checkpoint(), &saved).unwrap();
+    let before = writable(&cluster);
+    let refused = cluster
+        .roller(&["run", "--env", env])
+        .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        stderr(&refused).contains("carries no roller:run-id tag"),
+        "{}",
+        text(&refused)
+    );
+    assert!(stderr(&refused).contains(&run_id), "{}", text(&refused));
+    assert_eq!(writable(&cluster), before, "nothing changed");
+    assert_eq!(
+        std::fs::read_to_string(cluster.checkpoint()).unwrap(),
+        saved
+    );
+
+    // Another run's tag: refused, naming both ids.
+    let url = cluster
+        .sim
+        .as_ref()
+        .unwrap()
+        .endpoints()
+        .aws_endpoint_url
+        .clone();
+    cluster.runtime.block_on(async {
+        let aws = roller::aws::simulated_client(&url, "us-east-1").await;
+        let tag = GroupTag {
+            key: "roller:run-id".to_string(),
+            value: "another-run".to_string(),
+            propagate_at_launch: false,
+        };
+        aws.put_tags("mesos-agents-demo", &[tag]).await.unwrap();
+    });
+    let before = writable(&cluster);
+    let refused = cluster
+        .roller(&["run", "--env", env])
+        .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    let said = stderr(&refused);
+    assert!(
+        said.contains("another-run") && said.contains(&run_id),
+        "{said}"
+    );
+    assert_eq!(writable(&cluster), before, "nothing changed");
+}
+
+#[test]
+fn a_checkpoint_made_for_another_environment_is_refused_and_left_untouched() {
+    let cluster = Cluster::start("demo", QUICK_PAUSE);
+    let paused = cluster.run(&["--target", "12"]);
+    assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
+    let saved = std::fs::read_to_string(cluster.checkpoint()).unwrap();
+    for (flag, value, named) in [
+        ("--mesos", "http://127.0.0.1:9", "Mesos masters"),
+        ("--region", "eu-west-1", "region"),
+    ] {
+        let refused = cluster.run(&[flag, value]);
+        assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+        let said = stderr(&refused);
+        assert!(said.contains("another environment"), "{said}");
+        assert!(said.contains(named) && said.contains(value), "{said}");
+        assert_eq!(
+            std::fs::read_to_string(cluster.checkpoint()).unwrap(),
+            saved
+        );
+    }
+}
+
+#[test]
+fn the_canary_hint_works_as_printed_and_releases_exactly_one_canary_step() {
+    let cluster = Cluster::start("demo", "");
+    let originals = originals(&cluster);
+    let held = cluster.run(&["--target", "12", "--canary", "2"]);
+    assert_eq!(held.status.code(), Some(3), "{}", text(&held));
+    let printed = printed_continue(&held);
+    assert!(
+        printed.ends_with(&["--phase".to_string(), "replace".to_string()]),
+        "{printed:?}"
+    );
+    let replaced = |c: &Checkpoint| {
+        c.plan
+            .phases
+            .iter()
+            .find(|p| p.id == "replace")
+            .unwrap()
+            .steps
+            .iter()
+            .filter(|s| s.is_complete())
+            .count()
+    };
+    assert_eq!(replaced(&checkpoint(&cluster)), 0);
+    for canary in 1..=2 {
+        let go = run_printed(&cluster, &printed);
+        assert_eq!(go.status.code(), Some(0), "{}", text(&go));
+        let next = cluster.run(&[]);
+        if canary == 1 {
+            assert_eq!(next.status.code(), Some(3), "{}", text(&next));
+            assert_eq!(printed_continue(&next), printed, "the same command again");
+            assert_eq!(replaced(&checkpoint(&cluster)), 1, "exactly one canary");
+        } else {
+            assert_eq!(next.status.code(), Some(0), "{}", text(&next));
+        }
+    }
+    assert_clean_end(&cluster, &originals, 12);
+}
+
+#[test]
+fn allow_unhealthy_on_a_resume_is_recorded_and_honoured_and_a_force_completed_steps_page_resolved()
+{
+    let hook = Webhook::start();
+    let cluster = Cluster::start(
+        "hazards",
+        "[timeouts]\nhealthy = \"10m\"\nscale_up = \"1h\"\nderegister = \"1h\"\ntask_move = \"1h\"\n[pager]\nwebhook = true\n",
+    );
+    let originals = originals(&cluster);
+    let env = cluster.env_file.to_str().unwrap();
+    let paused = cluster
+        .roller(&["run", "--env", env, "--target", "6"])
+        .env("ROLLER_WEBHOOK_URL", &hook.url)
+        .output()
+        .unwrap();
+    assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
+    let step = checkpoint(&cluster).pause.unwrap().step;
+    let (phase, instance) = step.split_once('/').unwrap();
+    // The operator judges the paused step done (its instance is gone)...
+    let forced = cluster
+        .roller(&[
+            "plan",
+            "force-complete",
+            "--file",
+            cluster.checkpoint().to_str().unwrap(),
+            "--phase",
+            phase,
+            "--step",
+            instance,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(forced.status.code(), Some(0), "{}", text(&forced));
+    // ...and lets the broken app be for the rest of the roll.
+    let resumed = cluster
+        .roller(&[
+            "run",
+            "--env",
+            env,
+            "--allow-unhealthy",
+            "/hazard/never-healthy",
+        ])
+        .env("ROLLER_WEBHOOK_URL", &hook.url)
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    let pages = hook.bodies();
+    assert_eq!(
+        pages
+            .iter()
+            .filter(|p| p.contains("\"event\":\"trigger\""))
+            .count(),
+        1,
+        "{pages:?}"
+    );
+    assert!(
+        pages.iter().any(|p| p.contains("\"event\":\"resolve\"")),
+        "the force-completed step's page is resolved: {pages:?}"
+    );
+    let archived = std::fs::read_dir(cluster.checkpoint().parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".complete.json"))
+        .expect("the archived checkpoint");
+    let done = Checkpoint::load(&archived).unwrap().unwrap();
+    assert_eq!(done.allow_unhealthy, ["/hazard/never-healthy"]);
+    assert!(
+        done.plan
+            .steps()
+            .any(|(_, s)| s.message.contains("allowed unhealthy by --allow-unhealthy")),
+        "a health wait let the allowed app be"
+    );
+    let group = cluster.group();
+    let live: Vec<&str> = group
+        .instances
+        .iter()
+        .filter(|i| !i.lifecycle_state.is_leaving())
+        .map(|i| i.id.as_str())
+        .collect();
+    assert!(originals.iter().all(|id| !live.contains(&id.as_str())));
+}
