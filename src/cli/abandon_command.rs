@@ -1,116 +1,128 @@
 //! `roller abandon --run-id ID`: gives up a roll whose checkpoint is lost
 //! or unwanted, undoing what its bookkeeping holds on the cluster (the
-//! run-id tag, suspended processes, a raised MaxSize, maintenance windows)
-//! and never its capacity.
+//! run-id tag, suspended processes, a raised MaxSize, maintenance windows,
+//! an open page) with the roll's own finish steps, and never its capacity.
+//! `--dry-run` says what it would do and does nothing.
 
 use std::io::Write;
 
 use super::AbandonArgs;
 use super::error::CliError;
 use super::wiring::{checkpoint_path, clients, environment_from, runtime};
-use crate::roll::checkpoint::{Checkpoint, CheckpointError, MaintenanceRecord, RunLock};
-use crate::roll::ports::auto_scaling::{AutoScaling, ScalingProcess};
-use crate::roll::ports::mesos::{MachineId, MesosMaster};
-use crate::roll::runner::RUN_ID_TAG;
+use crate::roll::abandon::{AbandonError, check_tag, plan_of};
+use crate::roll::checkpoint::{Checkpoint, CheckpointError, RunLock};
+use crate::roll::cluster::{Ports, RUN_ID_TAG, describe};
+use crate::roll::ports::auto_scaling::AutoScaling;
+use crate::roll::runner::{RunOptions, Runner};
 
-/// Undoes what a roll's bookkeeping holds on the cluster, never its
-/// capacity. Removes the `roller:run-id` tag only
-/// if it carries that id; with that run's checkpoint, resumes exactly what
-/// it suspended, restores a MaxSize it raised and removes its maintenance
-/// windows, then archives the checkpoint as `.abandoned.json`.
 pub(super) fn run(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let env = environment_from(&args.env, &[])?;
     let path = checkpoint_path(&args.checkpoint, &env);
-    let _lock = RunLock::acquire(&path).map_err(|e| CliError::Run(e.into()))?;
-    let checkpoint = Checkpoint::load(&path)
-        .map_err(CliError::Checkpoint)?
-        .filter(|c| c.run_id == args.run_id);
+    let _lock = if args.dry_run {
+        None
+    } else {
+        Some(RunLock::acquire(&path).map_err(|e| CliError::Run(e.into()))?)
+    };
+    let loaded = Checkpoint::load(&path).map_err(CliError::Checkpoint)?;
+    if let Some(found) = &loaded {
+        found
+            .check_group(&path, &env.asg)
+            .map_err(CliError::Checkpoint)?;
+    }
+    let checkpoint = loaded.filter(|c| c.run_id == args.run_id);
+    let refused = |e: crate::roll::error::RollError| CliError::Run(e.into());
     let runtime = runtime()?;
     runtime.block_on(async {
         let clients = clients(&env).await?;
-        let aws_error = |e: crate::aws::AwsError| CliError::Adapter(format!("AWS: {e}"));
-        let group = clients
-            .aws
-            .describe_group(&env.asg)
+        check_tag(&clients.aws, &env.asg, &args.run_id)
             .await
-            .map_err(aws_error)?;
-        match group.tag(RUN_ID_TAG) {
-            Some(id) if id == args.run_id => {}
-            Some(other) => {
-                return Err(CliError::BadFlag(format!(
-                    "ASG {} is tagged by run {other}, not {}: nothing done",
-                    env.asg, args.run_id
-                )));
-            }
-            None => {
-                return Err(CliError::BadFlag(format!(
-                    "ASG {} carries no {RUN_ID_TAG} tag: nothing to abandon",
-                    env.asg
-                )));
-            }
-        }
-        match &checkpoint {
-            Some(c) => {
-                let processes: Vec<ScalingProcess> = c
-                    .suspended_by_roll
-                    .iter()
-                    .map(|p| ScalingProcess::parse(p))
-                    .collect();
-                if !processes.is_empty() {
-                    clients
-                        .aws
-                        .resume_processes(&env.asg, &processes)
-                        .await
-                        .map_err(aws_error)?;
-                    writeln!(out, "resumed {}", c.suspended_by_roll.join(", "))?;
-                }
-                if let Some(max) = c.raised_max_from {
-                    clients
-                        .aws
-                        .update_size_limits(
-                            &env.asg,
-                            c.original.min_size,
-                            max.max(group.desired_capacity),
-                        )
-                        .await
-                        .map_err(aws_error)?;
-                    writeln!(out, "MaxSize restored toward {max}")?;
-                }
-                let machines: Vec<MachineId> = c
-                    .maintenance
-                    .iter()
-                    .map(MaintenanceRecord::machine_id)
-                    .collect();
-                if !machines.is_empty() {
-                    clients
-                        .mesos
-                        .cancel_maintenance(&machines)
-                        .await
-                        .map_err(|e| CliError::Adapter(format!("Mesos: {e}")))?;
-                    writeln!(out, "removed {} maintenance window(s)", machines.len())?;
-                }
-            }
-            None => writeln!(
-                out,
-                "no checkpoint of run {} at {}: what it suspended is unknown; suspended now: {} \
-                 (resume by hand what the run had suspended)",
-                args.run_id,
-                path.display(),
-                group
-                    .suspended_processes
-                    .iter()
-                    .map(|p| p.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )?,
-        }
-        clients
-            .aws
-            .delete_tags(&env.asg, &[RUN_ID_TAG.to_string()])
+            .map_err(refused)?;
+        let desired = describe(&clients.aws, &env.asg)
             .await
-            .map_err(aws_error)?;
-        writeln!(out, "removed tag {RUN_ID_TAG}={}", args.run_id)?;
-        if checkpoint.is_some() {
+            .map_err(refused)?
+            .desired_capacity;
+        let lines = match (checkpoint, args.dry_run) {
+            (Some(c), true) => {
+                writeln!(out, "dry run: abandoning run {} would:", args.run_id)?;
+                for line in plan_of(&c) {
+                    writeln!(out, "  {line}")?;
+                }
+                writeln!(out, "  archive {} as .abandoned.json", path.display())?;
+                writeln!(out, "  leave the desired capacity at {desired}")?;
+                return Ok(());
+            }
+            (None, true) => {
+                writeln!(
+                    out,
+                    "dry run: no checkpoint of run {} at {}: abandoning would only remove tag {RUN_ID_TAG}={}",
+                    args.run_id,
+                    path.display(),
+                    args.run_id
+                )?;
+                return Ok(());
+            }
+            (Some(c), false) => {
+                let ports = Ports {
+                    aws: &clients.aws,
+                    mesos: &clients.mesos,
+                    marathon: &clients.marathon,
+                    pager: &clients.pager,
+                };
+                let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+                let runner = Runner::new(
+                    ports,
+                    &env,
+                    RunOptions::default(),
+                    c,
+                    path.clone(),
+                    stop,
+                    Box::new(|_: &Checkpoint| {}),
+                )
+                .map_err(refused)?;
+                match runner.abandon().await {
+                    Ok((abandoned, _)) => abandoned.lines,
+                    Err(AbandonError::Refused(error)) => return Err(refused(error)),
+                    Err(AbandonError::Partial { done, error }) => {
+                        for line in &done {
+                            writeln!(out, "done: {line}")?;
+                        }
+                        return Err(CliError::AbandonPartial {
+                            error: error.to_string(),
+                        });
+                    }
+                }
+            }
+            (None, false) => {
+                let suspended = clients
+                    .aws
+                    .describe_group(&env.asg)
+                    .await
+                    .map(|g| g.suspended_processes)
+                    .unwrap_or_default();
+                writeln!(
+                    out,
+                    "no checkpoint of run {} at {}: what it suspended is unknown; suspended now: {} \
+                     (resume by hand what the run had suspended)",
+                    args.run_id,
+                    path.display(),
+                    suspended
+                        .iter()
+                        .map(|p| p.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )?;
+                clients
+                    .aws
+                    .delete_tags(&env.asg, &[RUN_ID_TAG.to_string()])
+                    .await
+                    .map_err(|e| CliError::Adapter(format!("AWS: {e}")))?;
+                vec![format!("removed tag {RUN_ID_TAG}={}", args.run_id)]
+            }
+        };
+        for line in lines {
+            writeln!(out, "done: {line}")?;
+        }
+        if path.exists() {
             let to = path.with_extension(format!("{}.abandoned.json", args.run_id));
             std::fs::rename(&path, &to).map_err(|source| {
                 CliError::Checkpoint(CheckpointError::Write {
@@ -118,12 +130,11 @@ pub(super) fn run(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliErro
                     source,
                 })
             })?;
-            writeln!(out, "checkpoint archived as {}", to.display())?;
+            writeln!(out, "done: checkpoint archived as {}", to.display())?;
         }
         writeln!(
             out,
-            "desired capacity left at {} (abandon never changes capacity)",
-            group.desired_capacity
+            "desired capacity left at {desired} (abandon never changes capacity)"
         )?;
         Ok(())
     })

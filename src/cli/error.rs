@@ -15,6 +15,9 @@ pub mod exit_code {
     pub const FAILED: u8 = 1;
     pub const REFUSED: u8 = 2;
     pub const PAUSED: u8 = 3;
+    /// `roller abandon` stopped after changing something (listed on
+    /// stdout); rerun it once the cause is fixed.
+    pub const PARTLY_DONE: u8 = 4;
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -81,6 +84,10 @@ pub enum CliError {
     },
     #[error("{0}")]
     Held(String),
+    #[error(
+        "{error}; what was already undone is listed above. Fix the cause, then run the same abandon again (each step is safe to repeat)"
+    )]
+    AbandonPartial { error: String },
     /// `roller status` of a roll neither complete nor running: the exit
     /// code says which state, the message what to do.
     #[error("{message}")]
@@ -123,6 +130,7 @@ impl CliError {
             },
             CliError::Run(err) => run_exit_code(err),
             CliError::Paused { .. } | CliError::Held(_) => exit_code::PAUSED,
+            CliError::AbandonPartial { .. } => exit_code::PARTLY_DONE,
             CliError::RollNotDone { state, .. } => state.exit_code(),
             CliError::Interrupted { .. } => exit_code::INTERRUPTED,
         }

@@ -26,8 +26,11 @@ Exit codes:
   1    failed: an error the operator must fix (e.g. a file could not be written)
   2    refused: bad input (flags, env file, plan file, checkpoint) or a failed
        preflight; nothing was changed
-  3    paused: a wait timed out (a page went out), or the plan waits for an
-       operator's `roller plan continue`; rerun to resume
+  3    paused: a wait timed out (a page went out if a pager is configured),
+       or the plan is held by an operator's interrupt or a canary: the error
+       prints the exact `roller plan continue` that releases it
+  4    partly done: `roller abandon` stopped after undoing some of the roll
+       (what it undid is printed); fix the cause and run it again
   130  interrupted (SIGINT/SIGTERM); rerun to resume
 
 `roller status` says a roll's state the same way: 0 complete or running, 1 its
@@ -215,6 +218,9 @@ pub struct AbandonArgs {
     /// The run's checkpoint, when not at the default place.
     #[arg(long, value_name = "PATH")]
     pub checkpoint: Option<PathBuf>,
+    /// Say what abandoning would change, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

@@ -13,12 +13,14 @@
 //! - `cluster`: the ports and the views preflight and runner share.
 //! - `error`: `RollError` and the shape of every port's error.
 //! - `run`: one `roller run` (lock, resume or preflight, archive).
+//! - `abandon`: `roller abandon`, with the finish steps.
 //! - `checkpoint`: the resumable record and the run lock.
 //! - `safety`: which tasks must move before an agent goes (pure).
 //! - `rebalance`: the AZ moves rebalancing needs (pure).
 //! - `health`: the verdict over what Marathon reports.
 //! - `ports`: the small traits through which the roll reaches the world.
 
+pub mod abandon;
 pub mod checkpoint;
 pub mod clock;
 pub mod cluster;

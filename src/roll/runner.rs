@@ -317,7 +317,7 @@ where
         Err(err)
     }
 
-    async fn tick(&mut self, kind: &StepKind) -> Result<Tick, RollError> {
+    pub(super) async fn tick(&mut self, kind: &StepKind) -> Result<Tick, RollError> {
         match kind {
             StepKind::Lock => self.lock().await,
             StepKind::SuspendProcesses => self.suspend().await,

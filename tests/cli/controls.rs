@@ -386,3 +386,81 @@ fn allow_unhealthy_on_a_resume_is_recorded_and_honoured_and_a_force_completed_st
         .collect();
     assert!(originals.iter().all(|id| !live.contains(&id.as_str())));
 }
+
+#[test]
+fn abandon_refuses_another_groups_checkpoint_dry_runs_and_restores_max_size_as_the_finish_step_does()
+ {
+    let cluster = Cluster::start("demo", QUICK_PAUSE);
+    // --raise-max: N + K = 25 > MaxSize 24, so MaxSize is raised to 25.
+    let paused = cluster.run(&["--target", "13", "--raise-max"]);
+    assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
+    assert_eq!(cluster.group().max_size, 25);
+    let run_id = checkpoint(&cluster).run_id;
+    let env = cluster.env_file.to_str().unwrap();
+
+    // Another group's checkpoint, named by --checkpoint: refused, untouched.
+    let foreign = cluster.checkpoint().with_file_name("foreign.json");
+    let text_of = std::fs::read_to_string(cluster.checkpoint()).unwrap();
+    let other = text_of.replace("\"asg\": \"mesos-agents-demo\"", "\"asg\": \"another-asg\"");
+    std::fs::write(&foreign, &other).unwrap();
+    let refused = cluster
+        .roller(&[
+            "abandon",
+            "--env",
+            env,
+            "--run-id",
+            &run_id,
+            "--checkpoint",
+            foreign.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        stderr(&refused).contains("belongs to ASG 'another-asg'"),
+        "{}",
+        text(&refused)
+    );
+    assert_eq!(std::fs::read_to_string(&foreign).unwrap(), other);
+
+    // A dry run says what it would do and does none of it.
+    let before = writable(&cluster);
+    let dry = cluster
+        .roller(&["abandon", "--env", env, "--run-id", &run_id, "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry));
+    let said = String::from_utf8_lossy(&dry.stdout);
+    for part in [
+        "would:",
+        "resume AZRebalance, AlarmNotification, ScheduledActions",
+        "restore MaxSize to 24",
+        &format!("remove tag roller:run-id={run_id}"),
+    ] {
+        assert!(said.contains(part), "{part:?} in {said}");
+    }
+    assert_eq!(writable(&cluster), before, "a dry run changes nothing");
+    assert_eq!(
+        std::fs::read_to_string(cluster.checkpoint()).unwrap(),
+        text_of
+    );
+
+    // The real thing: the finish step's own MaxSize rule (desired is 25,
+    // so MaxSize can only come down to 25), said precisely.
+    let abandoned = cluster
+        .roller(&["abandon", "--env", env, "--run-id", &run_id])
+        .output()
+        .unwrap();
+    assert_eq!(abandoned.status.code(), Some(0), "{}", text(&abandoned));
+    let said = String::from_utf8_lossy(&abandoned.stdout);
+    assert!(
+        said.contains("done: MaxSize set to 25, not 24: the desired capacity is 25"),
+        "{said}"
+    );
+    assert!(said.contains("done: tag roller:run-id removed"), "{said}");
+    assert!(said.contains("desired capacity left at 25"), "{said}");
+    let group = cluster.group();
+    assert_eq!(group.max_size, 25);
+    assert_eq!(group.desired_capacity, 25);
+    assert_eq!(group.tag("roller:run-id"), None);
+}

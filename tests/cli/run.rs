@@ -502,11 +502,19 @@ fn abandon_removes_only_its_own_tag_resumes_what_it_suspended_and_never_changes_
     assert_eq!(abandoned.status.code(), Some(0), "{}", text(&abandoned));
     let after = cluster.group();
     assert_eq!(after.tag("roller:run-id"), None);
-    assert!(
-        after.suspended_processes.is_empty(),
-        "{:?}",
-        after.suspended_processes
-    );
+    // As at the end of a roll: AZRebalance stays suspended while the AZs
+    // are uneven (mid-launch here), and the output says how to resume it.
+    let said = String::from_utf8_lossy(&abandoned.stdout);
+    let kept: Vec<&str> = after
+        .suspended_processes
+        .iter()
+        .map(|p| p.as_str())
+        .collect();
+    match kept.as_slice() {
+        [] => {}
+        ["AZRebalance"] => assert!(said.contains("AZRebalance left suspended"), "{said}"),
+        other => panic!("only AZRebalance may stay suspended: {other:?}"),
+    }
     assert_eq!(after.desired_capacity, before.desired_capacity);
     assert!(!cluster.checkpoint().exists());
     assert!(

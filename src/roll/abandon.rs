@@ -1,0 +1,120 @@
+//! `roller abandon`: undoes what a roll's bookkeeping holds on the
+//! cluster, with the very finish steps a completed roll runs (resume what
+//! it suspended, restore MaxSize, remove its maintenance windows, remove
+//! its tag), and resolves its page. Never its capacity: the instances it
+//! launched or terminated stay as they are.
+//!
+//! Nothing is written before the group's `roller:run-id` tag is known to
+//! carry the run's id. Each step is idempotent, so an abandon that stopped
+//! half-way (exit 4) can simply be run again.
+
+use super::checkpoint::{Checkpoint, EventKind};
+use super::cluster::{RUN_ID_TAG, describe};
+use super::error::RollError;
+use super::ports::auto_scaling::AutoScaling;
+use super::ports::marathon::Marathon;
+use super::ports::mesos::MesosMaster;
+use super::ports::pager::Pager;
+use super::runner::Runner;
+use super::steps::{StepKind, Tick};
+
+/// What an abandon did, or (dry run) would do, one line each.
+#[derive(Debug, Default)]
+pub struct Abandoned {
+    pub lines: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AbandonError {
+    /// Nothing was changed.
+    #[error("{0}")]
+    Refused(RollError),
+    /// It stopped after changing what `done` lists.
+    #[error("abandon stopped after it had changed something: {error}")]
+    Partial { done: Vec<String>, error: RollError },
+}
+
+/// The tag must carry `run_id` before anything is touched.
+pub async fn check_tag<A: AutoScaling>(aws: &A, asg: &str, run_id: &str) -> Result<(), RollError> {
+    match describe(aws, asg).await?.tag(RUN_ID_TAG) {
+        Some(id) if id == run_id => Ok(()),
+        Some(other) => Err(RollError::refused(format!(
+            "ASG {asg} is tagged by run {other}, not {run_id}: nothing done"
+        ))),
+        None => Err(RollError::refused(format!(
+            "ASG {asg} carries no {RUN_ID_TAG} tag: nothing to abandon"
+        ))),
+    }
+}
+
+/// What an abandon of `checkpoint` would do, without doing it.
+pub fn plan_of(checkpoint: &Checkpoint) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !checkpoint.suspended_by_roll.is_empty() {
+        lines.push(format!(
+            "resume {} (AZRebalance stays suspended if the AZs are uneven, as at the end of a roll)",
+            checkpoint.suspended_by_roll.join(", ")
+        ));
+    }
+    if let Some(max) = checkpoint.raised_max_from {
+        lines.push(format!(
+            "restore MaxSize to {max} (or to the desired capacity, if that is higher)"
+        ));
+    }
+    if !checkpoint.maintenance.is_empty() {
+        lines.push(format!(
+            "remove {} maintenance window(s)",
+            checkpoint.maintenance.len()
+        ));
+    }
+    if checkpoint.pause.as_ref().is_some_and(|p| p.paged) || checkpoint.open_page.is_some() {
+        lines.push("resolve the roll's open page".to_string());
+    }
+    lines.push(format!("remove tag {RUN_ID_TAG}={}", checkpoint.run_id));
+    lines
+}
+
+impl<A, M, K, P> Runner<'_, A, M, K, P>
+where
+    A: AutoScaling + Sync,
+    M: MesosMaster + Sync,
+    K: Marathon + Sync,
+    P: Pager,
+{
+    /// Runs the finish steps that undo the roll's bookkeeping, then
+    /// resolves its page; the caller has checked the tag.
+    pub async fn abandon(mut self) -> Result<(Abandoned, Checkpoint), AbandonError> {
+        let mut done = Vec::new();
+        for kind in [
+            StepKind::ResumeProcesses,
+            StepKind::RestoreMaxSize,
+            StepKind::EndMaintenance,
+            StepKind::Unlock,
+        ] {
+            match self.tick(&kind).await {
+                Ok(Tick::Done(line)) => done.push(line),
+                Ok(Tick::Waiting(wait)) => done.push(wait.message),
+                Err(error) if done.is_empty() => return Err(AbandonError::Refused(error)),
+                Err(error) => return Err(AbandonError::Partial { done, error }),
+            }
+        }
+        if let Some(pause) = self.checkpoint.pause.take().filter(|p| p.paged) {
+            self.checkpoint.open_page = Some(super::checkpoint::OpenPage {
+                step: pause.step,
+                dedup_key: pause.dedup_key,
+            });
+        }
+        if self.checkpoint.open_page.is_some() {
+            if let Err(error) = self.resolve_open_page().await {
+                return Err(AbandonError::Partial { done, error });
+            }
+            if let Some(event) = self.checkpoint.events.last() {
+                done.push(match event.kind {
+                    EventKind::PageResolved => "resolved the roll's open page".to_string(),
+                    _ => event.message.clone(),
+                });
+            }
+        }
+        Ok((Abandoned { lines: done }, self.checkpoint))
+    }
+}
