@@ -13,7 +13,6 @@
 //! step); it is written back as schema 2.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -25,6 +24,9 @@ use crate::atomic_file;
 use crate::plan::{Plan, StepIndex};
 
 mod migrate;
+mod run_lock;
+
+pub use run_lock::{RunLock, RunLockError};
 
 /// The schema this build writes and reads (schema 1 is migrated).
 pub const VERSION: u32 = 2;
@@ -554,75 +556,6 @@ impl Checkpoint {
     }
 }
 
-/// The lock a running roll holds for its whole life: `<checkpoint>.lock`.
-/// Plan operations on a checkpoint refuse to act while it is held.
-pub struct RunLock {
-    _file: File,
-    pub path: PathBuf,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum RunLockError {
-    #[error(
-        "another roller run holds '{}' (one run per checkpoint); wait for it, or check with `roller status`",
-        path.display()
-    )]
-    Held { path: PathBuf },
-    #[error("cannot open the lock file '{}': {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
-}
-
-impl RunLock {
-    pub fn path_for(checkpoint: &Path) -> PathBuf {
-        let mut name = checkpoint.as_os_str().to_os_string();
-        name.push(".lock");
-        PathBuf::from(name)
-    }
-
-    /// Takes the lock at once or says who holds it: a second run on the
-    /// same checkpoint must not wait and then act on stale state.
-    pub fn acquire(checkpoint: &Path) -> Result<RunLock, RunLockError> {
-        let path = RunLock::path_for(checkpoint);
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| RunLockError::Io {
-                path: path.clone(),
-                source,
-            })?;
-        }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|source| RunLockError::Io {
-                path: path.clone(),
-                source,
-            })?;
-        match file.try_lock() {
-            Ok(()) => Ok(RunLock { _file: file, path }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(RunLockError::Held { path }),
-            Err(std::fs::TryLockError::Error(source)) => Err(RunLockError::Io { path, source }),
-        }
-    }
-
-    /// Whether some process holds the lock now. Only looks: the lock file
-    /// is never created (absent means no run holds it), so `roller status`
-    /// leaves the folder as it found it.
-    pub fn is_held(checkpoint: &Path) -> bool {
-        match open_existing(&RunLock::path_for(checkpoint)) {
-            // Taken and at once released when `probe` drops.
-            Some(probe) => matches!(probe.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
-            None => false,
-        }
-    }
-}
-
-/// The lock file, opened read-only without creating it; `None` when it is
-/// absent or cannot be opened (counted as not held, as before).
-fn open_existing(path: &Path) -> Option<File> {
-    std::fs::OpenOptions::new().read(true).open(path).ok()
-}
-
 /// RFC 3339 UTC with second precision, without a date crate.
 pub fn utc(at: SystemTime) -> String {
     let secs = at
@@ -650,132 +583,4 @@ pub fn utc(at: SystemTime) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utc_formats_known_instants() {
-        assert_eq!(utc(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_300_000);
-        assert_eq!(utc(at), "2026-11-21T22:26:40Z");
-        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
-        assert_eq!(utc(leap), "2000-02-29T00:00:00Z");
-    }
-
-    #[test]
-    fn a_newer_schema_is_named_as_such_and_garbage_as_corrupt() {
-        let path = Path::new("c.json");
-        let newer = Checkpoint::parse(path, r#"{"version": 99, "whatever": 1}"#).unwrap_err();
-        assert!(
-            matches!(newer, CheckpointError::Newer { found: 99, .. }),
-            "{newer}"
-        );
-        let corrupt = Checkpoint::parse(path, "{not json").unwrap_err();
-        assert!(
-            matches!(corrupt, CheckpointError::Corrupt { .. }),
-            "{corrupt}"
-        );
-        let unversioned = Checkpoint::parse(path, "{}").unwrap_err();
-        assert!(unversioned.to_string().contains("version"), "{unversioned}");
-    }
-
-    #[test]
-    fn a_paused_schema_1_checkpoint_is_migrated_to_typed_steps_and_a_delayed_step() {
-        let text = include_str!("checkpoint/v1_paused.json");
-        let checkpoint = Checkpoint::parse(Path::new("v1.json"), text).unwrap();
-        assert_eq!(checkpoint.version, VERSION);
-        // The pause no longer holds the plan: its step reads DELAYED.
-        assert!(!checkpoint.plan.interrupted);
-        let at = checkpoint.find_step("replace/i-1").unwrap();
-        assert_eq!(
-            checkpoint.plan.step(at).status,
-            crate::plan::Status::Delayed
-        );
-        assert!(checkpoint.pause.as_ref().unwrap().paged);
-        let kinds = checkpoint.step_kinds().unwrap();
-        assert_eq!(kinds.len(), 9);
-        assert!(kinds.contains(&(
-            at,
-            StepKind::Replace {
-                instance: "i-1".to_string()
-            }
-        )));
-        assert_eq!(checkpoint.events[4].kind, EventKind::Operator);
-        // Written back, it reads the same as schema 2.
-        let again = Checkpoint::parse(
-            Path::new("v2.json"),
-            std::str::from_utf8(&checkpoint.to_json(Path::new("v2.json")).unwrap()).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(again, checkpoint);
-    }
-
-    #[test]
-    fn a_schema_1_step_roller_does_not_know_is_refused_by_name() {
-        let text = include_str!("checkpoint/v1_paused.json").replace("\"unlock\"", "\"reboot\"");
-        let err = Checkpoint::parse(Path::new("v1.json"), &text).unwrap_err();
-        assert!(err.to_string().contains("finish/reboot"), "{err}");
-    }
-
-    #[test]
-    fn event_kinds_are_written_as_their_names() {
-        for kind in [
-            EventKind::Start,
-            EventKind::Intent,
-            EventKind::Step,
-            EventKind::Stop,
-            EventKind::Resume,
-            EventKind::Pause,
-            EventKind::Paged,
-            EventKind::PageFailed,
-            EventKind::PageResolved,
-            EventKind::Failure,
-            EventKind::Terminate,
-            EventKind::Surge,
-            EventKind::Rebalance,
-            EventKind::Operator,
-            EventKind::Held,
-        ] {
-            let json = serde_json::to_value(kind).unwrap();
-            assert_eq!(json, serde_json::Value::from(kind.as_str()));
-            assert_eq!(serde_json::from_value::<EventKind>(json).unwrap(), kind);
-        }
-    }
-
-    #[test]
-    fn another_region_or_master_is_a_difference_but_order_and_time_scale_are_not() {
-        let then = RecordedEnvironment {
-            region: Some("us-east-1".to_string()),
-            aws_endpoint_url: None,
-            mesos: vec!["http://m1:5050".to_string(), "http://m2:5050/".to_string()],
-            marathon: vec!["http://k:8080".to_string()],
-            agent_match: "ip".to_string(),
-            time_scale: 1.0,
-        };
-        let mut now = then.clone();
-        now.mesos.reverse();
-        now.time_scale = 300.0;
-        assert!(then.differences(&now).is_empty());
-        now.region = Some("eu-west-1".to_string());
-        now.marathon = vec!["http://other:8080".to_string()];
-        let found = then.differences(&now);
-        assert_eq!(found.len(), 2, "{found:?}");
-        assert!(found[0].contains("eu-west-1"), "{found:?}");
-        assert!(found[1].contains("http://other:8080"), "{found:?}");
-    }
-
-    #[test]
-    fn a_second_lock_on_one_checkpoint_is_refused_until_the_first_is_dropped() {
-        let dir = tempfile::tempdir().unwrap();
-        let checkpoint = dir.path().join("asg.json");
-        let first = RunLock::acquire(&checkpoint).unwrap();
-        assert!(matches!(
-            RunLock::acquire(&checkpoint),
-            Err(RunLockError::Held { .. })
-        ));
-        assert!(RunLock::is_held(&checkpoint));
-        drop(first);
-        assert!(!RunLock::is_held(&checkpoint));
-        assert!(RunLock::acquire(&checkpoint).is_ok());
-    }
-}
+mod tests;

@@ -1,0 +1,130 @@
+//! The checkpoint's own tests: time formatting, schema versions and
+//! migration, environment differences, the run lock.
+
+use super::*;
+
+#[test]
+fn utc_formats_known_instants() {
+    assert_eq!(utc(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_300_000);
+    assert_eq!(utc(at), "2026-11-21T22:26:40Z");
+    let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
+    assert_eq!(utc(leap), "2000-02-29T00:00:00Z");
+}
+
+#[test]
+fn a_newer_schema_is_named_as_such_and_garbage_as_corrupt() {
+    let path = Path::new("c.json");
+    let newer = Checkpoint::parse(path, r#"{"version": 99, "whatever": 1}"#).unwrap_err();
+    assert!(
+        matches!(newer, CheckpointError::Newer { found: 99, .. }),
+        "{newer}"
+    );
+    let corrupt = Checkpoint::parse(path, "{not json").unwrap_err();
+    assert!(
+        matches!(corrupt, CheckpointError::Corrupt { .. }),
+        "{corrupt}"
+    );
+    let unversioned = Checkpoint::parse(path, "{}").unwrap_err();
+    assert!(unversioned.to_string().contains("version"), "{unversioned}");
+}
+
+#[test]
+fn a_paused_schema_1_checkpoint_is_migrated_to_typed_steps_and_a_delayed_step() {
+    let text = include_str!("v1_paused.json");
+    let checkpoint = Checkpoint::parse(Path::new("v1.json"), text).unwrap();
+    assert_eq!(checkpoint.version, VERSION);
+    // The pause no longer holds the plan: its step reads DELAYED.
+    assert!(!checkpoint.plan.interrupted);
+    let at = checkpoint.find_step("replace/i-1").unwrap();
+    assert_eq!(
+        checkpoint.plan.step(at).status,
+        crate::plan::Status::Delayed
+    );
+    assert!(checkpoint.pause.as_ref().unwrap().paged);
+    let kinds = checkpoint.step_kinds().unwrap();
+    assert_eq!(kinds.len(), 9);
+    assert!(kinds.contains(&(
+        at,
+        StepKind::Replace {
+            instance: "i-1".to_string()
+        }
+    )));
+    assert_eq!(checkpoint.events[4].kind, EventKind::Operator);
+    // Written back, it reads the same as schema 2.
+    let again = Checkpoint::parse(
+        Path::new("v2.json"),
+        std::str::from_utf8(&checkpoint.to_json(Path::new("v2.json")).unwrap()).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(again, checkpoint);
+}
+
+#[test]
+fn a_schema_1_step_roller_does_not_know_is_refused_by_name() {
+    let text = include_str!("v1_paused.json").replace("\"unlock\"", "\"reboot\"");
+    let err = Checkpoint::parse(Path::new("v1.json"), &text).unwrap_err();
+    assert!(err.to_string().contains("finish/reboot"), "{err}");
+}
+
+#[test]
+fn event_kinds_are_written_as_their_names() {
+    for kind in [
+        EventKind::Start,
+        EventKind::Intent,
+        EventKind::Step,
+        EventKind::Stop,
+        EventKind::Resume,
+        EventKind::Pause,
+        EventKind::Paged,
+        EventKind::PageFailed,
+        EventKind::PageResolved,
+        EventKind::Failure,
+        EventKind::Terminate,
+        EventKind::Surge,
+        EventKind::Rebalance,
+        EventKind::Operator,
+        EventKind::Held,
+    ] {
+        let json = serde_json::to_value(kind).unwrap();
+        assert_eq!(json, serde_json::Value::from(kind.as_str()));
+        assert_eq!(serde_json::from_value::<EventKind>(json).unwrap(), kind);
+    }
+}
+
+#[test]
+fn another_region_or_master_is_a_difference_but_order_and_time_scale_are_not() {
+    let then = RecordedEnvironment {
+        region: Some("us-east-1".to_string()),
+        aws_endpoint_url: None,
+        mesos: vec!["http://m1:5050".to_string(), "http://m2:5050/".to_string()],
+        marathon: vec!["http://k:8080".to_string()],
+        agent_match: "ip".to_string(),
+        time_scale: 1.0,
+    };
+    let mut now = then.clone();
+    now.mesos.reverse();
+    now.time_scale = 300.0;
+    assert!(then.differences(&now).is_empty());
+    now.region = Some("eu-west-1".to_string());
+    now.marathon = vec!["http://other:8080".to_string()];
+    let found = then.differences(&now);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].contains("eu-west-1"), "{found:?}");
+    assert!(found[1].contains("http://other:8080"), "{found:?}");
+}
+
+#[test]
+fn a_second_lock_on_one_checkpoint_is_refused_until_the_first_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoint = dir.path().join("asg.json");
+    let first = RunLock::acquire(&checkpoint).unwrap();
+    assert!(matches!(
+        RunLock::acquire(&checkpoint),
+        Err(RunLockError::Held { .. })
+    ));
+    assert!(RunLock::is_held(&checkpoint));
+    drop(first);
+    assert!(!RunLock::is_held(&checkpoint));
+    assert!(RunLock::acquire(&checkpoint).is_ok());
+}
