@@ -210,7 +210,10 @@ where
             group.min_size
         ));
     }
-    let agents = active_agents(mesos).await?;
+    // Like any failed preflight: nothing was changed, so exit 2.
+    let agents = active_agents(mesos)
+        .await
+        .map_err(|e| RollError::refused(format!("preflight cannot read the Mesos agents: {e}")))?;
     let selected_ec2: Vec<_> = ec2
         .iter()
         .filter(|e| selected.iter().any(|s| s.id == e.id))
@@ -240,7 +243,8 @@ where
             "{foreign} active agent(s) belong to no selected instance of this ASG: left alone"
         ));
     }
-    let (apps, deployments) = tokio::try_join!(marathon.apps(), marathon.deployments())?;
+    let (apps, deployments) = tokio::try_join!(marathon.apps(), marathon.deployments())
+        .map_err(|e| RollError::refused(format!("preflight cannot read Marathon: {e}")))?;
     let verdict = health::judge(&apps, &deployments);
     let unhealthy: Vec<String> = verdict
         .unhealthy()

@@ -464,3 +464,19 @@ fn abandon_refuses_another_groups_checkpoint_dry_runs_and_restores_max_size_as_t
     assert_eq!(group.desired_capacity, 25);
     assert_eq!(group.tag("roller:run-id"), None);
 }
+
+#[test]
+fn a_preflight_that_cannot_reach_mesos_or_marathon_is_refused_with_exit_2_and_writes_nothing() {
+    let cluster = Cluster::start("demo", "");
+    let before = writable(&cluster);
+    for (flag, says) in [
+        ("--mesos", "preflight cannot read the Mesos agents"),
+        ("--marathon", "preflight cannot read Marathon"),
+    ] {
+        let refused = cluster.run(&["--target", "12", flag, "http://127.0.0.1:9"]);
+        assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+        assert!(stderr(&refused).contains(says), "{}", text(&refused));
+        assert!(!cluster.checkpoint().exists(), "no checkpoint written");
+    }
+    assert_eq!(writable(&cluster), before, "nothing changed");
+}
