@@ -7,23 +7,17 @@
 //! waits for new agents is left out of the plan for the same reason.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use super::checkpoint::{Checkpoint, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION};
-use super::env::{Environment, PagerSettings, Timeouts};
-use super::ports::auto_scaling::{
-    AgentMatch, AutoScaling, AutoScalingGroup, LifecycleState, ScalingProcess,
-};
+use super::env::Environment;
+use super::ports::auto_scaling::{AutoScaling, AutoScalingGroup, LifecycleState, ScalingProcess};
 use super::roll_plan::{self, PlanOptions, WAIT_REGISTERED};
 use super::runner::{Outcome, Ports, RUN_ID_TAG, RunOptions, Runner};
 use crate::aws::contract::moto::Moto;
 use crate::aws::contract::{Backend, GroupSetup};
-use crate::http::HttpSettings;
-use crate::marathon::MarathonClient;
-use crate::mesos::{MesosClient, MesosSettings};
-use crate::pager::Sinks;
 use crate::plan::{Operation, Target};
-use crate::sim::{Scenario, SimOptions, Simulator};
+use crate::sim::Scenario;
+use crate::simulated::SimulatedCluster;
 
 const N: u32 = 3;
 
@@ -55,43 +49,18 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         .await
         .expect("suspend HealthCheck");
 
-    let sim = Simulator::start(
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = SimulatedCluster::start(
         &Scenario::load("demo").expect("demo"),
-        SimOptions {
-            time_scale: 1000.0,
-            ..SimOptions::default()
-        },
+        1000.0,
+        dir.path().to_path_buf(),
     )
     .await
-    .expect("simulator");
-    let endpoints = sim.endpoints().clone();
-    let http = HttpSettings::default();
-    let mesos = MesosClient::new(MesosSettings {
-        http: http.clone(),
-        ..MesosSettings::new(endpoints.mesos.clone())
-    })
-    .expect("mesos client");
-    let marathon = MarathonClient::new(&endpoints.marathon, &http).expect("marathon client");
-    let pager = Sinks::default();
-
+    .expect("simulated cluster");
     let env = Environment {
         asg: moto.group().to_string(),
-        region: Some("us-east-1".to_string()),
-        profile: None,
         aws_endpoint_url: Some(crate::aws::contract::moto::moto_url()),
-        mesos: endpoints.mesos.clone(),
-        marathon: endpoints.marathon.clone(),
-        agent_match: AgentMatch::PrivateIp,
-        time_scale: 1000.0,
-        poll_interval: Duration::from_secs(5),
-        timeouts: Timeouts::DEFAULT,
-        pager: PagerSettings::default(),
-        checkpoint_dir: "unused".into(),
-        suspend_processes: vec![
-            ScalingProcess::AZRebalance,
-            ScalingProcess::AlarmNotification,
-            ScalingProcess::ScheduledActions,
-        ],
+        ..sim.env.clone()
     };
     let instances: Vec<RolledInstance> = start
         .instances
@@ -145,13 +114,12 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         plan,
         events: Vec::new(),
     };
-    let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("moto.json");
     let ports = Ports {
         aws: moto.aws(),
-        mesos: &mesos,
-        marathon: &marathon,
-        pager: &pager,
+        mesos: &sim.mesos,
+        marathon: &sim.marathon,
+        pager: &sim.pager,
     };
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     let step = |checkpoint: Checkpoint| {
@@ -247,5 +215,5 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
     }
     assert_eq!(g.desired_capacity, N);
     assert!(record.plan.is_complete());
-    sim.shutdown().await;
+    sim.sim.shutdown().await;
 }

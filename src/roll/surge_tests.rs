@@ -3,63 +3,34 @@
 //! is recorded (as a SIGTERM or crash would leave it), then resumed from
 //! what the checkpoint held at that moment; the resumed run must finish
 //! the surge (never a second one), put the app back to one instance, and
-//! cause no outage. Real clients against the simulator on loopback.
+//! cause no outage. Real clients against the simulator on loopback, on
+//! paused tokio time.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::checkpoint::{Checkpoint, SurgeState};
-use super::env::{Environment, PagerSettings, Timeouts};
-use super::ports::auto_scaling::{AgentMatch, ScalingProcess};
 use super::ports::marathon::Marathon;
 use super::preflight::{Preflight, Request, Selection, preflight};
-use super::runner::{Outcome, Ports, RunOptions, Runner};
-use crate::http::HttpSettings;
-use crate::marathon::MarathonClient;
-use crate::mesos::{MesosClient, MesosSettings};
-use crate::pager::Sinks;
-use crate::sim::{Scenario, SimOptions, Simulator};
+use super::runner::{Outcome, RunOptions, Runner};
+use crate::sim::Scenario;
+use crate::simulated::SimulatedCluster;
 
 const SINGLE: &str = "/hazard/single";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_one_instance() {
-    let time_scale = 300.0;
-    let sim = Simulator::start(
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = SimulatedCluster::start(
         &Scenario::load("hazards").expect("hazards"),
-        SimOptions {
-            time_scale,
-            ..SimOptions::default()
-        },
+        1.0,
+        dir.path().to_path_buf(),
     )
     .await
-    .expect("simulator");
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let endpoints = sim.endpoints().clone();
-    let aws = crate::aws::simulated_client(&endpoints.aws_endpoint_url, "us-east-1").await;
-    let http = HttpSettings::default();
-    let mesos = MesosClient::new(MesosSettings {
-        http: http.clone(),
-        ..MesosSettings::new(endpoints.mesos.clone())
-    })
-    .expect("mesos");
-    let marathon = MarathonClient::new(&endpoints.marathon, &http).expect("marathon");
-    let pager = Sinks::default();
-    let env = Environment {
-        asg: "mesos-agents-hazards".to_string(),
-        region: Some("us-east-1".to_string()),
-        profile: None,
-        aws_endpoint_url: Some(endpoints.aws_endpoint_url.clone()),
-        mesos: endpoints.mesos.clone(),
-        marathon: endpoints.marathon.clone(),
-        agent_match: AgentMatch::PrivateIp,
-        time_scale,
-        poll_interval: Duration::from_secs(5),
-        timeouts: Timeouts::DEFAULT,
-        pager: PagerSettings::default(),
-        checkpoint_dir: "unused".into(),
-        suspend_processes: vec![ScalingProcess::AZRebalance],
-    };
+    .expect("simulated cluster");
+    tokio::time::sleep(Duration::from_secs(300)).await;
+    let (aws, mesos, marathon) = (&cluster.aws, &cluster.mesos, &cluster.marathon);
+    let env = &cluster.env;
     let request = Request {
         target: 6,
         select: Selection::All,
@@ -72,7 +43,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
     // The never-healthy app may not be relaunched during this test: only
     // the single-instance app's agent is replaced, the first in the plan.
     let Preflight::Ready(first, _) =
-        preflight(&aws, &mesos, &marathon, &env, &request, "surge-run".into())
+        preflight(aws, mesos, marathon, env, &request, "surge-run".into())
             .await
             .expect("preflight")
     else {
@@ -93,14 +64,8 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
     checkpoint.instances.retain(|i| i.id == keep);
     checkpoint.plan.phases[2].steps.retain(|s| s.id == keep);
 
-    let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("surge.json");
-    let ports = Ports {
-        aws: &aws,
-        mesos: &mesos,
-        marathon: &marathon,
-        pager: &pager,
-    };
+    let ports = cluster.ports();
 
     // First run: stopped as soon as the surge's intent is on disk; the
     // checkpoint as it was then is what a crash would have left.
@@ -116,7 +81,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
     });
     let (outcome, _) = Runner::new(
         ports,
-        &env,
+        env,
         RunOptions::default(),
         checkpoint,
         path.clone(),
@@ -140,7 +105,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
     let (_tx, stop) = tokio::sync::watch::channel(false);
     let (outcome, done) = Runner::new(
         ports,
-        &env,
+        env,
         RunOptions::default(),
         crashed,
         path.clone(),
@@ -154,10 +119,10 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
     assert_eq!(done.surges.len(), 1, "one surge, finished, never a second");
     assert_eq!(done.surges[0].state, SurgeState::Done);
-    let report = sim.report();
+    let report = cluster.sim.report();
     let single = report.apps.iter().find(|a| a.id == SINGLE).unwrap();
     assert_eq!(single.instances, 1);
     assert_eq!(single.at_zero_ms, 0, "{}", report.summary());
     assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
-    sim.shutdown().await;
+    cluster.sim.shutdown().await;
 }
