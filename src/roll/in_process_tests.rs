@@ -6,6 +6,8 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::checkpoint::{Checkpoint, EventKind};
@@ -49,23 +51,25 @@ fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> RunSettings {
     }
 }
 
-async fn roll(cluster: &SimulatedCluster, settings: RunSettings) -> (Outcome, Checkpoint) {
+/// Runs the roll to its outcome; also says how often the checkpoint was
+/// written (the observer sees every write).
+async fn roll(cluster: &SimulatedCluster, settings: RunSettings) -> (Outcome, Checkpoint, usize) {
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    match run(
-        cluster.ports(),
-        &cluster.env,
-        settings,
-        stop,
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .await
-    .expect("the run")
-    {
+    let writes = Arc::new(AtomicUsize::new(0));
+    let counted = writes.clone();
+    let observer = Box::new(move |_: &Checkpoint| {
+        counted.fetch_add(1, Ordering::Relaxed);
+    });
+    let result = run(cluster.ports(), &cluster.env, settings, stop, observer)
+        .await
+        .expect("the run");
+    let writes = writes.load(Ordering::Relaxed);
+    match result {
         RunResult::Finished {
             outcome,
             checkpoint,
             ..
-        } => (outcome, *checkpoint),
+        } => (outcome, *checkpoint, writes),
         RunResult::NothingToDo(message) => panic!("nothing to do: {message}"),
     }
 }
@@ -93,7 +97,7 @@ async fn a_whole_demo_roll_on_paused_time_replaces_every_agent_without_an_outage
     let path = dir.path().join("demo.json");
     let started = tokio::time::Instant::now();
 
-    let (outcome, done) = roll(&cluster, settings(&path, target, &[])).await;
+    let (outcome, done, writes) = roll(&cluster, settings(&path, target, &[])).await;
 
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
     let tree = plan::tree(&done.plan);
@@ -113,7 +117,7 @@ async fn a_whole_demo_roll_on_paused_time_replaces_every_agent_without_an_outage
     assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
     assert!(done.summary.is_some());
     eprintln!(
-        "demo roll: {:.0} cluster s in {:.3} s of real time; API calls {:?}",
+        "demo roll: {:.0} cluster s in {:.3} s of real time; {writes} checkpoint writes; API calls {:?}",
         started.elapsed().as_secs_f64(),
         real.elapsed().as_secs_f64(),
         report.api_calls
@@ -129,7 +133,7 @@ async fn a_never_healthy_app_pauses_the_roll_and_allow_unhealthy_on_the_resume_l
     let target = u32::try_from(originals.len()).unwrap();
     let path = dir.path().join("hazards.json");
 
-    let (outcome, paused) = roll(&cluster, settings(&path, target, &[])).await;
+    let (outcome, paused, _) = roll(&cluster, settings(&path, target, &[])).await;
     let Outcome::Paused {
         step,
         reason,
@@ -149,7 +153,7 @@ async fn a_never_healthy_app_pauses_the_roll_and_allow_unhealthy_on_the_resume_l
     // health wait after it leaves that app out.
     let mut resume = settings(&path, target, &["/hazard/never-healthy"]);
     resume.target_given = false;
-    let (outcome, done) = roll(&cluster, resume).await;
+    let (outcome, done, _) = roll(&cluster, resume).await;
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
     assert_eq!(done.allow_unhealthy, ["/hazard/never-healthy"]);
     assert!(
