@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use crate::plan;
 use crate::roll::checkpoint::Checkpoint;
 use crate::roll::preflight::{Request, Selection};
-use crate::roll::run::{RunResult, RunSettings, run as run_roll};
+use crate::roll::run::{RunResult, RunSettings, run as run_roll, runtime, tree_printer};
 use crate::roll::runner::{Outcome, RunOptions};
 use crate::sim::{Scenario, ScenarioError};
 use crate::simulated::{SimulatedCluster, SimulatedError};
@@ -76,11 +76,7 @@ pub fn run(out: &mut dyn Write) -> Result<(), DemoError> {
         std::env::set_var("NO_PROXY", "127.0.0.1,localhost,::1");
         std::env::set_var("no_proxy", "127.0.0.1,localhost,::1");
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(DemoError::Runtime)?;
+    let runtime = runtime().map_err(DemoError::Runtime)?;
     runtime.block_on(demo(&scenario, out))
 }
 
@@ -119,20 +115,10 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
     out.flush()?;
 
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let mut last_tree = String::new();
     // The tree is printed as the roll goes, on the process's stdout (the
     // roll runs on this thread, inside `block_on`, so the lock `out` may
-    // hold is re-entered, not waited for): no escape codes, one whole tree
-    // per status change.
-    let observer = Box::new(move |c: &Checkpoint| {
-        let tree = plan::tree(&c.plan);
-        if tree != last_tree {
-            let mut stdout = io::stdout().lock();
-            let _ = writeln!(stdout, "{tree}");
-            let _ = stdout.flush();
-            last_tree = tree;
-        }
-    });
+    // hold is re-entered, not waited for).
+    let observer = tree_printer();
     let settings = RunSettings {
         checkpoint: checkpoint.clone(),
         request: Request {

@@ -14,7 +14,7 @@ use crate::plan;
 use crate::roll::checkpoint::Checkpoint;
 use crate::roll::env::Environment;
 use crate::roll::preflight::{Preflight, Request, Selection, preflight};
-use crate::roll::run::{RunResult, RunSettings, run};
+use crate::roll::run::{RunResult, RunSettings, run, tree_printer};
 use crate::roll::runner::{Outcome, Ports, RunOptions};
 
 pub const RUN_HELP: &str = "\
@@ -120,16 +120,7 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
             signals.wait().await;
             let _ = stop_tx.send(true);
         });
-        let mut last = String::new();
-        let observer = Box::new(move |c: &Checkpoint| {
-            let tree = plan::tree(&c.plan);
-            if tree != last {
-                let mut stdout = std::io::stdout().lock();
-                let _ = writeln!(stdout, "{tree}");
-                let _ = stdout.flush();
-                last = tree;
-            }
-        });
+        let observer = tree_printer();
         let settings = RunSettings {
             checkpoint: checkpoint.clone(),
             request,

@@ -43,11 +43,7 @@ pub(super) fn checkpoint_path(explicit: &Option<PathBuf>, env: &Environment) -> 
 }
 
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(CliError::Runtime)
+    crate::roll::run::runtime().map_err(CliError::Runtime)
 }
 
 /// The real adapters, one of each.

@@ -106,13 +106,6 @@ impl Timeouts {
     };
 }
 
-impl Environment {
-    /// A real-world duration scaled to this environment's clock.
-    pub fn scaled(&self, simulated: Duration) -> Duration {
-        simulated.div_f64(self.time_scale)
-    }
-}
-
 /// `poll_interval` when none is given: often enough that a roll of
 /// ~4 minutes per agent notices a change within seconds, rarely enough to
 /// be no load on Mesos and Marathon.

@@ -6,6 +6,7 @@
 //! - `roll_plan`: the plan (pure; what `--dry-run` prints).
 //! - `steps`: what each step does (`StepKind`), one tick at a time.
 //! - `runner`: the reconcile loop: candidates, ticks, deadlines.
+//! - `wait`: what a step waits for, its deadline, the sleep between ticks.
 //! - `drain`: moving tasks off an agent (kills, surges, maintenance).
 //! - `paging`: pausing on a timeout and the page.
 //! - `inbox`: operator operations queued for a live run.
@@ -44,3 +45,4 @@ pub mod safety;
 pub mod steps;
 #[cfg(test)]
 mod surge_tests;
+mod wait;

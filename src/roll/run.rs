@@ -167,6 +167,32 @@ where
     })
 }
 
+/// The runtime every roll runs on (`roller run`, `roller demo`): two
+/// workers, the size of the machines it was measured on.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
+/// The observer `roller run` and `roller demo` give the runner: the plan
+/// tree on stdout each time it changes (whole trees, no escape codes, so a
+/// log or cron mail reads as well as a terminal).
+pub fn tree_printer<'a>() -> Box<dyn FnMut(&Checkpoint) + Send + 'a> {
+    let mut last = String::new();
+    Box::new(move |checkpoint: &Checkpoint| {
+        use std::io::Write;
+        let tree = crate::plan::tree(&checkpoint.plan);
+        if tree != last {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{tree}");
+            let _ = stdout.flush();
+            last = tree;
+        }
+    })
+}
+
 /// A checkpoint is resumed only for the group, the environment and the
 /// request it was made for.
 fn check_resume(

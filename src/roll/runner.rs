@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::watch;
 
-use super::checkpoint::{Checkpoint, CheckpointError, EventKind, StepProgress, WaitRecord};
+use super::checkpoint::{Checkpoint, CheckpointError, EventKind, StepProgress};
 use super::clock::{RollClock, human};
 use super::env::Environment;
 use super::error::RollError;
@@ -60,7 +60,7 @@ pub enum Outcome {
 }
 
 /// What one step's tick came to, as the loop sees it.
-enum Advanced {
+pub(super) enum Advanced {
     Done,
     Waiting,
     TimedOut(String),
@@ -73,7 +73,7 @@ pub struct Runner<'a, A, M, K, P> {
     pub checkpoint: Checkpoint,
     pub(super) path: PathBuf,
     pub(super) clock: RollClock,
-    stop: watch::Receiver<bool>,
+    pub(super) stop: watch::Receiver<bool>,
     observer: Box<dyn FnMut(&Checkpoint) + Send + 'a>,
     /// Tasks this process asked Marathon to kill (a task being killed is
     /// not counted on again while Marathon still lists it).
@@ -267,42 +267,6 @@ where
         }
     }
 
-    /// Records what the step waits for (since when, if the wait is new)
-    /// and whether its deadline has passed.
-    fn waiting(&mut self, at: StepIndex, id: &str, wait: Wait) -> Advanced {
-        let now = self.clock.now_unix_ms();
-        let progress = self
-            .checkpoint
-            .progress
-            .entry(id.to_string())
-            .or_insert(StepProgress {
-                started_unix_ms: now,
-                wait: None,
-            });
-        let since = match &progress.wait {
-            Some(record) if record.kind == wait.kind => record.since_unix_ms,
-            _ => {
-                progress.wait = Some(WaitRecord {
-                    kind: wait.kind,
-                    since_unix_ms: now,
-                });
-                now
-            }
-        };
-        let since_utc =
-            super::checkpoint::utc(std::time::UNIX_EPOCH + std::time::Duration::from_millis(since));
-        let message = format!("{} (since {since_utc})", wait.message);
-        let step = self.checkpoint.plan.step_mut(at);
-        step.status = Status::Started;
-        step.message = message.clone();
-        let timeout = wait.kind.timeout(&self.env.timeouts);
-        if self.clock.since(since) >= timeout {
-            Advanced::TimedOut(format!("after {}: {message}", human(timeout)))
-        } else {
-            Advanced::Waiting
-        }
-    }
-
     /// The step keeps its status (a rerun re-enters it); its message says
     /// what went wrong, for `roller status`.
     fn fail(&mut self, at: StepIndex, name: &str, err: RollError) -> Result<Advanced, RollError> {
@@ -416,24 +380,6 @@ where
         self.checkpoint
             .find_step(name)
             .filter(|&at| self.checkpoint.plan.step(at).status == Status::Delayed)
-    }
-
-    /// Sleeps one poll interval, or less if a stop signal comes first.
-    async fn sleep_poll(&mut self) {
-        let clock = self.clock.clone();
-        let sleep = clock.sleep(self.env.poll_interval);
-        tokio::pin!(sleep);
-        loop {
-            tokio::select! {
-                _ = &mut sleep => return,
-                changed = self.stop.changed() => match changed {
-                    Ok(()) if *self.stop.borrow() => return,
-                    Ok(()) => {}
-                    // Nobody can signal any more: just wait out the poll.
-                    Err(_) => return (&mut sleep).await,
-                },
-            }
-        }
     }
 }
 
