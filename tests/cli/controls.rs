@@ -76,6 +76,13 @@ fn an_operators_interrupt_of_a_paused_roll_holds_through_reruns_until_the_printe
     let originals = originals(&cluster);
     let paused = cluster.run(&["--target", "12"]);
     assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
+    // No pager is configured: no page can be said to have gone out.
+    assert!(
+        stderr(&paused).contains("no page went out"),
+        "{}",
+        text(&paused)
+    );
+    assert!(!checkpoint(&cluster).pause.unwrap().paged);
     let file = cluster.checkpoint();
     let file = file.to_str().unwrap();
     let base = format!("roller plan continue --file {file}");
@@ -388,12 +395,29 @@ fn allow_unhealthy_on_a_resume_is_recorded_and_honoured_and_a_force_completed_st
 }
 
 #[test]
-fn abandon_refuses_another_groups_checkpoint_dry_runs_and_restores_max_size_as_the_finish_step_does()
+fn abandon_refuses_another_groups_checkpoint_dry_runs_restores_max_size_as_finish_does_and_resolves_the_page()
  {
-    let cluster = Cluster::start("demo", QUICK_PAUSE);
+    let hook = Webhook::start();
+    let cluster = Cluster::start("demo", &format!("{QUICK_PAUSE}[pager]\nwebhook = true\n"));
     // --raise-max: N + K = 25 > MaxSize 24, so MaxSize is raised to 25.
-    let paused = cluster.run(&["--target", "13", "--raise-max"]);
+    let paused = cluster
+        .roller(&[
+            "run",
+            "--env",
+            cluster.env_file.to_str().unwrap(),
+            "--target",
+            "13",
+            "--raise-max",
+        ])
+        .env("ROLLER_WEBHOOK_URL", &hook.url)
+        .output()
+        .unwrap();
     assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
+    assert!(
+        stderr(&paused).contains("a page went out"),
+        "{}",
+        text(&paused)
+    );
     assert_eq!(cluster.group().max_size, 25);
     let run_id = checkpoint(&cluster).run_id;
     let env = cluster.env_file.to_str().unwrap();
@@ -427,6 +451,7 @@ fn abandon_refuses_another_groups_checkpoint_dry_runs_and_restores_max_size_as_t
     let before = writable(&cluster);
     let dry = cluster
         .roller(&["abandon", "--env", env, "--run-id", &run_id, "--dry-run"])
+        .env("ROLLER_WEBHOOK_URL", &hook.url)
         .output()
         .unwrap();
     assert_eq!(dry.status.code(), Some(0), "{}", text(&dry));
@@ -435,6 +460,7 @@ fn abandon_refuses_another_groups_checkpoint_dry_runs_and_restores_max_size_as_t
         "would:",
         "resume AZRebalance, AlarmNotification, ScheduledActions",
         "restore MaxSize to 24",
+        "resolve the roll's open page",
         &format!("remove tag roller:run-id={run_id}"),
     ] {
         assert!(said.contains(part), "{part:?} in {said}");
@@ -449,6 +475,7 @@ fn abandon_refuses_another_groups_checkpoint_dry_runs_and_restores_max_size_as_t
     // so MaxSize can only come down to 25), said precisely.
     let abandoned = cluster
         .roller(&["abandon", "--env", env, "--run-id", &run_id])
+        .env("ROLLER_WEBHOOK_URL", &hook.url)
         .output()
         .unwrap();
     assert_eq!(abandoned.status.code(), Some(0), "{}", text(&abandoned));
@@ -456,6 +483,15 @@ fn abandon_refuses_another_groups_checkpoint_dry_runs_and_restores_max_size_as_t
     assert!(
         said.contains("done: MaxSize set to 25, not 24: the desired capacity is 25"),
         "{said}"
+    );
+    assert!(
+        said.contains("done: resolved the roll's open page"),
+        "{said}"
+    );
+    let pages = hook.bodies();
+    assert!(
+        pages.iter().any(|p| p.contains("\"event\":\"resolve\"")),
+        "abandon resolves the page: {pages:?}"
     );
     assert!(said.contains("done: tag roller:run-id removed"), "{said}");
     assert!(said.contains("desired capacity left at 25"), "{said}");
