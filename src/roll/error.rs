@@ -13,6 +13,12 @@ use super::ports::mesos::MesosError;
 
 /// What every port error can say about itself.
 pub trait PortError: std::error::Error + Send + Sync + 'static {
+    /// The call that failed (`SetDesiredCapacity`, `GET /v2/apps`,
+    /// `/master/slaves`, `trigger`).
+    fn operation(&self) -> &str;
+    /// What it was about (a group, an app, a master's URL, a sink), when
+    /// the error knows.
+    fn target(&self) -> Option<&str>;
     /// A stable short name (logs, checkpoint events, `--json`).
     fn label(&self) -> &'static str;
     /// Whether the same call may succeed later (an unreachable or
@@ -109,6 +115,39 @@ impl RollError {
 }
 
 impl PortError for crate::aws::AwsError {
+    fn operation(&self) -> &str {
+        use crate::aws::AwsError as E;
+        match self {
+            E::GroupNotFound { operation, .. }
+            | E::Refused { operation, .. }
+            | E::Validation { operation, .. }
+            | E::InProgress { operation, .. }
+            | E::Throttled { operation, .. }
+            | E::Timeout { operation, .. }
+            | E::Unavailable { operation, .. }
+            | E::Credentials { operation, .. }
+            | E::AccessDenied { operation, .. }
+            | E::BadResponse { operation, .. }
+            | E::Service { operation, .. } => operation,
+            E::Config { .. } => "configuration",
+        }
+    }
+    fn target(&self) -> Option<&str> {
+        use crate::aws::AwsError as E;
+        match self {
+            E::GroupNotFound { group: target, .. }
+            | E::Refused { target, .. }
+            | E::Validation { target, .. }
+            | E::InProgress { target, .. }
+            | E::Throttled { target, .. }
+            | E::Timeout { target, .. }
+            | E::Unavailable { target, .. }
+            | E::AccessDenied { target, .. }
+            | E::BadResponse { target, .. }
+            | E::Service { target, .. } => Some(target),
+            E::Credentials { .. } | E::Config { .. } => None,
+        }
+    }
     fn label(&self) -> &'static str {
         crate::aws::AwsError::label(self)
     }
@@ -118,6 +157,29 @@ impl PortError for crate::aws::AwsError {
 }
 
 impl PortError for MesosError {
+    fn operation(&self) -> &str {
+        match self {
+            MesosError::Unreachable { endpoint, .. }
+            | MesosError::Timeout { endpoint, .. }
+            | MesosError::Transport { endpoint, .. }
+            | MesosError::RedirectLoop { endpoint, .. }
+            | MesosError::Unauthorized { endpoint, .. }
+            | MesosError::HttpStatus { endpoint, .. }
+            | MesosError::BadResponse { endpoint, .. } => endpoint,
+            MesosError::Unsupported { call, .. } => call,
+            MesosError::NoLeader { .. } => "leader",
+            MesosError::Config { .. } => "configuration",
+        }
+    }
+    fn target(&self) -> Option<&str> {
+        match self {
+            MesosError::Unreachable { url, .. }
+            | MesosError::Timeout { url, .. }
+            | MesosError::Transport { url, .. } => Some(url),
+            MesosError::NoLeader { masters, .. } => Some(masters),
+            _ => None,
+        }
+    }
     fn label(&self) -> &'static str {
         MesosError::label(self)
     }
@@ -134,6 +196,26 @@ impl PortError for MesosError {
 }
 
 impl PortError for MarathonError {
+    fn operation(&self) -> &str {
+        match self {
+            MarathonError::Unavailable { operation, .. }
+            | MarathonError::OutcomeUnknown { operation, .. }
+            | MarathonError::Conflict { operation, .. }
+            | MarathonError::AppNotFound { operation, .. }
+            | MarathonError::Unauthorized { operation, .. }
+            | MarathonError::Rejected { operation, .. }
+            | MarathonError::Unparsable { operation, .. } => operation,
+            MarathonError::DeploymentTimeout { .. } => "follow deployment",
+        }
+    }
+    fn target(&self) -> Option<&str> {
+        match self {
+            MarathonError::Conflict { target, .. } => Some(target),
+            MarathonError::AppNotFound { app, .. } => Some(app),
+            MarathonError::DeploymentTimeout { id, .. } => Some(id),
+            _ => None,
+        }
+    }
     fn label(&self) -> &'static str {
         MarathonError::label(self)
     }
@@ -151,10 +233,63 @@ impl PortError for MarathonError {
 }
 
 impl PortError for super::ports::pager::PagerError {
+    fn operation(&self) -> &str {
+        use super::ports::pager::PagerError as E;
+        match self {
+            E::Refused { action, .. } | E::Unreachable { action, .. } => action,
+            E::Several(errors) => errors.first().map_or("page", |e| e.operation()),
+        }
+    }
+    fn target(&self) -> Option<&str> {
+        use super::ports::pager::PagerError as E;
+        match self {
+            E::Refused { sink, .. } | E::Unreachable { sink, .. } => Some(sink),
+            E::Several(_) => None,
+        }
+    }
     fn label(&self) -> &'static str {
         super::ports::pager::PagerError::label(self)
     }
     fn is_transient(&self) -> bool {
         !matches!(self, super::ports::pager::PagerError::Refused { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_port_error_names_its_call_its_target_and_whether_to_try_again() {
+        let aws = crate::aws::AwsError::Throttled {
+            operation: "SetDesiredCapacity",
+            target: "asg".to_string(),
+            code: "Throttling".to_string(),
+            message: "slow down".to_string(),
+        };
+        let mesos = MesosError::Timeout {
+            endpoint: "/master/slaves".to_string(),
+            url: "http://m1:5050".to_string(),
+        };
+        let marathon = MarathonError::AppNotFound {
+            operation: "GET /v2/apps/{id}",
+            app: "/web".to_string(),
+        };
+        let checks: [(&dyn PortError, &str, Option<&str>, bool); 3] = [
+            (&aws, "SetDesiredCapacity", Some("asg"), true),
+            (&mesos, "/master/slaves", Some("http://m1:5050"), true),
+            (&marathon, "GET /v2/apps/{id}", Some("/web"), false),
+        ];
+        for (error, operation, target, transient) in checks {
+            assert_eq!(error.operation(), operation, "{error}");
+            assert_eq!(error.target(), target, "{error}");
+            assert_eq!(error.is_transient(), transient, "{error}");
+            assert!(!error.label().is_empty());
+        }
+        let wrapped = RollError::aws("SetDesiredCapacity")(aws);
+        assert_eq!(wrapped.label(), "throttled");
+        assert!(wrapped.is_transient());
+        assert_eq!(wrapped.exit_code(), exit_code::FAILED);
+        assert_eq!(RollError::refused("no").exit_code(), exit_code::REFUSED);
     }
 }
