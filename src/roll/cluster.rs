@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use super::error::RollError;
 use super::health;
 use super::ports::auto_scaling::{AgentIdentity, AutoScaling, AutoScalingGroup};
-use super::ports::marathon::{App, Deployment, Marathon};
+use super::ports::marathon::{App, Marathon};
 use super::ports::mesos::{AttributeValue, MesosMaster};
 
 /// The tag that marks a group as being rolled, valued with the run id.
@@ -82,18 +82,6 @@ pub async fn apps_as_mesos_sees_them<M: MesosMaster, K: Marathon>(
     let active = active_agent_ids(mesos).await?;
     let lost = health::drop_tasks_on_lost_agents(&mut apps, &active);
     Ok((apps, lost))
-}
-
-/// The apps and deployments, with the tasks on agents not in `active`
-/// (Mesos' active agents, as the caller just read them) taken out, and
-/// how many were.
-pub async fn marathon_view<K: Marathon>(
-    active: &HashSet<String>,
-    marathon: &K,
-) -> Result<(Vec<App>, Vec<Deployment>, usize), RollError> {
-    let (mut apps, deployments) = tokio::try_join!(marathon.apps(), marathon.deployments())?;
-    let lost = health::drop_tasks_on_lost_agents(&mut apps, active);
-    Ok((apps, deployments, lost))
 }
 
 pub fn count(n: usize) -> u32 {

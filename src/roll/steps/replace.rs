@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use super::super::checkpoint::EventKind;
-use super::super::cluster::{describe, marathon_view};
+use super::super::cluster::describe;
 use super::super::error::RollError;
 use super::super::health;
 use super::super::ports::auto_scaling::AutoScaling;
@@ -101,36 +101,43 @@ where
             ));
         }
         let healthy = "waiting for every Marathon app to be healthy";
-        let (apps, deployments, lost) = marathon_view(&active, self.ports.marathon).await?;
+        let mut apps = self.ports.marathon.apps().await?;
+        let lost = health::drop_tasks_on_lost_agents(&mut apps, &active);
         if lost > 0 {
             return Ok(Tick::waiting(
                 WaitKind::Healthy,
                 format!("{healthy}: {lost} task(s) still listed on agents Mesos no longer has"),
             ));
         }
-        let verdict = health::judge(&apps, &deployments);
+        // `/v2/deployments` can only add reasons to what the apps say of
+        // themselves: it is read only once they look healthy.
         let allowed = &self.checkpoint.allow_unhealthy;
-        let (excused, unhealthy): (Vec<_>, Vec<_>) =
-            verdict.unhealthy().partition(|a| allowed.contains(&a.id));
-        if !unhealthy.is_empty() {
-            let names: Vec<String> = unhealthy
-                .iter()
-                .take(3)
-                .map(|a| format!("{} ({})", a.id, a.reason().unwrap_or_default()))
-                .collect();
+        if let Some(waiting) = still_unhealthy(&health::judge(&apps, &[]), allowed) {
             return Ok(Tick::waiting(
                 WaitKind::Healthy,
-                format!("{healthy}: unhealthy: {}", names.join(", ")),
+                format!("{healthy}: {waiting}"),
             ));
         }
+        let deployments = self.ports.marathon.deployments().await?;
+        let verdict = health::judge(&apps, &deployments);
+        if let Some(waiting) = still_unhealthy(&verdict, allowed) {
+            return Ok(Tick::waiting(
+                WaitKind::Healthy,
+                format!("{healthy}: {waiting}"),
+            ));
+        }
+        let excused: Vec<&str> = verdict
+            .unhealthy()
+            .map(|a| a.id.as_str())
+            .filter(|id| allowed.iter().any(|a| a == id))
+            .collect();
         let excused = if excused.is_empty() {
             String::new()
         } else {
-            let ids: Vec<&str> = excused.iter().map(|a| a.id.as_str()).collect();
             format!(
                 " ({} allowed unhealthy by --allow-unhealthy: {})",
-                ids.len(),
-                ids.join(", ")
+                excused.len(),
+                excused.join(", ")
             )
         };
         Ok(Tick::Done(format!(
@@ -155,4 +162,25 @@ where
             group.desired_capacity
         )))
     }
+}
+
+/// The apps still unhealthy (those the operator allowed left out), the
+/// first three named with why; `None` when there are none.
+fn still_unhealthy(verdict: &health::ClusterHealth, allowed: &[String]) -> Option<String> {
+    let unhealthy: Vec<String> = verdict
+        .unhealthy()
+        .filter(|a| !allowed.contains(&a.id))
+        .map(|a| format!("{} ({})", a.id, a.reason().unwrap_or_default()))
+        .collect();
+    (!unhealthy.is_empty()).then(|| {
+        let more = unhealthy.len().saturating_sub(3);
+        let mut text = format!(
+            "unhealthy: {}",
+            unhealthy[..unhealthy.len().min(3)].join(", ")
+        );
+        if more > 0 {
+            text.push_str(&format!(" and {more} more"));
+        }
+        text
+    })
 }
