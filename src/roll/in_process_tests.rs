@@ -171,3 +171,25 @@ async fn a_never_healthy_app_pauses_the_roll_and_allow_unhealthy_on_the_resume_l
     assert!(in_service(&cluster).await.is_disjoint(&originals));
     cluster.sim.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn honoring_min_health_keeps_every_app_at_its_own_floor_through_the_roll() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let target = u32::try_from(originals.len()).unwrap();
+    let mut honor = settings(&dir.path().join("demo.json"), target, &[]);
+    honor.request.honor_min_health = true;
+
+    let (outcome, done, _) = roll(&cluster, honor).await;
+
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert!(done.honor_min_health);
+    assert!(in_service(&cluster).await.is_disjoint(&originals));
+    // The monitor's floor is ceil(instances x minimumHealthCapacity): with
+    // the flag, every task moves before its agent goes.
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_ever_below_floor, 0, "{}", report.summary());
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    cluster.sim.shutdown().await;
+}

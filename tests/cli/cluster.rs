@@ -120,6 +120,18 @@ impl Cluster {
         self.roller(&all).output().unwrap()
     }
 
+    /// `roller run` again (a resume, `args` added) with the scale-up wait
+    /// given a real timeout, as an operator does after a pause on a quick
+    /// one.
+    pub(crate) fn resume_patiently(&self, args: &[&str]) -> Output {
+        let mut all = vec!["run", "--env", self.env_file.to_str().unwrap()];
+        all.extend_from_slice(args);
+        self.roller(&all)
+            .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
+            .output()
+            .unwrap()
+    }
+
     pub(crate) fn spawn(&self, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
         let mut all = vec!["run", "--env", self.env_file.to_str().unwrap()];
         all.extend_from_slice(args);

@@ -109,11 +109,7 @@ fn an_operators_interrupt_of_a_paused_roll_holds_through_reruns_until_the_printe
         // A rerun (even one that would now get past the wait) is held, and
         // leaves the pause alone.
         let before = checkpoint(&cluster).plan;
-        let held = cluster
-            .roller(&["run", "--env", cluster.env_file.to_str().unwrap()])
-            .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
-            .output()
-            .unwrap();
+        let held = cluster.resume_patiently(&[]);
         assert_eq!(held.status.code(), Some(3), "{}", text(&held));
         assert!(
             stderr(&held).contains(&expected),
@@ -127,11 +123,7 @@ fn an_operators_interrupt_of_a_paused_roll_holds_through_reruns_until_the_printe
         let go = run_printed(&cluster, &printed_continue(&held));
         assert_eq!(go.status.code(), Some(0), "{}", text(&go));
     }
-    let resumed = cluster
-        .roller(&["run", "--env", cluster.env_file.to_str().unwrap()])
-        .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
-        .output()
-        .unwrap();
+    let resumed = cluster.resume_patiently(&[]);
     assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
     assert_clean_end(&cluster, &originals, 12);
 }
@@ -202,11 +194,7 @@ fn a_resume_after_abandon_or_under_another_runs_tag_is_refused_and_changes_nothi
     // was abandoned, so its resume must not touch the group.
     std::fs::write(cluster.checkpoint(), &saved).unwrap();
     let before = writable(&cluster);
-    let refused = cluster
-        .roller(&["run", "--env", env])
-        .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
-        .output()
-        .unwrap();
+    let refused = cluster.resume_patiently(&[]);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
     assert!(
         stderr(&refused).contains("carries no roller:run-id tag"),
@@ -238,11 +226,7 @@ fn a_resume_after_abandon_or_under_another_runs_tag_is_refused_and_changes_nothi
         aws.put_tags("mesos-agents-demo", &[tag]).await.unwrap();
     });
     let before = writable(&cluster);
-    let refused = cluster
-        .roller(&["run", "--env", env])
-        .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
-        .output()
-        .unwrap();
+    let refused = cluster.resume_patiently(&[]);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
     let said = stderr(&refused);
     assert!(

@@ -278,11 +278,7 @@ fn a_timeout_pauses_with_exit_3_and_a_rerun_resumes_while_another_target_is_refu
     assert!(String::from_utf8_lossy(&other.stderr).contains("--target 13 differs"));
 
     // The scenario "heals": the operator gives the wait its real timeout.
-    let resumed = cluster
-        .roller(&["run", "--env", cluster.env_file.to_str().unwrap()])
-        .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
-        .output()
-        .unwrap();
+    let resumed = cluster.resume_patiently(&[]);
     assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
     assert_clean_end(&cluster, &originals, 12);
 }
@@ -524,24 +520,6 @@ fn abandon_removes_only_its_own_tag_resumes_what_it_suspended_and_never_changes_
     );
 }
 
-#[test]
-fn honoring_min_health_keeps_every_app_at_its_own_floor_through_the_roll() {
-    let cluster = Cluster::start("demo", "");
-    let originals: Vec<String> = cluster
-        .group()
-        .instances
-        .iter()
-        .map(|i| i.id.clone())
-        .collect();
-    let output = cluster.run(&["--target", "12", "--honor-min-health"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    assert_clean_end(&cluster, &originals, 12);
-    // The monitor's floor is ceil(instances x minimumHealthCapacity): with
-    // the flag, the roll moves every task before its agent goes.
-    let report = cluster.report();
-    assert_eq!(report.apps_ever_below_floor, 0, "{}", report.summary());
-}
-
 /// An environment whose endpoints nobody serves: what `run` must refuse
 /// before it talks to anyone.
 fn offline_env(dir: &Path) -> PathBuf {
@@ -659,11 +637,7 @@ fn another_writer_changing_desired_capacity_stops_the_roll_before_any_terminatio
             .await
             .unwrap();
     });
-    let resumed = cluster
-        .roller(&["run", "--env", cluster.env_file.to_str().unwrap()])
-        .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
-        .output()
-        .unwrap();
+    let resumed = cluster.resume_patiently(&[]);
     assert_eq!(resumed.status.code(), Some(1), "{}", text(&resumed));
     let stderr = String::from_utf8_lossy(&resumed.stderr);
     assert!(stderr.contains("desired capacity is 25"), "{stderr}");
