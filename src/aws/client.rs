@@ -83,8 +83,6 @@ impl AwsAutoScaling {
 }
 
 impl AutoScaling for AwsAutoScaling {
-    type Error = AwsError;
-
     async fn describe_group(&self, group: &str) -> Result<AutoScalingGroup, AwsError> {
         const OP: &str = "DescribeAutoScalingGroups";
         let mut token: Option<String> = None;

@@ -1,121 +1,13 @@
-//! `AwsError`: what can go wrong talking to Auto Scaling and EC2, with a
-//! stable label per kind, and the one place where SDK errors are turned
-//! into it (so no SDK type leaves the adapter).
+//! The one place where SDK errors are turned into the Auto Scaling port's
+//! error (`AutoScalingError`, known here as `AwsError`), so that no SDK
+//! type leaves the adapter.
 
 use aws_sdk_autoscaling::config::http::HttpResponse;
 use aws_sdk_autoscaling::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 
-#[derive(Debug, thiserror::Error)]
-pub enum AwsError {
-    #[error("{operation}: Auto Scaling group '{group}' not found")]
-    GroupNotFound {
-        operation: &'static str,
-        group: String,
-    },
-    /// Refused by the adapter before any write: AWS would refuse it too
-    /// (or, for an empty process list, do far more than asked).
-    #[error("{operation} on '{target}' refused: {reason}")]
-    Refused {
-        operation: &'static str,
-        target: String,
-        reason: String,
-    },
-    #[error("{operation} on '{target}' rejected by AWS ({code}): {message}")]
-    Validation {
-        operation: &'static str,
-        target: String,
-        code: String,
-        message: String,
-    },
-    #[error("{operation} on '{target}': a scaling activity is in progress ({code}): {message}")]
-    InProgress {
-        operation: &'static str,
-        target: String,
-        code: String,
-        message: String,
-    },
-    /// Throttling, or ResourceContention (another update to the group is
-    /// pending): the request was rejected unprocessed, so retrying is safe.
-    #[error("{operation} on '{target}' throttled ({code}): {message}")]
-    Throttled {
-        operation: &'static str,
-        target: String,
-        code: String,
-        message: String,
-    },
-    #[error(
-        "{operation} on '{target}' timed out (no answer within the configured timeouts; is the endpoint reachable?)"
-    )]
-    Timeout {
-        operation: &'static str,
-        target: String,
-    },
-    #[error("{operation} on '{target}': AWS unavailable: {message}")]
-    Unavailable {
-        operation: &'static str,
-        target: String,
-        message: String,
-    },
-    #[error("{operation}: AWS credentials: {message}")]
-    Credentials {
-        operation: &'static str,
-        message: String,
-    },
-    #[error("{operation} on '{target}' denied ({code}): {message}")]
-    AccessDenied {
-        operation: &'static str,
-        target: String,
-        code: String,
-        message: String,
-    },
-    #[error("{operation} on '{target}': unexpected response: {message}")]
-    BadResponse {
-        operation: &'static str,
-        target: String,
-        message: String,
-    },
-    #[error("{operation} on '{target}' failed ({code}): {message}")]
-    Service {
-        operation: &'static str,
-        target: String,
-        code: String,
-        message: String,
-    },
-    #[error("AWS configuration: {message}")]
-    Config { message: String },
-}
+pub use crate::roll::ports::auto_scaling::AutoScalingError as AwsError;
 
 impl AwsError {
-    /// A short name that never changes, for logs, checkpoints and tests.
-    pub fn label(&self) -> &'static str {
-        match self {
-            AwsError::GroupNotFound { .. } => "group_not_found",
-            AwsError::Refused { .. } => "refused",
-            AwsError::Validation { .. } => "validation",
-            AwsError::InProgress { .. } => "in_progress",
-            AwsError::Throttled { .. } => "throttled",
-            AwsError::Timeout { .. } => "timeout",
-            AwsError::Unavailable { .. } => "unavailable",
-            AwsError::Credentials { .. } => "credentials",
-            AwsError::AccessDenied { .. } => "access_denied",
-            AwsError::BadResponse { .. } => "bad_response",
-            AwsError::Service { .. } => "service",
-            AwsError::Config { .. } => "config",
-        }
-    }
-
-    /// Worth trying again later (the SDK has already retried within its
-    /// bounded attempts); says nothing about whether a write happened.
-    pub fn is_transient(&self) -> bool {
-        matches!(
-            self,
-            AwsError::Throttled { .. }
-                | AwsError::InProgress { .. }
-                | AwsError::Timeout { .. }
-                | AwsError::Unavailable { .. }
-        )
-    }
-
     /// AWS answered that it did not act on the request: the only failures
     /// after which a non-idempotent call may be sent again.
     pub(crate) fn proves_not_acted_upon(&self) -> bool {

@@ -30,9 +30,7 @@ impl<A, M, K, P> Copy for Ports<'_, A, M, K, P> {}
 
 /// The group as it is now.
 pub async fn describe<A: AutoScaling>(aws: &A, asg: &str) -> Result<AutoScalingGroup, RollError> {
-    aws.describe_group(asg)
-        .await
-        .map_err(RollError::aws("DescribeAutoScalingGroups"))
+    Ok(aws.describe_group(asg).await?)
 }
 
 /// Active agents as identities to match instances against.

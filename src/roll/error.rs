@@ -8,6 +8,7 @@
 //! delegates to it instead of guessing from messages.
 
 use super::checkpoint::CheckpointError;
+use super::ports::auto_scaling::AutoScalingError;
 use super::ports::marathon::MarathonError;
 use super::ports::mesos::MesosError;
 
@@ -37,14 +38,8 @@ pub mod exit_code {
 pub enum RollError {
     #[error("{0}")]
     Checkpoint(#[from] CheckpointError),
-    /// An AWS call failed; `message` is the adapter's full context.
-    #[error("AWS {operation}: {message}")]
-    Aws {
-        operation: &'static str,
-        label: &'static str,
-        transient: bool,
-        message: String,
-    },
+    #[error("AWS: {0}")]
+    AutoScaling(#[from] AutoScalingError),
     #[error("Mesos: {0}")]
     Mesos(#[from] MesosError),
     #[error("Marathon: {0}")]
@@ -69,20 +64,10 @@ impl RollError {
         RollError::Refused(Refusal(message.into()))
     }
 
-    /// Wraps an AWS port error, keeping its label and transience.
-    pub fn aws<E: PortError>(operation: &'static str) -> impl FnOnce(E) -> RollError {
-        move |e| RollError::Aws {
-            operation,
-            label: e.label(),
-            transient: e.is_transient(),
-            message: e.to_string(),
-        }
-    }
-
     pub fn label(&self) -> &'static str {
         match self {
             RollError::Checkpoint(e) => e.label(),
-            RollError::Aws { label, .. } => label,
+            RollError::AutoScaling(e) => e.label(),
             RollError::Mesos(e) => e.label(),
             RollError::Marathon(e) => e.label(),
             RollError::Refused(_) => "refused",
@@ -95,7 +80,7 @@ impl RollError {
     /// deadline; anything else fails the step.
     pub fn is_transient(&self) -> bool {
         match self {
-            RollError::Aws { transient, .. } => *transient,
+            RollError::AutoScaling(e) => e.is_transient(),
             RollError::Mesos(e) => e.is_transient(),
             RollError::Marathon(e) => e.is_transient(),
             _ => false,
@@ -286,7 +271,7 @@ mod tests {
             assert_eq!(error.is_transient(), transient, "{error}");
             assert!(!error.label().is_empty());
         }
-        let wrapped = RollError::aws("SetDesiredCapacity")(aws);
+        let wrapped = RollError::from(aws);
         assert_eq!(wrapped.label(), "throttled");
         assert!(wrapped.is_transient());
         assert_eq!(wrapped.exit_code(), exit_code::FAILED);

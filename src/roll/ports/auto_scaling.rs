@@ -10,18 +10,131 @@ use std::net::IpAddr;
 use std::str::FromStr;
 use std::time::SystemTime;
 
+/// What can go wrong reaching Auto Scaling and EC2, one variant a kind,
+/// each naming the call and what it was about. The adapter maps the SDK's
+/// errors into it; the roll reads only this.
+#[derive(Debug, thiserror::Error)]
+pub enum AutoScalingError {
+    #[error("{operation}: Auto Scaling group '{group}' not found")]
+    GroupNotFound {
+        operation: &'static str,
+        group: String,
+    },
+    /// Refused by the adapter before any write: AWS would refuse it too
+    /// (or, for an empty process list, do far more than asked).
+    #[error("{operation} on '{target}' refused: {reason}")]
+    Refused {
+        operation: &'static str,
+        target: String,
+        reason: String,
+    },
+    #[error("{operation} on '{target}' rejected by AWS ({code}): {message}")]
+    Validation {
+        operation: &'static str,
+        target: String,
+        code: String,
+        message: String,
+    },
+    #[error("{operation} on '{target}': a scaling activity is in progress ({code}): {message}")]
+    InProgress {
+        operation: &'static str,
+        target: String,
+        code: String,
+        message: String,
+    },
+    /// Throttling, or ResourceContention (another update to the group is
+    /// pending): the request was rejected unprocessed, so retrying is safe.
+    #[error("{operation} on '{target}' throttled ({code}): {message}")]
+    Throttled {
+        operation: &'static str,
+        target: String,
+        code: String,
+        message: String,
+    },
+    #[error(
+        "{operation} on '{target}' timed out (no answer within the configured timeouts; is the endpoint reachable?)"
+    )]
+    Timeout {
+        operation: &'static str,
+        target: String,
+    },
+    #[error("{operation} on '{target}': AWS unavailable: {message}")]
+    Unavailable {
+        operation: &'static str,
+        target: String,
+        message: String,
+    },
+    #[error("{operation}: AWS credentials: {message}")]
+    Credentials {
+        operation: &'static str,
+        message: String,
+    },
+    #[error("{operation} on '{target}' denied ({code}): {message}")]
+    AccessDenied {
+        operation: &'static str,
+        target: String,
+        code: String,
+        message: String,
+    },
+    #[error("{operation} on '{target}': unexpected response: {message}")]
+    BadResponse {
+        operation: &'static str,
+        target: String,
+        message: String,
+    },
+    #[error("{operation} on '{target}' failed ({code}): {message}")]
+    Service {
+        operation: &'static str,
+        target: String,
+        code: String,
+        message: String,
+    },
+    #[error("AWS configuration: {message}")]
+    Config { message: String },
+}
+
+impl AutoScalingError {
+    /// A short name that never changes, for logs, checkpoints and tests.
+    pub fn label(&self) -> &'static str {
+        match self {
+            AutoScalingError::GroupNotFound { .. } => "group_not_found",
+            AutoScalingError::Refused { .. } => "refused",
+            AutoScalingError::Validation { .. } => "validation",
+            AutoScalingError::InProgress { .. } => "in_progress",
+            AutoScalingError::Throttled { .. } => "throttled",
+            AutoScalingError::Timeout { .. } => "timeout",
+            AutoScalingError::Unavailable { .. } => "unavailable",
+            AutoScalingError::Credentials { .. } => "credentials",
+            AutoScalingError::AccessDenied { .. } => "access_denied",
+            AutoScalingError::BadResponse { .. } => "bad_response",
+            AutoScalingError::Service { .. } => "service",
+            AutoScalingError::Config { .. } => "config",
+        }
+    }
+
+    /// Worth trying again later (the SDK has already retried within its
+    /// bounded attempts); says nothing about whether a write happened.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            AutoScalingError::Throttled { .. }
+                | AutoScalingError::InProgress { .. }
+                | AutoScalingError::Timeout { .. }
+                | AutoScalingError::Unavailable { .. }
+        )
+    }
+}
+
 /// What the roll reads of, and does to, one Auto Scaling group and its EC2
 /// instances. Every write names the group, and every write is safe to run
 /// again after a crash (each method says why).
 pub trait AutoScaling {
-    type Error: crate::roll::error::PortError;
-
     /// The group with its sizes, instances, suspended processes and tags.
     /// An unknown name is an error, never an empty group.
     fn describe_group(
         &self,
         group: &str,
-    ) -> impl Future<Output = Result<AutoScalingGroup, Self::Error>> + Send;
+    ) -> impl Future<Output = Result<AutoScalingGroup, AutoScalingError>> + Send;
 
     /// Sets the desired capacity at once (cooldowns are not honoured: the
     /// roll, not a cooldown, paces itself). Refused when `desired` is outside
@@ -30,7 +143,7 @@ pub trait AutoScaling {
         &self,
         group: &str,
         desired: u32,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+    ) -> impl Future<Output = Result<(), AutoScalingError>> + Send;
 
     /// Terminates `instance` and decrements the desired capacity, so the
     /// group does not launch a replacement. Checks first that the instance
@@ -41,7 +154,7 @@ pub trait AutoScaling {
         &self,
         group: &str,
         instance: &str,
-    ) -> impl Future<Output = Result<Termination, Self::Error>> + Send;
+    ) -> impl Future<Output = Result<Termination, AutoScalingError>> + Send;
 
     /// Suspends exactly `processes` (an empty list is refused: AWS reads it
     /// as "all nine"). Suspending a suspended process is a no-op.
@@ -49,7 +162,7 @@ pub trait AutoScaling {
         &self,
         group: &str,
         processes: &[ScalingProcess],
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+    ) -> impl Future<Output = Result<(), AutoScalingError>> + Send;
 
     /// Resumes exactly `processes` (an empty list is refused: AWS reads it
     /// as "all"). Resuming a running process is a no-op.
@@ -57,7 +170,7 @@ pub trait AutoScaling {
         &self,
         group: &str,
         processes: &[ScalingProcess],
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+    ) -> impl Future<Output = Result<(), AutoScalingError>> + Send;
 
     /// Sets MinSize and MaxSize (absolute values, so idempotent). Refused
     /// when min > max.
@@ -66,21 +179,21 @@ pub trait AutoScaling {
         group: &str,
         min: u32,
         max: u32,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+    ) -> impl Future<Output = Result<(), AutoScalingError>> + Send;
 
     /// Creates or overwrites tags on the group (idempotent).
     fn put_tags(
         &self,
         group: &str,
         tags: &[GroupTag],
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+    ) -> impl Future<Output = Result<(), AutoScalingError>> + Send;
 
     /// Deletes tags by key from the group (deleting a missing tag is a no-op).
     fn delete_tags(
         &self,
         group: &str,
         keys: &[String],
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+    ) -> impl Future<Output = Result<(), AutoScalingError>> + Send;
 
     /// The group's most recent scaling activities, newest first, at most
     /// `limit` of them: where launch failures show up.
@@ -88,14 +201,14 @@ pub trait AutoScaling {
         &self,
         group: &str,
         limit: usize,
-    ) -> impl Future<Output = Result<Vec<ScalingActivity>, Self::Error>> + Send;
+    ) -> impl Future<Output = Result<Vec<ScalingActivity>, AutoScalingError>> + Send;
 
     /// EC2's view of the given instances (private IP and DNS name, which the
     /// group does not carry). Ids EC2 does not know are left out.
     fn describe_instances(
         &self,
         ids: &[String],
-    ) -> impl Future<Output = Result<Vec<Ec2Instance>, Self::Error>> + Send;
+    ) -> impl Future<Output = Result<Vec<Ec2Instance>, AutoScalingError>> + Send;
 }
 
 /// One Auto Scaling group, as DescribeAutoScalingGroups reports it.

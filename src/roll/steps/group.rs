@@ -47,11 +47,7 @@ where
             format!("tag {asg} {RUN_ID_TAG}={run_id}"),
         );
         self.save()?;
-        self.ports
-            .aws
-            .put_tags(&asg, &[tag])
-            .await
-            .map_err(RollError::aws("CreateOrUpdateTags"))?;
+        self.ports.aws.put_tags(&asg, &[tag]).await?;
         let group = describe(self.ports.aws, &asg).await?;
         match group.tag(RUN_ID_TAG) {
             Some(v) if v == run_id => Ok(Tick::Done(format!("tagged {RUN_ID_TAG}={run_id}"))),
@@ -89,11 +85,7 @@ where
             .log(EventKind::Intent, format!("suspend {list}"));
         self.save()?;
         let asg = self.checkpoint.asg.clone();
-        self.ports
-            .aws
-            .suspend_processes(&asg, &ours)
-            .await
-            .map_err(RollError::aws("SuspendProcesses"))?;
+        self.ports.aws.suspend_processes(&asg, &ours).await?;
         Ok(Tick::Done(format!("suspended {list}")))
     }
 
@@ -120,8 +112,7 @@ where
         self.ports
             .aws
             .update_size_limits(&asg, original.min_size, needed)
-            .await
-            .map_err(RollError::aws("UpdateAutoScalingGroup"))?;
+            .await?;
         Ok(Tick::Done(format!(
             "MaxSize raised {} -> {needed}",
             original.max_size
@@ -138,11 +129,7 @@ where
             format!("set desired capacity of {asg} to {desired}"),
         );
         self.save()?;
-        self.ports
-            .aws
-            .set_desired_capacity(&asg, desired)
-            .await
-            .map_err(RollError::aws("SetDesiredCapacity"))?;
+        self.ports.aws.set_desired_capacity(&asg, desired).await?;
         Ok(Tick::Done(format!("desired capacity {desired}")))
     }
 
@@ -192,12 +179,7 @@ where
                 new.len()
             ));
         }
-        let ec2 = self
-            .ports
-            .aws
-            .describe_instances(&new)
-            .await
-            .map_err(RollError::aws("DescribeInstances"))?;
+        let ec2 = self.ports.aws.describe_instances(&new).await?;
         let agents = active_agents(self.ports.mesos).await?;
         let matched = match_agents(&self.env.agent_match, &ec2, &agents)
             .matched
@@ -249,11 +231,7 @@ where
         self.checkpoint
             .log(EventKind::Intent, format!("resume {list}"));
         self.save()?;
-        self.ports
-            .aws
-            .resume_processes(&asg, &resume)
-            .await
-            .map_err(RollError::aws("ResumeProcesses"))?;
+        self.ports.aws.resume_processes(&asg, &resume).await?;
         Ok(Tick::Done(format!("resumed {list}{kept}")))
     }
 
@@ -270,11 +248,7 @@ where
         let min = self.checkpoint.original.min_size;
         let desired = describe(self.ports.aws, &asg).await?.desired_capacity;
         let to = max.max(desired);
-        self.ports
-            .aws
-            .update_size_limits(&asg, min, to)
-            .await
-            .map_err(RollError::aws("UpdateAutoScalingGroup"))?;
+        self.ports.aws.update_size_limits(&asg, min, to).await?;
         Ok(Tick::Done(if to == max {
             format!("MaxSize restored to {max}")
         } else {
@@ -357,8 +331,7 @@ where
                 self.ports
                     .aws
                     .delete_tags(&asg, &[RUN_ID_TAG.to_string()])
-                    .await
-                    .map_err(RollError::aws("DeleteTags"))?;
+                    .await?;
                 format!("tag {RUN_ID_TAG} removed")
             }
             Some(other) => format!("tag {RUN_ID_TAG} belongs to run {other}: left alone"),

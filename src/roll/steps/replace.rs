@@ -66,12 +66,7 @@ where
                 format!("terminate {instance} with decrement"),
             );
             self.save()?;
-            let result = self
-                .ports
-                .aws
-                .terminate_instance(&asg, instance)
-                .await
-                .map_err(RollError::aws("TerminateInstanceInAutoScalingGroup"))?;
+            let result = self.ports.aws.terminate_instance(&asg, instance).await?;
             self.checkpoint
                 .log(EventKind::Terminate, format!("{instance}: {result:?}"));
             self.save()?;
