@@ -7,6 +7,7 @@
 //! roll can hold them across tokio tasks; implementations use `async fn`.
 
 pub mod auto_scaling;
+mod auto_scaling_error;
 pub mod marathon;
 pub mod mesos;
 pub mod pager;
