@@ -28,8 +28,11 @@ The roll (see the README's \"The roll\"):
   finish    resume what was suspended, remove maintenance windows, report the
             AZ rebalance moves, remove the tag
 
-Every wait has a timeout ([timeouts] in the env file). On timeout the plan is
-paused, a page goes out, and roller exits 3: run the same command to resume.
+Every wait has a timeout ([timeouts] in the env file). On timeout the step
+reads DELAYED, a page goes out (if a pager is configured), and roller exits 3:
+run the same command to resume. An operator's `roller plan interrupt` (which
+reaches a live run at its next tick) is never cleared by a rerun: roller exits
+3 and prints the exact `roller plan continue ...` that releases it.
 
 Examples:
   roller run --env examples/roller.env.toml --target 55 --dry-run
@@ -37,8 +40,9 @@ Examples:
   roller run --env prod.toml                  # resume from the checkpoint
   roller status --env prod.toml
 
-Exit codes: 0 done (or nothing to replace), 1 failed, 2 refused (bad input or
-preflight; nothing changed), 3 paused (resumable), 130 interrupted (resumable).";
+Exit codes: 0 done (or nothing to replace), 1 failed, 2 refused (bad input,
+preflight, or a checkpoint for another group, environment or run; nothing
+changed), 3 paused or held, 130 interrupted (resumable).";
 
 /// The environment: the file, then `ROLLER_*` variables, then flags.
 fn environment(args: &RunArgs) -> Result<Environment, CliError> {
