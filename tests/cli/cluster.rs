@@ -8,6 +8,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use roller::aws::AwsAutoScaling;
 use roller::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
 use roller::sim::{Report, Scenario, SimOptions, Simulator};
 use tempfile::TempDir;
@@ -160,13 +161,36 @@ impl Cluster {
             .join(format!("{}.json", self.asg))
     }
 
+    /// An AWS client of the simulator: the tests' own hand on the group
+    /// (another writer), run with `self.runtime.block_on`.
+    pub(crate) fn aws(&self) -> AwsAutoScaling {
+        let url = self
+            .sim
+            .as_ref()
+            .unwrap()
+            .endpoints()
+            .aws_endpoint_url
+            .clone();
+        self.runtime
+            .block_on(roller::aws::simulated_client(&url, "us-east-1"))
+    }
+
     pub(crate) fn group(&self) -> AutoScalingGroup {
-        let sim = self.sim.as_ref().unwrap();
-        let url = sim.endpoints().aws_endpoint_url.clone();
-        self.runtime.block_on(async {
-            let aws = roller::aws::simulated_client(&url, "us-east-1").await;
-            aws.describe_group(&self.asg).await.unwrap()
-        })
+        let aws = self.aws();
+        self.runtime
+            .block_on(aws.describe_group(&self.asg))
+            .unwrap()
+    }
+
+    /// The group's instances that are not leaving (an instance shutting
+    /// down is still listed, Terminating, for a while).
+    pub(crate) fn live(&self) -> Vec<String> {
+        self.group()
+            .instances
+            .into_iter()
+            .filter(|i| !i.lifecycle_state.is_leaving())
+            .map(|i| i.id)
+            .collect()
     }
 
     pub(crate) fn report(&self) -> Report {
@@ -217,17 +241,11 @@ pub(crate) fn files_in(dir: &Path) -> Vec<String> {
 /// processes and tag restored, no outage in the monitor's ground truth.
 pub(crate) fn assert_clean_end(cluster: &Cluster, originals: &[String], n: u32) {
     let group = cluster.group();
-    // An instance shutting down is still listed (Terminating) for a while.
-    let live: Vec<&str> = group
-        .instances
-        .iter()
-        .filter(|i| !i.lifecycle_state.is_leaving())
-        .map(|i| i.id.as_str())
-        .collect();
+    let live = cluster.live();
     assert_eq!(live.len() as u32, n, "{live:?}");
     assert_eq!(group.desired_capacity, n);
     for id in originals {
-        assert!(!live.contains(&id.as_str()), "{id} still in the group");
+        assert!(!live.contains(id), "{id} still in the group");
     }
     assert!(
         group.suspended_processes.is_empty(),

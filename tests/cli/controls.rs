@@ -209,15 +209,8 @@ fn a_resume_after_abandon_or_under_another_runs_tag_is_refused_and_changes_nothi
     );
 
     // Another run's tag: refused, naming both ids.
-    let url = cluster
-        .sim
-        .as_ref()
-        .unwrap()
-        .endpoints()
-        .aws_endpoint_url
-        .clone();
+    let aws = cluster.aws();
     cluster.runtime.block_on(async {
-        let aws = roller::aws::simulated_client(&url, "us-east-1").await;
         let tag = GroupTag {
             key: "roller:run-id".to_string(),
             value: "another-run".to_string(),
@@ -368,14 +361,8 @@ fn allow_unhealthy_on_a_resume_is_recorded_and_honoured_and_a_force_completed_st
             .any(|(_, s)| s.message.contains("allowed unhealthy by --allow-unhealthy")),
         "a health wait let the allowed app be"
     );
-    let group = cluster.group();
-    let live: Vec<&str> = group
-        .instances
-        .iter()
-        .filter(|i| !i.lifecycle_state.is_leaving())
-        .map(|i| i.id.as_str())
-        .collect();
-    assert!(originals.iter().all(|id| !live.contains(&id.as_str())));
+    let live = cluster.live();
+    assert!(originals.iter().all(|id| !live.contains(id)), "{live:?}");
 }
 
 #[test]

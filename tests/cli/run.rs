@@ -621,15 +621,8 @@ fn another_writer_changing_desired_capacity_stops_the_roll_before_any_terminatio
     assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
     assert_eq!(cluster.group().desired_capacity, 24);
     // Someone else raises the group while the roll is paused.
-    let url = cluster
-        .sim
-        .as_ref()
-        .unwrap()
-        .endpoints()
-        .aws_endpoint_url
-        .clone();
+    let aws = cluster.aws();
     cluster.runtime.block_on(async {
-        let aws = roller::aws::simulated_client(&url, "us-east-1").await;
         aws.update_size_limits("mesos-agents-demo", 12, 25)
             .await
             .unwrap();
@@ -712,15 +705,8 @@ fn bad_environment_files_and_flags_are_refused_with_exit_2_naming_the_thing() {
 fn an_instance_not_in_service_is_refused_unless_left_out_with_skip_not_in_service() {
     // Slow time: a new instance stays Pending for 90 simulated s = 9 s real.
     let cluster = Cluster::start_at("demo", 10.0, "");
-    let url = cluster
-        .sim
-        .as_ref()
-        .unwrap()
-        .endpoints()
-        .aws_endpoint_url
-        .clone();
+    let aws = cluster.aws();
     cluster.runtime.block_on(async {
-        let aws = roller::aws::simulated_client(&url, "us-east-1").await;
         aws.set_desired_capacity("mesos-agents-demo", 13)
             .await
             .unwrap();
