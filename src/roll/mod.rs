@@ -17,6 +17,7 @@
 //! - `abandon`: `roller abandon`, with the finish steps.
 //! - `checkpoint`: the resumable record and the run lock.
 //! - `safety`: which tasks must move before an agent goes (pure).
+//! - `drain_plan`: the next wave of moves over every old agent (pure).
 //! - `rebalance`: the AZ moves rebalancing needs (pure).
 //! - `health`: the verdict over what Marathon reports.
 //! - `ports`: the small traits through which the roll reaches the world.
@@ -26,6 +27,7 @@ pub mod checkpoint;
 pub mod clock;
 pub mod cluster;
 mod drain;
+pub mod drain_plan;
 pub mod env;
 pub mod error;
 pub mod health;
