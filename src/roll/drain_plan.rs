@@ -137,31 +137,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::roll::ports::marathon::{HealthResult, Task};
-
-    fn task(id: &str, agent: &str, healthy: bool) -> Task {
-        Task {
-            id: id.to_string(),
-            agent_id: Some(agent.to_string()),
-            host: Some(agent.to_string()),
-            state: Some("TASK_RUNNING".to_string()),
-            started: true,
-            health_results: vec![HealthResult {
-                alive: healthy,
-                consecutive_failures: u32::from(!healthy),
-            }],
-        }
-    }
-
-    fn app(id: &str, instances: u32, tasks: Vec<Task>) -> App {
-        App {
-            id: id.to_string(),
-            instances,
-            health_checks: 1,
-            tasks,
-            ..App::default()
-        }
-    }
+    use crate::roll::test_apps::{app, task};
 
     fn set(items: &[&str]) -> HashSet<String> {
         items.iter().map(|s| s.to_string()).collect()

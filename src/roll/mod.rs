@@ -47,4 +47,6 @@ pub mod safety;
 pub mod steps;
 #[cfg(test)]
 mod surge_tests;
+#[cfg(test)]
+mod test_apps;
 mod wait;

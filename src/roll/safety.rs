@@ -169,30 +169,13 @@ pub fn next_move(risk: &AtRisk) -> Move {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::roll::ports::marathon::{HealthResult, Task};
+    use crate::roll::ports::marathon::Task;
+    use crate::roll::test_apps::task;
 
-    fn task(id: &str, agent: &str, healthy: bool) -> Task {
-        Task {
-            id: id.to_string(),
-            agent_id: Some(agent.to_string()),
-            host: Some(agent.to_string()),
-            state: Some("TASK_RUNNING".to_string()),
-            started: true,
-            health_results: vec![HealthResult {
-                alive: healthy,
-                consecutive_failures: u32::from(!healthy),
-            }],
-        }
-    }
-
+    /// An app that wants as many instances as it has tasks.
     fn app(id: &str, tasks: Vec<Task>) -> App {
-        App {
-            id: id.to_string(),
-            instances: u32::try_from(tasks.len()).unwrap(),
-            health_checks: 1,
-            tasks,
-            ..App::default()
-        }
+        let instances = u32::try_from(tasks.len()).unwrap();
+        crate::roll::test_apps::app(id, instances, tasks)
     }
 
     #[test]
