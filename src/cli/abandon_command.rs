@@ -11,7 +11,7 @@ use super::error::CliError;
 use super::wiring::{checkpoint_path, clients, environment_from, runtime};
 use crate::roll::abandon::{AbandonError, check_tag, plan_of};
 use crate::roll::checkpoint::{Checkpoint, CheckpointError, RunLock};
-use crate::roll::cluster::{Ports, RUN_ID_TAG, describe};
+use crate::roll::cluster::{Ports, RUN_ID_TAG};
 use crate::roll::ports::auto_scaling::AutoScaling;
 use crate::roll::runner::{RunOptions, Runner};
 
@@ -34,13 +34,10 @@ pub(super) fn run(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliErro
     let runtime = runtime()?;
     runtime.block_on(async {
         let clients = clients(&env).await?;
-        check_tag(&clients.aws, &env.asg, &args.run_id)
+        let group = check_tag(&clients.aws, &env.asg, &args.run_id)
             .await
             .map_err(refused)?;
-        let desired = describe(&clients.aws, &env.asg)
-            .await
-            .map_err(refused)?
-            .desired_capacity;
+        let desired = group.desired_capacity;
         let lines = match (checkpoint, args.dry_run) {
             (Some(c), true) => {
                 writeln!(out, "dry run: abandoning run {} would:", args.run_id)?;
@@ -93,12 +90,7 @@ pub(super) fn run(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliErro
                 }
             }
             (None, false) => {
-                let suspended = clients
-                    .aws
-                    .describe_group(&env.asg)
-                    .await
-                    .map(|g| g.suspended_processes)
-                    .unwrap_or_default();
+                let suspended = &group.suspended_processes;
                 writeln!(
                     out,
                     "no checkpoint of run {} at {}: what it suspended is unknown; suspended now: {} \

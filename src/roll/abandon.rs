@@ -11,7 +11,7 @@
 use super::checkpoint::{Checkpoint, EventKind};
 use super::cluster::{RUN_ID_TAG, describe};
 use super::error::RollError;
-use super::ports::auto_scaling::AutoScaling;
+use super::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
 use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
 use super::ports::pager::Pager;
@@ -34,10 +34,16 @@ pub enum AbandonError {
     Partial { done: Vec<String>, error: RollError },
 }
 
-/// The tag must carry `run_id` before anything is touched.
-pub async fn check_tag<A: AutoScaling>(aws: &A, asg: &str, run_id: &str) -> Result<(), RollError> {
-    match describe(aws, asg).await?.tag(RUN_ID_TAG) {
-        Some(id) if id == run_id => Ok(()),
+/// The tag must carry `run_id` before anything is touched; returns the
+/// group as read for that check.
+pub async fn check_tag<A: AutoScaling>(
+    aws: &A,
+    asg: &str,
+    run_id: &str,
+) -> Result<AutoScalingGroup, RollError> {
+    let group = describe(aws, asg).await?;
+    match group.tag(RUN_ID_TAG) {
+        Some(id) if id == run_id => Ok(group),
         Some(other) => Err(RollError::refused(format!(
             "ASG {asg} is tagged by run {other}, not {run_id}: nothing done"
         ))),
