@@ -129,6 +129,8 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
             allow_unhealthy: Vec::new(),
             honor_min_health: false,
             skip_not_in_service: false,
+            strategy: crate::roll::roll_plan::RollStrategy::default(),
+            max_unavailable: crate::roll::checkpoint::DEFAULT_MAX_UNAVAILABLE,
         },
         target_given: true,
         select_given: true,

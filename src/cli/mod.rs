@@ -166,8 +166,24 @@ pub struct RunArgs {
     /// The checkpoint file (default: <checkpoint_dir>/<asg>.json).
     #[arg(long, value_name = "PATH")]
     pub checkpoint: Option<PathBuf>,
-    /// Replace the first N instances (at least 1) as canaries, each
-    /// waiting for `roller plan continue --file <checkpoint> --phase replace`.
+    /// How old agents are emptied. drain (default): after scale-up one
+    /// Mesos maintenance window covers every old agent, so every task
+    /// relaunches on a new agent, moving once; all old agents drain
+    /// together in waves that keep each app at its floor, and each agent
+    /// is put down and terminated as soon as it is empty. serial: one
+    /// agent after another (move its tasks, terminate, wait for Marathon
+    /// to be healthy), the original write-up's loop made safe; about ten
+    /// times slower.
+    #[arg(long, value_name = "drain|serial")]
+    pub strategy: Option<String>,
+    /// Drain: at most this many old agents per AZ are being terminated at
+    /// once (only empty agents are ever terminated). Default 5.
+    #[arg(long, value_name = "N")]
+    pub max_unavailable: Option<u32>,
+    /// Serial: replace the first N instances (at least 1) as canaries,
+    /// each waiting for `roller plan continue --file <checkpoint> --phase
+    /// replace`. Drain: replace N instances alone first, then wait for
+    /// `roller plan continue --file <checkpoint> --phase drain`.
     #[arg(long, value_name = "N")]
     pub canary: Option<u32>,
     /// Raise MaxSize to N + K when it is lower (restored at finish).

@@ -11,10 +11,11 @@ use super::error::CliError;
 use super::signals::StopSignals;
 use super::wiring::{Clients, checkpoint_path, clients, environment_from, runtime};
 use crate::plan;
-use crate::roll::checkpoint::Checkpoint;
+use crate::roll::checkpoint::{Checkpoint, DEFAULT_MAX_UNAVAILABLE};
 use crate::roll::env::Environment;
 use crate::roll::preflight::{Preflight, Request, Selection, preflight};
 use crate::roll::run::{RunResult, RunSettings, run, tree_printer};
+use crate::roll::roll_plan::RollStrategy;
 use crate::roll::runner::{Outcome, Ports, RunOptions};
 
 pub const RUN_HELP: &str = "\
@@ -97,6 +98,9 @@ fn request(args: &RunArgs) -> Result<Request, CliError> {
         allow_unhealthy: args.allow_unhealthy.clone(),
         honor_min_health: args.honor_min_health,
         skip_not_in_service: args.skip_not_in_service,
+        strategy: RollStrategy::parse(args.strategy.as_deref().unwrap_or("drain"))
+            .map_err(CliError::BadFlag)?,
+        max_unavailable: args.max_unavailable.unwrap_or(DEFAULT_MAX_UNAVAILABLE),
     })
 }
 

@@ -337,6 +337,8 @@ mod tests {
             raised_max_from: None,
             maintenance: Vec::new(),
             surges: Vec::new(),
+            waves: Vec::new(),
+            max_unavailable: crate::roll::checkpoint::DEFAULT_MAX_UNAVAILABLE,
             allow_unhealthy: Vec::new(),
             pause: None,
             open_page: None,

@@ -91,6 +91,11 @@ where
     /// resolves its page; the caller has checked the tag.
     pub async fn abandon(mut self) -> Result<(Abandoned, Checkpoint), AbandonError> {
         let mut done = Vec::new();
+        match self.undo_surges().await {
+            Ok(Some(line)) => done.push(line),
+            Ok(None) => {}
+            Err(error) => return Err(AbandonError::Refused(error)),
+        }
         for kind in [
             StepKind::ResumeProcesses,
             StepKind::RestoreMaxSize,
@@ -100,6 +105,7 @@ where
             match self.tick(&kind).await {
                 Ok(Tick::Done(line)) => done.push(line),
                 Ok(Tick::Waiting(wait)) => done.push(wait.message),
+                Ok(Tick::NotYet(why)) => done.push(why),
                 Err(error) if done.is_empty() => return Err(AbandonError::Refused(error)),
                 Err(error) => return Err(AbandonError::Partial { done, error }),
             }

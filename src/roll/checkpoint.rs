@@ -68,6 +68,14 @@ pub struct Checkpoint {
     /// App surges (single-instance apps scaled up by one to move a task).
     #[serde(default)]
     pub surges: Vec<Surge>,
+    /// The drain's waves, each recorded (with the tasks it kills) before
+    /// its kills are sent.
+    #[serde(default)]
+    pub waves: Vec<WaveRecord>,
+    /// The drain's limit on old agents being terminated at once, per AZ
+    /// (`--max-unavailable`; fixed for the roll).
+    #[serde(default = "default_max_unavailable")]
+    pub max_unavailable: u32,
     /// Apps allowed to be unhealthy (`--allow-unhealthy`, at the start or
     /// on any resume): the preflight and every health wait leave them out.
     #[serde(default)]
@@ -226,6 +234,32 @@ impl MaintenanceRecord {
     }
 }
 
+/// The default `--max-unavailable`: old agents being terminated at once
+/// per AZ (see the README's drain section for why).
+pub const DEFAULT_MAX_UNAVAILABLE: u32 = 5;
+
+fn default_max_unavailable() -> u32 {
+    DEFAULT_MAX_UNAVAILABLE
+}
+
+/// One drain wave: which tasks it kills (with `scale=false`; Marathon
+/// relaunches each on a new agent) and which apps it moves, recorded
+/// before anything is sent, so a resume resends only kills of tasks still
+/// listed and waits for the same apps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaveRecord {
+    /// The wave's step id (`wave-1`).
+    pub step: String,
+    pub kills: Vec<String>,
+    /// Apps this wave moves tasks of (killed or surged): the wave ends
+    /// when each is back to all its instances healthy.
+    pub apps: Vec<String>,
+    /// The kills were accepted by Marathon.
+    #[serde(default)]
+    pub sent: bool,
+}
+
 /// A surge: `app` scaled from `instances` to `instances + 1` so that the
 /// task on `instance`'s agent can be killed with `scale=true` once the
 /// extra task is healthy. Recorded before the scale-up is sent.
@@ -234,6 +268,8 @@ impl MaintenanceRecord {
 pub struct Surge {
     pub app: String,
     pub instances: u32,
+    /// Who surged it: the instance being replaced (serial, canary) or the
+    /// drain wave's step id.
     pub instance: String,
     /// The one task on the agent this surge replaces (killed with
     /// `scale=true`, which takes back exactly the one instance added).

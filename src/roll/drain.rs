@@ -15,7 +15,7 @@ use super::ports::mesos::{MesosMaster, Unavailability};
 use super::ports::pager::Pager;
 use super::runner::Runner;
 use super::safety::{self, Move};
-use super::steps::{Wait, WaitKind};
+use super::steps::{Tick, Wait, WaitKind};
 
 /// How long a maintenance window lasts (cluster time).
 const WINDOW: Duration = Duration::from_secs(4 * 3600);
@@ -27,7 +27,7 @@ where
     K: Marathon + Sync,
     P: Pager,
 {
-    fn floor(&self) -> safety::Floor {
+    pub(super) fn floor(&self) -> safety::Floor {
         if self.checkpoint.honor_min_health {
             safety::Floor::MinHealth
         } else {
@@ -63,7 +63,7 @@ where
             return Ok(None);
         }
         self.schedule_maintenance(record).await?;
-        let mut pending = self.surge_round(record, &apps).await?;
+        let mut pending = self.surge_round(&record.id, &apps).await?;
         let risks = safety::at_risk(&guarded, &agent, &self.killed, self.floor());
         for risk in &risks {
             if self.checkpoint.surges.iter().any(|s| {
@@ -128,27 +128,60 @@ where
 
     /// Scales `app` to an absolute count; a deployment already under way
     /// (409) is left to finish and looked at again next round.
-    async fn scale(&self, app: &str, instances: u32) -> Result<(), RollError> {
+    pub(super) async fn scale(&self, app: &str, instances: u32) -> Result<(), RollError> {
         match self.ports.marathon.scale_app(app, instances).await {
             Ok(_) | Err(MarathonError::Conflict { .. }) => Ok(()),
             Err(e) => Err(e.into()),
         }
     }
 
-    /// Advances this instance's surges by one round; returns what they
-    /// still wait for. A surge is recorded before its scale-up and before
+    /// Abandon: every surge not finished is set back to the app's instance
+    /// count before it (an absolute count: re-running is safe), so no app
+    /// is left one instance up. `None` when there was none.
+    pub(super) async fn undo_surges(&mut self) -> Result<Option<String>, RollError> {
+        let open: Vec<usize> = (0..self.checkpoint.surges.len())
+            .filter(|&n| self.checkpoint.surges[n].state != SurgeState::Done)
+            .collect();
+        if open.is_empty() {
+            return Ok(None);
+        }
+        let mut apps = Vec::new();
+        for n in open {
+            let surge = self.checkpoint.surges[n].clone();
+            self.checkpoint.log(
+                EventKind::Intent,
+                format!("abandon: scale {} back to {}", surge.app, surge.instances),
+            );
+            self.save()?;
+            match self.ports.marathon.scale_app(&surge.app, surge.instances).await {
+                Ok(_) | Err(MarathonError::AppNotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+            self.checkpoint.surges[n].state = SurgeState::Done;
+            self.save()?;
+            apps.push(format!("{} -> {}", surge.app, surge.instances));
+        }
+        Ok(Some(format!(
+            "scaled {} surged app(s) back: {}",
+            apps.len(),
+            apps.join(", ")
+        )))
+    }
+
+    /// Advances the surges of `owner` (an instance being replaced, or a
+    /// drain wave) by one round; returns what they still wait for. A surge is recorded before its scale-up and before
     /// its kill, so a resume finishes it: the scale-up is an absolute
     /// instance count, and the kill is only resent while the old task is
     /// still on the agent.
-    async fn surge_round(
+    pub(super) async fn surge_round(
         &mut self,
-        record: &RolledInstance,
+        owner: &str,
         apps: &[App],
     ) -> Result<Vec<String>, RollError> {
         let mut waiting = Vec::new();
         for n in 0..self.checkpoint.surges.len() {
             let surge = self.checkpoint.surges[n].clone();
-            if surge.instance != record.id || surge.state == SurgeState::Done {
+            if surge.instance != owner || surge.state == SurgeState::Done {
                 continue;
             }
             let Some(app) = apps.iter().find(|a| a.id == surge.app) else {
@@ -198,7 +231,7 @@ where
                 self.checkpoint.surges[n].state = SurgeState::Done;
                 self.checkpoint.log(
                     EventKind::Surge,
-                    format!("{} moved off {}", surge.app, record.id),
+                    format!("{} moved off the old agent ({owner})", surge.app),
                 );
                 self.save()?;
                 continue;
@@ -231,6 +264,55 @@ where
             }
         }
         Ok(waiting)
+    }
+
+    /// The drain's first act once the new agents are up: one maintenance
+    /// window over every agent to replace (merged into the schedule,
+    /// recorded first so finish removes it), so Marathon places no task
+    /// on an old agent from now on and every task killed there relaunches
+    /// on a new one. Re-running merges the same machines again.
+    pub(in crate::roll) async fn maintenance(&mut self) -> Result<Tick, RollError> {
+        let machines: Vec<MaintenanceRecord> = self
+            .checkpoint
+            .instances
+            .iter()
+            .filter(|i| !i.hostname.is_empty())
+            .map(|i| MaintenanceRecord {
+                hostname: i.hostname.clone(),
+                ip: i.ip.clone(),
+            })
+            .collect();
+        if machines.is_empty() {
+            return Ok(Tick::Done("no old agent to put under maintenance".to_string()));
+        }
+        for machine in &machines {
+            if !self.checkpoint.maintenance.contains(machine) {
+                self.checkpoint.maintenance.push(machine.clone());
+            }
+        }
+        self.checkpoint.log(
+            EventKind::Intent,
+            format!(
+                "one maintenance window for the {} old agent(s)",
+                machines.len()
+            ),
+        );
+        self.save()?;
+        let ids: Vec<_> = machines.iter().map(MaintenanceRecord::machine_id).collect();
+        let start = SystemTime::now() - Duration::from_secs(60);
+        self.ports
+            .mesos
+            .schedule_maintenance(
+                &ids,
+                Unavailability::new(start, self.clock.window_span(WINDOW)),
+            )
+            .await?;
+        let all: Vec<String> = self.checkpoint.instances.iter().map(|i| i.id.clone()).collect();
+        self.scheduled.extend(all);
+        Ok(Tick::Done(format!(
+            "{} old agent(s) under one maintenance window: Marathon places no new task on them",
+            machines.len()
+        )))
     }
 
     /// Puts the agent's machine in a maintenance window (merged into the

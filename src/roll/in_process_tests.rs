@@ -1,4 +1,5 @@
-//! Whole rolls in this process, on paused tokio time: the simulator's
+//! Whole serial rolls (`--strategy serial`) in this process, on paused
+//! tokio time (the drain's are in `drain_tests.rs`): the simulator's
 //! clock and the roll's both follow tokio's, so a roll of hours of
 //! cluster time runs in a fraction of a second of real time and cannot
 //! flake on a loaded machine. roller's real clients talk HTTP to the
@@ -21,7 +22,7 @@ use crate::simulated::SimulatedCluster;
 
 /// Boots `scenario` at cluster speed (time_scale 1: paused time needs no
 /// compression) and lets it settle for five minutes.
-async fn cluster(scenario: &str, dir: &Path) -> SimulatedCluster {
+pub(super) async fn cluster(scenario: &str, dir: &Path) -> SimulatedCluster {
     let scenario = Scenario::load(scenario).expect("built-in scenario");
     let cluster = SimulatedCluster::start(&scenario, 1.0, dir.to_path_buf())
         .await
@@ -30,7 +31,7 @@ async fn cluster(scenario: &str, dir: &Path) -> SimulatedCluster {
     cluster
 }
 
-fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> RunSettings {
+pub(super) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> RunSettings {
     RunSettings {
         checkpoint: path.to_path_buf(),
         request: Request {
@@ -41,6 +42,8 @@ fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> RunSettings {
             allow_unhealthy: allow_unhealthy.iter().map(|s| s.to_string()).collect(),
             honor_min_health: false,
             skip_not_in_service: false,
+            strategy: crate::roll::roll_plan::RollStrategy::Serial,
+            max_unavailable: crate::roll::checkpoint::DEFAULT_MAX_UNAVAILABLE,
         },
         target_given: true,
         select_given: false,
@@ -53,7 +56,7 @@ fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> RunSettings {
 
 /// Runs the roll to its outcome; also says how often the checkpoint was
 /// written (the observer sees every write).
-async fn roll(cluster: &SimulatedCluster, settings: RunSettings) -> (Outcome, Checkpoint, usize) {
+pub(super) async fn roll(cluster: &SimulatedCluster, settings: RunSettings) -> (Outcome, Checkpoint, usize) {
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     let writes = Arc::new(AtomicUsize::new(0));
     let counted = writes.clone();
@@ -74,7 +77,7 @@ async fn roll(cluster: &SimulatedCluster, settings: RunSettings) -> (Outcome, Ch
     }
 }
 
-async fn in_service(cluster: &SimulatedCluster) -> HashSet<String> {
+pub(super) async fn in_service(cluster: &SimulatedCluster) -> HashSet<String> {
     cluster
         .aws
         .describe_group(&cluster.env.asg)

@@ -12,6 +12,7 @@
 //! - `inbox`: operator operations queued for a live run.
 //! - `clock`: the roll's time (`time_scale` applied here only).
 //! - `cluster`: the ports and the views preflight and runner share.
+//! - `observation`: what one tick reads of the cluster, shared by its steps.
 //! - `error`: `RollError` and the shape of every port's error.
 //! - `run`: one `roller run` (lock, resume or preflight, archive).
 //! - `abandon`: `roller abandon`, with the finish steps.
@@ -28,6 +29,8 @@ pub mod clock;
 pub mod cluster;
 mod drain;
 pub mod drain_plan;
+#[cfg(test)]
+mod drain_tests;
 pub mod env;
 pub mod error;
 pub mod health;
@@ -36,6 +39,7 @@ mod in_process_tests;
 pub mod inbox;
 #[cfg(test)]
 mod moto_tests;
+mod observation;
 mod paging;
 pub mod ports;
 pub mod preflight;

@@ -74,7 +74,14 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
             terminate_sent: false,
         })
         .collect();
-    let mut plan = roll_plan::build(&env.asg, &instances, PlanOptions::default());
+    let mut plan = roll_plan::build(
+        &env.asg,
+        &instances,
+        PlanOptions {
+            strategy: roll_plan::RollStrategy::Serial,
+            ..PlanOptions::default()
+        },
+    );
     plan.phases[1].steps.retain(|s| s.id != WAIT_REGISTERED);
     // Gates between phases, so the group can be looked at after each.
     for phase in 1..=3 {
@@ -105,6 +112,8 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         raised_max_from: None,
         maintenance: Vec::new(),
         surges: Vec::new(),
+        waves: Vec::new(),
+        max_unavailable: crate::roll::checkpoint::DEFAULT_MAX_UNAVAILABLE,
         allow_unhealthy: Vec::new(),
         pause: None,
         open_page: None,

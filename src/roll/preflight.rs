@@ -17,7 +17,7 @@ use super::health;
 use super::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
 use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
-use super::roll_plan::{self, PlanOptions};
+use super::roll_plan::{self, PlanOptions, RollStrategy};
 
 /// Which instances are replaced.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,6 +97,10 @@ pub struct Request {
     /// hook waits) out of the roll instead of refusing
     /// (`--skip-not-in-service`).
     pub skip_not_in_service: bool,
+    /// How old agents are emptied (`--strategy`).
+    pub strategy: RollStrategy,
+    /// Drain: old agents being terminated at once, per AZ.
+    pub max_unavailable: u32,
 }
 
 pub enum Preflight {
@@ -288,6 +292,7 @@ where
         PlanOptions {
             canary: request.canary,
             raise_max: request.raise_max && group.max_size < peak,
+            strategy: request.strategy,
         },
     );
     let mut checkpoint = Checkpoint {
@@ -315,6 +320,8 @@ where
         raised_max_from: None,
         maintenance: Vec::new(),
         surges: Vec::new(),
+        waves: Vec::new(),
+        max_unavailable: request.max_unavailable,
         allow_unhealthy: request.allow_unhealthy.clone(),
         pause: None,
         open_page: None,
@@ -355,6 +362,13 @@ fn check_request(request: &Request) -> Result<(), String> {
         return Err(
             "--canary 0 would hold no step for the operator: give the number of instances \
              to replace first (at least 1), or leave --canary out"
+                .to_string(),
+        );
+    }
+    if request.max_unavailable == 0 {
+        return Err(
+            "--max-unavailable 0 would never terminate an old agent: give how many old agents \
+             per AZ may be terminated at once (at least 1)"
                 .to_string(),
         );
     }
@@ -426,6 +440,8 @@ mod tests {
             allow_unhealthy: Vec::new(),
             honor_min_health: false,
             skip_not_in_service: false,
+            strategy: crate::roll::roll_plan::RollStrategy::default(),
+            max_unavailable: crate::roll::checkpoint::DEFAULT_MAX_UNAVAILABLE,
         }
     }
 

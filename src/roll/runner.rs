@@ -14,6 +14,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tokio::sync::watch;
 
@@ -25,8 +26,10 @@ use super::ports::auto_scaling::AutoScaling;
 use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
 use super::ports::pager::Pager;
+use super::observation::Observation;
+use super::ports::auto_scaling::AutoScalingGroup;
 use super::steps::{StepKind, Tick, Wait};
-use crate::plan::{Plan, Status, StepIndex, plan_candidates};
+use crate::plan::{Plan, Status, Step, StepIndex, plan_candidates};
 
 pub use super::cluster::{Ports, RUN_ID_TAG};
 
@@ -87,6 +90,11 @@ pub struct Runner<'a, A, M, K, P> {
     /// The checkpoint as last written, so a tick that changed nothing
     /// writes nothing.
     saved: Vec<u8>,
+    /// What this tick has read of Marathon and Mesos, shared by every
+    /// step of the tick (read at most once per tick).
+    pub(super) seen: Option<Arc<Observation>>,
+    /// The group as this tick read it (dropped after any write to it).
+    pub(super) group: Option<Arc<AutoScalingGroup>>,
 }
 
 impl<'a, A, M, K, P> Runner<'a, A, M, K, P>
@@ -126,6 +134,8 @@ where
             scheduled: HashSet::new(),
             kinds,
             saved: Vec::new(),
+            seen: None,
+            group: None,
         })
     }
 
@@ -161,6 +171,8 @@ where
                 return Ok((Outcome::Stopped, self.checkpoint));
             }
             self.take_operations()?;
+            self.seen = None;
+            self.group = None;
             self.resolve_settled_page().await?;
             if self.checkpoint.plan.is_complete() {
                 self.resolve_open_page().await?;
@@ -213,6 +225,7 @@ where
         };
         let id = self.checkpoint.plan.step(at).id.clone();
         let now = self.clock.now_unix_ms();
+        let began = !self.checkpoint.progress.contains_key(&id);
         self.checkpoint
             .progress
             .entry(id.clone())
@@ -221,13 +234,23 @@ where
                 wait: None,
             });
         let step = self.checkpoint.plan.step_mut(at);
+        let before = step.status;
         if !matches!(step.status, Status::Starting | Status::Started) {
             step.status = Status::Starting;
             step.message = "acting".to_string();
-            self.save()?;
         }
         let name = self.step_name(at);
         match self.tick(&kind).await {
+            // Nothing was done: the step has not begun.
+            Ok(Tick::NotYet(why)) => {
+                if began {
+                    self.checkpoint.progress.remove(&id);
+                }
+                let step = self.checkpoint.plan.step_mut(at);
+                step.status = before;
+                step.message = why;
+                Ok(Advanced::Waiting)
+            }
             Ok(Tick::Done(message)) => {
                 let took = self
                     .checkpoint
@@ -288,13 +311,28 @@ where
             StepKind::RaiseMaxSize => self.raise_max().await,
             StepKind::SetDesired => self.set_desired().await,
             StepKind::WaitRegistered => self.wait_registered().await,
+            StepKind::Maintenance => self.maintenance().await,
             StepKind::Replace { instance } => self.replace(instance).await,
+            StepKind::DrainWave { wave } => self.drain_wave(*wave).await,
+            StepKind::Terminate { instance } => self.terminate(instance).await,
             StepKind::ResumeProcesses => self.resume_processes().await,
             StepKind::RestoreMaxSize => self.restore_max().await,
             StepKind::EndMaintenance => self.end_maintenance().await,
             StepKind::ReportRebalance => self.report_rebalance().await,
             StepKind::Unlock => self.unlock().await,
         }
+    }
+
+    /// Adds a step to a phase while the roll runs (the drain's next wave),
+    /// with its kind, so the loop can dispatch it.
+    pub(super) fn append_step(&mut self, phase: usize, step: Step, kind: StepKind) {
+        let steps = &mut self.checkpoint.plan.phases[phase].steps;
+        steps.push(step);
+        let at = StepIndex {
+            phase,
+            step: steps.len() - 1,
+        };
+        self.kinds.insert(at, kind);
     }
 
     /// `phase/step`, as pauses, pages and events name a step.

@@ -258,8 +258,11 @@ where
         }))
     }
 
-    /// Removes the windows the roll added (removing an absent one is a
-    /// no-op: safe to re-run).
+    /// Brings up the roll's machines that are DOWN (which also takes them
+    /// out of the schedule: Mesos refuses a schedule that drops a DOWN
+    /// machine), then removes the windows the roll added. Removing an
+    /// absent window is a no-op and only DOWN machines are brought up, so
+    /// it is safe to re-run.
     pub(in crate::roll) async fn end_maintenance(&mut self) -> Result<Tick, RollError> {
         let machines: Vec<MachineId> = self
             .checkpoint
@@ -270,10 +273,25 @@ where
         if machines.is_empty() {
             return Ok(Tick::Done("no maintenance window to remove".to_string()));
         }
+        let status = self.ports.mesos.maintenance_status().await?;
+        let down: Vec<MachineId> = status
+            .down
+            .into_iter()
+            .filter(|d| machines.iter().any(|m| m.same_machine(d)))
+            .collect();
+        if !down.is_empty() {
+            self.checkpoint.log(
+                EventKind::Intent,
+                format!("bring {} downed machine(s) up", down.len()),
+            );
+            self.save()?;
+            self.ports.mesos.machines_up(&down).await?;
+        }
         self.ports.mesos.cancel_maintenance(&machines).await?;
         Ok(Tick::Done(format!(
-            "{} maintenance window(s) removed",
-            machines.len()
+            "{} maintenance window(s) removed ({} machine(s) brought up)",
+            machines.len(),
+            down.len()
         )))
     }
 

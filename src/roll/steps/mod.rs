@@ -10,10 +10,14 @@
 //! - `group.rs`: the steps on the Auto Scaling group (prepare, scale-up,
 //!   finish), also used by `roller abandon`.
 //! - `replace.rs`: one instance's replacement (moves, termination,
-//!   deregistration, health).
+//!   deregistration, health): the serial strategy and the drain's canaries.
+//! - `drain_wave.rs`: one wave of task moves off every old agent at once.
+//! - `terminate.rs`: one emptied agent put down and its instance terminated.
 
+pub mod drain_wave;
 pub mod group;
 pub mod replace;
+pub mod terminate;
 
 use std::time::Duration;
 
@@ -37,8 +41,14 @@ pub enum StepKind {
     SetDesired,
     /// Wait for the new instances to be active Mesos agents.
     WaitRegistered,
-    /// Replace one instance.
+    /// Post one maintenance window over every agent to replace (drain).
+    Maintenance,
+    /// Replace one instance (serial, and the drain's canaries).
     Replace { instance: String },
+    /// One wave of task moves off every old agent (drain).
+    DrainWave { wave: u32 },
+    /// Put one emptied agent down and terminate its instance (drain).
+    Terminate { instance: String },
     /// Resume what the roll suspended.
     ResumeProcesses,
     /// Restore the MaxSize `--raise-max` raised.
@@ -68,6 +78,10 @@ pub enum Tick {
     Done(String),
     /// The step waits; the runner keeps its deadline.
     Waiting(Wait),
+    /// The step may not begin yet, and did nothing (a termination whose
+    /// agent still holds tasks the drain is moving): it stays PENDING,
+    /// with no deadline of its own; the message says what it waits for.
+    NotYet(String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

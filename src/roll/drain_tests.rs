@@ -1,0 +1,237 @@
+//! Whole drain rolls (`--strategy drain`, the default) in this process, on
+//! paused tokio time, each checked against the simulator's ground truth:
+//! N in service and no original left, no outage, every moved task moved
+//! exactly once (a task killed on an old agent relaunched on a new one:
+//! had Marathon placed it on another old agent, it would have moved
+//! again), each app back at its instance count (no surge left), no
+//! maintenance window left. Also kills in the middle of a wave (the run's
+//! future dropped, as a SIGKILL would), each resumed by a fresh run.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use super::checkpoint::Checkpoint;
+use super::in_process_tests::{cluster, in_service, roll, settings};
+use super::roll_plan::{DRAIN, RollStrategy, TERMINATE};
+use super::run::{RunResult, RunSettings, run};
+use super::runner::Outcome;
+use crate::plan::{self, Status};
+use crate::simulated::SimulatedCluster;
+
+fn drain(path: &Path, target: u32) -> RunSettings {
+    let mut settings = settings(path, target, &[]);
+    settings.request.strategy = RollStrategy::Drain;
+    settings
+}
+
+fn app_counts(cluster: &SimulatedCluster) -> BTreeMap<String, u32> {
+    cluster.sim.world().with(|w| {
+        w.apps(false)
+            .into_iter()
+            .map(|a| (a.id, a.instances))
+            .collect()
+    })
+}
+
+/// The ground truth a finished drain roll must leave.
+async fn assert_clean_end(
+    cluster: &SimulatedCluster,
+    originals: &HashSet<String>,
+    counts: &BTreeMap<String, u32>,
+    done: &Checkpoint,
+) {
+    let tree = plan::tree(&done.plan);
+    assert!(done.plan.is_complete(), "{tree}");
+    assert!(tree.contains("(dependency strategy)"), "{tree}");
+    let now = in_service(cluster).await;
+    assert_eq!(now.len(), originals.len(), "{now:?}");
+    assert!(now.is_disjoint(originals), "an original is still in service");
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    assert!(!report.task_moves.is_empty(), "the roll moved no task");
+    let moved_twice: Vec<_> = report.task_moves.iter().filter(|m| m.moves != 1).collect();
+    assert!(
+        moved_twice.is_empty(),
+        "tasks that moved more than once: {moved_twice:?}"
+    );
+    assert_eq!(&app_counts(cluster), counts, "an app is not back at its count");
+    let (windows, down) = cluster.sim.world().with(|w| {
+        (
+            w.maintenance_schedule().len(),
+            w.maintenance_status().down.len(),
+        )
+    });
+    assert_eq!((windows, down), (0, 0), "maintenance left behind");
+    assert!(
+        done.plan.phases.iter().any(|p| p.id == DRAIN),
+        "{tree}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_drain_roll_of_demo_moves_every_task_once_and_terminates_every_old_agent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let counts = app_counts(&cluster);
+    let target = u32::try_from(originals.len()).unwrap();
+    let started = tokio::time::Instant::now();
+
+    let (outcome, done, _) = roll(&cluster, drain(&dir.path().join("demo.json"), target)).await;
+
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert_clean_end(&cluster, &originals, &counts, &done).await;
+    // One wave step per wave, named with what it moved; one termination
+    // step per old agent.
+    let drain = done.plan.phases.iter().find(|p| p.id == DRAIN).unwrap();
+    assert!(drain.steps[0].name.starts_with("wave-1: "), "{:?}", drain.steps[0]);
+    let terminate = done.plan.phases.iter().find(|p| p.id == TERMINATE).unwrap();
+    assert_eq!(terminate.steps.len(), originals.len());
+    assert!(done.waves.iter().all(|w| w.sent));
+    eprintln!(
+        "demo drain: {:.0} cluster s, {} wave(s)\n{}",
+        started.elapsed().as_secs_f64(),
+        drain.steps.len(),
+        cluster.sim.report().summary()
+    );
+    cluster.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_drain_roll_of_msr_55_honoring_min_health_never_takes_an_app_below_its_floor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("msr-55", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let counts = app_counts(&cluster);
+    let target = u32::try_from(originals.len()).unwrap();
+    let mut settings = drain(&dir.path().join("msr.json"), target);
+    settings.request.honor_min_health = true;
+
+    let (outcome, done, _) = roll(&cluster, settings).await;
+
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert_clean_end(&cluster, &originals, &counts, &done).await;
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_ever_below_floor, 0, "{}", report.summary());
+    assert_eq!(report.total_below_floor_ms, 0, "{}", report.summary());
+    cluster.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_drain_of_hazards_pauses_on_the_never_healthy_app_and_finishes_once_it_is_allowed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("hazards", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let counts = app_counts(&cluster);
+    let target = u32::try_from(originals.len()).unwrap();
+    let path = dir.path().join("hazards.json");
+
+    let (outcome, paused, _) = roll(&cluster, drain(&path, target)).await;
+    let Outcome::Paused { step, reason, .. } = outcome else {
+        panic!("expected a pause: {outcome:?}");
+    };
+    assert!(step.starts_with("drain/wave-"), "{step}");
+    assert!(reason.contains("/hazard/never-healthy"), "{reason}");
+    let at = paused.find_step(&step).expect("the paused step");
+    assert_eq!(paused.plan.step(at).status, Status::Delayed);
+
+    let mut resume = drain(&path, target);
+    resume.request.allow_unhealthy = vec!["/hazard/never-healthy".to_string()];
+    resume.target_given = false;
+    let (outcome, done, _) = roll(&cluster, resume).await;
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    let now = in_service(&cluster).await;
+    assert_eq!(now.len(), originals.len());
+    assert!(now.is_disjoint(&originals));
+    assert_eq!(app_counts(&cluster), counts);
+    // The app the operator let be is the only one ever at zero.
+    let at_zero: Vec<String> = cluster
+        .sim
+        .report()
+        .apps
+        .into_iter()
+        .filter(|a| a.at_zero_ms > 0)
+        .map(|a| a.id)
+        .collect();
+    assert!(
+        at_zero.iter().all(|id| *id == "/hazard/never-healthy"),
+        "{at_zero:?}"
+    );
+    assert!(done.plan.is_complete());
+    cluster.sim.shutdown().await;
+}
+
+/// Runs the roll until `kill_at` first holds for a written checkpoint,
+/// then drops the run (its next await never comes back, as after a
+/// SIGKILL). Returns whether it was killed.
+async fn roll_until(
+    cluster: &SimulatedCluster,
+    settings: RunSettings,
+    kill_at: impl Fn(&Checkpoint) -> bool + Send + 'static,
+) -> bool {
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let (hit_tx, mut hit) = tokio::sync::watch::channel(false);
+    let seen = Arc::new(Mutex::new(false));
+    let observer = Box::new(move |checkpoint: &Checkpoint| {
+        let mut seen = seen.lock().unwrap();
+        if !*seen && kill_at(checkpoint) {
+            *seen = true;
+            let _ = hit_tx.send(true);
+        }
+    });
+    let run = run(cluster.ports(), &cluster.env, settings, stop, observer);
+    tokio::select! {
+        result = run => {
+            match result.expect("the run") {
+                RunResult::Finished { outcome, .. } => {
+                    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}")
+                }
+                RunResult::NothingToDo(m) => panic!("nothing to do: {m}"),
+            }
+            false
+        }
+        _ = hit.wait_for(|hit| *hit) => true,
+    }
+}
+
+/// Kills the roll at `kill_at`, then resumes it to the end and checks
+/// the ground truth.
+async fn killed_and_resumed(kill_at: impl Fn(&Checkpoint) -> bool + Send + 'static) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let counts = app_counts(&cluster);
+    let target = u32::try_from(originals.len()).unwrap();
+    let path = dir.path().join("demo.json");
+
+    assert!(
+        roll_until(&cluster, drain(&path, target), kill_at).await,
+        "the kill point never came"
+    );
+    let mut resume = drain(&path, target);
+    resume.target_given = false;
+    let (outcome, done, _) = roll(&cluster, resume).await;
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert_clean_end(&cluster, &originals, &counts, &done).await;
+    cluster.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kill_after_a_waves_intent_before_its_kills_resumes_correctly() {
+    killed_and_resumed(|c| c.waves.iter().any(|w| !w.sent)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kill_right_after_a_waves_kills_resumes_correctly() {
+    killed_and_resumed(|c| c.waves.iter().any(|w| w.sent)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kill_between_terminations_resumes_correctly() {
+    killed_and_resumed(|c| {
+        let sent = c.instances.iter().filter(|i| i.terminate_sent).count();
+        sent >= 2 && sent < c.instances.len()
+    })
+    .await;
+}

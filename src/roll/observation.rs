@@ -1,0 +1,119 @@
+//! What one tick of the roll reads of Marathon, Mesos and the group,
+//! shared by every step of that tick: a drain has a step per old agent,
+//! and each would otherwise read the whole cluster on every tick. The
+//! runner drops it at the start of each tick, and drops the group after
+//! any write to it.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::cluster::describe;
+use super::error::RollError;
+use super::health;
+use super::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
+use super::ports::marathon::{App, Marathon};
+use super::ports::mesos::{Agent, MesosMaster};
+use super::ports::pager::Pager;
+use super::runner::Runner;
+
+pub struct Observation {
+    /// Marathon's apps, with the tasks on agents Mesos no longer has
+    /// taken out (see `health::drop_tasks_on_lost_agents`).
+    pub apps: Vec<App>,
+    /// Every agent Mesos lists as registered, active or not.
+    pub agents: Vec<Agent>,
+    /// Tasks Marathon lists per agent id, before any is taken out: an
+    /// agent is empty only once Marathon lists nothing on it.
+    tasks_by_agent: HashMap<String, usize>,
+}
+
+impl Observation {
+    pub fn new(mut apps: Vec<App>, agents: Vec<Agent>) -> Observation {
+        let mut tasks_by_agent: HashMap<String, usize> = HashMap::new();
+        for task in apps.iter().flat_map(|a| &a.tasks) {
+            if let Some(agent) = &task.agent_id {
+                *tasks_by_agent.entry(agent.clone()).or_default() += 1;
+            }
+        }
+        let active: HashSet<String> = agents
+            .iter()
+            .filter(|a| a.active)
+            .map(|a| a.id.0.clone())
+            .collect();
+        health::drop_tasks_on_lost_agents(&mut apps, &active);
+        Observation {
+            apps,
+            agents,
+            tasks_by_agent,
+        }
+    }
+
+    /// Tasks Marathon lists on `agent` (being killed included).
+    pub fn tasks_on(&self, agent: &str) -> usize {
+        self.tasks_by_agent.get(agent).copied().unwrap_or(0)
+    }
+
+    pub fn agent(&self, id: &str) -> Option<&Agent> {
+        self.agents.iter().find(|a| a.id.0 == id)
+    }
+
+    pub fn is_active(&self, id: &str) -> bool {
+        self.agent(id).is_some_and(|a| a.active)
+    }
+
+    /// Ids of every task Marathon lists.
+    pub fn task_ids(&self) -> HashSet<&str> {
+        self.apps
+            .iter()
+            .flat_map(|a| &a.tasks)
+            .map(|t| t.id.as_str())
+            .collect()
+    }
+
+    /// Why `agent` is not empty yet, or `None` when nothing runs on it:
+    /// no task of Marathon's, and no resource in use as Mesos sees it
+    /// (another framework's task, which Marathon cannot show).
+    pub fn busy(&self, agent: &str) -> Option<String> {
+        let tasks = self.tasks_on(agent);
+        if tasks > 0 {
+            return Some(format!("{tasks} Marathon task(s) still on agent {agent}"));
+        }
+        let used = &self.agent(agent)?.used_resources;
+        (used.cpus > 0.0 || used.mem > 0.0).then(|| {
+            format!(
+                "Marathon lists nothing on agent {agent}, but Mesos reports {} cpus and {} MB in use there (another framework's tasks?)",
+                used.cpus, used.mem
+            )
+        })
+    }
+}
+
+impl<A, M, K, P> Runner<'_, A, M, K, P>
+where
+    A: AutoScaling + Sync,
+    M: MesosMaster + Sync,
+    K: Marathon + Sync,
+    P: Pager,
+{
+    /// Marathon and Mesos as this tick sees them (read once per tick).
+    pub(super) async fn observe(&mut self) -> Result<Arc<Observation>, RollError> {
+        if let Some(seen) = &self.seen {
+            return Ok(seen.clone());
+        }
+        let apps = self.ports.marathon.apps().await?;
+        let agents = self.ports.mesos.agents().await?.registered;
+        let seen = Arc::new(Observation::new(apps, agents));
+        self.seen = Some(seen.clone());
+        Ok(seen)
+    }
+
+    /// The group as this tick sees it (read again after a write to it).
+    pub(super) async fn observed_group(&mut self) -> Result<Arc<AutoScalingGroup>, RollError> {
+        if let Some(group) = &self.group {
+            return Ok(group.clone());
+        }
+        let group = Arc::new(describe(self.ports.aws, &self.checkpoint.asg).await?);
+        self.group = Some(group.clone());
+        Ok(group)
+    }
+}

@@ -1,0 +1,255 @@
+//! One wave of the drain: every old agent at once. The old agents are all
+//! under one maintenance window (the scale-up's last step), so Marathon
+//! relaunches every task killed there on a new agent: each task moves
+//! once. Which tasks a wave kills is `drain_plan::next_wave`'s pure answer
+//! from live placement: per app, as many as keep it at its floor; apps
+//! that cannot spare one are surged. The wave is recorded (its task ids
+//! and apps) before any kill is sent, and ends when every app it moved is
+//! back to all its instances healthy; then, if any task is left on an old
+//! agent, it appends the next wave to the drain phase.
+
+use std::collections::{BTreeSet, HashSet};
+
+use super::super::checkpoint::{EventKind, Surge, SurgeState, WaveRecord};
+use super::super::drain_plan::next_wave;
+use super::super::error::RollError;
+use super::super::health::task_is_healthy;
+use super::super::observation::Observation;
+use super::super::ports::auto_scaling::AutoScaling;
+use super::super::ports::marathon::{App, Marathon, MarathonError};
+use super::super::ports::mesos::MesosMaster;
+use super::super::ports::pager::Pager;
+use super::super::roll_plan::{DRAIN, wave_id, wave_step};
+use super::super::runner::Runner;
+use super::{StepKind, Tick, WaitKind};
+
+impl<A, M, K, P> Runner<'_, A, M, K, P>
+where
+    A: AutoScaling + Sync,
+    M: MesosMaster + Sync,
+    K: Marathon + Sync,
+    P: Pager,
+{
+    /// One tick of wave `wave`. Re-entering it after a crash is safe: a
+    /// wave not yet recorded is planned afresh from what Marathon lists
+    /// now; a recorded one resends its kills only for tasks still listed
+    /// and only if Marathon never accepted them, and its surges are
+    /// absolute instance counts (`drain.rs`).
+    pub(in crate::roll) async fn drain_wave(&mut self, wave: u32) -> Result<Tick, RollError> {
+        let id = wave_id(wave);
+        let seen = self.observe().await?;
+        let Some(n) = self.checkpoint.waves.iter().position(|w| w.step == id) else {
+            return self.plan_wave(wave, &seen).await;
+        };
+        let record = self.checkpoint.waves[n].clone();
+        let listed = seen.task_ids();
+        let still: Vec<String> = record
+            .kills
+            .iter()
+            .filter(|t| listed.contains(t.as_str()))
+            .cloned()
+            .collect();
+        let mut waiting = Vec::new();
+        if !record.sent {
+            if self.send_kills(&still).await? {
+                self.checkpoint.waves[n].sent = true;
+                self.save()?;
+            } else {
+                waiting.push("Marathon refused the kills for now (a deployment holds an app)".to_string());
+            }
+        }
+        waiting.extend(self.surge_round(&id, &seen.apps).await?);
+        if !still.is_empty() {
+            waiting.push(format!("{} killed task(s) still listed", still.len()));
+        }
+        let allowed = &self.checkpoint.allow_unhealthy;
+        for app in seen.apps.iter().filter(|a| record.apps.contains(&a.id)) {
+            if allowed.contains(&app.id) {
+                continue;
+            }
+            let healthy = app.tasks.iter().filter(|t| task_is_healthy(app, t)).count();
+            if healthy < app.instances as usize {
+                waiting.push(format!(
+                    "{}: {healthy} of {} healthy",
+                    app.id, app.instances
+                ));
+            }
+        }
+        if !waiting.is_empty() {
+            let more = waiting.len().saturating_sub(3);
+            let mut text = waiting[..waiting.len().min(3)].join("; ");
+            if more > 0 {
+                text.push_str(&format!("; and {more} more"));
+            }
+            return Ok(Tick::waiting(
+                WaitKind::TaskMoves,
+                format!("{id}: waiting for the moved tasks to be healthy on new agents: {text}"),
+            ));
+        }
+        let left = self.tasks_on_old_agents(&seen);
+        let moved = format!(
+            "{} task(s) moved and {} app(s) moved in all",
+            record.kills.len(),
+            record.apps.len()
+        );
+        if left == 0 {
+            return Ok(Tick::Done(format!("{moved}; the old agents are empty")));
+        }
+        if let Some(phase) = self.checkpoint.plan.phases.iter().position(|p| p.id == DRAIN) {
+            let next = wave + 1;
+            self.append_step(phase, wave_step(next), StepKind::DrainWave { wave: next });
+        }
+        Ok(Tick::Done(format!(
+            "{moved}; {left} task(s) left on old agents for wave-{}",
+            wave + 1
+        )))
+    }
+
+    /// Plans wave `wave` from live placement, records it, then sends its
+    /// kills (one call, `scale=false`) and its surges.
+    async fn plan_wave(&mut self, wave: u32, seen: &Observation) -> Result<Tick, RollError> {
+        let id = wave_id(wave);
+        let old = self.old_agents();
+        let allowed = self.checkpoint.allow_unhealthy.clone();
+        let (guarded, free): (Vec<App>, Vec<App>) = seen
+            .apps
+            .iter()
+            .cloned()
+            .partition(|a| !allowed.contains(&a.id));
+        let in_flight: HashSet<String> = self
+            .checkpoint
+            .waves
+            .iter()
+            .flat_map(|w| w.kills.iter().cloned())
+            .chain(self.killed.iter().cloned())
+            .collect();
+        let surging: HashSet<String> = self
+            .checkpoint
+            .surges
+            .iter()
+            .filter(|s| s.state != SurgeState::Done)
+            .map(|s| s.app.clone())
+            .collect();
+        let planned = next_wave(&guarded, &old, &in_flight, &surging, self.floor());
+        let mut kills: Vec<String> = planned.kills.values().flatten().cloned().collect();
+        let mut apps: BTreeSet<String> = planned.kills.keys().cloned().collect();
+        // An app the operator allowed to be unhealthy has no floor to keep:
+        // all its tasks on old agents go in this wave.
+        for app in &free {
+            let here: Vec<String> = app
+                .tasks
+                .iter()
+                .filter(|t| !in_flight.contains(&t.id))
+                .filter(|t| t.agent_id.as_ref().is_some_and(|a| old.contains(a)))
+                .map(|t| t.id.clone())
+                .collect();
+            if !here.is_empty() {
+                apps.insert(app.id.clone());
+                kills.extend(here);
+            }
+        }
+        apps.extend(planned.surges.iter().map(|s| s.app.clone()));
+        if kills.is_empty() && planned.surges.is_empty() {
+            if planned.waiting.is_empty() && surging.is_empty() && self.tasks_on_old_agents(seen) == 0
+            {
+                return Ok(Tick::Done("nothing left on the old agents".to_string()));
+            }
+            let why: Vec<String> = planned
+                .waiting
+                .iter()
+                .take(3)
+                .map(|(app, why)| format!("{app}: {why}"))
+                .collect();
+            return Ok(Tick::waiting(
+                WaitKind::TaskMoves,
+                format!(
+                    "{id}: no task can move yet ({} app(s) waiting: {})",
+                    planned.waiting.len(),
+                    why.join("; ")
+                ),
+            ));
+        }
+        let surges = planned.surges.len();
+        self.checkpoint.waves.push(WaveRecord {
+            step: id.clone(),
+            kills: kills.clone(),
+            apps: apps.iter().cloned().collect(),
+            sent: false,
+        });
+        for s in &planned.surges {
+            self.checkpoint.surges.push(Surge {
+                app: s.app.clone(),
+                instances: s.instances,
+                instance: id.clone(),
+                task: s.task.clone(),
+                state: SurgeState::ScalingUp,
+            });
+        }
+        let title = format!("{id}: {} tasks, {surges} surges", kills.len());
+        if let Some(at) = self.checkpoint.find_step(&format!("{DRAIN}/{id}")) {
+            self.checkpoint.plan.step_mut(at).name = title.clone();
+        }
+        self.checkpoint.log(
+            EventKind::Intent,
+            format!(
+                "{id}: kill {} task(s) of {} app(s) on old agents (scale=false), surge {surges} app(s){}",
+                kills.len(),
+                apps.len().saturating_sub(surges),
+                if planned.waiting.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} app(s) wait for the next wave", planned.waiting.len())
+                }
+            ),
+        );
+        self.save()?;
+        if self.send_kills(&kills).await? {
+            if let Some(record) = self.checkpoint.waves.last_mut() {
+                record.sent = true;
+            }
+        }
+        for s in &planned.surges {
+            self.checkpoint.log(
+                EventKind::Intent,
+                format!("surge {} {} -> {}", s.app, s.instances, s.instances + 1),
+            );
+            self.scale(&s.app, s.instances + 1).await?;
+        }
+        self.save()?;
+        Ok(Tick::waiting(
+            WaitKind::TaskMoves,
+            format!("{title}: sent; waiting for the replacements to be healthy on new agents"),
+        ))
+    }
+
+    /// Kills `tasks` with `scale=false` in one call; `false` when Marathon
+    /// refused it for now (409: a deployment holds an app).
+    async fn send_kills(&mut self, tasks: &[String]) -> Result<bool, RollError> {
+        if tasks.is_empty() {
+            return Ok(true);
+        }
+        match self.ports.marathon.kill_tasks(tasks, false).await {
+            Ok(_) => {
+                self.killed.extend(tasks.iter().cloned());
+                Ok(true)
+            }
+            Err(MarathonError::Conflict { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The agent ids of every instance being replaced.
+    pub(in crate::roll) fn old_agents(&self) -> HashSet<String> {
+        self.checkpoint
+            .instances
+            .iter()
+            .map(|i| i.agent_id.clone())
+            .filter(|a| !a.is_empty())
+            .collect()
+    }
+
+    /// Tasks Marathon lists on old agents (being killed included).
+    fn tasks_on_old_agents(&self, seen: &Observation) -> usize {
+        self.old_agents().iter().map(|a| seen.tasks_on(a)).sum()
+    }
+}

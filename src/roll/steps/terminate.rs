@@ -1,0 +1,206 @@
+//! One old agent's end in the drain: released once the drain has begun
+//! and its agent is empty (Marathon lists no task there and Mesos sees no
+//! resource in use), and while fewer than `--max-unavailable` old agents
+//! of its AZ are being terminated. Then its machine is put down (Mesos
+//! removes the agent at once instead of waiting out the agent ping
+//! timeout) and the instance terminated with a decrement; the step ends
+//! when Mesos no longer has the agent. App health is the waves' concern:
+//! an empty agent takes no task with it.
+
+use super::super::checkpoint::{EventKind, RolledInstance};
+use super::super::error::RollError;
+use super::super::ports::auto_scaling::AutoScaling;
+use super::super::ports::marathon::Marathon;
+use super::super::ports::mesos::MesosMaster;
+use super::super::ports::pager::Pager;
+use super::super::roll_plan::{DRAIN, TERMINATE};
+use super::super::runner::Runner;
+use super::{Tick, WaitKind};
+use crate::plan::Status;
+
+impl<A, M, K, P> Runner<'_, A, M, K, P>
+where
+    A: AutoScaling + Sync,
+    M: MesosMaster + Sync,
+    K: Marathon + Sync,
+    P: Pager,
+{
+    /// One tick of an emptied agent's termination. Re-entering it after a
+    /// crash is safe: the termination is recorded before anything is
+    /// sent; a resume sends it again only while the group still has the
+    /// instance in service (the adapter answers `AlreadyGone` otherwise,
+    /// so the desired capacity is never decremented twice), and puts the
+    /// machine down only if Mesos does not already have it DOWN.
+    pub(in crate::roll) async fn terminate(&mut self, instance: &str) -> Result<Tick, RollError> {
+        let Some(record) = self
+            .checkpoint
+            .instances
+            .iter()
+            .find(|i| i.id == instance)
+            .cloned()
+        else {
+            return Err(RollError::refused(format!(
+                "instance {instance} is in the plan but not in the checkpoint's instance list"
+            )));
+        };
+        let group = self.observed_group().await?;
+        let present = group
+            .instance(instance)
+            .is_some_and(|i| !i.lifecycle_state.is_leaving());
+        if record.terminate_sent {
+            if present {
+                // The intent was written but the call never landed.
+                return self.send_termination(&record).await;
+            }
+            let seen = self.observe().await?;
+            if seen.is_active(&record.agent_id) {
+                return Ok(Tick::waiting(
+                    WaitKind::Deregistered,
+                    format!(
+                        "{instance} terminated; waiting for Mesos to drop agent {}",
+                        record.agent_id
+                    ),
+                ));
+            }
+            return Ok(Tick::Done(format!(
+                "{instance} terminated; agent {} gone",
+                record.hostname
+            )));
+        }
+        if !present {
+            // Gone some other way: nothing to put down, and the group's
+            // count already left it out only if it was decremented; the
+            // adapter's answer says which, and the desired capacity check
+            // of the next termination catches the other case.
+            return self.send_termination(&record).await;
+        }
+        let drain = self.phase_status(DRAIN);
+        if drain == Some(Status::Pending) || self.drain_held_before_start() {
+            return Ok(Tick::NotYet(
+                "waiting for the drain to begin (no old agent goes before it does)".to_string(),
+            ));
+        }
+        let seen = self.observe().await?;
+        if let Some(why) = seen.busy(&record.agent_id) {
+            if drain == Some(Status::Complete) {
+                // The drain is over and something still runs there: a wait
+                // with a deadline, so a human hears of it.
+                return Ok(Tick::waiting(
+                    WaitKind::TaskMoves,
+                    format!("{why}; the drain is over, so nothing will move it: {instance} is kept"),
+                ));
+            }
+            return Ok(Tick::NotYet(format!("waiting for the drain to empty it: {why}")));
+        }
+        let az = &record.availability_zone;
+        let going = self.terminating_in(az);
+        let limit = self.checkpoint.max_unavailable;
+        if going >= limit as usize {
+            return Ok(Tick::NotYet(format!(
+                "empty; {going} old agent(s) of {az} are being terminated (--max-unavailable {limit})"
+            )));
+        }
+        let asg = self.checkpoint.asg.clone();
+        self.check_no_other_writer(&asg).await?;
+        self.send_termination(&record).await
+    }
+
+    /// Records the termination, puts the machine down, terminates the
+    /// instance with a decrement.
+    async fn send_termination(&mut self, record: &RolledInstance) -> Result<Tick, RollError> {
+        let instance = record.id.clone();
+        if let Some(r) = self.checkpoint.instance_mut(&instance) {
+            r.terminate_sent = true;
+        }
+        self.checkpoint.log(
+            EventKind::Intent,
+            format!(
+                "put {} down and terminate {instance} with decrement",
+                record.hostname
+            ),
+        );
+        self.save()?;
+        self.machine_down(record).await?;
+        let asg = self.checkpoint.asg.clone();
+        let result = self.ports.aws.terminate_instance(&asg, &instance).await?;
+        self.group = None;
+        self.checkpoint
+            .log(EventKind::Terminate, format!("{instance}: {result:?}"));
+        self.save()?;
+        Ok(Tick::waiting(
+            WaitKind::Deregistered,
+            format!(
+                "{instance} terminated; waiting for Mesos to drop agent {}",
+                record.agent_id
+            ),
+        ))
+    }
+
+    /// `machine/down` for the agent's machine, when the roll's window has
+    /// it and Mesos does not have it DOWN already (Mesos refuses a second
+    /// `down`, and a machine outside any window).
+    async fn machine_down(&mut self, record: &RolledInstance) -> Result<(), RollError> {
+        let Some(machine) = self
+            .checkpoint
+            .maintenance
+            .iter()
+            .find(|m| m.hostname == record.hostname && m.ip == record.ip)
+            .map(|m| m.machine_id())
+        else {
+            return Ok(());
+        };
+        let status = self.ports.mesos.maintenance_status().await?;
+        if status.down.iter().any(|d| d.same_machine(&machine)) {
+            return Ok(());
+        }
+        if !status.draining.iter().any(|d| d.id.same_machine(&machine)) {
+            self.checkpoint.log(
+                EventKind::Terminate,
+                format!(
+                    "{} is not in a maintenance window any more (removed by someone else?): not put down; Mesos drops it after its ping timeout",
+                    record.hostname
+                ),
+            );
+            return Ok(());
+        }
+        self.ports.mesos.machines_down(&[machine]).await?;
+        Ok(())
+    }
+
+    /// Old agents of `az` whose termination was sent and whose step has
+    /// not completed (Mesos has not dropped them yet).
+    fn terminating_in(&self, az: &str) -> usize {
+        self.checkpoint
+            .instances
+            .iter()
+            .filter(|i| i.availability_zone == az && i.terminate_sent)
+            .filter(|i| {
+                self.checkpoint
+                    .find_step(&format!("{TERMINATE}/{}", i.id))
+                    .is_some_and(|at| self.checkpoint.plan.step(at).status != Status::Complete)
+            })
+            .count()
+    }
+
+    fn phase_status(&self, id: &str) -> Option<Status> {
+        self.checkpoint
+            .plan
+            .phases
+            .iter()
+            .find(|p| p.id == id)
+            .map(|p| p.status())
+    }
+
+    /// The drain phase is interrupted (a canary roll waits for `roller plan
+    /// continue --phase drain`) and has not started a wave.
+    fn drain_held_before_start(&self) -> bool {
+        self.checkpoint
+            .plan
+            .phases
+            .iter()
+            .find(|p| p.id == DRAIN)
+            .is_some_and(|p| {
+                p.is_interrupted() && p.steps.iter().all(|s| s.status == Status::Pending)
+            })
+    }
+}
