@@ -134,6 +134,7 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
         },
         target_given: true,
         select_given: true,
+        strategy_given: true,
         options: RunOptions {
             resume_az_rebalance: false,
             resume_command: "roller demo".to_string(),

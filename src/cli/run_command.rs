@@ -3,6 +3,7 @@
 //! request, the roll run against the real adapters, its outcome mapped to
 //! an exit code.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
 
@@ -12,11 +13,15 @@ use super::signals::StopSignals;
 use super::wiring::{Clients, checkpoint_path, clients, environment_from, runtime};
 use crate::plan;
 use crate::roll::checkpoint::{Checkpoint, DEFAULT_MAX_UNAVAILABLE};
+use crate::roll::drain_plan::preview;
 use crate::roll::env::Environment;
+use crate::roll::error::RollError;
+use crate::roll::ports::marathon::Marathon;
 use crate::roll::preflight::{Preflight, Request, Selection, preflight};
-use crate::roll::run::{RunResult, RunSettings, run, tree_printer};
 use crate::roll::roll_plan::RollStrategy;
+use crate::roll::run::{RunResult, RunSettings, run, tree_printer};
 use crate::roll::runner::{Outcome, Ports, RunOptions};
+use crate::roll::safety::Floor;
 
 pub const RUN_HELP: &str = "\
 The roll (see the README's \"The roll\"):
@@ -134,6 +139,7 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
             request,
             target_given: args.target.is_some(),
             select_given: args.select.is_some(),
+            strategy_given: args.strategy.is_some(),
             options: RunOptions {
                 resume_az_rebalance: args.resume_az_rebalance,
                 resume_command: resume_command(args),
@@ -241,6 +247,25 @@ async fn dry_run(
                 checkpoint.scale_up_desired()
             )?;
             out.write_all(plan::tree(&checkpoint.plan).as_bytes())?;
+            if request.strategy == RollStrategy::Drain {
+                let apps = clients
+                    .marathon
+                    .apps()
+                    .await
+                    .map_err(|e| CliError::Run(RollError::from(e).into()))?;
+                let old: HashSet<String> = checkpoint
+                    .instances
+                    .iter()
+                    .map(|i| i.agent_id.clone())
+                    .collect();
+                let floor = if request.honor_min_health {
+                    Floor::MinHealth
+                } else {
+                    Floor::One
+                };
+                let preview = preview(&apps, &old, &request.allow_unhealthy, floor);
+                writeln!(out, "{preview}")?;
+            }
         }
     }
     Ok(())

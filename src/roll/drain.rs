@@ -153,7 +153,12 @@ where
                 format!("abandon: scale {} back to {}", surge.app, surge.instances),
             );
             self.save()?;
-            match self.ports.marathon.scale_app(&surge.app, surge.instances).await {
+            match self
+                .ports
+                .marathon
+                .scale_app(&surge.app, surge.instances)
+                .await
+            {
                 Ok(_) | Err(MarathonError::AppNotFound { .. }) => {}
                 Err(e) => return Err(e.into()),
             }
@@ -179,6 +184,8 @@ where
         apps: &[App],
     ) -> Result<Vec<String>, RollError> {
         let mut waiting = Vec::new();
+        // Old tasks whose surge is ready: killed together, in one call.
+        let mut ready: Vec<usize> = Vec::new();
         for n in 0..self.checkpoint.surges.len() {
             let surge = self.checkpoint.surges[n].clone();
             if surge.instance != owner || surge.state == SurgeState::Done {
@@ -190,17 +197,11 @@ where
                     EventKind::Surge,
                     format!("{} is gone; surge dropped", surge.app),
                 );
-                self.save()?;
                 continue;
             };
             // Only the recorded task: killing exactly one task with
             // scale=true takes back the one instance the surge added.
-            let old: Vec<String> = app
-                .tasks
-                .iter()
-                .filter(|t| t.id == surge.task)
-                .map(|t| t.id.clone())
-                .collect();
+            let old_listed = app.tasks.iter().any(|t| t.id == surge.task);
             // The old task may go once the others keep the app at its
             // floor (counted at the instances before the surge).
             let healthy_without_old = count(
@@ -217,7 +218,7 @@ where
                 },
                 self.floor(),
             );
-            if old.is_empty() {
+            if !old_listed {
                 if app.instances > surge.instances {
                     // The old task went some other way (a crash): undo the
                     // extra instance so the app ends where it started.
@@ -228,12 +229,12 @@ where
                     self.save()?;
                     self.scale(&surge.app, surge.instances).await?;
                 }
+                // Bookkeeping only: written with the tick.
                 self.checkpoint.surges[n].state = SurgeState::Done;
                 self.checkpoint.log(
                     EventKind::Surge,
                     format!("{} moved off the old agent ({owner})", surge.app),
                 );
-                self.save()?;
                 continue;
             }
             match surge.state {
@@ -248,22 +249,61 @@ where
                     waiting.push(format!("{}: surge task not healthy yet", surge.app));
                 }
                 SurgeState::ScalingUp | SurgeState::Killing => {
-                    self.checkpoint.surges[n].state = SurgeState::Killing;
-                    self.checkpoint.log(
-                        EventKind::Intent,
-                        format!("kill {} of {} (scale=true)", old.join(", "), surge.app),
-                    );
-                    self.save()?;
-                    match self.ports.marathon.kill_tasks(&old, true).await {
-                        Ok(_) | Err(MarathonError::Conflict { .. }) => {}
-                        Err(e) => return Err(e.into()),
-                    }
+                    ready.push(n);
                     waiting.push(format!("{}: old task killed", surge.app));
                 }
                 SurgeState::Done => {}
             }
         }
+        self.kill_surged(&ready).await?;
         Ok(waiting)
+    }
+
+    /// Kills the old tasks of the surges at `ready` with `scale=true`, in
+    /// one call (recorded first). Marathon refuses the whole call (409)
+    /// when a deployment holds one of the apps: then each is sent alone,
+    /// so one busy app does not hold back the others.
+    async fn kill_surged(&mut self, ready: &[usize]) -> Result<(), RollError> {
+        if ready.is_empty() {
+            return Ok(());
+        }
+        let mut tasks = Vec::new();
+        for &n in ready {
+            self.checkpoint.surges[n].state = SurgeState::Killing;
+            tasks.push(self.checkpoint.surges[n].task.clone());
+        }
+        let apps: Vec<&str> = ready
+            .iter()
+            .map(|&n| self.checkpoint.surges[n].app.as_str())
+            .collect();
+        let shown = apps.len().min(5);
+        let message = format!(
+            "kill the old task of {} surged app(s) (scale=true): {}{}",
+            apps.len(),
+            apps[..shown].join(", "),
+            if apps.len() > shown { ", …" } else { "" }
+        );
+        self.checkpoint.log(EventKind::Intent, message);
+        self.save()?;
+        match self.ports.marathon.kill_tasks(&tasks, true).await {
+            Ok(_) => Ok(()),
+            Err(MarathonError::Conflict { .. }) if tasks.len() > 1 => {
+                for task in &tasks {
+                    match self
+                        .ports
+                        .marathon
+                        .kill_tasks(std::slice::from_ref(task), true)
+                        .await
+                    {
+                        Ok(_) | Err(MarathonError::Conflict { .. }) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Ok(())
+            }
+            Err(MarathonError::Conflict { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The drain's first act once the new agents are up: one maintenance
@@ -283,7 +323,9 @@ where
             })
             .collect();
         if machines.is_empty() {
-            return Ok(Tick::Done("no old agent to put under maintenance".to_string()));
+            return Ok(Tick::Done(
+                "no old agent to put under maintenance".to_string(),
+            ));
         }
         for machine in &machines {
             if !self.checkpoint.maintenance.contains(machine) {
@@ -307,7 +349,12 @@ where
                 Unavailability::new(start, self.clock.window_span(WINDOW)),
             )
             .await?;
-        let all: Vec<String> = self.checkpoint.instances.iter().map(|i| i.id.clone()).collect();
+        let all: Vec<String> = self
+            .checkpoint
+            .instances
+            .iter()
+            .map(|i| i.id.clone())
+            .collect();
         self.scheduled.extend(all);
         Ok(Tick::Done(format!(
             "{} old agent(s) under one maintenance window: Marathon places no new task on them",

@@ -132,6 +132,80 @@ pub fn empty_agents(apps: &[App], old: &HashSet<String>) -> BTreeSet<String> {
         .collect()
 }
 
+/// What the first wave would do, for `roller run --dry-run`: computed
+/// from today's placement (before scale-up, every task of a selected
+/// agent is where the wave will find it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preview {
+    pub kills: usize,
+    pub apps: usize,
+    pub surges: usize,
+    /// Apps that keep a task on an old agent for a later wave.
+    pub waiting: usize,
+    /// Old agents that wave would leave empty (terminated at once).
+    pub agents_freed: usize,
+    pub old_agents: usize,
+}
+
+impl std::fmt::Display for Preview {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the first drain wave would kill {} task(s) of {} app(s) on the old agents and surge {} app(s); \
+             {} of the {} old agent(s) would then be empty and terminated at once; \
+             {} app(s) keep tasks for later waves",
+            self.kills, self.apps, self.surges, self.agents_freed, self.old_agents, self.waiting
+        )
+    }
+}
+
+/// The first wave over `apps` (apps in `allowed`, let be unhealthy by the
+/// operator, have no floor: all their tasks on old agents move).
+pub fn preview(apps: &[App], old: &HashSet<String>, allowed: &[String], policy: Floor) -> Preview {
+    let (guarded, free): (Vec<App>, Vec<App>) =
+        apps.iter().cloned().partition(|a| !allowed.contains(&a.id));
+    let wave = next_wave(&guarded, old, &HashSet::new(), &HashSet::new(), policy);
+    let on_old =
+        |t: &&super::ports::marathon::Task| t.agent_id.as_ref().is_some_and(|a| old.contains(a));
+    let mut moving: HashSet<&str> = wave.kills.values().flatten().map(String::as_str).collect();
+    moving.extend(wave.surges.iter().map(|s| s.task.as_str()));
+    let mut free_apps = 0;
+    for app in &free {
+        let before = moving.len();
+        moving.extend(app.tasks.iter().filter(on_old).map(|t| t.id.as_str()));
+        free_apps += usize::from(moving.len() > before);
+    }
+    let agents_freed = old
+        .iter()
+        .filter(|agent| {
+            apps.iter()
+                .flat_map(|a| &a.tasks)
+                .filter(|t| t.agent_id.as_deref() == Some(agent.as_str()))
+                .all(|t| moving.contains(t.id.as_str()))
+        })
+        .count();
+    Preview {
+        kills: wave.task_count()
+            + free
+                .iter()
+                .map(|a| a.tasks.iter().filter(on_old).count())
+                .sum::<usize>(),
+        apps: wave.kills.len() + free_apps,
+        surges: wave.surges.len(),
+        waiting: guarded
+            .iter()
+            .filter(|a| {
+                a.tasks
+                    .iter()
+                    .filter(on_old)
+                    .any(|t| !moving.contains(t.id.as_str()))
+            })
+            .count(),
+        agents_freed,
+        old_agents: old.len(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -214,6 +288,39 @@ mod tests {
         );
         assert!(!strict.kills.contains_key("/both-old"), "{strict:?}");
         assert!(strict.surges.iter().any(|s| s.app == "/both-old"));
+    }
+
+    #[test]
+    fn the_dry_run_preview_counts_the_first_wave_and_the_agents_it_frees() {
+        let apps = [
+            // Three tasks, floor one: two move now, one later.
+            app(
+                "/web",
+                3,
+                vec![
+                    task("w1", "old-1", true),
+                    task("w2", "old-2", true),
+                    task("w3", "old-3", true),
+                ],
+            ),
+            app("/single", 1, vec![task("s1", "old-1", true)]),
+            app("/let-be", 1, vec![task("l1", "old-3", false)]),
+        ];
+        let old = set(&["old-1", "old-2", "old-3"]);
+        let preview = preview(&apps, &old, &["/let-be".to_string()], Floor::One);
+        assert_eq!(
+            preview,
+            Preview {
+                kills: 3,
+                apps: 2,
+                surges: 1,
+                waiting: 1,
+                // old-1 (w1 killed, s1 surged) and old-2 (w2): w3 stays on old-3.
+                agents_freed: 2,
+                old_agents: 3,
+            }
+        );
+        assert!(preview.to_string().contains("2 of the 3 old agent(s)"));
     }
 
     #[test]

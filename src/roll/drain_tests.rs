@@ -46,7 +46,10 @@ async fn assert_clean_end(
     assert!(tree.contains("(dependency strategy)"), "{tree}");
     let now = in_service(cluster).await;
     assert_eq!(now.len(), originals.len(), "{now:?}");
-    assert!(now.is_disjoint(originals), "an original is still in service");
+    assert!(
+        now.is_disjoint(originals),
+        "an original is still in service"
+    );
     let report = cluster.sim.report();
     assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
     assert!(!report.task_moves.is_empty(), "the roll moved no task");
@@ -55,7 +58,11 @@ async fn assert_clean_end(
         moved_twice.is_empty(),
         "tasks that moved more than once: {moved_twice:?}"
     );
-    assert_eq!(&app_counts(cluster), counts, "an app is not back at its count");
+    assert_eq!(
+        &app_counts(cluster),
+        counts,
+        "an app is not back at its count"
+    );
     let (windows, down) = cluster.sim.world().with(|w| {
         (
             w.maintenance_schedule().len(),
@@ -63,10 +70,7 @@ async fn assert_clean_end(
         )
     });
     assert_eq!((windows, down), (0, 0), "maintenance left behind");
-    assert!(
-        done.plan.phases.iter().any(|p| p.id == DRAIN),
-        "{tree}"
-    );
+    assert!(done.plan.phases.iter().any(|p| p.id == DRAIN), "{tree}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -85,7 +89,11 @@ async fn a_drain_roll_of_demo_moves_every_task_once_and_terminates_every_old_age
     // One wave step per wave, named with what it moved; one termination
     // step per old agent.
     let drain = done.plan.phases.iter().find(|p| p.id == DRAIN).unwrap();
-    assert!(drain.steps[0].name.starts_with("wave-1: "), "{:?}", drain.steps[0]);
+    assert!(
+        drain.steps[0].name.starts_with("wave-1: "),
+        "{:?}",
+        drain.steps[0]
+    );
     let terminate = done.plan.phases.iter().find(|p| p.id == TERMINATE).unwrap();
     assert_eq!(terminate.steps.len(), originals.len());
     assert!(done.waves.iter().all(|w| w.sent));
@@ -234,4 +242,55 @@ async fn a_kill_between_terminations_resumes_correctly() {
         sent >= 2 && sent < c.instances.len()
     })
     .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_drain_canary_replaces_its_agents_alone_then_waits_for_continue_on_the_drain() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let counts = app_counts(&cluster);
+    let target = u32::try_from(originals.len()).unwrap();
+    let path = dir.path().join("demo.json");
+    let mut canary = drain(&path, target);
+    canary.request.canary = Some(2);
+
+    let (outcome, held, _) = roll(&cluster, canary).await;
+    let Outcome::Held { reason } = outcome else {
+        panic!("expected the drain held after the canaries: {outcome:?}");
+    };
+    assert!(reason.contains("--phase drain"), "{reason}");
+    // Exactly the two canaries are gone; nothing else was terminated and
+    // no wave has started.
+    let now = in_service(&cluster).await;
+    assert_eq!(originals.difference(&now).count(), 2, "{now:?}");
+    let sent: Vec<&str> = held
+        .instances
+        .iter()
+        .filter(|i| i.terminate_sent)
+        .map(|i| i.id.as_str())
+        .collect();
+    assert_eq!(sent, [&held.instances[0].id, &held.instances[1].id]);
+    assert!(held.waves.is_empty());
+
+    // The operator lets the drain go on, as `roller plan continue --phase
+    // drain` would, then reruns.
+    let mut record = Checkpoint::load(&path).unwrap().expect("the checkpoint");
+    let drain_phase = record
+        .plan
+        .phases
+        .iter()
+        .position(|p| p.id == DRAIN)
+        .unwrap();
+    record.plan.apply(
+        crate::plan::Operation::Continue,
+        crate::plan::Target::Phase(drain_phase),
+    );
+    record.save(&path).unwrap();
+    let mut resume = drain(&path, target);
+    resume.target_given = false;
+    let (outcome, done, _) = roll(&cluster, resume).await;
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert_clean_end(&cluster, &originals, &counts, &done).await;
+    cluster.sim.shutdown().await;
 }

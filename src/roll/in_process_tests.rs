@@ -47,6 +47,7 @@ pub(super) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> Ru
         },
         target_given: true,
         select_given: false,
+        strategy_given: false,
         options: RunOptions {
             resume_az_rebalance: false,
             resume_command: "roller run (test)".to_string(),
@@ -56,7 +57,10 @@ pub(super) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> Ru
 
 /// Runs the roll to its outcome; also says how often the checkpoint was
 /// written (the observer sees every write).
-pub(super) async fn roll(cluster: &SimulatedCluster, settings: RunSettings) -> (Outcome, Checkpoint, usize) {
+pub(super) async fn roll(
+    cluster: &SimulatedCluster,
+    settings: RunSettings,
+) -> (Outcome, Checkpoint, usize) {
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     let writes = Arc::new(AtomicUsize::new(0));
     let counted = writes.clone();

@@ -139,6 +139,15 @@ fn phase(id: &str, strategy: Strategy, steps: Vec<Step>) -> Phase {
     phase
 }
 
+/// The strategy a plan was built with (a drain plan has a drain phase).
+pub fn strategy_of(plan: &Plan) -> RollStrategy {
+    if plan.phases.iter().any(|p| p.id == DRAIN) {
+        RollStrategy::Drain
+    } else {
+        RollStrategy::Serial
+    }
+}
+
 pub fn wave_id(wave: u32) -> String {
     format!("wave-{wave}")
 }
@@ -407,7 +416,10 @@ mod tests {
             },
         );
         let phases: Vec<&str> = plan.phases.iter().map(|p| p.id.as_str()).collect();
-        assert_eq!(phases, [PREPARE, SCALE_UP, CANARY, DRAIN, TERMINATE, FINISH]);
+        assert_eq!(
+            phases,
+            [PREPARE, SCALE_UP, CANARY, DRAIN, TERMINATE, FINISH]
+        );
         assert_eq!(plan.phases[2].steps.len(), 1);
         assert_eq!(plan.phases[2].steps[0].id, "i-1");
         assert!(plan.phases[3].interrupted);

@@ -32,6 +32,8 @@ pub struct RunSettings {
     /// Whether `--target` / `--select` were given (a resume compares them).
     pub target_given: bool,
     pub select_given: bool,
+    /// Whether `--strategy` was given (a resume compares it).
+    pub strategy_given: bool,
     pub options: RunOptions,
 }
 
@@ -227,6 +229,15 @@ fn check_resume(
             "checkpoint {} selected `{}`; --select {select} differs: resume without --select",
             path.display(),
             existing.select
+        )));
+    }
+    let strategy = super::roll_plan::strategy_of(&existing.plan);
+    if settings.strategy_given && strategy != settings.request.strategy {
+        return Err(RollError::refused(format!(
+            "checkpoint {} is a roll with --strategy {}; --strategy {} differs: resume without --strategy",
+            path.display(),
+            strategy.as_str(),
+            settings.request.strategy.as_str()
         )));
     }
     Ok(())

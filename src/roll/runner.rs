@@ -22,12 +22,12 @@ use super::checkpoint::{Checkpoint, CheckpointError, EventKind, StepProgress};
 use super::clock::{RollClock, human};
 use super::env::Environment;
 use super::error::RollError;
+use super::observation::Observation;
 use super::ports::auto_scaling::AutoScaling;
+use super::ports::auto_scaling::AutoScalingGroup;
 use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
 use super::ports::pager::Pager;
-use super::observation::Observation;
-use super::ports::auto_scaling::AutoScalingGroup;
 use super::steps::{StepKind, Tick, Wait};
 use crate::plan::{Plan, Status, Step, StepIndex, plan_candidates};
 
@@ -66,6 +66,8 @@ pub enum Outcome {
 pub(super) enum Advanced {
     Done,
     Waiting,
+    /// The step may not begin yet (`Tick::NotYet`).
+    NotYet,
     TimedOut(String),
 }
 
@@ -198,17 +200,33 @@ where
                 return self.held(reason);
             }
             let mut finished = false;
+            let mut begun = false;
+            let steps_before = self.kinds.len();
             for at in candidates {
                 if self.stopped() {
                     break;
                 }
                 match self.advance(at).await? {
                     Advanced::Done => finished = true,
-                    Advanced::Waiting => {}
+                    Advanced::Waiting => begun = true,
+                    Advanced::NotYet => {}
                     Advanced::TimedOut(waited_for) => return self.pause(at, waited_for).await,
                 }
             }
+            // A step added this tick (the drain's next wave) runs at once.
+            finished |= self.kinds.len() != steps_before;
             self.save()?;
+            // Every step offered is waiting for another to begin (the
+            // drain's terminations while an operator or a canary holds the
+            // drain): nothing moves until the hold is released.
+            if !finished && !begun && !self.stopped() {
+                let reason = format!(
+                    "the plan is held (an operator's `roller plan interrupt`, or a canary waiting): \
+                     no step can begin; let it go on with: {}",
+                    self.continue_command()
+                );
+                return self.held(reason);
+            }
             if !finished {
                 self.sleep_poll().await;
             }
@@ -249,7 +267,7 @@ where
                 let step = self.checkpoint.plan.step_mut(at);
                 step.status = before;
                 step.message = why;
-                Ok(Advanced::Waiting)
+                Ok(Advanced::NotYet)
             }
             Ok(Tick::Done(message)) => {
                 let took = self

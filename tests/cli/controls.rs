@@ -255,7 +255,7 @@ fn a_checkpoint_made_for_another_environment_is_refused_and_left_untouched() {
 fn the_canary_hint_works_as_printed_and_releases_exactly_one_canary_step() {
     let cluster = Cluster::start("demo", "");
     let originals = originals(&cluster);
-    let held = cluster.run(&["--target", "12", "--canary", "2"]);
+    let held = cluster.run(&["--target", "12", "--canary", "2", "--strategy", "serial"]);
     assert_eq!(held.status.code(), Some(3), "{}", text(&held));
     let printed = printed_continue(&held);
     assert!(
@@ -286,6 +286,40 @@ fn the_canary_hint_works_as_printed_and_releases_exactly_one_canary_step() {
             assert_eq!(next.status.code(), Some(0), "{}", text(&next));
         }
     }
+    assert_clean_end(&cluster, &originals, 12);
+}
+
+#[test]
+fn a_drain_canary_holds_the_drain_after_its_agents_and_the_printed_continue_releases_it() {
+    let cluster = Cluster::start("demo", "");
+    let originals = originals(&cluster);
+    let held = cluster.run(&["--target", "12", "--canary", "1"]);
+    assert_eq!(held.status.code(), Some(3), "{}", text(&held));
+    let printed = printed_continue(&held);
+    assert!(
+        printed.ends_with(&["--phase".to_string(), "drain".to_string()]),
+        "{printed:?}"
+    );
+    // The canary alone is gone; the drain has not begun.
+    let group = cluster.group();
+    let gone = originals
+        .iter()
+        .filter(|id| {
+            group
+                .instance(id)
+                .is_none_or(|i| i.lifecycle_state.is_leaving())
+        })
+        .count();
+    assert_eq!(gone, 1, "{group:?}");
+    assert!(checkpoint(&cluster).waves.is_empty());
+    // A rerun without the continue changes nothing and says the same.
+    let again = cluster.run(&[]);
+    assert_eq!(again.status.code(), Some(3), "{}", text(&again));
+    assert_eq!(printed_continue(&again), printed);
+    let go = run_printed(&cluster, &printed);
+    assert_eq!(go.status.code(), Some(0), "{}", text(&go));
+    let done = cluster.run(&[]);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done));
     assert_clean_end(&cluster, &originals, 12);
 }
 

@@ -29,7 +29,7 @@ fn a_full_roll_of_the_demo_cluster_replaces_every_agent_without_an_outage() {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.contains("roll-mesos-agents-demo (serial strategy) (COMPLETE)"),
+        stdout.contains("roll-mesos-agents-demo (dependency strategy) (COMPLETE)"),
         "{stdout}"
     );
     assert!(stdout.contains("roll complete"), "{stdout}");
@@ -215,7 +215,13 @@ fn a_dry_run_prints_the_plan_and_changes_and_writes_nothing() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("roll-mesos-agents-demo (serial strategy) (PENDING)\n├─ prepare"),
+        stdout.contains("roll-mesos-agents-demo (dependency strategy) (PENDING)\n├─ prepare"),
+        "{stdout}"
+    );
+    // The drain's first wave, from today's placement.
+    assert!(
+        stdout.contains("the first drain wave would kill ")
+            && stdout.contains(" of the 12 old agent(s) would then be empty"),
         "{stdout}"
     );
     assert_eq!(cluster.group(), before);
@@ -276,6 +282,17 @@ fn a_timeout_pauses_with_exit_3_and_a_rerun_resumes_while_another_target_is_refu
     let other = cluster.run(&["--target", "13"]);
     assert_eq!(other.status.code(), Some(2), "{}", text(&other));
     assert!(String::from_utf8_lossy(&other.stderr).contains("--target 13 differs"));
+    let other = cluster.run(&["--strategy", "serial"]);
+    assert_eq!(other.status.code(), Some(2), "{}", text(&other));
+    assert!(
+        String::from_utf8_lossy(&other.stderr)
+            .contains("--strategy drain; --strategy serial differs"),
+        "{}",
+        text(&other)
+    );
+    let bad = cluster.run(&["--strategy", "fast"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown strategy 'fast'"));
 
     // The scenario "heals": the operator gives the wait its real timeout.
     let resumed = cluster.resume_patiently(&[]);
@@ -341,7 +358,7 @@ fn a_canary_roll_waits_for_plan_continue_on_the_checkpoint_which_the_event_log_r
         .iter()
         .map(|i| i.id.clone())
         .collect();
-    let held = cluster.run(&["--target", "12", "--canary", "1"]);
+    let held = cluster.run(&["--target", "12", "--canary", "1", "--strategy", "serial"]);
     assert_eq!(held.status.code(), Some(3), "{}", text(&held));
     let stderr = String::from_utf8_lossy(&held.stderr);
     assert!(stderr.contains("roller plan continue --file"), "{stderr}");
@@ -415,7 +432,7 @@ fn an_app_never_healthy_after_relaunch_pauses_and_pages_and_once_healed_the_reru
         .unwrap();
     assert_eq!(paused.status.code(), Some(3), "{}", text(&paused));
     let stderr = String::from_utf8_lossy(&paused.stderr);
-    assert!(stderr.contains("paused at replace/i-"), "{stderr}");
+    assert!(stderr.contains("paused at drain/wave-"), "{stderr}");
     assert!(stderr.contains("a page went out"), "{stderr}");
     assert!(stderr.contains("/hazard/never-healthy"), "{stderr}");
     // The secret URL is never printed; the page went out with the step.

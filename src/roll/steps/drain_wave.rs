@@ -55,7 +55,9 @@ where
                 self.checkpoint.waves[n].sent = true;
                 self.save()?;
             } else {
-                waiting.push("Marathon refused the kills for now (a deployment holds an app)".to_string());
+                waiting.push(
+                    "Marathon refused the kills for now (a deployment holds an app)".to_string(),
+                );
             }
         }
         waiting.extend(self.surge_round(&id, &seen.apps).await?);
@@ -87,18 +89,30 @@ where
             ));
         }
         let left = self.tasks_on_old_agents(&seen);
+        let excused: Vec<&str> = record
+            .apps
+            .iter()
+            .filter(|a| allowed.contains(a))
+            .map(String::as_str)
+            .collect();
+        let excused = if excused.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} allowed unhealthy by --allow-unhealthy, not waited for: {})",
+                excused.len(),
+                excused.join(", ")
+            )
+        };
         let moved = format!(
-            "{} task(s) moved and {} app(s) moved in all",
+            "{} task(s) moved and {} app(s) moved in all{excused}",
             record.kills.len(),
             record.apps.len()
         );
         if left == 0 {
             return Ok(Tick::Done(format!("{moved}; the old agents are empty")));
         }
-        if let Some(phase) = self.checkpoint.plan.phases.iter().position(|p| p.id == DRAIN) {
-            let next = wave + 1;
-            self.append_step(phase, wave_step(next), StepKind::DrainWave { wave: next });
-        }
+        self.append_wave(wave + 1);
         Ok(Tick::Done(format!(
             "{moved}; {left} task(s) left on old agents for wave-{}",
             wave + 1
@@ -150,7 +164,9 @@ where
         }
         apps.extend(planned.surges.iter().map(|s| s.app.clone()));
         if kills.is_empty() && planned.surges.is_empty() {
-            if planned.waiting.is_empty() && surging.is_empty() && self.tasks_on_old_agents(seen) == 0
+            if planned.waiting.is_empty()
+                && surging.is_empty()
+                && self.tasks_on_old_agents(seen) == 0
             {
                 return Ok(Tick::Done("nothing left on the old agents".to_string()));
             }
@@ -203,10 +219,10 @@ where
             ),
         );
         self.save()?;
-        if self.send_kills(&kills).await? {
-            if let Some(record) = self.checkpoint.waves.last_mut() {
-                record.sent = true;
-            }
+        if self.send_kills(&kills).await?
+            && let Some(record) = self.checkpoint.waves.last_mut()
+        {
+            record.sent = true;
         }
         for s in &planned.surges {
             self.checkpoint.log(
@@ -236,6 +252,38 @@ where
             Err(MarathonError::Conflict { .. }) => Ok(false),
             Err(e) => Err(e.into()),
         }
+    }
+
+    fn append_wave(&mut self, wave: u32) {
+        if let Some(phase) = self
+            .checkpoint
+            .plan
+            .phases
+            .iter()
+            .position(|p| p.id == DRAIN)
+        {
+            self.append_step(phase, wave_step(wave), StepKind::DrainWave { wave });
+        }
+    }
+
+    /// Reopens a drain that ended with tasks left on old agents (an
+    /// operator force-completed a wave, or the phase): appends the next
+    /// wave, once. Returns its id.
+    pub(in crate::roll) fn extend_drain(&mut self) -> Option<String> {
+        let phase = self.checkpoint.plan.phases.iter().find(|p| p.id == DRAIN)?;
+        if !phase.steps.iter().all(|s| s.is_complete()) {
+            return None;
+        }
+        let next = u32::try_from(phase.steps.len()).ok()?.checked_add(1)?;
+        self.append_wave(next);
+        self.checkpoint.log(
+            EventKind::Step,
+            format!(
+                "drain: tasks are left on old agents; {} appended",
+                wave_id(next)
+            ),
+        );
+        Some(wave_id(next))
     }
 
     /// The agent ids of every instance being replaced.

@@ -144,7 +144,10 @@ where
     /// roll left it at (N + K − terminated). Anything else means another
     /// writer (a scaling policy, a human, another tool) changed the group:
     /// terminating now would fight it, so the roll stops and says so.
-    pub(in crate::roll) async fn check_no_other_writer(&mut self, asg: &str) -> Result<(), RollError> {
+    pub(in crate::roll) async fn check_no_other_writer(
+        &mut self,
+        asg: &str,
+    ) -> Result<(), RollError> {
         let group = describe(self.ports.aws, asg).await?;
         let expected = self.checkpoint.scale_up_desired();
         if group.desired_capacity == expected {

@@ -4,12 +4,13 @@
 //! of its AZ are being terminated. Then its machine is put down (Mesos
 //! removes the agent at once instead of waiting out the agent ping
 //! timeout) and the instance terminated with a decrement; the step ends
-//! when Mesos no longer has the agent. App health is the waves' concern:
+//! when Mesos no longer has the agent and the group no longer has the
+//! instance (its termination, lifecycle hooks included, is over). App health is the waves' concern:
 //! an empty agent takes no task with it.
 
 use super::super::checkpoint::{EventKind, RolledInstance};
 use super::super::error::RollError;
-use super::super::ports::auto_scaling::AutoScaling;
+use super::super::ports::auto_scaling::{AutoScaling, LifecycleState};
 use super::super::ports::marathon::Marathon;
 use super::super::ports::mesos::MesosMaster;
 use super::super::ports::pager::Pager;
@@ -62,6 +63,18 @@ where
                     ),
                 ));
             }
+            let terminating = group
+                .instance(instance)
+                .is_some_and(|i| i.lifecycle_state != LifecycleState::Terminated);
+            if terminating {
+                return Ok(Tick::waiting(
+                    WaitKind::Deregistered,
+                    format!(
+                        "agent {} gone; waiting for the group to finish terminating {instance}",
+                        record.hostname
+                    ),
+                ));
+            }
             return Ok(Tick::Done(format!(
                 "{instance} terminated; agent {} gone",
                 record.hostname
@@ -82,15 +95,28 @@ where
         }
         let seen = self.observe().await?;
         if let Some(why) = seen.busy(&record.agent_id) {
+            if drain == Some(Status::Complete) && seen.tasks_on(&record.agent_id) > 0 {
+                // The drain ended with Marathon tasks still on an old agent
+                // (an operator force-completed a wave): it goes on.
+                if let Some(wave) = self.extend_drain() {
+                    return Ok(Tick::NotYet(format!(
+                        "{why}; the drain goes on with {wave}"
+                    )));
+                }
+            }
             if drain == Some(Status::Complete) {
                 // The drain is over and something still runs there: a wait
                 // with a deadline, so a human hears of it.
                 return Ok(Tick::waiting(
                     WaitKind::TaskMoves,
-                    format!("{why}; the drain is over, so nothing will move it: {instance} is kept"),
+                    format!(
+                        "{why}; the drain is over, so nothing will move it: {instance} is kept"
+                    ),
                 ));
             }
-            return Ok(Tick::NotYet(format!("waiting for the drain to empty it: {why}")));
+            return Ok(Tick::NotYet(format!(
+                "waiting for the drain to empty it: {why}"
+            )));
         }
         let az = &record.availability_zone;
         let going = self.terminating_in(az);
