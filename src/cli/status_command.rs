@@ -121,7 +121,14 @@ fn held(checkpoint: &Checkpoint) -> bool {
             }
         }
     }
-    crate::plan::plan_candidates(&plan).is_empty()
+    // The last run ended held with steps still offered (the drain's
+    // terminations wait for a drain that a canary holds), and nothing
+    // happened since (a `roller plan continue` would be logged after it).
+    let ended_held = checkpoint
+        .events
+        .last()
+        .is_some_and(|e| e.kind == crate::roll::checkpoint::EventKind::Held);
+    ended_held || crate::plan::plan_candidates(&plan).is_empty()
 }
 
 /// What failed, when the last run failed: a step in ERROR, else the
@@ -270,8 +277,8 @@ fn verdict(
         ),
         RollState::Held => format!(
             "the roll is held (an operator's interrupt, or a canary waiting); let it go on with \
-             `roller plan continue --file {}` (--phase replace for a canary), then: {rerun}",
-            path.display()
+             `{}`, then: {rerun}",
+            crate::roll::runner::continue_command(&checkpoint.plan, path)
         ),
         RollState::Stopped => format!(
             "the roll is stopped (a signal or a crash ended its last run) and no run holds it; \

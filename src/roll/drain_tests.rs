@@ -294,3 +294,54 @@ async fn a_drain_canary_replaces_its_agents_alone_then_waits_for_continue_on_the
     assert_clean_end(&cluster, &originals, &counts, &done).await;
     cluster.sim.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn no_more_than_max_unavailable_old_agents_per_az_are_ever_being_terminated() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("msr-55", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let counts = app_counts(&cluster);
+    let target = u32::try_from(originals.len()).unwrap();
+    let mut settings = drain(&dir.path().join("msr.json"), target);
+    settings.request.max_unavailable = 2;
+    // Checked on every checkpoint write: terminations sent whose step has
+    // not completed, per AZ.
+    let worst = Arc::new(Mutex::new(BTreeMap::<String, usize>::new()));
+    let seen = worst.clone();
+    let observer = Box::new(move |c: &Checkpoint| {
+        let mut now = BTreeMap::<String, usize>::new();
+        for i in c.instances.iter().filter(|i| i.terminate_sent) {
+            let done = c
+                .find_step(&format!("{TERMINATE}/{}", i.id))
+                .is_some_and(|at| c.plan.step(at).status == Status::Complete);
+            if !done {
+                *now.entry(i.availability_zone.clone()).or_default() += 1;
+            }
+        }
+        let mut worst = seen.lock().unwrap();
+        for (az, n) in now {
+            let w = worst.entry(az).or_default();
+            *w = (*w).max(n);
+        }
+    });
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let result = run(cluster.ports(), &cluster.env, settings, stop, observer)
+        .await
+        .expect("the run");
+    let RunResult::Finished {
+        outcome,
+        checkpoint,
+        ..
+    } = result
+    else {
+        panic!("nothing to do");
+    };
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert_clean_end(&cluster, &originals, &counts, &checkpoint).await;
+    let worst = worst.lock().unwrap().clone();
+    assert_eq!(worst.len(), 3, "{worst:?}");
+    // The limit is reached (so the check means something) and never passed.
+    assert!(worst.values().all(|&n| n == 2), "{worst:?}");
+    assert_eq!(checkpoint.max_unavailable, 2);
+    cluster.sim.shutdown().await;
+}
