@@ -130,7 +130,7 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
             honor_min_health: false,
             skip_not_in_service: false,
             strategy: crate::roll::roll_plan::RollStrategy::default(),
-            max_unavailable: crate::roll::checkpoint::DEFAULT_MAX_UNAVAILABLE,
+            max_unavailable: None,
         },
         target_given: true,
         select_given: true,

@@ -177,7 +177,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "drain|serial")]
     pub strategy: Option<String>,
     /// Drain: at most this many old agents per AZ are being terminated at
-    /// once (only empty agents are ever terminated). Default 5.
+    /// once (only empty agents are ever terminated). Default: a tenth of
+    /// the old agents of the largest AZ, at least 5.
     #[arg(long, value_name = "N")]
     pub max_unavailable: Option<u32>,
     /// Serial: replace the first N instances (at least 1) as canaries,

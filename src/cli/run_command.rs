@@ -12,7 +12,7 @@ use super::error::CliError;
 use super::signals::StopSignals;
 use super::wiring::{Clients, checkpoint_path, clients, environment_from, runtime};
 use crate::plan;
-use crate::roll::checkpoint::{Checkpoint, DEFAULT_MAX_UNAVAILABLE};
+use crate::roll::checkpoint::Checkpoint;
 use crate::roll::drain_plan::preview;
 use crate::roll::env::Environment;
 use crate::roll::error::RollError;
@@ -105,7 +105,7 @@ fn request(args: &RunArgs) -> Result<Request, CliError> {
         skip_not_in_service: args.skip_not_in_service,
         strategy: RollStrategy::parse(args.strategy.as_deref().unwrap_or("drain"))
             .map_err(CliError::BadFlag)?,
-        max_unavailable: args.max_unavailable.unwrap_or(DEFAULT_MAX_UNAVAILABLE),
+        max_unavailable: args.max_unavailable,
     })
 }
 

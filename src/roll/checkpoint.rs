@@ -234,8 +234,9 @@ impl MaintenanceRecord {
     }
 }
 
-/// The default `--max-unavailable`: old agents being terminated at once
-/// per AZ (see the README's drain section for why).
+/// The least default `--max-unavailable` (old agents being terminated at
+/// once per AZ; see `preflight::default_max_unavailable`), and what a
+/// checkpoint without the field reads as.
 pub const DEFAULT_MAX_UNAVAILABLE: u32 = 5;
 
 fn default_max_unavailable() -> u32 {
@@ -574,10 +575,13 @@ impl Checkpoint {
     /// checkpoint is a file anyone may edit, and a panic mid-roll is worse
     /// than a desired capacity AWS then refuses.
     pub fn scale_up_desired(&self) -> u32 {
+        self.desired_after(self.terminated())
+    }
+
+    /// N + K − `terminated`.
+    pub fn desired_after(&self, terminated: u32) -> u32 {
         let k = u32::try_from(self.instances.len()).unwrap_or(u32::MAX);
-        self.target
-            .saturating_add(k)
-            .saturating_sub(self.terminated())
+        self.target.saturating_add(k).saturating_sub(terminated)
     }
 
     /// Instances of the original group still counted in the capacity.

@@ -303,7 +303,7 @@ async fn no_more_than_max_unavailable_old_agents_per_az_are_ever_being_terminate
     let counts = app_counts(&cluster);
     let target = u32::try_from(originals.len()).unwrap();
     let mut settings = drain(&dir.path().join("msr.json"), target);
-    settings.request.max_unavailable = 2;
+    settings.request.max_unavailable = Some(2);
     // Checked on every checkpoint write: terminations sent whose step has
     // not completed, per AZ.
     let worst = Arc::new(Mutex::new(BTreeMap::<String, usize>::new()));

@@ -43,7 +43,7 @@ pub(super) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> Ru
             honor_min_health: false,
             skip_not_in_service: false,
             strategy: crate::roll::roll_plan::RollStrategy::Serial,
-            max_unavailable: crate::roll::checkpoint::DEFAULT_MAX_UNAVAILABLE,
+            max_unavailable: None,
         },
         target_given: true,
         select_given: false,

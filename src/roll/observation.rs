@@ -25,6 +25,8 @@ pub struct Observation {
     /// Tasks Marathon lists per agent id, before any is taken out: an
     /// agent is empty only once Marathon lists nothing on it.
     tasks_by_agent: HashMap<String, usize>,
+    /// Index of each agent in `agents`, by id.
+    agent_at: HashMap<String, usize>,
 }
 
 impl Observation {
@@ -41,10 +43,16 @@ impl Observation {
             .map(|a| a.id.0.clone())
             .collect();
         health::drop_tasks_on_lost_agents(&mut apps, &active);
+        let agent_at = agents
+            .iter()
+            .enumerate()
+            .map(|(n, a)| (a.id.0.clone(), n))
+            .collect();
         Observation {
             apps,
             agents,
             tasks_by_agent,
+            agent_at,
         }
     }
 
@@ -54,7 +62,7 @@ impl Observation {
     }
 
     pub fn agent(&self, id: &str) -> Option<&Agent> {
-        self.agents.iter().find(|a| a.id.0 == id)
+        self.agent_at.get(id).map(|&n| &self.agents[n])
     }
 
     pub fn is_active(&self, id: &str) -> bool {
@@ -107,7 +115,9 @@ where
         Ok(seen)
     }
 
-    /// The group as this tick sees it (read again after a write to it).
+    /// The group as this tick sees it (read once per tick: a termination
+    /// this tick is not in it; `check_no_other_writer_this_tick` accounts
+    /// for those).
     pub(super) async fn observed_group(&mut self) -> Result<Arc<AutoScalingGroup>, RollError> {
         if let Some(group) = &self.group {
             return Ok(group.clone());
@@ -115,5 +125,51 @@ where
         let group = Arc::new(describe(self.ports.aws, &self.checkpoint.asg).await?);
         self.group = Some(group.clone());
         Ok(group)
+    }
+
+    /// Check before write, on this tick's look at the group: its desired
+    /// capacity must be N + K minus the terminations that look shows
+    /// landed (this roll's instances it no longer has in service). An
+    /// intent whose call never landed (a crash) is not counted, nor is a
+    /// termination sent since the look. The look is at most one tick old;
+    /// the adapter reads the group again right before it terminates (the
+    /// instance must still be in service, MinSize kept).
+    pub(super) async fn check_no_other_writer_this_tick(&mut self) -> Result<(), RollError> {
+        let group = self.observed_group().await?;
+        let landed = self
+            .checkpoint
+            .instances
+            .iter()
+            .filter(|i| i.terminate_sent)
+            .filter(|i| {
+                group
+                    .instance(&i.id)
+                    .is_none_or(|g| g.lifecycle_state.is_leaving())
+            })
+            .count();
+        let expected = self
+            .checkpoint
+            .desired_after(u32::try_from(landed).unwrap_or(u32::MAX));
+        if group.desired_capacity == expected {
+            return Ok(());
+        }
+        Err(RollError::OtherWriter(format!(
+            "ASG {}: desired capacity is {}, but this roll left it at {expected} (N + K - terminated): \
+             another writer changed the group. Nothing was terminated. Find out who, set it back to \
+             {expected} (or abandon the roll), then rerun",
+            self.checkpoint.asg, group.desired_capacity
+        )))
+    }
+
+    /// Mesos' maintenance status as this tick sees it (read once per tick).
+    pub(super) async fn observed_maintenance(
+        &mut self,
+    ) -> Result<Arc<super::ports::mesos::MaintenanceStatus>, RollError> {
+        if let Some(status) = &self.maintenance_seen {
+            return Ok(status.clone());
+        }
+        let status = Arc::new(self.ports.mesos.maintenance_status().await?);
+        self.maintenance_seen = Some(status.clone());
+        Ok(status)
     }
 }

@@ -99,8 +99,9 @@ pub struct Request {
     pub skip_not_in_service: bool,
     /// How old agents are emptied (`--strategy`).
     pub strategy: RollStrategy,
-    /// Drain: old agents being terminated at once, per AZ.
-    pub max_unavailable: u32,
+    /// Drain: old agents being terminated at once, per AZ (`None`: the
+    /// default, `default_max_unavailable`).
+    pub max_unavailable: Option<u32>,
 }
 
 pub enum Preflight {
@@ -286,6 +287,9 @@ where
     for i in &in_service {
         *zones.entry(i.availability_zone.clone()).or_insert(0) += 1;
     }
+    let max_unavailable = request
+        .max_unavailable
+        .unwrap_or_else(|| default_max_unavailable(&instances));
     let plan = roll_plan::build(
         &env.asg,
         &instances,
@@ -321,7 +325,7 @@ where
         maintenance: Vec::new(),
         surges: Vec::new(),
         waves: Vec::new(),
-        max_unavailable: request.max_unavailable,
+        max_unavailable,
         allow_unhealthy: request.allow_unhealthy.clone(),
         pause: None,
         open_page: None,
@@ -365,7 +369,7 @@ fn check_request(request: &Request) -> Result<(), String> {
                 .to_string(),
         );
     }
-    if request.max_unavailable == 0 {
+    if request.max_unavailable == Some(0) {
         return Err(
             "--max-unavailable 0 would never terminate an old agent: give how many old agents \
              per AZ may be terminated at once (at least 1)"
@@ -373,6 +377,20 @@ fn check_request(request: &Request) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// The default `--max-unavailable`: a tenth of the old agents of the AZ
+/// with the most of them, and at least 5 (AWS Instance Refresh's default
+/// also replaces a tenth at a time). See the README's drain section.
+pub fn default_max_unavailable(instances: &[RolledInstance]) -> u32 {
+    let mut per_az: BTreeMap<&str, u32> = BTreeMap::new();
+    for i in instances {
+        *per_az.entry(i.availability_zone.as_str()).or_default() += 1;
+    }
+    let largest = per_az.values().copied().max().unwrap_or(0);
+    largest
+        .div_ceil(10)
+        .max(super::checkpoint::DEFAULT_MAX_UNAVAILABLE)
 }
 
 /// N + K: the group's size once scaled up, before any termination. Checked
@@ -441,7 +459,7 @@ mod tests {
             honor_min_health: false,
             skip_not_in_service: false,
             strategy: crate::roll::roll_plan::RollStrategy::default(),
-            max_unavailable: crate::roll::checkpoint::DEFAULT_MAX_UNAVAILABLE,
+            max_unavailable: None,
         }
     }
 
@@ -473,5 +491,29 @@ mod tests {
         let wrapped = peak_size(u32::MAX, 12).unwrap_err();
         assert!(wrapped.contains("N + K = 4294967307"), "{wrapped}");
         assert!(peak_size(u32::MAX, u32::MAX).is_err());
+    }
+
+    #[test]
+    fn the_default_max_unavailable_is_a_tenth_of_the_largest_az_and_at_least_five() {
+        let instances = |per_az: &[usize]| -> Vec<RolledInstance> {
+            per_az
+                .iter()
+                .enumerate()
+                .flat_map(|(az, &n)| {
+                    (0..n).map(move |i| RolledInstance {
+                        id: format!("i-{az}-{i}"),
+                        availability_zone: format!("az-{az}"),
+                        agent_id: String::new(),
+                        hostname: String::new(),
+                        ip: None,
+                        terminate_sent: false,
+                    })
+                })
+                .collect()
+        };
+        assert_eq!(default_max_unavailable(&instances(&[19, 18, 18])), 5);
+        assert_eq!(default_max_unavailable(&instances(&[334, 333, 333])), 34);
+        assert_eq!(default_max_unavailable(&instances(&[51, 3])), 6);
+        assert_eq!(default_max_unavailable(&[]), 5);
     }
 }

@@ -95,8 +95,13 @@ pub struct Runner<'a, A, M, K, P> {
     /// What this tick has read of Marathon and Mesos, shared by every
     /// step of the tick (read at most once per tick).
     pub(super) seen: Option<Arc<Observation>>,
-    /// The group as this tick read it (dropped after any write to it).
+    /// The group as this tick read it.
     pub(super) group: Option<Arc<AutoScalingGroup>>,
+    /// Old agents per AZ being terminated (sent, step not complete), as
+    /// this tick counts them.
+    pub(super) terminating: Option<std::collections::HashMap<String, usize>>,
+    /// Mesos' maintenance status as this tick read it.
+    pub(super) maintenance_seen: Option<Arc<super::ports::mesos::MaintenanceStatus>>,
 }
 
 impl<'a, A, M, K, P> Runner<'a, A, M, K, P>
@@ -138,6 +143,8 @@ where
             saved: Vec::new(),
             seen: None,
             group: None,
+            maintenance_seen: None,
+            terminating: None,
         })
     }
 
@@ -175,6 +182,8 @@ where
             self.take_operations()?;
             self.seen = None;
             self.group = None;
+            self.maintenance_seen = None;
+            self.terminating = None;
             self.resolve_settled_page().await?;
             if self.checkpoint.plan.is_complete() {
                 self.resolve_open_page().await?;

@@ -8,6 +8,8 @@
 //! instance (its termination, lifecycle hooks included, is over). App health is the waves' concern:
 //! an empty agent takes no task with it.
 
+use std::collections::{HashMap, HashSet};
+
 use super::super::checkpoint::{EventKind, RolledInstance};
 use super::super::error::RollError;
 use super::super::ports::auto_scaling::{AutoScaling, LifecycleState};
@@ -126,8 +128,7 @@ where
                 "empty; {going} old agent(s) of {az} are being terminated (--max-unavailable {limit})"
             )));
         }
-        let asg = self.checkpoint.asg.clone();
-        self.check_no_other_writer(&asg).await?;
+        self.check_no_other_writer_this_tick().await?;
         self.send_termination(&record).await
     }
 
@@ -146,13 +147,16 @@ where
             ),
         );
         self.save()?;
+        if let Some(counts) = &mut self.terminating {
+            *counts.entry(record.availability_zone.clone()).or_default() += 1;
+        }
         self.machine_down(record).await?;
         let asg = self.checkpoint.asg.clone();
         let result = self.ports.aws.terminate_instance(&asg, &instance).await?;
-        self.group = None;
+        // The answer is written with the tick: a crash before that finds
+        // the intent, and the group says whether the call landed.
         self.checkpoint
             .log(EventKind::Terminate, format!("{instance}: {result:?}"));
-        self.save()?;
         Ok(Tick::waiting(
             WaitKind::Deregistered,
             format!(
@@ -175,7 +179,7 @@ where
         else {
             return Ok(());
         };
-        let status = self.ports.mesos.maintenance_status().await?;
+        let status = self.observed_maintenance().await?;
         if status.down.iter().any(|d| d.same_machine(&machine)) {
             return Ok(());
         }
@@ -194,18 +198,29 @@ where
     }
 
     /// Old agents of `az` whose termination was sent and whose step has
-    /// not completed (Mesos has not dropped them yet).
-    fn terminating_in(&self, az: &str) -> usize {
-        self.checkpoint
-            .instances
-            .iter()
-            .filter(|i| i.availability_zone == az && i.terminate_sent)
-            .filter(|i| {
-                self.checkpoint
-                    .find_step(&format!("{TERMINATE}/{}", i.id))
-                    .is_some_and(|at| self.checkpoint.plan.step(at).status != Status::Complete)
-            })
-            .count()
+    /// not completed (Mesos has not dropped them yet), counted once per
+    /// tick (a drain has a step per old agent) and kept up to date by
+    /// this tick's terminations.
+    fn terminating_in(&mut self, az: &str) -> usize {
+        let counts = self.terminating.get_or_insert_with(|| {
+            let plan = &self.checkpoint.plan;
+            let open: HashSet<&str> = plan
+                .phases
+                .iter()
+                .filter(|p| p.id == TERMINATE)
+                .flat_map(|p| &p.steps)
+                .filter(|s| s.status != Status::Complete)
+                .map(|s| s.id.as_str())
+                .collect();
+            let mut counts = HashMap::new();
+            for i in &self.checkpoint.instances {
+                if i.terminate_sent && open.contains(i.id.as_str()) {
+                    *counts.entry(i.availability_zone.clone()).or_default() += 1;
+                }
+            }
+            counts
+        });
+        counts.get(az).copied().unwrap_or(0)
     }
 
     fn phase_status(&self, id: &str) -> Option<Status> {
