@@ -56,6 +56,19 @@ pub async fn check_tag<A: AutoScaling>(
 /// What an abandon of `checkpoint` would do, without doing it.
 pub fn plan_of(checkpoint: &Checkpoint) -> Vec<String> {
     let mut lines = Vec::new();
+    let surged: Vec<String> = checkpoint
+        .surges
+        .iter()
+        .filter(|s| s.state != super::checkpoint::SurgeState::Done)
+        .map(|s| format!("{} -> {}", s.app, s.instances))
+        .collect();
+    if !surged.is_empty() {
+        lines.push(format!(
+            "scale {} surged app(s) back: {}",
+            surged.len(),
+            surged.join(", ")
+        ));
+    }
     if !checkpoint.suspended_by_roll.is_empty() {
         lines.push(format!(
             "resume {} (AZRebalance stays suspended if the AZs are uneven, as at the end of a roll)",
@@ -69,7 +82,7 @@ pub fn plan_of(checkpoint: &Checkpoint) -> Vec<String> {
     }
     if !checkpoint.maintenance.is_empty() {
         lines.push(format!(
-            "remove {} maintenance window(s)",
+            "bring up the machines the roll put down, and remove {} maintenance window(s)",
             checkpoint.maintenance.len()
         ));
     }

@@ -275,7 +275,31 @@ pub struct Surge {
     /// The one task on the agent this surge replaces (killed with
     /// `scale=true`, which takes back exactly the one instance added).
     pub task: String,
+    /// A drain surge may replace more of the app's old tasks at once: the
+    /// app is scaled up by one per task (`task` and these), and each is
+    /// killed with `scale=true` once the new ones keep the app at its
+    /// floor.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_tasks: Vec<String>,
     pub state: SurgeState,
+    /// Marathon accepted the kill of the old tasks: it is never sent again
+    /// (a second `scale=true` kill of a task still being killed could take
+    /// the app below its count).
+    #[serde(default)]
+    pub kill_sent: bool,
+}
+
+impl Surge {
+    /// Every old task this surge replaces.
+    pub fn tasks(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.task).chain(&self.extra_tasks)
+    }
+
+    /// The instance count while surged.
+    pub fn surged_instances(&self) -> u32 {
+        let k = u32::try_from(1 + self.extra_tasks.len()).unwrap_or(u32::MAX);
+        self.instances.saturating_add(k)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,6 +3,7 @@
 //! elsewhere. Which tasks must move is `safety.rs`'s pure answer; here
 //! the kills and surges are made, each recorded in the checkpoint first.
 
+use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
 use super::checkpoint::{EventKind, MaintenanceRecord, RolledInstance, Surge, SurgeState};
@@ -100,7 +101,9 @@ where
                         instances,
                         instance: record.id.clone(),
                         task,
+                        extra_tasks: Vec::new(),
                         state: SurgeState::ScalingUp,
+                        kill_sent: false,
                     });
                     self.checkpoint.log(
                         EventKind::Intent,
@@ -137,7 +140,8 @@ where
 
     /// Abandon: every surge not finished is set back to the app's instance
     /// count before it (an absolute count: re-running is safe), so no app
-    /// is left one instance up. `None` when there was none.
+    /// is left surged. A surge's scale-up still deploying (409) is waited
+    /// for, never forced. `None` when there was none.
     pub(super) async fn undo_surges(&mut self) -> Result<Option<String>, RollError> {
         let open: Vec<usize> = (0..self.checkpoint.surges.len())
             .filter(|&n| self.checkpoint.surges[n].state != SurgeState::Done)
@@ -153,14 +157,26 @@ where
                 format!("abandon: scale {} back to {}", surge.app, surge.instances),
             );
             self.save()?;
-            match self
-                .ports
-                .marathon
-                .scale_app(&surge.app, surge.instances)
-                .await
-            {
-                Ok(_) | Err(MarathonError::AppNotFound { .. }) => {}
-                Err(e) => return Err(e.into()),
+            // The surge's own scale-up may still be deploying (409): wait
+            // for it (never forced), for up to the healthy timeout. The tag
+            // stays until this succeeds, so abandon can be run again.
+            let since = self.clock.now_unix_ms();
+            loop {
+                match self
+                    .ports
+                    .marathon
+                    .scale_app(&surge.app, surge.instances)
+                    .await
+                {
+                    Ok(_) | Err(MarathonError::AppNotFound { .. }) => break,
+                    Err(MarathonError::Conflict { .. })
+                        if self.clock.since(since) < self.env.timeouts.healthy
+                            && !self.stopped() =>
+                    {
+                        self.sleep_poll().await;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
             self.checkpoint.surges[n].state = SurgeState::Done;
             self.save()?;
@@ -184,8 +200,9 @@ where
         apps: &[App],
     ) -> Result<Vec<String>, RollError> {
         let mut waiting = Vec::new();
-        // Old tasks whose surge is ready: killed together, in one call.
-        let mut ready: Vec<usize> = Vec::new();
+        // Surges whose old tasks may go (with the tasks their app lists
+        // now): killed together, in one call.
+        let mut ready: Vec<(usize, HashSet<String>)> = Vec::new();
         for n in 0..self.checkpoint.surges.len() {
             let surge = self.checkpoint.surges[n].clone();
             if surge.instance != owner || surge.state == SurgeState::Done {
@@ -199,15 +216,15 @@ where
                 );
                 continue;
             };
-            // Only the recorded task: killing exactly one task with
-            // scale=true takes back the one instance the surge added.
-            let old_listed = app.tasks.iter().any(|t| t.id == surge.task);
-            // The old task may go once the others keep the app at its
+            // Only the recorded tasks: killing exactly those with
+            // scale=true takes back the instances the surge added.
+            let old_listed = app.tasks.iter().any(|t| surge.tasks().any(|o| *o == t.id));
+            // The old tasks may go once the others keep the app at its
             // floor (counted at the instances before the surge).
             let healthy_without_old = count(
                 app.tasks
                     .iter()
-                    .filter(|t| t.id != surge.task)
+                    .filter(|t| !surge.tasks().any(|o| *o == t.id))
                     .filter(|t| health::task_is_healthy(app, t))
                     .count(),
             );
@@ -220,7 +237,7 @@ where
             );
             if !old_listed {
                 if app.instances > surge.instances {
-                    // The old task went some other way (a crash): undo the
+                    // An old task went some other way (a crash): undo the
                     // extra instance so the app ends where it started.
                     self.checkpoint.log(
                         EventKind::Intent,
@@ -233,14 +250,14 @@ where
                 self.checkpoint.surges[n].state = SurgeState::Done;
                 self.checkpoint.log(
                     EventKind::Surge,
-                    format!("{} moved off the old agent ({owner})", surge.app),
+                    format!("{} moved off the old agents ({owner})", surge.app),
                 );
                 continue;
             }
             match surge.state {
-                SurgeState::ScalingUp if app.instances <= surge.instances => {
+                SurgeState::ScalingUp if app.instances < surge.surged_instances() => {
                     // Not applied yet (or lost): send the absolute count again.
-                    self.scale(&surge.app, surge.instances + 1).await?;
+                    self.scale(&surge.app, surge.surged_instances()).await?;
                     waiting.push(format!("{}: surge sent", surge.app));
                 }
                 SurgeState::ScalingUp
@@ -249,8 +266,8 @@ where
                     waiting.push(format!("{}: surge task not healthy yet", surge.app));
                 }
                 SurgeState::ScalingUp | SurgeState::Killing => {
-                    ready.push(n);
-                    waiting.push(format!("{}: old task killed", surge.app));
+                    ready.push((n, app.tasks.iter().map(|t| t.id.clone()).collect()));
+                    waiting.push(format!("{}: old task(s) killed", surge.app));
                 }
                 SurgeState::Done => {}
             }
@@ -259,26 +276,40 @@ where
         Ok(waiting)
     }
 
-    /// Kills the old tasks of the surges at `ready` with `scale=true`, in
-    /// one call (recorded first). Marathon refuses the whole call (409)
-    /// when a deployment holds one of the apps: then each is sent alone,
+    /// Kills the old tasks still listed of the surges in `ready` whose kill
+    /// Marathon has not accepted yet, with `scale=true`, in one call
+    /// (recorded first). Marathon refuses the whole call (409) when a
+    /// deployment holds one of the apps: then each app's are sent alone,
     /// so one busy app does not hold back the others.
-    async fn kill_surged(&mut self, ready: &[usize]) -> Result<(), RollError> {
-        if ready.is_empty() {
+    async fn kill_surged(&mut self, ready: &[(usize, HashSet<String>)]) -> Result<(), RollError> {
+        let mut by_app: Vec<(usize, Vec<String>)> = Vec::new();
+        for (n, listed) in ready {
+            let surge = &mut self.checkpoint.surges[*n];
+            surge.state = SurgeState::Killing;
+            if surge.kill_sent {
+                continue;
+            }
+            let old: Vec<String> = surge
+                .tasks()
+                .filter(|t| listed.contains(*t))
+                .cloned()
+                .collect();
+            if !old.is_empty() {
+                by_app.push((*n, old));
+            }
+        }
+        if by_app.is_empty() {
             return Ok(());
         }
-        let mut tasks = Vec::new();
-        for &n in ready {
-            self.checkpoint.surges[n].state = SurgeState::Killing;
-            tasks.push(self.checkpoint.surges[n].task.clone());
-        }
-        let apps: Vec<&str> = ready
+        let apps: Vec<&str> = by_app
             .iter()
-            .map(|&n| self.checkpoint.surges[n].app.as_str())
+            .map(|(n, _)| self.checkpoint.surges[*n].app.as_str())
             .collect();
+        let tasks: Vec<String> = by_app.iter().flat_map(|(_, t)| t).cloned().collect();
         let shown = apps.len().min(5);
         let message = format!(
-            "kill the old task of {} surged app(s) (scale=true): {}{}",
+            "kill {} old task(s) of {} surged app(s) (scale=true): {}{}",
+            tasks.len(),
             apps.len(),
             apps[..shown].join(", "),
             if apps.len() > shown { ", …" } else { "" }
@@ -286,24 +317,24 @@ where
         self.checkpoint.log(EventKind::Intent, message);
         self.save()?;
         match self.ports.marathon.kill_tasks(&tasks, true).await {
-            Ok(_) => Ok(()),
-            Err(MarathonError::Conflict { .. }) if tasks.len() > 1 => {
-                for task in &tasks {
-                    match self
-                        .ports
-                        .marathon
-                        .kill_tasks(std::slice::from_ref(task), true)
-                        .await
-                    {
-                        Ok(_) | Err(MarathonError::Conflict { .. }) => {}
+            Ok(_) => {
+                for (n, _) in &by_app {
+                    self.checkpoint.surges[*n].kill_sent = true;
+                }
+            }
+            Err(MarathonError::Conflict { .. }) => {
+                for (n, old) in &by_app {
+                    match self.ports.marathon.kill_tasks(old, true).await {
+                        Ok(_) => self.checkpoint.surges[*n].kill_sent = true,
+                        Err(MarathonError::Conflict { .. }) => {}
                         Err(e) => return Err(e.into()),
                     }
                 }
-                Ok(())
             }
-            Err(MarathonError::Conflict { .. }) => Ok(()),
-            Err(e) => Err(e.into()),
+            Err(e) => return Err(e.into()),
         }
+        self.save()?;
+        Ok(())
     }
 
     /// The drain's first act once the new agents are up: one maintenance

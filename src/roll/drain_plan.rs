@@ -9,7 +9,8 @@
 //! x minimumHealthCapacity) with `--honor-min-health`). Tasks that are not
 //! healthy cost nothing to move and all go in the first wave. An app that
 //! cannot spare a task is surged (one instance more, then the old task is
-//! killed with `scale=true`), as in the serial roll. The next wave is
+//! killed with `scale=true`), as in the serial roll, but by all its tasks
+//! on old agents at once (the new agents have room for every old task). The next wave is
 //! computed from a fresh look once replacements are healthy, so no app is
 //! ever planned below its floor.
 //!
@@ -41,8 +42,10 @@ pub struct Wave {
 pub struct PlannedSurge {
     pub app: String,
     pub instances: u32,
-    /// The one task on an old agent the surge replaces.
-    pub task: String,
+    /// The app's healthy tasks on old agents, all replaced by this surge:
+    /// the app is scaled up by one per task, and each is killed with
+    /// `scale=true` once the new ones are healthy.
+    pub tasks: Vec<String>,
 }
 
 impl Wave {
@@ -107,11 +110,11 @@ pub fn next_wave(
                     "{pending} replacement task(s) not healthy yet, {healthy} healthy (floor {floor})"
                 ),
             );
-        } else if let Some(task) = old_healthy.last() {
+        } else if !old_healthy.is_empty() {
             wave.surges.push(PlannedSurge {
                 app: app.id.clone(),
                 instances: app.instances,
-                task: task.clone(),
+                tasks: old_healthy,
             });
         }
     }
@@ -168,7 +171,12 @@ pub fn preview(apps: &[App], old: &HashSet<String>, allowed: &[String], policy: 
     let on_old =
         |t: &&super::ports::marathon::Task| t.agent_id.as_ref().is_some_and(|a| old.contains(a));
     let mut moving: HashSet<&str> = wave.kills.values().flatten().map(String::as_str).collect();
-    moving.extend(wave.surges.iter().map(|s| s.task.as_str()));
+    moving.extend(
+        wave.surges
+            .iter()
+            .flat_map(|s| &s.tasks)
+            .map(String::as_str),
+    );
     let mut free_apps = 0;
     for app in &free {
         let before = moving.len();
@@ -269,7 +277,7 @@ mod tests {
             [PlannedSurge {
                 app: "/single".to_string(),
                 instances: 1,
-                task: "s1".to_string()
+                tasks: vec!["s1".to_string()]
             }]
         );
         // Two healthy tasks, floor one: one of them moves now.
@@ -287,7 +295,9 @@ mod tests {
             Floor::MinHealth,
         );
         assert!(!strict.kills.contains_key("/both-old"), "{strict:?}");
-        assert!(strict.surges.iter().any(|s| s.app == "/both-old"));
+        // Both its old tasks are replaced by one surge of two.
+        let both = strict.surges.iter().find(|s| s.app == "/both-old").unwrap();
+        assert_eq!(both.tasks, ["b1", "b2"]);
     }
 
     #[test]

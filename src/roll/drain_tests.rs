@@ -345,3 +345,73 @@ async fn no_more_than_max_unavailable_old_agents_per_az_are_ever_being_terminate
     assert_eq!(checkpoint.max_unavailable, 2);
     cluster.sim.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn abandoning_a_drain_mid_wave_scales_surged_apps_back_and_brings_downed_machines_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("msr-55", dir.path()).await;
+    let counts = app_counts(&cluster);
+    let target = u32::try_from(in_service(&cluster).await.len()).unwrap();
+    let path = dir.path().join("msr.json");
+    // Killed once surges are under way and some agents are down.
+    let killed = roll_until(&cluster, drain(&path, target), |c| {
+        c.surges
+            .iter()
+            .any(|s| s.state == super::checkpoint::SurgeState::ScalingUp)
+            && c.instances.iter().filter(|i| i.terminate_sent).count() >= 2
+    })
+    .await;
+    assert!(killed, "the kill point never came");
+    // Let the surges' scale-ups land, so there is something to undo.
+    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+    let surged = app_counts(&cluster);
+    assert_ne!(surged, counts, "no app was surged");
+    let down = cluster
+        .sim
+        .world()
+        .with(|w| w.maintenance_status().down.len());
+    assert!(down > 0, "no machine was put down");
+
+    let checkpoint = Checkpoint::load(&path).unwrap().expect("the checkpoint");
+    let dry = super::abandon::plan_of(&checkpoint);
+    assert!(
+        dry.iter()
+            .any(|l| l.starts_with("scale ") && l.contains("surged app(s) back")),
+        "{dry:?}"
+    );
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let runner = super::runner::Runner::new(
+        cluster.ports(),
+        &cluster.env,
+        super::runner::RunOptions::default(),
+        checkpoint,
+        path.clone(),
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .expect("a runner");
+    let (abandoned, _) = runner.abandon().await.expect("abandon");
+    assert!(
+        abandoned
+            .lines
+            .iter()
+            .any(|l| l.contains("surged app(s) back")),
+        "{:?}",
+        abandoned.lines
+    );
+    // Marathon applies the scale-downs as deployments.
+    tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+    assert_eq!(
+        app_counts(&cluster),
+        counts,
+        "a surged app kept its extra instance"
+    );
+    let (windows, down) = cluster.sim.world().with(|w| {
+        (
+            w.maintenance_schedule().len(),
+            w.maintenance_status().down.len(),
+        )
+    });
+    assert_eq!((windows, down), (0, 0), "maintenance left behind");
+    cluster.sim.shutdown().await;
+}

@@ -193,12 +193,15 @@ where
             sent: false,
         });
         for s in &planned.surges {
+            let (first, rest) = s.tasks.split_first().expect("a planned surge has a task");
             self.checkpoint.surges.push(Surge {
                 app: s.app.clone(),
                 instances: s.instances,
                 instance: id.clone(),
-                task: s.task.clone(),
+                task: first.clone(),
+                extra_tasks: rest.to_vec(),
                 state: SurgeState::ScalingUp,
+                kill_sent: false,
             });
         }
         let title = format!("{id}: {} tasks, {surges} surges", kills.len());
@@ -225,11 +228,12 @@ where
             record.sent = true;
         }
         for s in &planned.surges {
+            let to = s.instances + u32::try_from(s.tasks.len()).unwrap_or(u32::MAX);
             self.checkpoint.log(
                 EventKind::Intent,
-                format!("surge {} {} -> {}", s.app, s.instances, s.instances + 1),
+                format!("surge {} {} -> {to}", s.app, s.instances),
             );
-            self.scale(&s.app, s.instances + 1).await?;
+            self.scale(&s.app, to).await?;
         }
         self.save()?;
         Ok(Tick::waiting(
