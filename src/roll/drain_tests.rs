@@ -358,7 +358,9 @@ async fn abandoning_a_drain_mid_wave_scales_surged_apps_back_and_brings_downed_m
         c.surges
             .iter()
             .any(|s| s.state == super::checkpoint::SurgeState::ScalingUp)
-            && c.instances.iter().filter(|i| i.terminate_sent).count() >= 2
+            && c.events
+                .iter()
+                .any(|e| e.kind == super::checkpoint::EventKind::Terminate)
     })
     .await;
     assert!(killed, "the kill point never came");

@@ -100,6 +100,9 @@ pub struct Runner<'a, A, M, K, P> {
     /// Old agents per AZ being terminated (sent, step not complete), as
     /// this tick counts them.
     pub(super) terminating: Option<std::collections::HashMap<String, usize>>,
+    /// Instances whose termination this tick sent (the group this tick
+    /// read still shows them in service).
+    pub(super) sent_this_tick: HashSet<String>,
     /// Mesos' maintenance status as this tick read it.
     pub(super) maintenance_seen: Option<Arc<super::ports::mesos::MaintenanceStatus>>,
 }
@@ -145,6 +148,7 @@ where
             group: None,
             maintenance_seen: None,
             terminating: None,
+            sent_this_tick: HashSet::new(),
         })
     }
 
@@ -184,6 +188,7 @@ where
             self.group = None;
             self.maintenance_seen = None;
             self.terminating = None;
+            self.sent_this_tick.clear();
             self.resolve_settled_page().await?;
             if self.checkpoint.plan.is_complete() {
                 self.resolve_open_page().await?;

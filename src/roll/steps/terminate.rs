@@ -51,12 +51,12 @@ where
             .instance(instance)
             .is_some_and(|i| !i.lifecycle_state.is_leaving());
         if record.terminate_sent {
-            if present {
+            if present && !self.sent_this_tick.contains(instance) {
                 // The intent was written but the call never landed.
-                return self.send_termination(&record).await;
+                return self.send_terminations(&[record]).await;
             }
             let seen = self.observe().await?;
-            if seen.is_active(&record.agent_id) {
+            if present || seen.is_active(&record.agent_id) {
                 return Ok(Tick::waiting(
                     WaitKind::Deregistered,
                     format!(
@@ -87,7 +87,7 @@ where
             // count already left it out only if it was decremented; the
             // adapter's answer says which, and the desired capacity check
             // of the next termination catches the other case.
-            return self.send_termination(&record).await;
+            return self.send_terminations(&[record]).await;
         }
         let drain = self.phase_status(DRAIN);
         if drain == Some(Status::Pending) || self.drain_held_before_start() {
@@ -129,71 +129,153 @@ where
             )));
         }
         self.check_no_other_writer_this_tick().await?;
-        self.send_termination(&record).await
+        // Every other agent released now goes with this one: one intent,
+        // one `machine/down`.
+        let batch = self.releasable_with(record, &seen, &group);
+        self.send_terminations(&batch).await
     }
 
-    /// Records the termination, puts the machine down, terminates the
-    /// instance with a decrement.
-    async fn send_termination(&mut self, record: &RolledInstance) -> Result<Tick, RollError> {
-        let instance = record.id.clone();
-        if let Some(r) = self.checkpoint.instance_mut(&instance) {
-            r.terminate_sent = true;
+    /// `first` and every other old agent whose termination step may go
+    /// now by the same rules (not sent, in service, empty, not
+    /// interrupted, within `--max-unavailable` per AZ), in plan order.
+    fn releasable_with(
+        &mut self,
+        first: RolledInstance,
+        seen: &super::super::observation::Observation,
+        group: &super::super::ports::auto_scaling::AutoScalingGroup,
+    ) -> Vec<RolledInstance> {
+        let limit = self.checkpoint.max_unavailable as usize;
+        let mut going: HashMap<String, usize> = HashMap::new();
+        let mut batch = vec![first];
+        *going
+            .entry(batch[0].availability_zone.clone())
+            .or_insert_with(|| self.terminating_in(&batch[0].availability_zone)) += 1;
+        let Some(phase) = self
+            .checkpoint
+            .plan
+            .phases
+            .iter()
+            .find(|p| p.id == TERMINATE)
+        else {
+            return batch;
+        };
+        let open: Vec<String> = phase
+            .steps
+            .iter()
+            .filter(|s| !s.is_complete() && !s.interrupted && s.id != batch[0].id)
+            .map(|s| s.id.clone())
+            .collect();
+        for id in open {
+            let Some(i) = self
+                .checkpoint
+                .instances
+                .iter()
+                .find(|i| i.id == id)
+                .cloned()
+            else {
+                continue;
+            };
+            let in_service = group
+                .instance(&i.id)
+                .is_some_and(|g| !g.lifecycle_state.is_leaving());
+            if i.terminate_sent || !in_service || seen.busy(&i.agent_id).is_some() {
+                continue;
+            }
+            let now = match going.get(&i.availability_zone) {
+                Some(&n) => n,
+                None => self.terminating_in(&i.availability_zone),
+            };
+            if now >= limit {
+                continue;
+            }
+            going.insert(i.availability_zone.clone(), now + 1);
+            batch.push(i);
         }
+        batch
+    }
+
+    /// Records the terminations (one intent), puts their machines down
+    /// (one call), terminates each instance with a decrement. What the
+    /// first of them waits for is returned; the others' steps find them
+    /// sent when their turn comes this tick.
+    async fn send_terminations(&mut self, batch: &[RolledInstance]) -> Result<Tick, RollError> {
+        for record in batch {
+            if let Some(r) = self.checkpoint.instance_mut(&record.id) {
+                r.terminate_sent = true;
+            }
+        }
+        let shown: Vec<&str> = batch.iter().take(5).map(|r| r.id.as_str()).collect();
         self.checkpoint.log(
             EventKind::Intent,
             format!(
-                "put {} down and terminate {instance} with decrement",
-                record.hostname
+                "put {} emptied agent(s) down and terminate their instances with decrement: {}{}",
+                batch.len(),
+                shown.join(", "),
+                if batch.len() > shown.len() {
+                    ", …"
+                } else {
+                    ""
+                }
             ),
         );
         self.save()?;
-        if let Some(counts) = &mut self.terminating {
-            *counts.entry(record.availability_zone.clone()).or_default() += 1;
+        for record in batch {
+            if let Some(counts) = &mut self.terminating {
+                *counts.entry(record.availability_zone.clone()).or_default() += 1;
+            }
+            self.sent_this_tick.insert(record.id.clone());
         }
-        self.machine_down(record).await?;
+        self.machines_down(batch).await?;
         let asg = self.checkpoint.asg.clone();
-        let result = self.ports.aws.terminate_instance(&asg, &instance).await?;
-        // The answer is written with the tick: a crash before that finds
-        // the intent, and the group says whether the call landed.
-        self.checkpoint
-            .log(EventKind::Terminate, format!("{instance}: {result:?}"));
+        for record in batch {
+            let result = self.ports.aws.terminate_instance(&asg, &record.id).await?;
+            // The answer is written with the tick: a crash before that
+            // finds the intent, and the group says whether the call landed.
+            self.checkpoint
+                .log(EventKind::Terminate, format!("{}: {result:?}", record.id));
+        }
+        let first = &batch[0];
         Ok(Tick::waiting(
             WaitKind::Deregistered,
             format!(
-                "{instance} terminated; waiting for Mesos to drop agent {}",
-                record.agent_id
+                "{} terminated; waiting for Mesos to drop agent {}",
+                first.id, first.agent_id
             ),
         ))
     }
 
-    /// `machine/down` for the agent's machine, when the roll's window has
-    /// it and Mesos does not have it DOWN already (Mesos refuses a second
-    /// `down`, and a machine outside any window).
-    async fn machine_down(&mut self, record: &RolledInstance) -> Result<(), RollError> {
-        let Some(machine) = self
-            .checkpoint
-            .maintenance
-            .iter()
-            .find(|m| m.hostname == record.hostname && m.ip == record.ip)
-            .map(|m| m.machine_id())
-        else {
-            return Ok(());
-        };
+    /// `machine/down` for the agents' machines that the roll's window has
+    /// and Mesos does not have DOWN already (Mesos refuses a second
+    /// `down`, and a machine outside any window), in one call.
+    async fn machines_down(&mut self, batch: &[RolledInstance]) -> Result<(), RollError> {
         let status = self.observed_maintenance().await?;
-        if status.down.iter().any(|d| d.same_machine(&machine)) {
-            return Ok(());
+        let mut machines = Vec::new();
+        for record in batch {
+            let Some(machine) = self
+                .checkpoint
+                .maintenance
+                .iter()
+                .find(|m| m.hostname == record.hostname && m.ip == record.ip)
+                .map(|m| m.machine_id())
+            else {
+                continue;
+            };
+            if status.down.iter().any(|d| d.same_machine(&machine)) {
+                continue;
+            }
+            if !status.draining.iter().any(|d| d.id.same_machine(&machine)) {
+                self.checkpoint.log(
+                    EventKind::Terminate,
+                    format!(
+                        "{} is not in a maintenance window any more (removed by someone else?): not put down; Mesos drops it after its ping timeout",
+                        record.hostname
+                    ),
+                );
+                continue;
+            }
+            machines.push(machine);
         }
-        if !status.draining.iter().any(|d| d.id.same_machine(&machine)) {
-            self.checkpoint.log(
-                EventKind::Terminate,
-                format!(
-                    "{} is not in a maintenance window any more (removed by someone else?): not put down; Mesos drops it after its ping timeout",
-                    record.hostname
-                ),
-            );
-            return Ok(());
-        }
-        self.ports.mesos.machines_down(&[machine]).await?;
+        self.ports.mesos.machines_down(&machines).await?;
         Ok(())
     }
 
