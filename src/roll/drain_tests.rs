@@ -417,3 +417,65 @@ async fn abandoning_a_drain_mid_wave_scales_surged_apps_back_and_brings_downed_m
     assert_eq!((windows, down), (0, 0), "maintenance left behind");
     cluster.sim.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn after_the_window_marathon_places_no_task_on_an_old_agent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let counts = app_counts(&cluster);
+    let target = u32::try_from(originals.len()).unwrap();
+    let world = cluster.sim.world();
+    // On every checkpoint write once the window is up: any task staged on
+    // an old agent since then is a violation.
+    let cutoff: Arc<Mutex<Option<u64>>> = Arc::new(Mutex::new(None));
+    let violations = Arc::new(Mutex::new(Vec::<String>::new()));
+    let checks = Arc::new(Mutex::new(0usize));
+    let (found, counted) = (violations.clone(), checks.clone());
+    let observer = Box::new(move |c: &Checkpoint| {
+        let windowed = c
+            .find_step("scale-up/maintenance")
+            .is_some_and(|at| c.plan.step(at).status == Status::Complete);
+        if !windowed {
+            return;
+        }
+        let old: HashSet<&str> = c.instances.iter().map(|i| i.agent_id.as_str()).collect();
+        let mut cutoff = cutoff.lock().unwrap();
+        world.with(|w| {
+            let since = *cutoff.get_or_insert_with(|| w.unix_ms(w.now()));
+            for t in w.tasks() {
+                if old.contains(t.slave_id.as_str()) && t.staged_unix_ms > since {
+                    found
+                        .lock()
+                        .unwrap()
+                        .push(format!("{} on {}", t.id, t.host));
+                }
+            }
+        });
+        *counted.lock().unwrap() += 1;
+    });
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let result = run(
+        cluster.ports(),
+        &cluster.env,
+        drain(&dir.path().join("demo.json"), target),
+        stop,
+        observer,
+    )
+    .await
+    .expect("the run");
+    let RunResult::Finished { checkpoint, .. } = result else {
+        panic!("nothing to do");
+    };
+    assert_clean_end(&cluster, &originals, &counts, &checkpoint).await;
+    assert!(
+        *checks.lock().unwrap() > 10,
+        "too few looks to mean anything"
+    );
+    let violations = violations.lock().unwrap().clone();
+    assert!(
+        violations.is_empty(),
+        "placed on old agents: {violations:?}"
+    );
+    cluster.sim.shutdown().await;
+}
