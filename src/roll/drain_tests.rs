@@ -34,6 +34,54 @@ fn app_counts(cluster: &SimulatedCluster) -> BTreeMap<String, u32> {
     })
 }
 
+/// A fresh simulated cluster, settled, and what the roll must keep.
+struct Fixture {
+    dir: tempfile::TempDir,
+    cluster: SimulatedCluster,
+    /// The instances in service before the roll.
+    originals: HashSet<String>,
+    /// Each app's instance count before the roll.
+    counts: BTreeMap<String, u32>,
+    target: u32,
+}
+
+async fn fixture(scenario: &str) -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster(scenario, dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let counts = app_counts(&cluster);
+    let target = u32::try_from(originals.len()).unwrap();
+    Fixture {
+        dir,
+        cluster,
+        originals,
+        counts,
+        target,
+    }
+}
+
+/// Runs the roll to completion with `observer` on every checkpoint write.
+async fn run_observed(
+    cluster: &SimulatedCluster,
+    settings: RunSettings,
+    observer: Box<dyn FnMut(&Checkpoint) + Send + '_>,
+) -> Checkpoint {
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let result = run(cluster.ports(), &cluster.env, settings, stop, observer)
+        .await
+        .expect("the run");
+    let RunResult::Finished {
+        outcome,
+        checkpoint,
+        ..
+    } = result
+    else {
+        panic!("nothing to do");
+    };
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    *checkpoint
+}
+
 /// The ground truth a finished drain roll must leave.
 async fn assert_clean_end(
     cluster: &SimulatedCluster,
@@ -75,11 +123,13 @@ async fn assert_clean_end(
 
 #[tokio::test(start_paused = true)]
 async fn a_drain_roll_of_demo_moves_every_task_once_and_terminates_every_old_agent() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cluster = cluster("demo", dir.path()).await;
-    let originals = in_service(&cluster).await;
-    let counts = app_counts(&cluster);
-    let target = u32::try_from(originals.len()).unwrap();
+    let Fixture {
+        dir,
+        cluster,
+        originals,
+        counts,
+        target,
+    } = fixture("demo").await;
     let started = tokio::time::Instant::now();
 
     let (outcome, done, _) = roll(&cluster, drain(&dir.path().join("demo.json"), target)).await;
@@ -108,11 +158,13 @@ async fn a_drain_roll_of_demo_moves_every_task_once_and_terminates_every_old_age
 
 #[tokio::test(start_paused = true)]
 async fn a_drain_roll_of_msr_55_honoring_min_health_never_takes_an_app_below_its_floor() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cluster = cluster("msr-55", dir.path()).await;
-    let originals = in_service(&cluster).await;
-    let counts = app_counts(&cluster);
-    let target = u32::try_from(originals.len()).unwrap();
+    let Fixture {
+        dir,
+        cluster,
+        originals,
+        counts,
+        target,
+    } = fixture("msr-55").await;
     let mut settings = drain(&dir.path().join("msr.json"), target);
     settings.request.honor_min_health = true;
 
@@ -128,11 +180,13 @@ async fn a_drain_roll_of_msr_55_honoring_min_health_never_takes_an_app_below_its
 
 #[tokio::test(start_paused = true)]
 async fn a_drain_of_hazards_pauses_on_the_never_healthy_app_and_finishes_once_it_is_allowed() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cluster = cluster("hazards", dir.path()).await;
-    let originals = in_service(&cluster).await;
-    let counts = app_counts(&cluster);
-    let target = u32::try_from(originals.len()).unwrap();
+    let Fixture {
+        dir,
+        cluster,
+        originals,
+        counts,
+        target,
+    } = fixture("hazards").await;
     let path = dir.path().join("hazards.json");
 
     let (outcome, paused, _) = roll(&cluster, drain(&path, target)).await;
@@ -206,11 +260,13 @@ async fn roll_until(
 /// Kills the roll at `kill_at`, then resumes it to the end and checks
 /// the ground truth.
 async fn killed_and_resumed(kill_at: impl Fn(&Checkpoint) -> bool + Send + 'static) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cluster = cluster("demo", dir.path()).await;
-    let originals = in_service(&cluster).await;
-    let counts = app_counts(&cluster);
-    let target = u32::try_from(originals.len()).unwrap();
+    let Fixture {
+        dir,
+        cluster,
+        originals,
+        counts,
+        target,
+    } = fixture("demo").await;
     let path = dir.path().join("demo.json");
 
     assert!(
@@ -246,11 +302,13 @@ async fn a_kill_between_terminations_resumes_correctly() {
 
 #[tokio::test(start_paused = true)]
 async fn a_drain_canary_replaces_its_agents_alone_then_waits_for_continue_on_the_drain() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cluster = cluster("demo", dir.path()).await;
-    let originals = in_service(&cluster).await;
-    let counts = app_counts(&cluster);
-    let target = u32::try_from(originals.len()).unwrap();
+    let Fixture {
+        dir,
+        cluster,
+        originals,
+        counts,
+        target,
+    } = fixture("demo").await;
     let path = dir.path().join("demo.json");
     let mut canary = drain(&path, target);
     canary.request.canary = Some(2);
@@ -297,11 +355,13 @@ async fn a_drain_canary_replaces_its_agents_alone_then_waits_for_continue_on_the
 
 #[tokio::test(start_paused = true)]
 async fn no_more_than_max_unavailable_old_agents_per_az_are_ever_being_terminated() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cluster = cluster("msr-55", dir.path()).await;
-    let originals = in_service(&cluster).await;
-    let counts = app_counts(&cluster);
-    let target = u32::try_from(originals.len()).unwrap();
+    let Fixture {
+        dir,
+        cluster,
+        originals,
+        counts,
+        target,
+    } = fixture("msr-55").await;
     let mut settings = drain(&dir.path().join("msr.json"), target);
     settings.request.max_unavailable = Some(2);
     // Checked on every checkpoint write: terminations sent whose step has
@@ -324,19 +384,7 @@ async fn no_more_than_max_unavailable_old_agents_per_az_are_ever_being_terminate
             *w = (*w).max(n);
         }
     });
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let result = run(cluster.ports(), &cluster.env, settings, stop, observer)
-        .await
-        .expect("the run");
-    let RunResult::Finished {
-        outcome,
-        checkpoint,
-        ..
-    } = result
-    else {
-        panic!("nothing to do");
-    };
-    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    let checkpoint = run_observed(&cluster, settings, observer).await;
     assert_clean_end(&cluster, &originals, &counts, &checkpoint).await;
     let worst = worst.lock().unwrap().clone();
     assert_eq!(worst.len(), 3, "{worst:?}");
@@ -420,11 +468,13 @@ async fn abandoning_a_drain_mid_wave_scales_surged_apps_back_and_brings_downed_m
 
 #[tokio::test(start_paused = true)]
 async fn after_the_window_marathon_places_no_task_on_an_old_agent() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cluster = cluster("demo", dir.path()).await;
-    let originals = in_service(&cluster).await;
-    let counts = app_counts(&cluster);
-    let target = u32::try_from(originals.len()).unwrap();
+    let Fixture {
+        dir,
+        cluster,
+        originals,
+        counts,
+        target,
+    } = fixture("demo").await;
     let world = cluster.sim.world();
     // On every checkpoint write once the window is up: any task staged on
     // an old agent since then is a violation.
@@ -454,19 +504,12 @@ async fn after_the_window_marathon_places_no_task_on_an_old_agent() {
         });
         *counted.lock().unwrap() += 1;
     });
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let result = run(
-        cluster.ports(),
-        &cluster.env,
+    let checkpoint = run_observed(
+        &cluster,
         drain(&dir.path().join("demo.json"), target),
-        stop,
         observer,
     )
-    .await
-    .expect("the run");
-    let RunResult::Finished { checkpoint, .. } = result else {
-        panic!("nothing to do");
-    };
+    .await;
     assert_clean_end(&cluster, &originals, &counts, &checkpoint).await;
     assert!(
         *checks.lock().unwrap() > 10,

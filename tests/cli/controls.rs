@@ -316,6 +316,22 @@ fn a_drain_canary_holds_the_drain_after_its_agents_and_the_printed_continue_rele
     let again = cluster.run(&[]);
     assert_eq!(again.status.code(), Some(3), "{}", text(&again));
     assert_eq!(printed_continue(&again), printed);
+    // `roller status` says held, with the same command.
+    let status = cluster
+        .roller(&["status", "--env", cluster.env_file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(3), "{}", text(&status));
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains("state: held"),
+        "{}",
+        text(&status)
+    );
+    assert!(
+        stderr(&status).contains(&format!("`roller {}`", printed.join(" "))),
+        "{}",
+        text(&status)
+    );
     let go = run_printed(&cluster, &printed);
     assert_eq!(go.status.code(), Some(0), "{}", text(&go));
     let done = cluster.run(&[]);

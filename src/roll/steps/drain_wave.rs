@@ -21,6 +21,7 @@ use super::super::ports::mesos::MesosMaster;
 use super::super::ports::pager::Pager;
 use super::super::roll_plan::{DRAIN, wave_id, wave_step};
 use super::super::runner::Runner;
+use super::replace::excused_note;
 use super::{StepKind, Tick, WaitKind};
 
 impl<A, M, K, P> Runner<'_, A, M, K, P>
@@ -89,21 +90,14 @@ where
             ));
         }
         let left = self.tasks_on_old_agents(&seen);
-        let excused: Vec<&str> = record
-            .apps
-            .iter()
-            .filter(|a| allowed.contains(a))
-            .map(String::as_str)
-            .collect();
-        let excused = if excused.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " ({} allowed unhealthy by --allow-unhealthy, not waited for: {})",
-                excused.len(),
-                excused.join(", ")
-            )
-        };
+        let excused = excused_note(
+            record
+                .apps
+                .iter()
+                .filter(|a| allowed.contains(a))
+                .map(String::as_str),
+            ", not waited for",
+        );
         let moved = format!(
             "{} task(s) moved and {} app(s) moved in all{excused}",
             record.kills.len(),

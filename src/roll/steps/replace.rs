@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use super::super::checkpoint::EventKind;
+use super::super::checkpoint::{EventKind, RolledInstance};
 use super::super::cluster::describe;
 use super::super::error::RollError;
 use super::super::health;
@@ -29,17 +29,7 @@ where
     /// moves are recomputed from Marathon each tick, and the waits only
     /// read.
     pub(in crate::roll) async fn replace(&mut self, instance: &str) -> Result<Tick, RollError> {
-        let Some(record) = self
-            .checkpoint
-            .instances
-            .iter()
-            .find(|i| i.id == instance)
-            .cloned()
-        else {
-            return Err(RollError::refused(format!(
-                "instance {instance} is in the plan but not in the checkpoint's instance list"
-            )));
-        };
+        let record = self.rolled(instance)?;
         let asg = self.checkpoint.asg.clone();
         if !record.terminate_sent {
             let group = describe(self.ports.aws, &asg).await?;
@@ -121,33 +111,37 @@ where
                 format!("{healthy}: {waiting}"),
             ));
         }
-        let excused: Vec<&str> = verdict
-            .unhealthy()
-            .map(|a| a.id.as_str())
-            .filter(|id| allowed.iter().any(|a| a == id))
-            .collect();
-        let excused = if excused.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " ({} allowed unhealthy by --allow-unhealthy: {})",
-                excused.len(),
-                excused.join(", ")
-            )
-        };
+        let excused = excused_note(
+            verdict
+                .unhealthy()
+                .map(|a| a.id.as_str())
+                .filter(|id| allowed.iter().any(|a| a == id)),
+            "",
+        );
         Ok(Tick::Done(format!(
             "{instance} replaced; Marathon healthy{excused}"
         )))
+    }
+
+    /// The checkpoint's record of an instance a step of the plan names.
+    pub(in crate::roll) fn rolled(&self, instance: &str) -> Result<RolledInstance, RollError> {
+        self.checkpoint
+            .instances
+            .iter()
+            .find(|i| i.id == instance)
+            .cloned()
+            .ok_or_else(|| {
+                RollError::refused(format!(
+                    "instance {instance} is in the plan but not in the checkpoint's instance list"
+                ))
+            })
     }
 
     /// Check before write: the group's desired capacity must be what this
     /// roll left it at (N + K − terminated). Anything else means another
     /// writer (a scaling policy, a human, another tool) changed the group:
     /// terminating now would fight it, so the roll stops and says so.
-    pub(in crate::roll) async fn check_no_other_writer(
-        &mut self,
-        asg: &str,
-    ) -> Result<(), RollError> {
+    async fn check_no_other_writer(&mut self, asg: &str) -> Result<(), RollError> {
         let group = describe(self.ports.aws, asg).await?;
         let expected = self.checkpoint.scale_up_desired();
         if group.desired_capacity == expected {
@@ -181,4 +175,18 @@ fn still_unhealthy(verdict: &health::ClusterHealth, allowed: &[String]) -> Optio
         }
         text
     })
+}
+
+/// ` (N allowed unhealthy by --allow-unhealthy[how]: a, b)` for the apps
+/// given, or nothing when there are none.
+pub(in crate::roll) fn excused_note<'a>(apps: impl Iterator<Item = &'a str>, how: &str) -> String {
+    let apps: Vec<&str> = apps.collect();
+    if apps.is_empty() {
+        return String::new();
+    }
+    format!(
+        " ({} allowed unhealthy by --allow-unhealthy{how}: {})",
+        apps.len(),
+        apps.join(", ")
+    )
 }

@@ -35,17 +35,7 @@ where
     /// so the desired capacity is never decremented twice), and puts the
     /// machine down only if Mesos does not already have it DOWN.
     pub(in crate::roll) async fn terminate(&mut self, instance: &str) -> Result<Tick, RollError> {
-        let Some(record) = self
-            .checkpoint
-            .instances
-            .iter()
-            .find(|i| i.id == instance)
-            .cloned()
-        else {
-            return Err(RollError::refused(format!(
-                "instance {instance} is in the plan but not in the checkpoint's instance list"
-            )));
-        };
+        let record = self.rolled(instance)?;
         let group = self.observed_group().await?;
         let present = group
             .instance(instance)
