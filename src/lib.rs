@@ -6,6 +6,8 @@
 //! - `aws`, `mesos`, `marathon`, `pager`: one adapter per outside system.
 //! - `http`, `retry`: what the adapters share (clients, credentials, backoff).
 //! - `atomic_file`: crash-safe replacement of files on disk.
+//! - `crash_point`: the crash harness's hook (SIGKILL at the K-th checkpoint
+//!   write, set by `ROLLER_CRASH_AT`; nothing when unset).
 //! - `cli`: the command line, from arguments to exit codes.
 //! - `sim`: the simulated cluster (world, scenarios, HTTP facades, server).
 //! - `simulated`: roller's real clients wired to an in-process simulator.
@@ -15,6 +17,7 @@
 pub mod atomic_file;
 pub mod aws;
 pub mod cli;
+pub mod crash_point;
 pub mod demo;
 pub mod http;
 pub mod marathon;

@@ -24,9 +24,10 @@ Exit codes (the same with --json):
   1    the last run failed (nothing got past its latest failure, or a step is
        ERROR): fix what it names, then rerun `roller run`
   2    no checkpoint there, or one this roller cannot read
-  3    paused (a wait timed out), held (an operator's interrupt or a canary
-       waits for `roller plan continue`), or stopped (a signal or a crash) with
-       no run holding it: rerun `roller run` to resume
+  3    paused (a wait timed out, or another writer changed the group), held
+       (an operator's interrupt or a canary waits for `roller plan
+       continue`), or stopped (a signal or a crash) with no run holding it:
+       rerun `roller run` to resume
 
 --json prints {\"run_id\", \"asg\", \"target\", \"locked\", \"state\", \"pause\",
 \"plan\", \"events\"}, \"state\" being one of \"complete\", \"running\", \"paused\",

@@ -561,10 +561,13 @@ impl Checkpoint {
                 source,
             })?;
         }
+        crate::crash_point::before_checkpoint_write();
         atomic_file::replace(path, json, FILE_MODE).map_err(|source| CheckpointError::Write {
             path: path.to_path_buf(),
             source,
-        })
+        })?;
+        crate::crash_point::after_checkpoint_write();
+        Ok(())
     }
 
     /// Appends an event stamped now.

@@ -78,6 +78,10 @@ pub struct Timeouts {
     /// Tasks moved off an agent before its termination, surges included
     /// (`task_move`, default 10 min).
     pub task_move: Duration,
+    /// A call failing for a passing reason (5xx, throttling, a timeout, no
+    /// leader) outside any other wait, retried each poll (`retry`, default
+    /// 10 min).
+    pub retry: Duration,
 }
 
 /// Where pages go (table `[pager]`). Secrets are not here: the routing key
@@ -103,6 +107,7 @@ impl Timeouts {
         deregister: Duration::from_secs(10 * 60),
         healthy: Duration::from_secs(15 * 60),
         task_move: Duration::from_secs(10 * 60),
+        retry: Duration::from_secs(10 * 60),
     };
 }
 
@@ -145,6 +150,7 @@ const KEYS: &[&str] = &[
     "timeouts.deregister",
     "timeouts.healthy",
     "timeouts.task_move",
+    "timeouts.retry",
     "pager.pagerduty",
     "pager.pagerduty_events_url",
     "pager.webhook",
@@ -217,6 +223,9 @@ impl Environment {
                 task_move: layers
                     .get("timeouts.task_move", value::duration)?
                     .unwrap_or(Timeouts::DEFAULT.task_move),
+                retry: layers
+                    .get("timeouts.retry", value::duration)?
+                    .unwrap_or(Timeouts::DEFAULT.retry),
             },
             pager: PagerSettings {
                 pagerduty: layers

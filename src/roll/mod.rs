@@ -33,6 +33,8 @@ pub mod drain_plan;
 mod drain_tests;
 pub mod env;
 pub mod error;
+#[cfg(test)]
+mod fault_tests;
 pub mod health;
 #[cfg(test)]
 mod in_process_tests;

@@ -4,9 +4,10 @@
 //! runner drops it at the start of each tick, and drops the group after
 //! any write to it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
+use super::checkpoint::Checkpoint;
 use super::cluster::describe;
 use super::error::RollError;
 use super::health;
@@ -150,15 +151,7 @@ where
         let expected = self
             .checkpoint
             .desired_after(u32::try_from(landed).unwrap_or(u32::MAX));
-        if group.desired_capacity == expected {
-            return Ok(());
-        }
-        Err(RollError::OtherWriter(format!(
-            "ASG {}: desired capacity is {}, but this roll left it at {expected} (N + K - terminated): \
-             another writer changed the group. Nothing was terminated. Find out who, set it back to \
-             {expected} (or abandon the roll), then rerun",
-            self.checkpoint.asg, group.desired_capacity
-        )))
+        other_writer(&self.checkpoint, &group, expected)
     }
 
     /// Mesos' maintenance status as this tick sees it (read once per tick).
@@ -172,4 +165,71 @@ where
         self.maintenance_seen = Some(status.clone());
         Ok(status)
     }
+}
+
+/// The group as the roll left it: desired capacity `expected` (N + K −
+/// the terminations landed), MinSize as found, MaxSize as found or as
+/// `--raise-max` set it, the processes suspended before the roll and by
+/// it. Any difference is another writer's change, all of them said at
+/// once: the roll stops and pages, and never changes anything back.
+pub(super) fn other_writer(
+    checkpoint: &Checkpoint,
+    group: &AutoScalingGroup,
+    expected: u32,
+) -> Result<(), RollError> {
+    let asg = &checkpoint.asg;
+    let min = checkpoint.original.min_size;
+    let max = match checkpoint.raised_max_from {
+        Some(_) => checkpoint
+            .target
+            .saturating_add(u32::try_from(checkpoint.instances.len()).unwrap_or(u32::MAX)),
+        None => checkpoint.original.max_size,
+    };
+    let suspended: BTreeSet<&str> = checkpoint
+        .suspended_before
+        .iter()
+        .chain(&checkpoint.suspended_by_roll)
+        .map(String::as_str)
+        .collect();
+    let found: BTreeSet<&str> = group
+        .suspended_processes
+        .iter()
+        .map(|p| p.as_str())
+        .collect();
+    let mut changes = Vec::new();
+    if group.desired_capacity != expected {
+        changes.push(format!(
+            "desired capacity is {}, not {expected} (N + K - terminated)",
+            group.desired_capacity
+        ));
+    }
+    if group.min_size != min {
+        changes.push(format!("MinSize is {}, not {min}", group.min_size));
+    }
+    if group.max_size != max {
+        changes.push(format!("MaxSize is {}, not {max}", group.max_size));
+    }
+    if found != suspended {
+        let list = |set: &BTreeSet<&str>| {
+            if set.is_empty() {
+                "none".to_string()
+            } else {
+                set.iter().copied().collect::<Vec<_>>().join(", ")
+            }
+        };
+        changes.push(format!(
+            "the suspended processes are {}, not {}",
+            list(&found),
+            list(&suspended)
+        ));
+    }
+    if changes.is_empty() {
+        return Ok(());
+    }
+    Err(RollError::OtherWriter(format!(
+        "ASG {asg}: {}, as this roll left it: another writer changed the group. Nothing was \
+         terminated and nothing is changed back. Find out who, set it back (or abandon the roll), \
+         then rerun",
+        changes.join("; ")
+    )))
 }

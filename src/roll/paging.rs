@@ -26,11 +26,10 @@ where
     pub(super) async fn pause(
         mut self,
         at: StepIndex,
-        waited_for: String,
+        reason: String,
     ) -> Result<(Outcome, Checkpoint), RollError> {
         let name = self.step_name(at);
         let since = self.clock.utc();
-        let reason = format!("timed out {waited_for}");
         let step = self.checkpoint.plan.step_mut(at);
         step.status = Status::Delayed;
         step.message = format!("PAUSED at {since}: {reason}");

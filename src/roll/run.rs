@@ -261,7 +261,7 @@ fn check_resume(
 }
 
 /// Before a resume writes anything, the group's run-id tag must be this
-/// run's once the lock step has run (and until the unlock step has): gone
+/// run's once the lock step has run (and until the unlock step begins): gone
 /// means the roll was abandoned, another id means another run owns the
 /// group. Either way nothing is changed.
 async fn check_tag<A: AutoScaling>(aws: &A, checkpoint: &Checkpoint) -> Result<(), RollError> {
@@ -273,9 +273,10 @@ async fn check_tag<A: AutoScaling>(aws: &A, checkpoint: &Checkpoint) -> Result<(
             .map(|(at, _)| checkpoint.plan.step(*at).status)
     };
     let lock = status_of(StepKind::Lock);
-    if matches!(lock, None | Some(Status::Pending))
-        || status_of(StepKind::Unlock) == Some(Status::Complete)
-    {
+    // Once the unlock step has begun (its intent is written before the tag
+    // is removed), a missing tag is this run's own doing.
+    let unlocking = !matches!(status_of(StepKind::Unlock), None | Some(Status::Pending));
+    if matches!(lock, None | Some(Status::Pending)) || unlocking {
         return Ok(());
     }
     let tagged = lock == Some(Status::Complete);

@@ -28,7 +28,7 @@ use super::ports::auto_scaling::AutoScalingGroup;
 use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
 use super::ports::pager::Pager;
-use super::steps::{StepKind, Tick, Wait};
+use super::steps::{StepKind, Tick, Wait, WaitKind};
 use crate::plan::{Plan, Status, Step, StepIndex, plan_candidates};
 
 pub use super::cluster::{Ports, RUN_ID_TAG};
@@ -68,7 +68,9 @@ pub(super) enum Advanced {
     Waiting,
     /// The step may not begin yet (`Tick::NotYet`).
     NotYet,
-    TimedOut(String),
+    /// The step must stop and call a human: a wait ran out, or another
+    /// writer changed the group. The reason, as the page says it.
+    Pause(String),
 }
 
 pub struct Runner<'a, A, M, K, P> {
@@ -224,7 +226,7 @@ where
                     Advanced::Done => finished = true,
                     Advanced::Waiting => begun = true,
                     Advanced::NotYet => {}
-                    Advanced::TimedOut(waited_for) => return self.pause(at, waited_for).await,
+                    Advanced::Pause(reason) => return self.pause(at, reason).await,
                 }
             }
             // A step added this tick (the drain's next wave) runs at once.
@@ -299,24 +301,29 @@ where
                 Ok(Advanced::Done)
             }
             Ok(Tick::Waiting(wait)) => Ok(self.waiting(at, &id, wait)),
-            // A look that failed for a passing reason counts against the
-            // wait the step is in; outside a wait it fails the step.
+            // A call that failed for a passing reason counts against the
+            // wait the step is in; outside a wait it starts one of its own
+            // (`retry`): every step is safe to run again (intent first),
+            // so the next tick does what a rerun would.
             Err(err) if err.is_transient() => {
-                match self
+                let kind = self
                     .checkpoint
                     .progress
                     .get(&id)
-                    .and_then(|p| p.wait.clone())
-                {
-                    Some(record) => {
-                        let wait = Wait {
-                            kind: record.kind,
-                            message: format!("last look failed: {err}"),
-                        };
-                        Ok(self.waiting(at, &id, wait))
-                    }
-                    None => self.fail(at, &name, err),
-                }
+                    .and_then(|p| p.wait.as_ref())
+                    .map_or(WaitKind::Retry, |record| record.kind);
+                let message = match kind {
+                    WaitKind::Retry => format!("retrying: {err}"),
+                    _ => format!("last look failed: {err}"),
+                };
+                Ok(self.waiting(at, &id, Wait { kind, message }))
+            }
+            // Another writer changed the group: stop and call a human,
+            // never change it back.
+            Err(RollError::OtherWriter(reason)) => {
+                let step = self.checkpoint.plan.step_mut(at);
+                step.status = Status::Started;
+                Ok(Advanced::Pause(reason))
             }
             Err(err) => self.fail(at, &name, err),
         }

@@ -51,7 +51,7 @@ where
         step.message = message.clone();
         let timeout = wait.kind.timeout(&self.env.timeouts);
         if self.clock.since(since) >= timeout {
-            Advanced::TimedOut(format!("after {}: {message}", human(timeout)))
+            Advanced::Pause(format!("timed out after {}: {message}", human(timeout)))
         } else {
             Advanced::Waiting
         }

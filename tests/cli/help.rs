@@ -60,7 +60,9 @@ fn status_help_says_which_exit_code_each_state_of_a_roll_gets() {
         .stdout_contains("writes nothing, not even its lock file")
         .stdout_contains("  0    the plan is COMPLETE")
         .stdout_contains("  1    the last run failed")
-        .stdout_contains("  3    paused (a wait timed out), held")
+        .stdout_contains(
+            "  3    paused (a wait timed out, or another writer changed the group), held",
+        )
         .stdout_contains("\"state\"")
         .run();
 }

@@ -6,6 +6,7 @@ mod bad_input;
 mod canary;
 mod cluster;
 mod controls;
+mod crash;
 mod demo;
 mod golden;
 mod health;

@@ -133,6 +133,7 @@ source = "roller@bastion-1"
             deregister: Duration::from_secs(120),
             healthy: Duration::from_secs(90 * 60),
             task_move: Duration::from_secs(45),
+            retry: Timeouts::DEFAULT.retry,
         }
     );
     assert_eq!(
@@ -404,7 +405,7 @@ fn an_unknown_key_in_a_table_is_refused_with_the_keys_of_that_table() {
     );
     assert!(message.contains("`timeouts.health`"), "{message}");
     assert!(
-        message.contains("scale_up, deregister, healthy, task_move"),
+        message.contains("scale_up, deregister, healthy, task_move, retry"),
         "{message}"
     );
 }

@@ -346,6 +346,12 @@ where
         let group = describe(self.ports.aws, &asg).await?;
         Ok(Tick::Done(match group.tag(RUN_ID_TAG) {
             Some(v) if v == self.checkpoint.run_id => {
+                // Recorded first (the step then reads STARTING): a resume
+                // after a crash between the two finds the tag gone and
+                // must know this run removed it.
+                self.checkpoint
+                    .log(EventKind::Intent, format!("remove tag {RUN_ID_TAG}"));
+                self.save()?;
                 self.ports
                     .aws
                     .delete_tags(&asg, &[RUN_ID_TAG.to_string()])

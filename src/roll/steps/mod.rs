@@ -112,6 +112,8 @@ pub enum WaitKind {
     Deregistered,
     /// Marathon reporting every app healthy.
     Healthy,
+    /// A call that failed for a passing reason, tried again each tick.
+    Retry,
 }
 
 impl WaitKind {
@@ -121,6 +123,7 @@ impl WaitKind {
             WaitKind::TaskMoves => timeouts.task_move,
             WaitKind::Deregistered => timeouts.deregister,
             WaitKind::Healthy => timeouts.healthy,
+            WaitKind::Retry => timeouts.retry,
         }
     }
 }

@@ -6,7 +6,6 @@
 use std::collections::HashSet;
 
 use super::super::checkpoint::{EventKind, RolledInstance};
-use super::super::cluster::describe;
 use super::super::error::RollError;
 use super::super::health;
 use super::super::ports::auto_scaling::AutoScaling;
@@ -24,18 +23,32 @@ where
     P: Pager,
 {
     /// One tick of an instance's replacement. Re-entering it after a crash
-    /// is safe: the termination is recorded before it is sent and never
-    /// sent twice (a resume finds `terminate_sent` and only waits), the
-    /// moves are recomputed from Marathon each tick, and the waits only
-    /// read.
+    /// is safe: the termination is recorded before it is sent; a resume
+    /// (or the tick after a call that failed) sends it again only while
+    /// the group still has the instance in service, and the adapter reads
+    /// the group right before it terminates (`AlreadyGone` if the first
+    /// call landed meanwhile), so the desired capacity is never
+    /// decremented twice. The moves are recomputed from Marathon each
+    /// tick, and the waits only read.
     pub(in crate::roll) async fn replace(&mut self, instance: &str) -> Result<Tick, RollError> {
         let record = self.rolled(instance)?;
-        let asg = self.checkpoint.asg.clone();
+        let group = self.observed_group().await?;
+        let present = group
+            .instance(instance)
+            .is_some_and(|i| !i.lifecycle_state.is_leaving());
+        if record.terminate_sent && present {
+            // The intent was written but the call never landed (a crash
+            // between the two, or a call that failed): send it again,
+            // after the same check as the first time.
+            self.check_no_other_writer_this_tick().await?;
+            self.checkpoint.log(
+                EventKind::Intent,
+                format!("terminate {instance} with decrement (again: the first call did not land)"),
+            );
+            self.save()?;
+            return self.send_termination(instance, &record.agent_id).await;
+        }
         if !record.terminate_sent {
-            let group = describe(self.ports.aws, &asg).await?;
-            let present = group
-                .instance(instance)
-                .is_some_and(|i| !i.lifecycle_state.is_leaving());
             if present {
                 if let Some(moving) = self.make_safe(&record).await? {
                     return Ok(Tick::Waiting(moving));
@@ -46,8 +59,11 @@ where
                         format!("{instance} is safe to terminate; stopping first"),
                     ));
                 }
-                self.check_no_other_writer(&asg).await?;
             }
+            // Also when the instance is already gone: gone by another
+            // writer's hand, the group's count says so before it is
+            // recorded as this roll's.
+            self.check_no_other_writer_this_tick().await?;
             if let Some(r) = self.checkpoint.instance_mut(instance) {
                 r.terminate_sent = true;
             }
@@ -56,17 +72,7 @@ where
                 format!("terminate {instance} with decrement"),
             );
             self.save()?;
-            let result = self.ports.aws.terminate_instance(&asg, instance).await?;
-            self.checkpoint
-                .log(EventKind::Terminate, format!("{instance}: {result:?}"));
-            self.save()?;
-            return Ok(Tick::waiting(
-                WaitKind::Deregistered,
-                format!(
-                    "waiting for Mesos to deregister agent {}: {instance} terminated",
-                    record.agent_id
-                ),
-            ));
+            return self.send_termination(instance, &record.agent_id).await;
         }
         let agent = &record.agent_id;
         let active: HashSet<String> = self
@@ -123,6 +129,20 @@ where
         )))
     }
 
+    /// Terminates `instance` with a decrement (its intent recorded), and
+    /// waits for its agent to go.
+    async fn send_termination(&mut self, instance: &str, agent: &str) -> Result<Tick, RollError> {
+        let asg = self.checkpoint.asg.clone();
+        let result = self.ports.aws.terminate_instance(&asg, instance).await?;
+        self.checkpoint
+            .log(EventKind::Terminate, format!("{instance}: {result:?}"));
+        self.save()?;
+        Ok(Tick::waiting(
+            WaitKind::Deregistered,
+            format!("waiting for Mesos to deregister agent {agent}: {instance} terminated"),
+        ))
+    }
+
     /// The checkpoint's record of an instance a step of the plan names.
     pub(in crate::roll) fn rolled(&self, instance: &str) -> Result<RolledInstance, RollError> {
         self.checkpoint
@@ -135,24 +155,6 @@ where
                     "instance {instance} is in the plan but not in the checkpoint's instance list"
                 ))
             })
-    }
-
-    /// Check before write: the group's desired capacity must be what this
-    /// roll left it at (N + K − terminated). Anything else means another
-    /// writer (a scaling policy, a human, another tool) changed the group:
-    /// terminating now would fight it, so the roll stops and says so.
-    async fn check_no_other_writer(&mut self, asg: &str) -> Result<(), RollError> {
-        let group = describe(self.ports.aws, asg).await?;
-        let expected = self.checkpoint.scale_up_desired();
-        if group.desired_capacity == expected {
-            return Ok(());
-        }
-        Err(RollError::OtherWriter(format!(
-            "ASG {asg}: desired capacity is {}, but this roll left it at {expected} (N + K - terminated): \
-             another writer changed the group. Nothing was terminated. Find out who, set it back to \
-             {expected} (or abandon the roll), then rerun",
-            group.desired_capacity
-        )))
     }
 }
 

@@ -42,7 +42,9 @@ where
             .is_some_and(|i| !i.lifecycle_state.is_leaving());
         if record.terminate_sent {
             if present && !self.sent_this_tick.contains(instance) {
-                // The intent was written but the call never landed.
+                // The intent was written but the call never landed: sent
+                // again, after the same check as the first time.
+                self.check_no_other_writer_this_tick().await?;
                 return self.send_terminations(&[record]).await;
             }
             let seen = self.observe().await?;
@@ -76,7 +78,10 @@ where
             // Gone some other way: nothing to put down, and the group's
             // count already left it out only if it was decremented; the
             // adapter's answer says which, and the desired capacity check
-            // of the next termination catches the other case.
+            // of the next termination catches the other case. Checked
+            // first: another writer's decrement shows before this roll
+            // counts the instance as its own.
+            self.check_no_other_writer_this_tick().await?;
             return self.send_terminations(&[record]).await;
         }
         let drain = self.phase_status(DRAIN);

@@ -324,7 +324,8 @@ impl World {
 
     pub(crate) fn on_agent_registers(&mut self, instance: InstanceIdx) {
         let inst = &self.instances[instance];
-        if inst.state != super::asg::LifecycleState::InService {
+        if inst.state != super::asg::LifecycleState::InService || self.faults.agents_never_register
+        {
             return;
         }
         if let Some(a) = inst.agent

@@ -350,6 +350,7 @@ impl World {
         let idx = match self.instance_by_id.get(instance_id) {
             Some(&i) if self.instances[i].state != LifecycleState::Terminated => i,
             _ => {
+                self.monitor.termination_of_gone(instance_id);
                 return Err(AwsError::InstanceNotFound {
                     action: ACTION,
                     id: instance_id.to_string(),
@@ -357,6 +358,7 @@ impl World {
             }
         };
         if let Some(activity) = self.instances[idx].terminate_activity {
+            self.monitor.termination_repeated(instance_id);
             return Ok(self.activity_view(activity));
         }
         if decrement {

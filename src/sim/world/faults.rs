@@ -23,4 +23,9 @@ pub struct Faults {
     /// fault is switched on are not affected.
     #[serde(default)]
     pub never_healthy_apps: Vec<String>,
+    /// Instances coming into service while this is set boot, but their
+    /// Mesos agent never registers (a broken image, a wrong master URL in
+    /// user data): the group grows and Mesos does not.
+    #[serde(default)]
+    pub agents_never_register: bool,
 }

@@ -47,6 +47,9 @@ pub(crate) struct Monitor {
     terminated: u32,
     launch_failures: u32,
     api_calls: BTreeMap<String, u64>,
+    peak_desired: u32,
+    repeated_terminations: Vec<String>,
+    terminations_of_gone: Vec<String>,
 }
 
 impl Monitor {
@@ -109,6 +112,7 @@ impl Monitor {
             self.az_peak[az] = self.az_peak[az].max(c);
             self.az_now[az] = c;
         }
+        self.peak_desired = self.peak_desired.max(desired);
         let live: u32 = counts.iter().sum();
         let beyond = live.saturating_sub(desired);
         self.beyond_peak = self.beyond_peak.max(beyond);
@@ -128,6 +132,18 @@ impl Monitor {
 
     pub(crate) fn instance_terminated(&mut self) {
         self.terminated += 1;
+    }
+
+    /// A TerminateInstanceInAutoScalingGroup call for an instance whose
+    /// termination had already begun.
+    pub(crate) fn termination_repeated(&mut self, instance: &str) {
+        self.repeated_terminations.push(instance.to_string());
+    }
+
+    /// A TerminateInstanceInAutoScalingGroup call for an instance already
+    /// gone (terminated, or never in the group).
+    pub(crate) fn termination_of_gone(&mut self, instance: &str) {
+        self.terminations_of_gone.push(instance.to_string());
     }
 
     pub(crate) fn launch_failed(&mut self) {
@@ -192,6 +208,13 @@ pub struct Report {
     pub instances_terminated: u32,
     pub launch_failures: u32,
     pub api_calls: BTreeMap<String, u64>,
+    /// The highest desired capacity the group ever had.
+    pub peak_desired_capacity: u32,
+    /// Instances a termination was asked for again after it had begun,
+    /// one entry per repeated call (a roller must send each one once).
+    pub repeated_terminations: Vec<String>,
+    /// Instances a termination was asked for when already gone.
+    pub terminations_of_gone: Vec<String>,
     pub final_state: FinalState,
 }
 
@@ -313,6 +336,9 @@ impl World {
             instances_terminated: m.terminated,
             launch_failures: m.launch_failures,
             api_calls: m.api_calls.clone(),
+            peak_desired_capacity: m.peak_desired,
+            repeated_terminations: m.repeated_terminations.clone(),
+            terminations_of_gone: m.terminations_of_gone.clone(),
         }
     }
 }

@@ -732,6 +732,29 @@ fn a_never_healthy_app_with_health_checks_is_killed_after_its_grace_and_failures
 }
 
 #[test]
+fn instances_booting_while_agents_never_register_serve_in_the_group_but_not_in_mesos() {
+    let mut w = world("");
+    w.set_faults(Faults {
+        agents_never_register: true,
+        ..Faults::default()
+    })
+    .expect("valid faults");
+    w.set_desired_capacity("agents", 4).expect("within bounds");
+    w.advance_to(secs(600));
+    let in_service = group(&w)
+        .instances
+        .iter()
+        .filter(|i| i.lifecycle_state == "InService")
+        .count();
+    assert_eq!(in_service, 4);
+    assert_eq!(w.agents().len(), 3, "the new agent never registered");
+    // Lifting the fault does not bring it back: its boot is over.
+    w.set_faults(Faults::default()).expect("valid faults");
+    w.advance_to(secs(1200));
+    assert_eq!(w.agents().len(), 3);
+}
+
+#[test]
 fn failing_launches_show_as_failed_activities_and_are_retried() {
     let mut w = world("");
     w.set_faults(Faults {
