@@ -64,7 +64,12 @@ fn a_full_roll_of_the_demo_cluster_replaces_every_agent_without_an_outage() {
         }
         assert_eq!(files_in(&dir), files, "status wrote nothing");
     }
-    for file in files.iter().filter(|f| f.ends_with(".json")) {
+    // The checkpoints and the lock beside them: 0600.
+    assert!(files.iter().any(|f| f.ends_with(".lock")), "{files:?}");
+    for file in files
+        .iter()
+        .filter(|f| f.ends_with(".json") || f.ends_with(".lock"))
+    {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         assert!(!text.contains("AWS_SECRET"), "{file}");
         let mode = std::os::unix::fs::PermissionsExt::mode(

@@ -41,15 +41,16 @@ impl RunLock {
                 source,
             })?;
         }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|source| RunLockError::Io {
-                path: path.clone(),
-                source,
-            })?;
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        // Beside a 0600 checkpoint, its lock is 0600 too: who may see
+        // that a roll runs is who may read its record.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(&path).map_err(|source| RunLockError::Io {
+            path: path.clone(),
+            source,
+        })?;
         match file.try_lock() {
             Ok(()) => Ok(RunLock { _file: file, path }),
             Err(std::fs::TryLockError::WouldBlock) => Err(RunLockError::Held { path }),
