@@ -13,12 +13,16 @@
 //! - `simulated`: roller's real clients wired to an in-process simulator.
 //! - `demo`: `roller demo` (the simulated cluster) and `roller plan demo`
 //!   (the plan engine walkthrough).
+//! - `fuzz_targets`: the fuzz targets' bodies (tests and `fuzzing` only).
 
 pub mod atomic_file;
 pub mod aws;
 pub mod cli;
 pub mod crash_point;
 pub mod demo;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzz_targets;
 pub mod http;
 pub mod marathon;
 pub mod mesos;

@@ -13,6 +13,8 @@
 mod client;
 mod config;
 mod error;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) mod fuzz;
 
 #[cfg(test)]
 pub(crate) mod contract;

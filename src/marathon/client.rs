@@ -494,7 +494,7 @@ fn app_path(id: &str) -> Vec<&str> {
         .collect()
 }
 
-fn parse<T: serde::de::DeserializeOwned>(
+pub(super) fn parse<T: serde::de::DeserializeOwned>(
     operation: &'static str,
     body: &[u8],
 ) -> Result<T, MarathonError> {
@@ -540,7 +540,7 @@ fn unexpected(operation: &'static str, answer: &Answer, target: Option<&str>) ->
 
 /// A short, printable account of a body: Marathon's `message` when it is
 /// JSON, else the first line of text, cut to a readable length.
-fn message(body: &[u8]) -> String {
+pub(super) fn message(body: &[u8]) -> String {
     #[derive(serde::Deserialize)]
     struct Message {
         message: String,

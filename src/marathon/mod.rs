@@ -2,6 +2,8 @@
 //! Marathon's REST API v2 (`client`), with the wire format kept in `wire`.
 
 mod client;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) mod fuzz;
 mod wire;
 
 #[cfg(test)]

@@ -272,8 +272,9 @@ pub(crate) fn parse_deployments(body: &[u8]) -> Result<Vec<Deployment>, serde_js
 }
 
 /// Test-only shapes: endpoints the adapter does not call, whose fixtures
-/// still prove the task and info shapes it relies on.
-#[cfg(test)]
+/// still prove the task and info shapes it relies on (and seed the fuzz
+/// target's tasks and info answers).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod fixture_only {
     use serde::Deserialize;
 

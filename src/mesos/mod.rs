@@ -7,6 +7,8 @@
 //! - `wire`: the master's JSON and its translation to domain types.
 
 mod client;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) mod fuzz;
 mod maintenance;
 mod master;
 mod wire;

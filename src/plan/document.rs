@@ -65,6 +65,12 @@ pub enum DocumentError {
     CanaryCount { phase: String },
     #[error("phase '{phase}' names canary step '{id}', which is not one of its step ids")]
     UnknownCanaryStep { phase: String, id: String },
+    #[error("{kind} '{name}' has no id: a stored plan names every phase and step by its id")]
+    MissingId { kind: &'static str, name: String },
+    #[error(
+        "phase '{phase}' has strategy '{strategy}' but no chosen canary steps: a stored plan keeps the canaries it chose"
+    )]
+    CanaryNotChosen { phase: String, strategy: String },
 }
 
 fn step_statuses() -> String {
@@ -85,6 +91,33 @@ impl Plan {
             phase.set_up_canary();
         }
         Ok(plan)
+    }
+
+    /// Checks a plan that roller stored itself (a checkpoint's), which is
+    /// used as it stands: the rules of a document, and nothing left for
+    /// loading to fill in (every phase and step has its id, every canary
+    /// phase its chosen canaries), so that it reads the same as a document.
+    pub fn check_stored(&self) -> Result<(), DocumentError> {
+        self.validate()?;
+        for phase in &self.phases {
+            let unnamed = std::iter::once(("phase", &phase.id, &phase.name))
+                .chain(phase.steps.iter().map(|s| ("step", &s.id, &s.name)))
+                .find(|(_, id, _)| id.is_empty());
+            if let Some((kind, _, name)) = unnamed {
+                return Err(DocumentError::MissingId {
+                    kind,
+                    name: name.clone(),
+                });
+            }
+            let chosen = phase.canary.as_ref().is_some_and(|c| c.steps.is_some());
+            if phase.strategy.is_canary() && !chosen {
+                return Err(DocumentError::CanaryNotChosen {
+                    phase: phase.name.clone(),
+                    strategy: phase.strategy.to_string(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The document as stored: pretty JSON, fields in a fixed order, ending

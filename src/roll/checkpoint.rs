@@ -495,7 +495,12 @@ impl Checkpoint {
                 migrate::from_v1(&mut value).map_err(corrupt)?;
                 true
             }
-            Some(_) => false,
+            Some(found) if found == u64::from(VERSION) => false,
+            Some(found) => {
+                return Err(corrupt(format!(
+                    "schema version {found} does not exist (this roller reads 1 and {VERSION})"
+                )));
+            }
             None => return Err(corrupt("no numeric \"version\"".to_string())),
         };
         let mut checkpoint: Checkpoint =
@@ -503,6 +508,13 @@ impl Checkpoint {
         if migrated {
             migrate::after_v1(&mut checkpoint);
         }
+        // The plan is run as stored: one a plan document would refuse
+        // (a dangling dependency, two steps with one id, a canary phase
+        // without its canaries) would misbehave silently.
+        checkpoint
+            .plan
+            .check_stored()
+            .map_err(|e| corrupt(format!("its plan is not valid: {e}")))?;
         checkpoint.step_kinds().map_err(corrupt)?;
         Ok(checkpoint)
     }

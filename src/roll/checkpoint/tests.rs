@@ -128,3 +128,93 @@ fn a_second_lock_on_one_checkpoint_is_refused_until_the_first_is_dropped() {
     assert!(!RunLock::is_held(&checkpoint));
     assert!(RunLock::acquire(&checkpoint).is_ok());
 }
+
+/// A checkpoint roller wrote (a serial roll midway), as JSON to edit.
+fn written() -> serde_json::Value {
+    serde_json::from_str(include_str!("../../../fuzz/seeds/checkpoint/serial-1.json")).unwrap()
+}
+
+fn parse_value(value: &serde_json::Value) -> Result<Checkpoint, CheckpointError> {
+    Checkpoint::parse(Path::new("c.json"), &value.to_string())
+}
+
+#[test]
+fn a_checkpoint_roller_wrote_loads() {
+    parse_value(&written()).unwrap();
+}
+
+// Found by fuzzing (`scripts/fuzz checkpoint`): a checkpoint's plan was
+// never checked as a plan, so a dependency on no phase loaded, and the
+// phase waited for it forever.
+#[test]
+fn a_checkpoint_whose_plan_depends_on_a_phase_it_lacks_is_refused() {
+    let mut value = written();
+    value["plan"]["phases"][1]["depends_on"] = serde_json::json!(["prepar{e"]);
+    let err = parse_value(&value).unwrap_err();
+    assert_eq!(err.label(), "checkpoint_corrupt");
+    assert!(
+        err.to_string()
+            .contains("its plan is not valid: 'scale-up' depends on 'prepar{e'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_checkpoint_with_two_steps_of_one_id_is_refused() {
+    let mut value = written();
+    let first = value["plan"]["phases"][0]["steps"][0]["id"].clone();
+    value["plan"]["phases"][0]["steps"][1]["id"] = first;
+    let err = parse_value(&value).unwrap_err();
+    assert!(
+        err.to_string().contains("used by more than one element"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_checkpoint_with_a_step_without_an_id_is_refused() {
+    let mut value = written();
+    value["plan"]["phases"][0]["steps"][0]["id"] = serde_json::json!("");
+    let err = parse_value(&value).unwrap_err();
+    assert!(err.to_string().contains("step 'lock' has no id"), "{err}");
+}
+
+#[test]
+fn a_checkpoint_with_a_canary_phase_that_never_chose_its_canaries_is_refused() {
+    let mut value = written();
+    let phase = &mut value["plan"]["phases"][2];
+    phase["strategy"] = serde_json::json!("serial-canary");
+    phase.as_object_mut().unwrap().remove("canary");
+    let err = parse_value(&value).unwrap_err();
+    assert!(err.to_string().contains("no chosen canary steps"), "{err}");
+}
+
+#[test]
+fn a_checkpoint_of_a_schema_that_never_existed_is_refused() {
+    let mut value = written();
+    value["version"] = serde_json::json!(0);
+    let err = parse_value(&value).unwrap_err();
+    assert_eq!(err.label(), "checkpoint_corrupt");
+    assert!(
+        err.to_string().contains("schema version 0 does not exist"),
+        "{err}"
+    );
+}
+
+// Found by fuzzing (`scripts/fuzz checkpoint`): a time scale written with
+// more digits than an f64 holds was read one unit in the last place off,
+// and read differently again once saved: each save and load changed it.
+#[test]
+fn a_checkpoint_reads_the_same_after_a_save_whatever_its_floats_digits() {
+    let digits = "1.06666666666666666666666666666666666666666";
+    let text = written()
+        .to_string()
+        .replace("\"time_scale\":1.0", &format!("\"time_scale\":{digits}"));
+    assert!(text.contains(digits), "the seed's time_scale changed");
+    let path = Path::new("c.json");
+    let loaded = Checkpoint::parse(path, &text).unwrap();
+    assert_eq!(loaded.environment.time_scale, 1.0666666666666667);
+    let saved = loaded.to_json(path).unwrap();
+    let again = Checkpoint::parse(path, std::str::from_utf8(&saved).unwrap()).unwrap();
+    assert_eq!(again, loaded);
+}

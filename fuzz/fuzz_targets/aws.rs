@@ -1,0 +1,4 @@
+//! `roller::fuzz_targets::aws` under libFuzzer.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| roller::fuzz_targets::aws(data));
