@@ -80,6 +80,7 @@ impl SimulatedCluster {
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir,
+            ca_bundle: None,
             suspend_processes: vec![
                 ScalingProcess::AZRebalance,
                 ScalingProcess::AlarmNotification,

@@ -68,6 +68,7 @@ pub(super) async fn clients(env: &Environment) -> Result<Clients, CliError> {
         Ok(HttpSettings {
             auth: HttpAuth::from_env(system)
                 .map_err(|e| CliError::Adapter(format!("{system} credentials: {e}")))?,
+            ca_bundle: env.ca_bundle.clone(),
             ..HttpSettings::default()
         })
     };
@@ -79,9 +80,12 @@ pub(super) async fn clients(env: &Environment) -> Result<Clients, CliError> {
     let marathon = MarathonClient::new(&env.marathon, &http("MARATHON")?)
         .map_err(|e| CliError::Adapter(format!("Marathon: {e}")))?;
     let mut sinks = Vec::new();
-    let client = HttpSettings::default()
-        .client()
-        .map_err(|e| CliError::Adapter(format!("pager: {e}")))?;
+    let client = HttpSettings {
+        ca_bundle: env.ca_bundle.clone(),
+        ..HttpSettings::default()
+    }
+    .client()
+    .map_err(|e| CliError::Adapter(format!("pager: {e}")))?;
     if env.pager.pagerduty {
         let key = PagerDuty::routing_key_from_env()
             .map_err(|e| CliError::Adapter(format!("PagerDuty: {e}")))?

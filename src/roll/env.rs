@@ -55,6 +55,10 @@ pub struct Environment {
     pub pager: PagerSettings,
     /// Where checkpoints live (default `checkpoints`).
     pub checkpoint_dir: PathBuf,
+    /// PEM certificates trusted for Mesos, Marathon and the pager on top
+    /// of the system's roots (key `ca_bundle`, e.g. the DC/OS cluster CA).
+    /// TLS is always verified; there is no way to turn that off.
+    pub ca_bundle: Option<PathBuf>,
     /// The scaling processes suspended for the roll (key
     /// `suspend_processes`; default AZRebalance, AlarmNotification,
     /// ScheduledActions). Never empty.
@@ -145,6 +149,7 @@ const KEYS: &[&str] = &[
     "time_scale",
     "poll_interval",
     "checkpoint_dir",
+    "ca_bundle",
     "suspend_processes",
     "timeouts.scale_up",
     "timeouts.deregister",
@@ -240,6 +245,7 @@ impl Environment {
             checkpoint_dir: layers
                 .get("checkpoint_dir", value::path)?
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_CHECKPOINT_DIR)),
+            ca_bundle: layers.get("ca_bundle", value::path)?,
             suspend_processes: layers
                 .get("suspend_processes", value::processes)?
                 .unwrap_or_else(default_suspend_processes),

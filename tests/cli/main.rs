@@ -20,3 +20,4 @@ mod secrets;
 mod show;
 mod sim;
 mod test;
+mod tls;

@@ -69,6 +69,7 @@ fn a_file_with_only_the_required_keys_gets_every_default() {
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir: PathBuf::from("checkpoints"),
+            ca_bundle: None,
             suspend_processes: vec![
                 ScalingProcess::AZRebalance,
                 ScalingProcess::AlarmNotification,
