@@ -410,3 +410,52 @@ async fn a_group_parses_with_its_instances_launch_template_and_sizes() {
     );
     assert_eq!(i.health_status, "Healthy");
 }
+
+/// The README's least-privilege IAM policy lists exactly the actions the
+/// adapter calls: every SDK operation in `client.rs` (`self.asg.op()`,
+/// `self.ec2.op()`) is in the policy, and the policy holds nothing else.
+#[test]
+fn the_readme_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
+    fn camel(snake: &str) -> String {
+        snake
+            .split('_')
+            .map(|word| {
+                let mut chars = word.chars();
+                chars
+                    .next()
+                    .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+    let code: String = include_str!("client.rs")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let mut called = std::collections::BTreeSet::new();
+    for (client, service) in [("self.asg.", "autoscaling"), ("self.ec2.", "ec2")] {
+        for (at, _) in code.match_indices(client) {
+            let rest = &code[at + client.len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if rest[name.len()..].starts_with("()") && !name.is_empty() {
+                called.insert(format!("{service}:{}", camel(&name)));
+            }
+        }
+    }
+    assert!(called.len() >= 9, "the scan found too little: {called:?}");
+    let readme = include_str!("../../README.md");
+    let section = readme
+        .split("## AWS permissions")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("README has an `AWS permissions` section");
+    let listed: std::collections::BTreeSet<String> = section
+        .split('"')
+        .filter(|s| s.starts_with("autoscaling:") || s.starts_with("ec2:"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(listed, called, "README policy vs the adapter's calls");
+}
