@@ -21,7 +21,7 @@ pub(crate) mod contract;
 #[cfg(test)]
 mod moto_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use client::AwsAutoScaling;
 pub use config::{AwsSettings, AwsTimeouts, simulated_client};

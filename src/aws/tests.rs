@@ -446,16 +446,21 @@ fn the_readme_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
         }
     }
     assert!(called.len() >= 9, "the scan found too little: {called:?}");
+    let listed = readme_policy();
+    assert_eq!(listed, called, "README policy vs the adapter's calls");
+}
+
+/// The actions of the README's IAM policy (`autoscaling:…`, `ec2:…`).
+pub(crate) fn readme_policy() -> std::collections::BTreeSet<String> {
     let readme = include_str!("../../README.md");
     let section = readme
         .split("## AWS permissions")
         .nth(1)
         .and_then(|s| s.split("\n## ").next())
         .expect("README has an `AWS permissions` section");
-    let listed: std::collections::BTreeSet<String> = section
+    section
         .split('"')
         .filter(|s| s.starts_with("autoscaling:") || s.starts_with("ec2:"))
         .map(str::to_string)
-        .collect();
-    assert_eq!(listed, called, "README policy vs the adapter's calls");
+        .collect()
 }

@@ -42,6 +42,8 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
     let moto = Moto::provide(GroupSetup::sized(N, 8, N)).await;
     let start = group(&moto).await;
     let originals = live(&start);
+    recorder("reset-recording").await;
+    recorder("start-recording").await;
     assert_eq!(originals.len(), N as usize);
     // A process suspended before the roll must stay suspended after it.
     moto.aws()
@@ -194,6 +196,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
     let (outcome, record) = step(record).await.expect("finish");
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
     let g = group(&moto).await;
+    assert_the_iam_policy_covers_the_roll(&moto, &g, &originals).await;
     assert_eq!(g.tag(RUN_ID_TAG), None);
     let mut suspended: Vec<&str> = g.suspended_processes.iter().map(|p| p.as_str()).collect();
     suspended.sort();
@@ -225,4 +228,122 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
     assert_eq!(g.desired_capacity, N);
     assert!(record.plan.is_complete());
     sim.sim.shutdown().await;
+}
+
+/// Drives moto's request recorder (`/moto-api/recorder/…`), which
+/// `scripts/with-moto` points at a temporary file.
+async fn recorder(action: &str) -> String {
+    let url = format!(
+        "{}/moto-api/recorder/{action}",
+        crate::aws::contract::moto::moto_url()
+    );
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let request = if action == "download-recording" {
+        client.get(&url)
+    } else {
+        client.post(&url)
+    };
+    let response = request.send().await.expect("moto's recorder");
+    assert!(
+        response.status().is_success(),
+        "{action}: {}",
+        response.status()
+    );
+    response.text().await.unwrap()
+}
+
+/// The actions moto saw for this test's group and instances while the
+/// roll ran (other tests share moto: their requests name other groups and
+/// instances) must all be in the README's IAM policy; the policy's other
+/// actions are those this roll cannot reach, each for a stated reason.
+async fn assert_the_iam_policy_covers_the_roll(
+    moto: &Moto,
+    end: &AutoScalingGroup,
+    originals: &[String],
+) {
+    recorder("stop-recording").await;
+    let recording = recorder("download-recording").await;
+    let mut ours: Vec<String> = originals.to_vec();
+    ours.extend(end.instances.iter().map(|i| i.id.clone()));
+    ours.push(moto.group().to_string());
+    let mut seen = std::collections::BTreeSet::new();
+    for line in recording.lines().filter(|l| !l.trim().is_empty()) {
+        let entry: serde_json::Value = serde_json::from_str(line).expect("a recorded request");
+        let body = entry["body"].as_str().unwrap_or_default();
+        let body = if entry["body_encoded"] == true {
+            String::from_utf8(decode_base64(body)).unwrap_or_default()
+        } else {
+            body.to_string()
+        };
+        if !ours.iter().any(|id| body.contains(id.as_str())) {
+            continue;
+        }
+        let Some(action) = body
+            .split('&')
+            .find_map(|pair| pair.strip_prefix("Action="))
+        else {
+            continue;
+        };
+        let authorization = entry["headers"]["Authorization"]
+            .as_str()
+            .or_else(|| entry["headers"]["authorization"].as_str())
+            .unwrap_or_default();
+        let service = if authorization.contains("/ec2/") {
+            "ec2"
+        } else {
+            "autoscaling"
+        };
+        seen.insert(format!("{service}:{action}"));
+    }
+    let policy = crate::aws::tests::readme_policy();
+    assert!(
+        seen.len() >= 6,
+        "the recording shows too little of the roll: {seen:?}"
+    );
+    let beyond: Vec<&String> = seen.difference(&policy).collect();
+    assert!(
+        beyond.is_empty(),
+        "called but not in the README's policy: {beyond:?}"
+    );
+    // Not reached here: the activities are read only while new instances
+    // are slow to register, EC2 only by the preflight and the
+    // registration wait (both left out: moto's instances run no agent),
+    // UpdateAutoScalingGroup only with --raise-max.
+    let unreached: std::collections::BTreeSet<&str> = [
+        "autoscaling:DescribeScalingActivities",
+        "autoscaling:UpdateAutoScalingGroup",
+        "ec2:DescribeInstances",
+    ]
+    .into();
+    let missing: Vec<&String> = policy
+        .difference(&seen)
+        .filter(|a| !unreached.contains(a.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "in the policy, never called by the roll: {missing:?}"
+    );
+}
+
+/// Standard base64 (moto's recorder encodes bodies that are bytes).
+fn decode_base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for sextet in text.bytes().filter_map(value) {
+        acc = (acc << 6) | u32::from(sextet);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
 }
