@@ -486,3 +486,27 @@ async fn a_resume_after_a_crash_once_the_tag_is_removed_finishes_the_roll() {
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
     assert!(done.plan.is_complete());
 }
+
+/// Calls that keep failing (every Marathon answer a 5xx from the first
+/// write on) are retried until their wait runs out, then the roll pauses
+/// and pages, naming the failure: it never ends on an unpaged error.
+#[tokio::test(start_paused = true)]
+async fn calls_failing_for_good_pause_and_page_once_their_wait_runs_out() {
+    for strategy in STRATEGIES {
+        let case = case(strategy).await;
+        let mut faults = ApiFaults::default();
+        faults.marathon.error_rate = 1.0;
+        let faults = from_the_first_write(&case, faults);
+        let (outcome, done, pages) = case.roll(faults).await;
+        case.assert_paused_with_page(&outcome, &done, &pages, "timed out");
+        let reason = &done.pause.as_ref().unwrap().reason;
+        assert!(
+            reason.contains("retrying") || reason.contains("last look failed"),
+            "{}: {reason}",
+            case.name()
+        );
+        assert!(reason.contains("Marathon"), "{}: {reason}", case.name());
+        let report = case.cluster.sim.report();
+        assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    }
+}
