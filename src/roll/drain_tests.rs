@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use super::checkpoint::Checkpoint;
-use super::in_process_tests::{cluster, in_service, roll, settings};
+use super::in_process_tests::{app_counts, cluster, in_service, roll, settings};
 use super::roll_plan::{DRAIN, RollStrategy, TERMINATE};
 use super::run::{RunResult, RunSettings, run};
 use super::runner::Outcome;
@@ -23,15 +23,6 @@ fn drain(path: &Path, target: u32) -> RunSettings {
     let mut settings = settings(path, target, &[]);
     settings.request.strategy = RollStrategy::Drain;
     settings
-}
-
-fn app_counts(cluster: &SimulatedCluster) -> BTreeMap<String, u32> {
-    cluster.sim.world().with(|w| {
-        w.apps(false)
-            .into_iter()
-            .map(|a| (a.id, a.instances))
-            .collect()
-    })
 }
 
 /// A fresh simulated cluster, settled, and what the roll must keep.

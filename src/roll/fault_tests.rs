@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use super::checkpoint::Checkpoint;
 use super::cluster::Ports;
-use super::in_process_tests::{cluster, in_service, settings};
+use super::in_process_tests::{app_counts, cluster, in_service, settings};
 use super::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
 use super::ports::pager::{Page, Pager, PagerError};
-use super::roll_plan::RollStrategy;
+use super::roll_plan::{RollStrategy, WAIT_REGISTERED};
 use super::run::{RunResult, run};
 use super::runner::Outcome;
 use crate::plan::Status;
@@ -62,15 +62,6 @@ async fn case(strategy: RollStrategy) -> Case {
         target,
         strategy,
     }
-}
-
-fn app_counts(cluster: &SimulatedCluster) -> BTreeMap<String, u32> {
-    cluster.sim.world().with(|w| {
-        w.apps(false)
-            .into_iter()
-            .map(|a| (a.id, a.instances))
-            .collect()
-    })
 }
 
 impl Case {
@@ -174,7 +165,7 @@ impl Case {
         );
     }
 
-    fn terminated_originals(&self) -> usize {
+    fn instances_terminated(&self) -> usize {
         let report = self.cluster.sim.report();
         usize::try_from(report.instances_terminated).unwrap()
     }
@@ -315,7 +306,7 @@ async fn new_instances_whose_agents_never_register_pause_and_page_before_any_ter
         });
         let (outcome, done, pages) = case.roll(|_| {}).await;
         case.assert_paused_with_page(&outcome, &done, &pages, "timed out");
-        assert_eq!(case.terminated_originals(), 0, "{}", case.name());
+        assert_eq!(case.instances_terminated(), 0, "{}", case.name());
         assert_eq!(
             done.pause.as_ref().unwrap().step,
             "scale-up/wait-registered"
@@ -390,7 +381,7 @@ async fn another_writer(
             let registered = checkpoint
                 .plan
                 .steps()
-                .any(|(_, s)| s.id == "wait-registered" && s.status == Status::Complete);
+                .any(|(_, s)| s.id == WAIT_REGISTERED && s.status == Status::Complete);
             if registered && !done_once {
                 done_once = true;
                 world.with(&change);
@@ -400,7 +391,7 @@ async fn another_writer(
     case.assert_paused_with_page(&outcome, &done, &pages, "another writer");
     let reason = &done.pause.as_ref().unwrap().reason;
     assert!(reason.contains(says), "{}: {reason}", case.name());
-    assert_eq!(case.terminated_originals(), 0, "{}", case.name());
+    assert_eq!(case.instances_terminated(), 0, "{}", case.name());
     let group = case
         .cluster
         .aws

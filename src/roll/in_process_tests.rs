@@ -81,6 +81,16 @@ pub(super) async fn roll(
     }
 }
 
+/// Each app's instance count, as the simulator has it.
+pub(super) fn app_counts(cluster: &SimulatedCluster) -> std::collections::BTreeMap<String, u32> {
+    cluster.sim.world().with(|w| {
+        w.apps(false)
+            .into_iter()
+            .map(|a| (a.id, a.instances))
+            .collect()
+    })
+}
+
 pub(super) async fn in_service(cluster: &SimulatedCluster) -> HashSet<String> {
     cluster
         .aws

@@ -179,10 +179,9 @@ pub(super) fn other_writer(
 ) -> Result<(), RollError> {
     let asg = &checkpoint.asg;
     let min = checkpoint.original.min_size;
+    // `--raise-max` sets MaxSize to N + K.
     let max = match checkpoint.raised_max_from {
-        Some(_) => checkpoint
-            .target
-            .saturating_add(u32::try_from(checkpoint.instances.len()).unwrap_or(u32::MAX)),
+        Some(_) => checkpoint.desired_after(0),
         None => checkpoint.original.max_size,
     };
     let suspended: BTreeSet<&str> = checkpoint

@@ -115,29 +115,30 @@ impl Cluster {
         command
     }
 
-    pub(crate) fn run(&self, args: &[&str]) -> Output {
+    /// `roller run --env <this cluster's file>` and `args`, to be run.
+    pub(crate) fn run_command(&self, args: &[&str]) -> Command {
         let mut all = vec!["run", "--env", self.env_file.to_str().unwrap()];
         all.extend_from_slice(args);
-        self.roller(&all).output().unwrap()
+        self.roller(&all)
+    }
+
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
+        self.run_command(args).output().unwrap()
     }
 
     /// `roller run` again (a resume, `args` added) with the scale-up wait
     /// given a real timeout, as an operator does after a pause on a quick
     /// one.
     pub(crate) fn resume_patiently(&self, args: &[&str]) -> Output {
-        let mut all = vec!["run", "--env", self.env_file.to_str().unwrap()];
-        all.extend_from_slice(args);
-        self.roller(&all)
+        self.run_command(args)
             .env("ROLLER_TIMEOUTS_SCALE_UP", "20m")
             .output()
             .unwrap()
     }
 
     pub(crate) fn spawn(&self, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
-        let mut all = vec!["run", "--env", self.env_file.to_str().unwrap()];
-        all.extend_from_slice(args);
         let mut child = self
-            .roller(&all)
+            .run_command(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -127,19 +127,16 @@ fn time_scale(scenario: &str) -> f64 {
 
 /// Runs `roller run …` with `kill` applied; the exit status and output.
 fn run_killed(cluster: &Cluster, args: &[&str], kill: Option<Kill>) -> (ExitStatus, Output) {
-    let mut all = vec!["run", "--env", cluster.env_file.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let mut command = cluster.roller(&all);
+    let mut command = cluster.run_command(args);
     command.env_remove(roller::crash_point::VAR);
     match kill {
         None => {
             let output = command.output().unwrap();
             (output.status, output)
         }
-        Some(Kill::After(_) | Kill::Before(_)) => {
-            let point = kill.unwrap().label();
+        Some(point @ (Kill::After(_) | Kill::Before(_))) => {
             let output = command
-                .env(roller::crash_point::VAR, point)
+                .env(roller::crash_point::VAR, point.label())
                 .output()
                 .unwrap();
             (output.status, output)
@@ -277,8 +274,9 @@ fn ground_truth(
         .iter()
         .map(|p| p.as_str())
         .collect();
+    let report = cluster.report();
     let uneven = {
-        let counts: Vec<u32> = cluster.report().az_final.values().copied().collect();
+        let counts: Vec<u32> = report.az_final.values().copied().collect();
         counts.iter().max().unwrap_or(&0) - counts.iter().min().unwrap_or(&0) > 1
     };
     let expected: BTreeSet<&str> = suspended_before.iter().map(String::as_str).collect();
@@ -294,7 +292,6 @@ fn ground_truth(
     if let Some(tag) = group.tag("roller:run-id") {
         problems.push(format!("the run-id tag is still on the group: {tag}"));
     }
-    let report = cluster.report();
     if report.final_state.agents_registered as u32 != n {
         problems.push(format!(
             "{} agents registered, not {n}",

@@ -43,19 +43,10 @@ fn a_full_disk_stops_the_roll_with_exit_1_before_its_next_side_effect_and_the_re
     for strategy in ["drain", "serial"] {
         let cluster = Cluster::start("demo", "");
         let originals = cluster.live();
-        let args = [
-            "run",
-            "--env",
-            cluster.env_file.to_str().unwrap(),
-            "--target",
-            "12",
-            "--strategy",
-            strategy,
-        ];
         // A file-size limit makes every write past it fail (EFBIG), as a
         // full disk does, for this process only; the checkpoint reaches it
         // part-way through the roll.
-        let mut command = cluster.roller(&args);
+        let mut command = cluster.run_command(&["--target", "12", "--strategy", strategy]);
         // SAFETY: only async-signal-safe calls (setrlimit, signal) between
         // fork and exec.
         unsafe {
@@ -98,15 +89,7 @@ fn a_read_only_checkpoint_directory_stops_the_roll_with_exit_1_and_the_rerun_fin
         let originals = cluster.live();
         let dir = cluster.checkpoint().parent().unwrap().to_path_buf();
         let child = cluster
-            .roller(&[
-                "run",
-                "--env",
-                cluster.env_file.to_str().unwrap(),
-                "--target",
-                "12",
-                "--strategy",
-                strategy,
-            ])
+            .run_command(&["--target", "12", "--strategy", strategy])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

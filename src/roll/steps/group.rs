@@ -91,10 +91,7 @@ where
 
     /// Sets MaxSize to N + K (absolute; re-running sets the same value).
     pub(in crate::roll) async fn raise_max(&mut self) -> Result<Tick, RollError> {
-        let needed = self
-            .checkpoint
-            .target
-            .saturating_add(count(self.checkpoint.instances.len()));
+        let needed = self.checkpoint.desired_after(0);
         let original = self.checkpoint.original.clone();
         if needed <= original.max_size {
             return Ok(Tick::Done(format!(
