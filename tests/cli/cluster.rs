@@ -101,7 +101,11 @@ impl Cluster {
     }
 
     pub(crate) fn roller(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_roller"));
+        // `scripts/crash` runs a private copy of the binary (hours of
+        // trials must not pick up a rebuild made meanwhile).
+        let binary = std::env::var_os("ROLLER_TEST_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_roller").into());
+        let mut command = Command::new(binary);
         command
             .args(args)
             .current_dir(self.dir.path())
