@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::plan;
-use crate::roll::checkpoint::Checkpoint;
+use crate::roll::checkpoint::{Checkpoint, CheckpointStore};
 use crate::roll::preflight::{Request, Selection};
 use crate::roll::run::{RunResult, RunSettings, run as run_roll, runtime, tree_printer};
 use crate::roll::runner::{Outcome, RunOptions};
@@ -120,7 +120,7 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
     // hold is re-entered, not waited for).
     let observer = tree_printer();
     let settings = RunSettings {
-        checkpoint: checkpoint.clone(),
+        checkpoint: CheckpointStore::file(checkpoint.clone()),
         request: Request {
             target,
             select: Selection::All,

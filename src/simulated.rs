@@ -80,6 +80,8 @@ impl SimulatedCluster {
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir,
+            checkpoint_store: None,
+            checkpoint_endpoint_url: None,
             ca_bundle: None,
             suspend_processes: vec![
                 ScalingProcess::AZRebalance,

@@ -4,6 +4,8 @@
 //! - `config`: region, profile, credentials chain, endpoint, timeouts, retries.
 //! - `client`: the port's operations, each checked against the group first.
 //! - `error`: `AwsError` and the mapping from SDK errors.
+//! - `s3_checkpoint`: the checkpoint as an S3 object with conditional
+//!   writes (`--checkpoint s3://bucket/key`).
 //!
 //! Tests: `contract` runs the adapter's protocol tests against moto and
 //! the simulator alike; `moto_tests` holds what only moto shows; `tests`
@@ -15,6 +17,7 @@ mod config;
 mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod fuzz;
+mod s3_checkpoint;
 
 #[cfg(test)]
 pub(crate) mod contract;
@@ -26,3 +29,4 @@ pub(crate) mod tests;
 pub use client::AwsAutoScaling;
 pub use config::{AwsSettings, AwsTimeouts, simulated_client};
 pub use error::AwsError;
+pub use s3_checkpoint::{S3Checkpoint, S3Location};

@@ -448,6 +448,46 @@ fn the_readme_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
     assert!(called.len() >= 9, "the scan found too little: {called:?}");
     let listed = readme_policy();
     assert_eq!(listed, called, "README policy vs the adapter's calls");
+
+    // The S3 checkpoint's statement: the calls of its adapter, tests left
+    // out (they create buckets).
+    let s3_code = include_str!("s3_checkpoint.rs");
+    let s3_code: String = s3_code
+        .split("#[cfg(test)]")
+        .next()
+        .unwrap()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let mut s3_called = std::collections::BTreeSet::new();
+    for (at, _) in s3_code.match_indices(".client.") {
+        let rest = &s3_code[at + ".client.".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+            .collect();
+        if rest[name.len()..].starts_with("()") && !name.is_empty() {
+            s3_called.insert(format!("s3:{}", camel(&name)));
+        }
+    }
+    assert!(
+        s3_called.len() >= 3,
+        "the scan found too little: {s3_called:?}"
+    );
+    let readme = include_str!("../../README.md");
+    let section = readme.split("## AWS permissions").nth(1).unwrap();
+    let s3_listed: std::collections::BTreeSet<String> = section
+        .split("\n## ")
+        .next()
+        .unwrap()
+        .split('"')
+        .filter(|s| s.starts_with("s3:"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        s3_listed, s3_called,
+        "README S3 statement vs the S3 adapter's calls"
+    );
 }
 
 /// The actions of the README's IAM policy (`autoscaling:…`, `ec2:…`).

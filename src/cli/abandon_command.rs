@@ -10,14 +10,14 @@ use super::AbandonArgs;
 use super::error::CliError;
 use super::wiring::{checkpoint_path, clients, environment_from, runtime};
 use crate::roll::abandon::{AbandonError, check_tag, plan_of};
-use crate::roll::checkpoint::{Checkpoint, CheckpointError, RunLock};
+use crate::roll::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, RunLock};
 use crate::roll::cluster::{Ports, RUN_ID_TAG};
 use crate::roll::ports::auto_scaling::AutoScaling;
 use crate::roll::runner::{RunOptions, Runner};
 
 pub(super) fn run(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let env = environment_from(&args.env, &[])?;
-    let path = checkpoint_path(&args.checkpoint, &env);
+    let path = checkpoint_path(&args.checkpoint, &env, "abandon")?;
     let _lock = if args.dry_run {
         None
     } else {
@@ -71,7 +71,7 @@ pub(super) fn run(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliErro
                     &env,
                     RunOptions::default(),
                     c,
-                    path.clone(),
+                    CheckpointStore::file(path.clone()),
                     stop,
                     Box::new(|_: &Checkpoint| {}),
                 )

@@ -35,6 +35,27 @@ pub(super) fn run(command: PlanCommand, out: &mut dyn Write) -> Result<(), CliEr
     operate(operation, &args, out)
 }
 
+fn is_s3(file: &Path) -> bool {
+    crate::aws::S3Location::is_s3(&file.to_string_lossy())
+}
+
+/// The plan of a checkpoint kept in S3 (`plan show --file s3://…`), read
+/// with the AWS chain's region and endpoint (`AWS_REGION`,
+/// `AWS_ENDPOINT_URL_S3`).
+fn load_s3(file: &Path) -> Result<Plan, CliError> {
+    let runtime = super::wiring::runtime()?;
+    runtime.block_on(async {
+        let mut store = super::wiring::checkpoint_store_alone(Some(&file.to_path_buf())).await?;
+        match store.load().await.map_err(CliError::Checkpoint)? {
+            Some(checkpoint) => Ok(checkpoint.plan),
+            None => Err(CliError::BadFlag(format!(
+                "no checkpoint at {}: no roll in progress there",
+                file.display()
+            ))),
+        }
+    })
+}
+
 fn load(path: &Path) -> Result<Plan, CliError> {
     let text = fs::read_to_string(path).map_err(|source| CliError::ReadPlan {
         path: path.to_path_buf(),
@@ -77,7 +98,11 @@ fn parse(path: &Path, text: &str) -> Result<Document, CliError> {
 }
 
 fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let plan = load(&args.file)?;
+    let plan = if is_s3(&args.file) {
+        load_s3(&args.file)?
+    } else {
+        load(&args.file)?
+    };
     if args.json {
         write_json(out, &plan::info(&plan))?;
     } else {
@@ -97,6 +122,17 @@ fn operate(
     args: &OperationArgs,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    if is_s3(&args.file) {
+        return Err(CliError::BadFlag(format!(
+            "`roller plan {}` changes local files only, and {} is in S3. With no run holding it \
+             (stop one with SIGTERM first): `aws s3 cp {} ./roll.json`, run the operation on \
+             ./roll.json, then `aws s3 cp ./roll.json {}`; the next `roller run` resumes it",
+            operation.as_str(),
+            args.file.display(),
+            args.file.display(),
+            args.file.display()
+        )));
+    }
     // Held until the new content is in place, so that two operators acting
     // at once apply both of their operations, one after the other.
     let mut locked = Locked::open(&args.file, LOCK_PATIENCE).map_err(|err| match err {

@@ -10,9 +10,9 @@ use std::path::Path;
 use super::RunArgs;
 use super::error::CliError;
 use super::signals::StopSignals;
-use super::wiring::{Clients, checkpoint_path, clients, environment_from, runtime};
+use super::wiring::{Clients, checkpoint_store, clients, environment_from, runtime};
 use crate::plan;
-use crate::roll::checkpoint::Checkpoint;
+use crate::roll::checkpoint::CheckpointStore;
 use crate::roll::drain_plan::preview;
 use crate::roll::env::Environment;
 use crate::roll::error::RollError;
@@ -77,11 +77,12 @@ fn flags(args: &RunArgs) -> Vec<(&'static str, String)> {
 
 /// The command that resumes this roll, with absolute paths: it is paged,
 /// and whoever runs it may be in another folder or on another host.
-fn resume_command(args: &RunArgs) -> String {
+/// `checkpoint`: the store as a command names it.
+fn resume_command(args: &RunArgs, checkpoint: &CheckpointStore) -> String {
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let mut command = format!("roller run --env {}", absolute(&args.env).display());
-    if let Some(path) = &args.checkpoint {
-        command.push_str(&format!(" --checkpoint {}", absolute(path).display()));
+    if args.checkpoint.is_some() {
+        command.push_str(&format!(" --checkpoint {}", checkpoint.for_command()));
     }
     command
 }
@@ -112,21 +113,15 @@ fn request(args: &RunArgs) -> Result<Request, CliError> {
 pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let env = environment(args)?;
     let request = request(args)?;
-    let checkpoint = checkpoint_path(&args.checkpoint, &env);
     let runtime = runtime()?;
     runtime.block_on(async {
         let clients = clients(&env).await?;
+        let store = checkpoint_store(&args.checkpoint, &env).await?;
         if args.dry_run {
-            return dry_run(
-                &clients,
-                &env,
-                &request,
-                args.target.is_some(),
-                &checkpoint,
-                out,
-            )
-            .await;
+            return dry_run(&clients, &env, &request, args.target.is_some(), store, out).await;
         }
+        let checkpoint = store.location().to_path_buf();
+        let resume = resume_command(args, &store);
         let (stop_tx, stop) = tokio::sync::watch::channel(false);
         let mut signals = StopSignals::install().map_err(CliError::Signal)?;
         tokio::spawn(async move {
@@ -135,14 +130,14 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
         });
         let observer = tree_printer();
         let settings = RunSettings {
-            checkpoint: checkpoint.clone(),
+            checkpoint: store,
             request,
             target_given: args.target.is_some(),
             select_given: args.select.is_some(),
             strategy_given: args.strategy.is_some(),
             options: RunOptions {
                 resume_az_rebalance: args.resume_az_rebalance,
-                resume_command: resume_command(args),
+                resume_command: resume.clone(),
             },
         };
         let ports = Ports {
@@ -183,7 +178,7 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
                     } => Err(CliError::Paused {
                         what: format!("{step}: {reason}"),
                         paged,
-                        resume: resume_command(args),
+                        resume,
                     }),
                     Outcome::Held { reason } => Err(CliError::Held(reason)),
                     Outcome::Stopped => Err(CliError::Interrupted {
@@ -204,15 +199,15 @@ async fn dry_run(
     env: &Environment,
     request: &Request,
     target_given: bool,
-    checkpoint: &Path,
+    mut checkpoint: CheckpointStore,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let existing = Checkpoint::load(checkpoint).map_err(CliError::Checkpoint)?;
+    let existing = checkpoint.load().await.map_err(CliError::Checkpoint)?;
     if let Some(existing) = existing {
         writeln!(
             out,
             "dry run: a checkpoint exists ({}): a run would resume it:",
-            checkpoint.display()
+            checkpoint.location().display()
         )?;
         out.write_all(plan::tree(&existing.plan).as_bytes())?;
         return Ok(());

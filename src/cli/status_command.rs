@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::StatusArgs;
 use super::error::{CliError, exit_code};
-use super::wiring::environment_from;
+use super::wiring::{checkpoint_store, checkpoint_store_alone, environment_from, runtime};
 use crate::plan::{self, Status as StepStatus};
 use crate::roll::checkpoint::{Checkpoint, Event, EventKind, Pause, RunLock};
 
@@ -169,25 +169,35 @@ struct StatusJson<'a> {
 }
 
 pub(super) fn run(args: &StatusArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let path = match (&args.checkpoint, &args.env) {
-        (Some(path), _) => path.clone(),
-        (None, Some(env)) => {
-            let env = environment_from(env, &[])?;
-            Checkpoint::default_path(&env.checkpoint_dir, &env.asg)
-        }
-        (None, None) => {
-            return Err(CliError::BadFlag(
-                "give --env ENV.toml or --checkpoint PATH".to_string(),
-            ));
-        }
-    };
-    let Some(checkpoint) = Checkpoint::load(&path).map_err(CliError::Checkpoint)? else {
+    let env = args
+        .env
+        .as_ref()
+        .map(|env| environment_from(env, &[]))
+        .transpose()?;
+    if args.checkpoint.is_none() && env.is_none() {
+        return Err(CliError::BadFlag(
+            "give --env ENV.toml or --checkpoint PATH".to_string(),
+        ));
+    }
+    let runtime = runtime()?;
+    let (store, loaded) = runtime.block_on(async {
+        let mut store = match &env {
+            Some(env) => checkpoint_store(&args.checkpoint, env).await?,
+            None => checkpoint_store_alone(args.checkpoint.as_ref()).await?,
+        };
+        let loaded = store.load().await.map_err(CliError::Checkpoint)?;
+        Ok::<_, CliError>((store, loaded))
+    })?;
+    let path = store.location().to_path_buf();
+    let Some(checkpoint) = loaded else {
         return Err(CliError::BadFlag(format!(
             "no checkpoint at {}: no roll in progress there",
             path.display()
         )));
     };
-    let locked = RunLock::is_held(&path);
+    // A file's lock says whether a run holds it; an object in S3 has no
+    // lock to look at (its lease is its ETag), so it reads as not held.
+    let locked = store.file_path().is_some_and(RunLock::is_held);
     let state = roll_state(&checkpoint, locked);
     if args.json {
         let events = &checkpoint.events[checkpoint.events.len().saturating_sub(20)..];
@@ -205,15 +215,17 @@ pub(super) fn run(args: &StatusArgs, out: &mut dyn Write) -> Result<(), CliError
         json.push('\n');
         out.write_all(json.as_bytes())?;
     } else {
-        print_text(&checkpoint, &path, locked, state, out)?;
+        let lock = store.file_path().map(|_| locked);
+        print_text(&checkpoint, &path, lock, state, out)?;
     }
-    verdict(state, &checkpoint, &path, args)
+    verdict(state, &checkpoint, &store.for_command(), args)
 }
 
 fn print_text(
     checkpoint: &Checkpoint,
     path: &Path,
-    locked: bool,
+    // `None`: kept in S3, where no lock tells.
+    locked: Option<bool>,
     state: RollState,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
@@ -224,10 +236,10 @@ fn print_text(
         checkpoint.asg,
         checkpoint.target,
         path.display(),
-        if locked {
-            "a run holds the lock now"
-        } else {
-            "no run holds the lock"
+        match locked {
+            Some(true) => "a run holds the lock now",
+            Some(false) => "no run holds the lock",
+            None => "kept in S3, whose lease (the ETag) cannot tell whether a run holds it",
         }
     )?;
     writeln!(out, "state: {state}")?;
@@ -250,17 +262,13 @@ fn print_text(
 fn verdict(
     state: RollState,
     checkpoint: &Checkpoint,
-    path: &Path,
+    path: &str,
     args: &StatusArgs,
 ) -> Result<(), CliError> {
     let rerun = match (&args.env, &args.checkpoint) {
         (Some(env), None) => format!("roller run --env {}", env.display()),
-        (Some(env), Some(_)) => format!(
-            "roller run --env {} --checkpoint {}",
-            env.display(),
-            path.display()
-        ),
-        (None, _) => format!("roller run --env ENV.toml --checkpoint {}", path.display()),
+        (Some(env), Some(_)) => format!("roller run --env {} --checkpoint {path}", env.display()),
+        (None, _) => format!("roller run --env ENV.toml --checkpoint {path}"),
     };
     let message = match state {
         RollState::Complete | RollState::Running => return Ok(()),

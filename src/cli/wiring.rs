@@ -7,12 +7,12 @@
 use std::path::{Path, PathBuf};
 
 use super::error::CliError;
-use crate::aws::AwsSettings;
+use crate::aws::{AwsSettings, S3Checkpoint, S3Location};
 use crate::http::{HttpAuth, HttpSettings};
 use crate::marathon::MarathonClient;
 use crate::mesos::{MesosClient, MesosSettings};
 use crate::pager::{DEFAULT_EVENTS_URL, PagerDuty, Sink, Sinks, Webhook};
-use crate::roll::checkpoint::Checkpoint;
+use crate::roll::checkpoint::{Checkpoint, CheckpointStore};
 use crate::roll::env::Environment;
 
 /// The environment: the file at `path`, then `ROLLER_*` variables, then
@@ -35,11 +35,95 @@ pub(super) fn environment_from(
     .map_err(CliError::Env)
 }
 
-/// `--checkpoint` when given, else `<checkpoint_dir>/<asg>.json`.
-pub(super) fn checkpoint_path(explicit: &Option<PathBuf>, env: &Environment) -> PathBuf {
-    explicit
+/// `--checkpoint` when given, else `<checkpoint_dir>/<asg>.json`: for
+/// the commands that read or write a local checkpoint only. One kept in S3
+/// (`--checkpoint s3://…` or `checkpoint_store`) is refused by name,
+/// never taken for a file that is not there.
+pub(super) fn checkpoint_path(
+    explicit: &Option<PathBuf>,
+    env: &Environment,
+    command: &str,
+) -> Result<PathBuf, CliError> {
+    let in_s3 = match explicit {
+        Some(path) => S3Location::is_s3(&path.to_string_lossy()),
+        None => env.checkpoint_store.is_some(),
+    };
+    if in_s3 {
+        return Err(CliError::BadFlag(format!(
+            "`roller {command}` works on a local checkpoint file, and this one is in S3: copy it \
+             down (`aws s3 cp s3://… ./asg.json`), run `roller {command} --checkpoint ./asg.json`, \
+             and copy it back (or delete the S3 object once the roll is abandoned)"
+        )));
+    }
+    Ok(explicit
         .clone()
-        .unwrap_or_else(|| Checkpoint::default_path(&env.checkpoint_dir, &env.asg))
+        .unwrap_or_else(|| Checkpoint::default_path(&env.checkpoint_dir, &env.asg)))
+}
+
+/// Where `roller run` and `roller status` keep the checkpoint:
+/// `--checkpoint` (a path or `s3://bucket/key`), else the env file's
+/// `checkpoint_store` (`s3://bucket[/folder]`, the object
+/// `<folder>/<asg>.json`), else `<checkpoint_dir>/<asg>.json`.
+pub(super) async fn checkpoint_store(
+    explicit: &Option<PathBuf>,
+    env: &Environment,
+) -> Result<CheckpointStore, CliError> {
+    let location = match explicit {
+        Some(path) if S3Location::is_s3(&path.to_string_lossy()) => {
+            S3Location::parse(&path.to_string_lossy())
+                .map_err(|e| CliError::BadFlag(format!("--checkpoint: {e}")))?
+        }
+        Some(path) => return Ok(CheckpointStore::file(path.clone())),
+        None => match &env.checkpoint_store {
+            Some(prefix) => S3Location::for_group(prefix, &env.asg).map_err(CliError::BadFlag)?,
+            None => {
+                return Ok(CheckpointStore::file(Checkpoint::default_path(
+                    &env.checkpoint_dir,
+                    &env.asg,
+                )));
+            }
+        },
+    };
+    s3_store(
+        location,
+        AwsSettings {
+            region: env.region.clone(),
+            profile: env.profile.clone(),
+            endpoint_url: env.checkpoint_endpoint_url.clone(),
+            ..AwsSettings::default()
+        },
+    )
+    .await
+}
+
+/// `--checkpoint` without an env file (`roller status --checkpoint …`):
+/// an S3 object is reached with the AWS chain's region, profile and
+/// endpoint (`AWS_REGION`, `AWS_PROFILE`, `AWS_ENDPOINT_URL_S3`).
+pub(super) async fn checkpoint_store_alone(
+    explicit: Option<&PathBuf>,
+) -> Result<CheckpointStore, CliError> {
+    let Some(path) = explicit else {
+        return Err(CliError::BadFlag(
+            "give --env ENV.toml or --checkpoint PATH".to_string(),
+        ));
+    };
+    let text = path.to_string_lossy();
+    if !S3Location::is_s3(&text) {
+        return Ok(CheckpointStore::file(path.clone()));
+    }
+    let location =
+        S3Location::parse(&text).map_err(|e| CliError::BadFlag(format!("--checkpoint: {e}")))?;
+    s3_store(location, AwsSettings::default()).await
+}
+
+async fn s3_store(
+    location: S3Location,
+    settings: AwsSettings,
+) -> Result<CheckpointStore, CliError> {
+    let object = S3Checkpoint::connect(&settings, location)
+        .await
+        .map_err(|e| CliError::Adapter(format!("S3 checkpoint: {e}")))?;
+    Ok(CheckpointStore::object(Box::new(object)))
 }
 
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {

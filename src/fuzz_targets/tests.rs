@@ -242,7 +242,9 @@ async fn write_checkpoint_seeds() {
         tokio::time::sleep(std::time::Duration::from_secs(300)).await;
         let target = cluster.sim.report().final_state.instances_live;
         let settings = RunSettings {
-            checkpoint: dir.path().join("roll.json"),
+            checkpoint: crate::roll::checkpoint::CheckpointStore::file(
+                dir.path().join("roll.json"),
+            ),
             request: Request {
                 target,
                 select: Selection::All,

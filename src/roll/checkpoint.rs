@@ -25,8 +25,10 @@ use crate::plan::{Plan, StepIndex};
 
 mod migrate;
 mod run_lock;
+mod store;
 
 pub use run_lock::{RunLock, RunLockError};
+pub use store::CheckpointStore;
 
 /// The schema this build writes and reads (schema 1 is migrated).
 pub const VERSION: u32 = 2;
@@ -440,6 +442,14 @@ pub enum CheckpointError {
     },
     #[error("cannot write checkpoint '{}' (the previous content is intact): {source}", path.display())]
     Write { path: PathBuf, source: io::Error },
+    #[error(
+        "checkpoint '{}' was written by someone else since this run last wrote it ({reason}): \
+         another run holds it now, so this one stops before its next action. Check who runs the roll \
+         (`roller status --checkpoint {}`) before running it again",
+        path.display(),
+        path.display()
+    )]
+    LeaseLost { path: PathBuf, reason: String },
 }
 
 impl CheckpointError {
@@ -450,6 +460,7 @@ impl CheckpointError {
             CheckpointError::Newer { .. } => "checkpoint_newer",
             CheckpointError::OtherGroup { .. } => "checkpoint_other_group",
             CheckpointError::Write { .. } => "checkpoint_write",
+            CheckpointError::LeaseLost { .. } => "checkpoint_lease_lost",
         }
     }
 }

@@ -83,7 +83,7 @@ where
                             tasks.join(", ")
                         ),
                     );
-                    self.save()?;
+                    self.save().await?;
                     match self.ports.marathon.kill_tasks(&tasks, false).await {
                         Ok(_) => self.killed.extend(tasks),
                         Err(MarathonError::Conflict { .. }) => {}
@@ -109,7 +109,7 @@ where
                         EventKind::Intent,
                         format!("surge {app} {instances} -> {}", instances + 1),
                     );
-                    self.save()?;
+                    self.save().await?;
                     self.scale(&app, instances + 1).await?;
                     pending.push(format!("{app}: surging"));
                 }
@@ -156,7 +156,7 @@ where
                 EventKind::Intent,
                 format!("abandon: scale {} back to {}", surge.app, surge.instances),
             );
-            self.save()?;
+            self.save().await?;
             // The surge's own scale-up may still be deploying (409): wait
             // for it (never forced), for up to the healthy timeout. The tag
             // stays until this succeeds, so abandon can be run again.
@@ -179,7 +179,7 @@ where
                 }
             }
             self.checkpoint.surges[n].state = SurgeState::Done;
-            self.save()?;
+            self.save().await?;
             apps.push(format!("{} -> {}", surge.app, surge.instances));
         }
         Ok(Some(format!(
@@ -243,7 +243,7 @@ where
                         EventKind::Intent,
                         format!("surge {}: undo to {}", surge.app, surge.instances),
                     );
-                    self.save()?;
+                    self.save().await?;
                     self.scale(&surge.app, surge.instances).await?;
                 }
                 // Bookkeeping only: written with the tick.
@@ -315,7 +315,7 @@ where
             if apps.len() > shown { ", …" } else { "" }
         );
         self.checkpoint.log(EventKind::Intent, message);
-        self.save()?;
+        self.save().await?;
         match self.ports.marathon.kill_tasks(&tasks, true).await {
             Ok(_) => {
                 for (n, _) in &by_app {
@@ -333,7 +333,7 @@ where
             }
             Err(e) => return Err(e.into()),
         }
-        self.save()?;
+        self.save().await?;
         Ok(())
     }
 
@@ -370,7 +370,7 @@ where
                 machines.len()
             ),
         );
-        self.save()?;
+        self.save().await?;
         let ids: Vec<_> = machines.iter().map(MaintenanceRecord::machine_id).collect();
         let start = SystemTime::now() - Duration::from_secs(60);
         self.ports
@@ -412,7 +412,7 @@ where
             EventKind::Intent,
             format!("maintenance window for {}", record.hostname),
         );
-        self.save()?;
+        self.save().await?;
         let start = SystemTime::now() - Duration::from_secs(60);
         self.ports
             .mesos

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use super::checkpoint::Checkpoint;
+use super::checkpoint::{Checkpoint, CheckpointStore};
 use super::in_process_tests::{app_counts, cluster, in_service, roll, settings};
 use super::roll_plan::{DRAIN, RollStrategy, TERMINATE};
 use super::run::{RunResult, RunSettings, run};
@@ -426,7 +426,7 @@ async fn abandoning_a_drain_mid_wave_scales_surged_apps_back_and_brings_downed_m
         &cluster.env,
         super::runner::RunOptions::default(),
         checkpoint,
-        path.clone(),
+        CheckpointStore::file(path.clone()),
         stop,
         Box::new(|_: &Checkpoint| {}),
     )

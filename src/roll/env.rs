@@ -55,6 +55,14 @@ pub struct Environment {
     pub pager: PagerSettings,
     /// Where checkpoints live (default `checkpoints`).
     pub checkpoint_dir: PathBuf,
+    /// Where checkpoints live off the host, instead of `checkpoint_dir`:
+    /// `s3://bucket` or `s3://bucket/folder` (key `checkpoint_store`); the
+    /// checkpoint is `<folder>/<asg>.json`, its ETag the run's lease.
+    pub checkpoint_store: Option<String>,
+    /// The S3 endpoint for `checkpoint_store` and `--checkpoint s3://…`
+    /// (key `checkpoint_endpoint_url`: moto, an S3-compatible store);
+    /// `None` for AWS (or `AWS_ENDPOINT_URL_S3`).
+    pub checkpoint_endpoint_url: Option<String>,
     /// PEM certificates trusted for Mesos, Marathon and the pager on top
     /// of the system's roots (key `ca_bundle`, e.g. the DC/OS cluster CA).
     /// TLS is always verified; there is no way to turn that off.
@@ -149,6 +157,8 @@ const KEYS: &[&str] = &[
     "time_scale",
     "poll_interval",
     "checkpoint_dir",
+    "checkpoint_store",
+    "checkpoint_endpoint_url",
     "ca_bundle",
     "suspend_processes",
     "timeouts.scale_up",
@@ -245,6 +255,8 @@ impl Environment {
             checkpoint_dir: layers
                 .get("checkpoint_dir", value::path)?
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_CHECKPOINT_DIR)),
+            checkpoint_store: layers.get("checkpoint_store", value::s3_prefix)?,
+            checkpoint_endpoint_url: layers.get("checkpoint_endpoint_url", value::url)?,
             ca_bundle: layers.get("ca_bundle", value::path)?,
             suspend_processes: layers
                 .get("suspend_processes", value::processes)?

@@ -92,7 +92,9 @@ impl RollError {
     pub fn exit_code(&self) -> u8 {
         match self {
             RollError::Refused(_) => exit_code::REFUSED,
-            RollError::Checkpoint(CheckpointError::Write { .. }) => exit_code::FAILED,
+            RollError::Checkpoint(
+                CheckpointError::Write { .. } | CheckpointError::LeaseLost { .. },
+            ) => exit_code::FAILED,
             RollError::Checkpoint(_) => exit_code::REFUSED,
             _ => exit_code::FAILED,
         }

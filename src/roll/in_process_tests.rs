@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::checkpoint::{Checkpoint, EventKind};
+use super::checkpoint::{Checkpoint, CheckpointStore, EventKind};
 use super::ports::auto_scaling::{AutoScaling, LifecycleState};
 use super::preflight::{Request, Selection};
 use super::run::{RunResult, RunSettings, run};
@@ -33,7 +33,7 @@ pub(super) async fn cluster(scenario: &str, dir: &Path) -> SimulatedCluster {
 
 pub(super) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> RunSettings {
     RunSettings {
-        checkpoint: path.to_path_buf(),
+        checkpoint: CheckpointStore::file(path),
         request: Request {
             target,
             select: Selection::All,

@@ -97,10 +97,15 @@ where
     K: Marathon + Sync,
     P: Pager,
 {
-    /// Applies the operations queued since the last tick.
-    pub(super) fn take_operations(&mut self) -> Result<(), RollError> {
-        let queued = pending(&self.path).map_err(|source| CheckpointError::Read {
-            path: folder(&self.path),
+    /// Applies the operations queued since the last tick. Only a local
+    /// checkpoint has a queue: `roller plan` reaches an object in S3
+    /// directly (see `CheckpointStore`).
+    pub(super) async fn take_operations(&mut self) -> Result<(), RollError> {
+        let Some(file) = self.store.file_path() else {
+            return Ok(());
+        };
+        let queued = pending(file).map_err(|source| CheckpointError::Read {
+            path: folder(file),
             source,
         })?;
         if queued.is_empty() {
@@ -144,7 +149,7 @@ where
             });
             self.checkpoint.operations_applied.push(op.id.clone());
         }
-        self.save()?;
+        self.save().await?;
         for (path, _) in queued {
             let _ = std::fs::remove_file(path);
         }

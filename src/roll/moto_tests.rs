@@ -8,7 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use super::checkpoint::{Checkpoint, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION};
+use super::checkpoint::{
+    Checkpoint, CheckpointStore, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION,
+};
 use super::env::Environment;
 use super::ports::auto_scaling::{AutoScaling, AutoScalingGroup, LifecycleState, ScalingProcess};
 use super::roll_plan::{self, PlanOptions, WAIT_REGISTERED};
@@ -139,7 +141,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
             &env,
             RunOptions::default(),
             checkpoint,
-            path.clone(),
+            CheckpointStore::file(path.clone()),
             stop.clone(),
             Box::new(|_: &Checkpoint| {}),
         )

@@ -5,13 +5,13 @@
 
 use std::collections::BTreeMap;
 
-use super::checkpoint::{Checkpoint, EventKind, Pause};
+use super::checkpoint::{EventKind, Pause};
 use super::error::RollError;
 use super::ports::auto_scaling::AutoScaling;
 use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
 use super::ports::pager::{Page, Pager, Severity};
-use super::runner::{Outcome, Runner};
+use super::runner::{Ended, Outcome, Runner};
 use crate::plan::{Status, StepIndex};
 
 impl<A, M, K, P> Runner<'_, A, M, K, P>
@@ -23,11 +23,7 @@ where
 {
     /// A wait outlived its timeout: record the pause (the step reads
     /// DELAYED, so no tick offers it), page, and stop with exit 3.
-    pub(super) async fn pause(
-        mut self,
-        at: StepIndex,
-        reason: String,
-    ) -> Result<(Outcome, Checkpoint), RollError> {
+    pub(super) async fn pause(mut self, at: StepIndex, reason: String) -> Result<Ended, RollError> {
         let name = self.step_name(at);
         let since = self.clock.utc();
         let step = self.checkpoint.plan.step_mut(at);
@@ -43,7 +39,7 @@ where
         });
         self.checkpoint
             .log(EventKind::Pause, format!("{name}: {reason}"));
-        self.save()?;
+        self.save().await?;
         let paged = if self.ports.pager.is_configured() {
             let page = self.page(&name, &reason, dedup_key);
             match self.ports.pager.trigger(&page).await {
@@ -67,7 +63,7 @@ where
         if let Some(pause) = &mut self.checkpoint.pause {
             pause.paged = paged;
         }
-        self.save()?;
+        self.save().await?;
         Ok((
             Outcome::Paused {
                 step: name,
@@ -75,6 +71,7 @@ where
                 paged,
             },
             self.checkpoint,
+            self.store,
         ))
     }
 
@@ -130,7 +127,7 @@ where
                 format!("resolving the page of {} failed: {err}", page.step),
             ),
         }
-        self.save()?;
+        self.save().await?;
         Ok(())
     }
 }

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::watch;
 
-use super::checkpoint::{Checkpoint, EventKind, RecordedEnvironment, RunLock, RunLockError};
+use super::checkpoint::{
+    Checkpoint, CheckpointStore, EventKind, RecordedEnvironment, RunLockError,
+};
 use super::cluster::{RUN_ID_TAG, describe};
 use super::env::Environment;
 use super::error::RollError;
@@ -26,7 +28,8 @@ use super::steps::StepKind;
 use crate::plan::Status;
 
 pub struct RunSettings {
-    pub checkpoint: PathBuf,
+    /// Where the checkpoint is kept (a file, or an object in S3).
+    pub checkpoint: CheckpointStore,
     /// What a fresh run asks for; on a resume only compared, where given.
     pub request: Request,
     /// Whether `--target` / `--select` were given (a resume compares them).
@@ -42,7 +45,8 @@ pub enum RunResult {
     Finished {
         outcome: Outcome,
         checkpoint: Box<Checkpoint>,
-        /// Where the checkpoint was archived when the plan completed.
+        /// Where the checkpoint was archived when the plan completed (a
+        /// path, or an object's URL).
         archived: Option<PathBuf>,
         notes: Vec<String>,
     },
@@ -87,10 +91,11 @@ where
     K: Marathon + Sync,
     P: Pager,
 {
-    let _lock = RunLock::acquire(&settings.checkpoint)?;
-    let path = settings.checkpoint.clone();
+    let mut settings = settings;
+    settings.checkpoint.lock()?;
+    let path = settings.checkpoint.location().to_path_buf();
     let mut notes = Vec::new();
-    let checkpoint = match Checkpoint::load(&path).map_err(RollError::from)? {
+    let checkpoint = match settings.checkpoint.load().await.map_err(RollError::from)? {
         Some(mut existing) => {
             check_resume(&existing, &path, env, &settings)?;
             check_tag(ports.aws, &existing).await?;
@@ -110,7 +115,12 @@ where
                     ),
                 );
                 existing.allow_unhealthy.extend(added);
-                existing.save(&path).map_err(RollError::from)?;
+                let json = existing.to_json(&path).map_err(RollError::from)?;
+                settings
+                    .checkpoint
+                    .write(&existing, &json)
+                    .await
+                    .map_err(RollError::from)?;
             }
             notes.push(format!(
                 "resuming run {} from {}",
@@ -141,7 +151,12 @@ where
                 Preflight::NothingToDo(message) => return Ok(RunResult::NothingToDo(message)),
                 Preflight::Ready(checkpoint, preflight_notes) => {
                     notes.extend(preflight_notes);
-                    checkpoint.save(&path).map_err(RollError::from)?;
+                    let json = checkpoint.to_json(&path).map_err(RollError::from)?;
+                    settings
+                        .checkpoint
+                        .write(&checkpoint, &json)
+                        .await
+                        .map_err(RollError::from)?;
                     *checkpoint
                 }
             }
@@ -152,13 +167,15 @@ where
         env,
         settings.options,
         checkpoint,
-        path.clone(),
+        settings.checkpoint,
         stop,
         observer,
     )?;
-    let (outcome, checkpoint) = runner.run().await?;
+    let (outcome, checkpoint, mut store) = runner.run_keeping_store().await?;
     let archived = match outcome {
-        Outcome::Complete { .. } => Some(archive(&path, &checkpoint)?),
+        Outcome::Complete { .. } => {
+            Some(store.archive(&checkpoint).await.map_err(RollError::from)?)
+        }
         _ => None,
     };
     Ok(RunResult::Finished {
@@ -297,22 +314,4 @@ async fn check_tag<A: AutoScaling>(aws: &A, checkpoint: &Checkpoint) -> Result<(
             checkpoint.asg
         ))),
     }
-}
-
-/// Moves a completed checkpoint aside (`<asg>.<run-id>.complete.json`), so
-/// the next run starts fresh and the record stays.
-fn archive(path: &Path, checkpoint: &Checkpoint) -> Result<PathBuf, RollError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let to = dir.join(format!(
-        "{}.{}.complete.json",
-        checkpoint.asg, checkpoint.run_id
-    ));
-    std::fs::rename(path, &to).map_err(|source| {
-        RollError::Checkpoint(super::checkpoint::CheckpointError::Write {
-            path: to.clone(),
-            source,
-        })
-    })?;
-    super::inbox::tidy(path);
-    Ok(to)
 }

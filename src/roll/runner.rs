@@ -13,12 +13,12 @@
 //! pause; an operator's interrupt holds until `roller plan continue`.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+
 use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::checkpoint::{Checkpoint, CheckpointError, EventKind, StepProgress};
+use super::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, EventKind, StepProgress};
 use super::clock::{RollClock, human};
 use super::env::Environment;
 use super::error::RollError;
@@ -62,6 +62,10 @@ pub enum Outcome {
     Stopped,
 }
 
+/// How a run ended: the outcome, the checkpoint as last written, and the
+/// store it was written to.
+pub type Ended = (Outcome, Checkpoint, CheckpointStore);
+
 /// What one step's tick came to, as the loop sees it.
 pub(super) enum Advanced {
     Done,
@@ -78,7 +82,7 @@ pub struct Runner<'a, A, M, K, P> {
     pub(super) env: &'a Environment,
     pub(super) options: RunOptions,
     pub checkpoint: Checkpoint,
-    pub(super) path: PathBuf,
+    pub(super) store: CheckpointStore,
     pub(super) clock: RollClock,
     pub(super) stop: watch::Receiver<bool>,
     observer: Box<dyn FnMut(&Checkpoint) + Send + 'a>,
@@ -121,14 +125,14 @@ where
         env: &'a Environment,
         options: RunOptions,
         checkpoint: Checkpoint,
-        path: PathBuf,
+        store: CheckpointStore,
         stop: watch::Receiver<bool>,
         observer: Box<dyn FnMut(&Checkpoint) + Send + 'a>,
     ) -> Result<Self, RollError> {
         let kinds = checkpoint
             .step_kinds()
             .map_err(|reason| CheckpointError::Corrupt {
-                path: path.clone(),
+                path: store.location().to_path_buf(),
                 reason,
             })?
             .into_iter()
@@ -138,7 +142,7 @@ where
             env,
             options,
             checkpoint,
-            path,
+            store,
             clock: RollClock::new(env.time_scale),
             stop,
             observer,
@@ -156,10 +160,10 @@ where
 
     /// Writes the checkpoint if it changed since the last write (intent
     /// before a side effect always changes it: it adds an event).
-    pub(super) fn save(&mut self) -> Result<(), CheckpointError> {
-        let bytes = self.checkpoint.to_json(&self.path)?;
+    pub(super) async fn save(&mut self) -> Result<(), CheckpointError> {
+        let bytes = self.checkpoint.to_json(self.store.location())?;
         if bytes != self.saved {
-            self.checkpoint.write(&self.path, &bytes)?;
+            self.store.write(&self.checkpoint, &bytes).await?;
             self.saved = bytes;
             (self.observer)(&self.checkpoint);
         }
@@ -171,21 +175,27 @@ where
     }
 
     /// Runs until the plan is complete, paused, held or stopped.
-    pub async fn run(mut self) -> Result<(Outcome, Checkpoint), RollError> {
-        self.take_operations()?;
+    pub async fn run(self) -> Result<(Outcome, Checkpoint), RollError> {
+        let (outcome, checkpoint, _) = self.run_keeping_store().await?;
+        Ok((outcome, checkpoint))
+    }
+
+    /// `run`, handing back the store (to archive a completed checkpoint).
+    pub async fn run_keeping_store(mut self) -> Result<Ended, RollError> {
+        self.take_operations().await?;
         // An operator's hold outranks a pause: the rerun changes nothing.
         if let Some(reason) = self.held_reason(true) {
-            return self.held(reason);
+            return self.held(reason).await;
         }
-        self.resume_after_pause()?;
+        self.resume_after_pause().await?;
         loop {
             if self.stopped() {
                 self.checkpoint
                     .log(EventKind::Stop, "stopped by a signal between ticks");
-                self.save()?;
-                return Ok((Outcome::Stopped, self.checkpoint));
+                self.save().await?;
+                return Ok((Outcome::Stopped, self.checkpoint, self.store));
             }
-            self.take_operations()?;
+            self.take_operations().await?;
             self.seen = None;
             self.group = None;
             self.maintenance_seen = None;
@@ -195,7 +205,7 @@ where
             if self.checkpoint.plan.is_complete() {
                 self.resolve_open_page().await?;
                 let summary = self.checkpoint.summary.clone().unwrap_or_default();
-                return Ok((Outcome::Complete { summary }, self.checkpoint));
+                return Ok((Outcome::Complete { summary }, self.checkpoint, self.store));
             }
             let candidates = plan_candidates(&self.checkpoint.plan);
             if candidates.is_empty() {
@@ -213,7 +223,7 @@ where
                 let reason = self
                     .held_reason(false)
                     .unwrap_or_else(|| self.continue_command());
-                return self.held(reason);
+                return self.held(reason).await;
             }
             let mut finished = false;
             let mut begun = false;
@@ -231,7 +241,7 @@ where
             }
             // A step added this tick (the drain's next wave) runs at once.
             finished |= self.kinds.len() != steps_before;
-            self.save()?;
+            self.save().await?;
             // Every step offered is waiting for another to begin (the
             // drain's terminations while an operator or a canary holds the
             // drain): nothing moves until the hold is released.
@@ -241,7 +251,7 @@ where
                      no step can begin; let it go on with: {}",
                     self.continue_command()
                 );
-                return self.held(reason);
+                return self.held(reason).await;
             }
             if !finished {
                 self.sleep_poll().await;
@@ -297,7 +307,7 @@ where
                 step.message = format!("{message} (took {})", human(took));
                 self.checkpoint
                     .log(EventKind::Step, format!("{name} complete: {message}"));
-                self.save()?;
+                self.save().await?;
                 Ok(Advanced::Done)
             }
             Ok(Tick::Waiting(wait)) => Ok(self.waiting(at, &id, wait)),
@@ -325,13 +335,18 @@ where
                 step.status = Status::Started;
                 Ok(Advanced::Pause(reason))
             }
-            Err(err) => self.fail(at, &name, err),
+            Err(err) => self.fail(at, &name, err).await,
         }
     }
 
     /// The step keeps its status (a rerun re-enters it); its message says
     /// what went wrong, for `roller status`.
-    fn fail(&mut self, at: StepIndex, name: &str, err: RollError) -> Result<Advanced, RollError> {
+    async fn fail(
+        &mut self,
+        at: StepIndex,
+        name: &str,
+        err: RollError,
+    ) -> Result<Advanced, RollError> {
         self.checkpoint.plan.step_mut(at).message =
             format!("failed at {}: {err}; rerun to retry", self.clock.utc());
         self.checkpoint
@@ -339,7 +354,7 @@ where
         if let Some(event) = self.checkpoint.events.last_mut() {
             event.label = Some(err.label().to_string());
         }
-        self.save()?;
+        self.save().await?;
         Err(err)
     }
 
@@ -398,19 +413,19 @@ where
             format!(
                 "the plan is held (an operator's `roller plan interrupt`, or a canary waiting); \
                  let it go on with: {}",
-                continue_command(&plan, &self.path)
+                continue_command(&plan, &self.store.for_command())
             )
         })
     }
 
     fn continue_command(&self) -> String {
-        continue_command(&self.checkpoint.plan, &self.path)
+        continue_command(&self.checkpoint.plan, &self.store.for_command())
     }
 
-    fn held(mut self, reason: String) -> Result<(Outcome, Checkpoint), RollError> {
+    async fn held(mut self, reason: String) -> Result<Ended, RollError> {
         self.checkpoint.log(EventKind::Held, reason.clone());
-        self.save()?;
-        Ok((Outcome::Held { reason }, self.checkpoint))
+        self.save().await?;
+        Ok((Outcome::Held { reason }, self.checkpoint, self.store))
     }
 
     fn paused_step(&self) -> Option<StepIndex> {
@@ -420,7 +435,7 @@ where
     /// A rerun after a timeout: the paused step runs again with a fresh
     /// deadline (a human chose to give it more time), and the page stays
     /// open until the step completes.
-    fn resume_after_pause(&mut self) -> Result<(), RollError> {
+    async fn resume_after_pause(&mut self) -> Result<(), RollError> {
         let Some(pause) = self.checkpoint.pause.take() else {
             return Ok(());
         };
@@ -449,7 +464,7 @@ where
             EventKind::Resume,
             format!("resuming after the pause at {}", pause.step),
         );
-        self.save()?;
+        self.save().await?;
         Ok(())
     }
 
@@ -463,9 +478,9 @@ where
 /// The exact `roller plan continue` that releases what holds `plan`: the
 /// plan's own interrupt, else the first unfinished phase that is
 /// interrupted (or whose canary waits), else its first interrupted step.
-pub fn continue_command(plan: &Plan, file: &Path) -> String {
-    let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
-    let base = format!("roller plan continue --file {}", file.display());
+/// `file` as a command must name it (`CheckpointStore::for_command`).
+pub fn continue_command(plan: &Plan, file: &str) -> String {
+    let base = format!("roller plan continue --file {file}");
     if plan.interrupted {
         return base;
     }

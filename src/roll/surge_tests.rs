@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::checkpoint::{Checkpoint, SurgeState};
+use super::checkpoint::{Checkpoint, CheckpointStore, SurgeState};
 use super::ports::marathon::Marathon;
 use super::preflight::{Preflight, Request, Selection, preflight};
 use super::runner::{Outcome, RunOptions, Runner};
@@ -86,7 +86,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
         env,
         RunOptions::default(),
         checkpoint,
-        path.clone(),
+        CheckpointStore::file(path.clone()),
         stop,
         observer,
     )
@@ -110,7 +110,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
         env,
         RunOptions::default(),
         crashed,
-        path.clone(),
+        CheckpointStore::file(path.clone()),
         stop,
         Box::new(|_: &Checkpoint| {}),
     )

@@ -16,6 +16,7 @@ mod operate;
 mod plans;
 mod rebalance;
 mod run;
+mod s3;
 mod secrets;
 mod show;
 mod sim;

@@ -69,6 +69,8 @@ fn a_file_with_only_the_required_keys_gets_every_default() {
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir: PathBuf::from("checkpoints"),
+            checkpoint_store: None,
+            checkpoint_endpoint_url: None,
             ca_bundle: None,
             suspend_processes: vec![
                 ScalingProcess::AZRebalance,
@@ -798,5 +800,27 @@ fn the_example_file_shows_every_key() {
     }
     for table in TABLES {
         assert!(EXAMPLE.contains(&format!("[{table}]")), "[{table}]");
+    }
+}
+
+#[test]
+fn the_checkpoint_store_is_an_s3_bucket_with_an_optional_folder() {
+    let env = from_file(&with_minimal(
+        "checkpoint_store = \"s3://ops-rolls/prod\"\ncheckpoint_endpoint_url = \"http://127.0.0.1:5000\"",
+    ))
+    .unwrap();
+    assert_eq!(env.checkpoint_store.as_deref(), Some("s3://ops-rolls/prod"));
+    assert_eq!(
+        env.checkpoint_endpoint_url.as_deref(),
+        Some("http://127.0.0.1:5000")
+    );
+    assert_eq!(from_file(MINIMAL).unwrap().checkpoint_store, None);
+    for bad in ["\"/var/lib/roller\"", "\"s3://\"", "\"s3:///prod\"", "3"] {
+        let message = refused(
+            from_file(&with_minimal(&format!("checkpoint_store = {bad}"))),
+            "env_bad_value",
+        );
+        assert!(message.contains("`checkpoint_store`"), "{bad}: {message}");
+        assert!(message.contains("s3://bucket"), "{bad}: {message}");
     }
 }

@@ -83,6 +83,16 @@ pub(super) fn path(raw: Raw<'_>) -> Result<PathBuf, Expected> {
         .map_err(|_| "a non-empty path".to_string())
 }
 
+/// `s3://bucket` or `s3://bucket/folder`.
+pub(super) fn s3_prefix(raw: Raw<'_>) -> Result<String, Expected> {
+    let expected = || "an S3 URL: s3://bucket or s3://bucket/folder".to_string();
+    let text = text(raw).map_err(|_| expected())?;
+    match text.strip_prefix("s3://") {
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => Ok(text),
+        _ => Err(expected()),
+    }
+}
+
 /// An http(s) URL with a host and no credentials.
 pub(super) fn url(raw: Raw<'_>) -> Result<String, Expected> {
     let text = text(raw).map_err(|_| "an http(s) URL as a string".to_string())?;

@@ -8,6 +8,7 @@
 
 pub mod auto_scaling;
 mod auto_scaling_error;
+pub mod checkpoint_object;
 pub mod marathon;
 pub mod mesos;
 pub mod pager;

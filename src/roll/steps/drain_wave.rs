@@ -54,7 +54,7 @@ where
         if !record.sent {
             if self.send_kills(&still).await? {
                 self.checkpoint.waves[n].sent = true;
-                self.save()?;
+                self.save().await?;
             } else {
                 waiting.push(
                     "Marathon refused the kills for now (a deployment holds an app)".to_string(),
@@ -215,7 +215,7 @@ where
                 }
             ),
         );
-        self.save()?;
+        self.save().await?;
         if self.send_kills(&kills).await?
             && let Some(record) = self.checkpoint.waves.last_mut()
         {
@@ -229,7 +229,7 @@ where
             );
             self.scale(&s.app, to).await?;
         }
-        self.save()?;
+        self.save().await?;
         Ok(Tick::waiting(
             WaitKind::TaskMoves,
             format!("{title}: sent; waiting for the replacements to be healthy on new agents"),

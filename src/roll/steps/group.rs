@@ -46,7 +46,7 @@ where
             EventKind::Intent,
             format!("tag {asg} {RUN_ID_TAG}={run_id}"),
         );
-        self.save()?;
+        self.save().await?;
         self.ports.aws.put_tags(&asg, &[tag]).await?;
         let group = describe(self.ports.aws, &asg).await?;
         match group.tag(RUN_ID_TAG) {
@@ -83,7 +83,7 @@ where
         let list = self.checkpoint.suspended_by_roll.join(", ");
         self.checkpoint
             .log(EventKind::Intent, format!("suspend {list}"));
-        self.save()?;
+        self.save().await?;
         let asg = self.checkpoint.asg.clone();
         self.ports.aws.suspend_processes(&asg, &ours).await?;
         Ok(Tick::Done(format!("suspended {list}")))
@@ -104,7 +104,7 @@ where
             EventKind::Intent,
             format!("raise MaxSize {} -> {needed}", original.max_size),
         );
-        self.save()?;
+        self.save().await?;
         let asg = self.checkpoint.asg.clone();
         self.ports
             .aws
@@ -125,7 +125,7 @@ where
             EventKind::Intent,
             format!("set desired capacity of {asg} to {desired}"),
         );
-        self.save()?;
+        self.save().await?;
         self.ports.aws.set_desired_capacity(&asg, desired).await?;
         Ok(Tick::Done(format!("desired capacity {desired}")))
     }
@@ -227,7 +227,7 @@ where
             .join(", ");
         self.checkpoint
             .log(EventKind::Intent, format!("resume {list}"));
-        self.save()?;
+        self.save().await?;
         self.ports.aws.resume_processes(&asg, &resume).await?;
         Ok(Tick::Done(format!("resumed {list}{kept}")))
     }
@@ -281,7 +281,7 @@ where
                 EventKind::Intent,
                 format!("bring {} downed machine(s) up", down.len()),
             );
-            self.save()?;
+            self.save().await?;
             self.ports.mesos.machines_up(&down).await?;
         }
         self.ports.mesos.cancel_maintenance(&machines).await?;
@@ -348,7 +348,7 @@ where
                 // must know this run removed it.
                 self.checkpoint
                     .log(EventKind::Intent, format!("remove tag {RUN_ID_TAG}"));
-                self.save()?;
+                self.save().await?;
                 self.ports
                     .aws
                     .delete_tags(&asg, &[RUN_ID_TAG.to_string()])

@@ -45,7 +45,7 @@ where
                 EventKind::Intent,
                 format!("terminate {instance} with decrement (again: the first call did not land)"),
             );
-            self.save()?;
+            self.save().await?;
             return self.send_termination(instance, &record.agent_id).await;
         }
         if !record.terminate_sent {
@@ -71,7 +71,7 @@ where
                 EventKind::Intent,
                 format!("terminate {instance} with decrement"),
             );
-            self.save()?;
+            self.save().await?;
             return self.send_termination(instance, &record.agent_id).await;
         }
         let agent = &record.agent_id;
@@ -136,7 +136,7 @@ where
         let result = self.ports.aws.terminate_instance(&asg, instance).await?;
         self.checkpoint
             .log(EventKind::Terminate, format!("{instance}: {result:?}"));
-        self.save()?;
+        self.save().await?;
         Ok(Tick::waiting(
             WaitKind::Deregistered,
             format!("waiting for Mesos to deregister agent {agent}: {instance} terminated"),

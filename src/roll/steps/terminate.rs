@@ -213,7 +213,7 @@ where
                 }
             ),
         );
-        self.save()?;
+        self.save().await?;
         for record in batch {
             if let Some(counts) = &mut self.terminating {
                 *counts.entry(record.availability_zone.clone()).or_default() += 1;
