@@ -208,8 +208,23 @@ async fn a_fifth_of_every_systems_calls_failing_with_5xx_still_ends_in_a_clean_r
         let (outcome, _, pages) = case.roll(faults).await;
         case.assert_clean_end(&outcome).await;
         assert!(pages.is_empty(), "{pages:?}");
-        let calls: u64 = case.cluster.sim.report().api_calls.values().sum();
+        let report = case.cluster.sim.report();
+        let calls: u64 = report.api_calls.values().sum();
         assert!(calls > 100, "the roll made only {calls} calls");
+        // Each system's errors were felt, not just switched on.
+        for system in ["aws:", "mesos:", "marathon:"] {
+            let felt: u64 = report
+                .injected_faults
+                .iter()
+                .filter(|(k, _)| k.starts_with(system))
+                .map(|(_, n)| n)
+                .sum();
+            assert!(
+                felt >= 3,
+                "{strategy:?}: {system} {:?}",
+                report.injected_faults
+            );
+        }
     }
 }
 
@@ -220,6 +235,13 @@ async fn aws_throttling_is_retried_and_the_roll_ends_clean() {
         let faults = from_the_first_write(&case, api_faults(0.0, 0.3, 0));
         let (outcome, _, _) = case.roll(faults).await;
         case.assert_clean_end(&outcome).await;
+        let report = case.cluster.sim.report();
+        let throttled = report.injected_faults.get("aws:Throttling").copied();
+        assert!(
+            throttled.is_some_and(|n| n >= 3),
+            "{strategy:?}: throttling was not felt: {:?}",
+            report.injected_faults
+        );
     }
 }
 

@@ -98,8 +98,8 @@ where
     P: Pager,
 {
     /// Applies the operations queued since the last tick. Only a local
-    /// checkpoint has a queue: `roller plan` reaches an object in S3
-    /// directly (see `CheckpointStore`).
+    /// checkpoint has a queue: `roller plan` refuses to operate on one in
+    /// S3 (a live run there is stopped with a signal instead).
     pub(super) async fn take_operations(&mut self) -> Result<(), RollError> {
         let Some(file) = self.store.file_path() else {
             return Ok(());

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use roller::roll::ports::auto_scaling::LifecycleState;
 
 use super::cluster::{Cluster, MSR_TIME_SCALE, TIME_SCALE, files_in, text};
+use super::s3::{Bucket, files};
 
 /// How one run of a trial is killed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,7 +102,8 @@ impl Trial {
 
     /// The command that runs this trial alone.
     pub(crate) fn reproduce(&self) -> String {
-        format!("CRASH_ONLY='{}' scripts/crash", self.label())
+        let store = if in_s3() { "CRASH_STORE=s3 " } else { "" };
+        format!("{store}CRASH_ONLY='{}' scripts/crash", self.label())
     }
 }
 
@@ -174,8 +176,18 @@ pub(crate) fn run_trial(trial: &Trial) -> (Verdict, Duration) {
     (verdict, started.elapsed())
 }
 
+/// `CRASH_STORE=s3`: the checkpoint in a fresh moto S3 bucket per trial
+/// (`scripts/crash` then runs under `scripts/with-moto`).
+fn in_s3() -> bool {
+    std::env::var("CRASH_STORE").is_ok_and(|v| v == "s3")
+}
+
 fn trial_verdict(trial: &Trial) -> Verdict {
     let cluster = Cluster::start_at(&trial.scenario, time_scale(&trial.scenario), "");
+    let bucket = in_s3().then(|| Bucket::create(&cluster));
+    if let Some(bucket) = &bucket {
+        bucket.use_for(&cluster);
+    }
     let originals = cluster.live();
     let n = originals.len() as u32;
     let before = cluster.group();
@@ -219,7 +231,7 @@ fn trial_verdict(trial: &Trial) -> Verdict {
         .iter()
         .map(|p| p.as_str().to_string())
         .collect();
-    let problems = ground_truth(&cluster, &originals, n, &suspended);
+    let problems = ground_truth(&cluster, &originals, n, &suspended, bucket.as_ref());
     if problems.is_empty() {
         Verdict::Survived
     } else {
@@ -241,6 +253,7 @@ fn ground_truth(
     originals: &[String],
     n: u32,
     suspended_before: &[String],
+    bucket: Option<&Bucket>,
 ) -> Vec<String> {
     let mut problems = Vec::new();
     let group = cluster.group();
@@ -343,6 +356,22 @@ fn ground_truth(
         problems.push(format!(
             "maintenance left: {windows} windows, {down} machines down"
         ));
+    }
+    if let Some(bucket) = bucket {
+        let keys = bucket.keys(cluster);
+        let archived = keys
+            .iter()
+            .filter(|k| k.ends_with(".complete.json"))
+            .count();
+        if archived != 1 || keys.len() != 1 {
+            problems.push(format!(
+                "the bucket holds {keys:?}, not one archived checkpoint"
+            ));
+        }
+        if files(cluster.dir.path()) != 0 {
+            problems.push("a checkpoint was written locally".to_string());
+        }
+        return problems;
     }
     if cluster.checkpoint().exists() {
         problems.push(format!(
@@ -473,6 +502,9 @@ fn count_writes(scenario: &str, strategy: &str) -> (u64, Duration) {
 /// that run took (real time).
 fn probe(trial: &Trial) -> (bool, Duration) {
     let cluster = Cluster::start_at(&trial.scenario, time_scale(&trial.scenario), "");
+    if in_s3() {
+        Bucket::create(&cluster).use_for(&cluster);
+    }
     let n = cluster.live().len().to_string();
     let args = ["--target", &n, "--strategy", &trial.strategy];
     let started = Instant::now();

@@ -9,6 +9,7 @@ mod controls;
 mod crash;
 mod demo;
 mod disk;
+mod faults;
 mod golden;
 mod health;
 mod help;

@@ -23,13 +23,13 @@ fn moto_url() -> String {
 }
 
 /// A fresh bucket in moto and a client on it (run on the cluster's runtime).
-struct Bucket {
+pub(crate) struct Bucket {
     name: String,
     client: aws_sdk_s3::Client,
 }
 
 impl Bucket {
-    fn create(cluster: &Cluster) -> Bucket {
+    pub(crate) fn create(cluster: &Cluster) -> Bucket {
         let name = format!("roller-{}", uuid::Uuid::new_v4().simple());
         let client = cluster.runtime.block_on(async {
             let credentials = aws_sdk_s3::config::Credentials::new("t", "t", None, None, "test");
@@ -52,16 +52,18 @@ impl Bucket {
         Bucket { name, client }
     }
 
-    /// The env file's lines that put the checkpoint in this bucket.
-    fn toml(&self) -> String {
-        format!(
+    /// Puts `cluster`'s checkpoint in this bucket (folder `rolls`).
+    pub(crate) fn use_for(&self, cluster: &Cluster) {
+        let env = std::fs::read_to_string(&cluster.env_file).unwrap();
+        let lines = format!(
             "checkpoint_store = \"s3://{}/rolls\"\ncheckpoint_endpoint_url = \"{}\"\n",
             self.name,
             moto_url()
-        )
+        );
+        std::fs::write(&cluster.env_file, format!("{lines}{env}")).unwrap();
     }
 
-    fn keys(&self, cluster: &Cluster) -> Vec<String> {
+    pub(crate) fn keys(&self, cluster: &Cluster) -> Vec<String> {
         cluster.runtime.block_on(async {
             let listed = self
                 .client
@@ -123,7 +125,7 @@ fn second_host(cluster: &Cluster) -> (TempDir, std::path::PathBuf) {
     (dir, env)
 }
 
-fn files(dir: &Path) -> usize {
+pub(crate) fn files(dir: &Path) -> usize {
     walk(dir)
         .into_iter()
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
@@ -148,8 +150,7 @@ fn a_roll_killed_on_one_host_resumes_from_s3_on_another_and_finishes() {
     for strategy in ["drain", "serial"] {
         let cluster = Cluster::start("demo", "");
         let bucket = Bucket::create(&cluster);
-        let env = std::fs::read_to_string(&cluster.env_file).unwrap();
-        std::fs::write(&cluster.env_file, format!("{}{env}", bucket.toml())).unwrap();
+        bucket.use_for(&cluster);
         let originals = cluster.live();
         let key = format!("rolls/{}.json", cluster.asg);
 
@@ -229,8 +230,7 @@ fn a_roll_killed_on_one_host_resumes_from_s3_on_another_and_finishes() {
 fn a_run_whose_s3_checkpoint_someone_else_wrote_stops_before_its_next_side_effect() {
     let cluster = Cluster::start("demo", "");
     let bucket = Bucket::create(&cluster);
-    let env = std::fs::read_to_string(&cluster.env_file).unwrap();
-    std::fs::write(&cluster.env_file, format!("{}{env}", bucket.toml())).unwrap();
+    bucket.use_for(&cluster);
     let originals = cluster.live();
     let key = format!("rolls/{}.json", cluster.asg);
 

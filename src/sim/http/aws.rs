@@ -108,6 +108,7 @@ async fn handle(
         // the load the roller put on AWS.
         w.record_api_call("aws", recorded_name(&action));
         if let Some(err) = injected {
+            w.record_injected_fault("aws", &err.code);
             return Err(err);
         }
         let Some(known) = known else {

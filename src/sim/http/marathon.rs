@@ -246,6 +246,7 @@ async fn injected_fault(world: &SharedWorld) -> Option<Response> {
         tokio::time::sleep(Duration::from_millis(faults.latency_ms)).await;
     }
     (faults.error_rate > 0.0 && rand::random::<f64>() < faults.error_rate).then(|| {
+        world.with(|w| w.record_injected_fault("marathon", "503"));
         message(
             StatusCode::SERVICE_UNAVAILABLE,
             "Could not determine the current leader (an error injected by the simulator)",

@@ -229,6 +229,11 @@ impl World {
         self.monitor.record_api_call(system, action);
     }
 
+    /// An answer replaced by an injected fault (`/sim/faults`).
+    pub fn record_injected_fault(&mut self, system: &str, answer: &str) {
+        self.monitor.record_injected_fault(system, answer);
+    }
+
     fn schedule(&mut self, at: SimTime, event: Event) {
         self.queue.schedule(at, event);
     }

@@ -47,6 +47,7 @@ pub(crate) struct Monitor {
     terminated: u32,
     launch_failures: u32,
     api_calls: BTreeMap<String, u64>,
+    injected_faults: BTreeMap<String, u64>,
     peak_desired: u32,
     repeated_terminations: Vec<String>,
     terminations_of_gone: Vec<String>,
@@ -150,6 +151,13 @@ impl Monitor {
         self.launch_failures += 1;
     }
 
+    pub(crate) fn record_injected_fault(&mut self, system: &str, answer: &str) {
+        *self
+            .injected_faults
+            .entry(format!("{system}:{answer}"))
+            .or_default() += 1;
+    }
+
     pub(crate) fn record_api_call(&mut self, system: &str, action: &str) {
         *self
             .api_calls
@@ -208,6 +216,9 @@ pub struct Report {
     pub instances_terminated: u32,
     pub launch_failures: u32,
     pub api_calls: BTreeMap<String, u64>,
+    /// Answers the faults of `/sim/faults` replaced (`aws:Throttling`,
+    /// `mesos:503`, …): a fault test can tell they were felt.
+    pub injected_faults: BTreeMap<String, u64>,
     /// The highest desired capacity the group ever had.
     pub peak_desired_capacity: u32,
     /// Instances a termination was asked for again after it had begun,
@@ -336,6 +347,7 @@ impl World {
             instances_terminated: m.terminated,
             launch_failures: m.launch_failures,
             api_calls: m.api_calls.clone(),
+            injected_faults: m.injected_faults.clone(),
             peak_desired_capacity: m.peak_desired,
             repeated_terminations: m.repeated_terminations.clone(),
             terminations_of_gone: m.terminations_of_gone.clone(),
