@@ -119,6 +119,22 @@ impl S3Checkpoint {
     }
 }
 
+impl S3Checkpoint {
+    /// A PutObject of `body` as JSON at `key` of this bucket.
+    fn put_request(
+        &self,
+        key: &str,
+        body: Vec<u8>,
+    ) -> aws_sdk_s3::operation::put_object::builders::PutObjectFluentBuilder {
+        self.client
+            .put_object()
+            .bucket(&self.location.bucket)
+            .key(key)
+            .content_type("application/json")
+            .body(ByteStream::from(body))
+    }
+}
+
 /// 412 is the one answer that proves the condition failed; everything
 /// else leaves open whether the write landed.
 fn object_error<E, R>(err: SdkError<E, R>) -> ObjectError
@@ -190,13 +206,7 @@ impl CheckpointObject for S3Checkpoint {
         condition: Condition,
     ) -> BoxFuture<'_, Result<String, ObjectError>> {
         Box::pin(async move {
-            let request = self
-                .client
-                .put_object()
-                .bucket(&self.location.bucket)
-                .key(&self.location.key)
-                .content_type("application/json")
-                .body(ByteStream::from(body));
+            let request = self.put_request(&self.location.key, body);
             let request = match condition {
                 Condition::Absent => request.if_none_match("*"),
                 Condition::Matches(etag) => request.if_match(etag),
@@ -215,12 +225,7 @@ impl CheckpointObject for S3Checkpoint {
         body: Vec<u8>,
     ) -> BoxFuture<'a, Result<String, ObjectError>> {
         Box::pin(async move {
-            self.client
-                .put_object()
-                .bucket(&self.location.bucket)
-                .key(self.location.sibling_key(name))
-                .content_type("application/json")
-                .body(ByteStream::from(body))
+            self.put_request(&self.location.sibling_key(name), body)
                 .send()
                 .await
                 .map_err(object_error)?;

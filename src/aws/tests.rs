@@ -428,12 +428,11 @@ fn the_readme_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
             })
             .collect()
     }
-    let code: String = include_str!("client.rs")
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    let mut called = std::collections::BTreeSet::new();
-    for (client, service) in [("self.asg.", "autoscaling"), ("self.ec2.", "ec2")] {
+    // The SDK operations `code` calls on `client` (e.g. `self.asg.`), as
+    // `service:Operation`.
+    let calls = |code: &str, client: &str, service: &str| {
+        let code: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+        let mut called = std::collections::BTreeSet::new();
         for (at, _) in code.match_indices(client) {
             let rest = &code[at + client.len()..];
             let name: String = rest
@@ -444,32 +443,19 @@ fn the_readme_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
                 called.insert(format!("{service}:{}", camel(&name)));
             }
         }
-    }
+        called
+    };
+    let client = include_str!("client.rs");
+    let mut called = calls(client, "self.asg.", "autoscaling");
+    called.extend(calls(client, "self.ec2.", "ec2"));
     assert!(called.len() >= 9, "the scan found too little: {called:?}");
     let listed = readme_policy();
     assert_eq!(listed, called, "README policy vs the adapter's calls");
 
     // The S3 checkpoint's statement: the calls of its adapter, tests left
     // out (they create buckets).
-    let s3_code = include_str!("s3_checkpoint.rs");
-    let s3_code: String = s3_code
-        .split("#[cfg(test)]")
-        .next()
-        .unwrap()
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    let mut s3_called = std::collections::BTreeSet::new();
-    for (at, _) in s3_code.match_indices(".client.") {
-        let rest = &s3_code[at + ".client.".len()..];
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-            .collect();
-        if rest[name.len()..].starts_with("()") && !name.is_empty() {
-            s3_called.insert(format!("s3:{}", camel(&name)));
-        }
-    }
+    let s3 = include_str!("s3_checkpoint.rs");
+    let s3_called = calls(s3.split("#[cfg(test)]").next().unwrap(), ".client.", "s3");
     assert!(
         s3_called.len() >= 3,
         "the scan found too little: {s3_called:?}"
