@@ -5,13 +5,16 @@
 //! simulator's ground truth, or in a clean pause with a page.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::checkpoint::Checkpoint;
 use super::cluster::Ports;
 use super::in_process_tests::{app_counts, cluster, in_service, settings};
-use super::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
+use super::ports::auto_scaling::{
+    AutoScaling, AutoScalingError, AutoScalingGroup, Ec2Instance, GroupTag, ScalingActivity,
+    ScalingProcess, Termination,
+};
 use super::ports::pager::{Page, Pager, PagerError};
 use super::roll_plan::{RollStrategy, WAIT_REGISTERED};
 use super::run::{RunResult, run};
@@ -71,9 +74,18 @@ impl Case {
         &self,
         observer: impl FnMut(&Checkpoint) + Send,
     ) -> (Outcome, Checkpoint, Vec<Page>) {
+        self.roll_with(&self.cluster.aws, observer).await
+    }
+
+    /// `roll` through `aws` instead of the simulator's own client.
+    async fn roll_with<A: AutoScaling + Sync>(
+        &self,
+        aws: &A,
+        observer: impl FnMut(&Checkpoint) + Send,
+    ) -> (Outcome, Checkpoint, Vec<Page>) {
         let pages = Pages::default();
         let ports = Ports {
-            aws: &self.cluster.aws,
+            aws,
             mesos: &self.cluster.mesos,
             marathon: &self.cluster.marathon,
             pager: &pages,
@@ -205,8 +217,16 @@ async fn a_fifth_of_every_systems_calls_failing_with_5xx_still_ends_in_a_clean_r
     for strategy in STRATEGIES {
         let case = case(strategy).await;
         let faults = from_the_first_write(&case, api_faults(0.2, 0.0, 0));
-        let (outcome, _, pages) = case.roll(faults).await;
+        let (outcome, checkpoint, pages) = case.roll(faults).await;
         case.assert_clean_end(&outcome).await;
+        // A call failing tick after tick adds no event per tick.
+        for pair in checkpoint.events.windows(2) {
+            assert!(
+                pair[0].message != pair[1].message,
+                "{strategy:?}: the same event twice in a row: {}",
+                pair[1].message
+            );
+        }
         assert!(pages.is_empty(), "{pages:?}");
         let report = case.cluster.sim.report();
         let calls: u64 = report.api_calls.values().sum();
@@ -521,5 +541,120 @@ async fn calls_failing_for_good_pause_and_page_once_their_wait_runs_out() {
         assert!(reason.contains("Marathon"), "{}: {reason}", case.name());
         let report = case.cluster.sim.report();
         assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    }
+}
+
+/// The simulator's AWS, but its first `failures` terminations answer 503
+/// (after reading the group, as the adapter does): the group is read
+/// fine each tick while the termination keeps failing.
+struct FailingTerminations<'a> {
+    aws: &'a crate::aws::AwsAutoScaling,
+    failures: AtomicU32,
+}
+
+impl AutoScaling for FailingTerminations<'_> {
+    async fn describe_group(&self, group: &str) -> Result<AutoScalingGroup, AutoScalingError> {
+        self.aws.describe_group(group).await
+    }
+    async fn set_desired_capacity(
+        &self,
+        group: &str,
+        desired: u32,
+    ) -> Result<(), AutoScalingError> {
+        self.aws.set_desired_capacity(group, desired).await
+    }
+    async fn terminate_instance(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> Result<Termination, AutoScalingError> {
+        let left = self.failures.load(Ordering::SeqCst);
+        if left > 0 {
+            self.failures.store(left - 1, Ordering::SeqCst);
+            return Err(AutoScalingError::Unavailable {
+                operation: "TerminateInstanceInAutoScalingGroup",
+                target: group.to_string(),
+                message: "503 (a test's fault)".to_string(),
+            });
+        }
+        self.aws.terminate_instance(group, instance).await
+    }
+    async fn suspend_processes(
+        &self,
+        group: &str,
+        processes: &[ScalingProcess],
+    ) -> Result<(), AutoScalingError> {
+        self.aws.suspend_processes(group, processes).await
+    }
+    async fn resume_processes(
+        &self,
+        group: &str,
+        processes: &[ScalingProcess],
+    ) -> Result<(), AutoScalingError> {
+        self.aws.resume_processes(group, processes).await
+    }
+    async fn update_size_limits(
+        &self,
+        group: &str,
+        min: u32,
+        max: u32,
+    ) -> Result<(), AutoScalingError> {
+        self.aws.update_size_limits(group, min, max).await
+    }
+    async fn put_tags(&self, group: &str, tags: &[GroupTag]) -> Result<(), AutoScalingError> {
+        self.aws.put_tags(group, tags).await
+    }
+    async fn delete_tags(&self, group: &str, keys: &[String]) -> Result<(), AutoScalingError> {
+        self.aws.delete_tags(group, keys).await
+    }
+    async fn scaling_activities(
+        &self,
+        group: &str,
+        limit: usize,
+    ) -> Result<Vec<ScalingActivity>, AutoScalingError> {
+        self.aws.scaling_activities(group, limit).await
+    }
+    async fn describe_instances(
+        &self,
+        ids: &[String],
+    ) -> Result<Vec<Ec2Instance>, AutoScalingError> {
+        self.aws.describe_instances(ids).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_termination_failing_tick_after_tick_is_resent_under_one_event() {
+    for strategy in STRATEGIES {
+        let case = case(strategy).await;
+        let aws = FailingTerminations {
+            aws: &case.cluster.aws,
+            failures: AtomicU32::new(6),
+        };
+        let (outcome, checkpoint, pages) = case.roll_with(&aws, |_: &Checkpoint| {}).await;
+        case.assert_clean_end(&outcome).await;
+        assert!(pages.is_empty(), "{pages:?}");
+        assert_eq!(aws.failures.load(Ordering::SeqCst), 0);
+        // Each instance's intent at most twice: when first sent, and once
+        // when sent again (in the drain, a batch's first intent names them
+        // all).
+        let intents: Vec<&str> = checkpoint
+            .events
+            .iter()
+            .filter(|e| e.kind == crate::roll::checkpoint::EventKind::Intent)
+            .map(|e| e.message.as_str())
+            .collect();
+        for id in &case.originals {
+            let naming = intents
+                .iter()
+                .filter(|m| {
+                    m.starts_with(&format!("terminate {id} "))
+                        || (m.starts_with("put ") && m.contains(id.as_str()))
+                })
+                .count();
+            assert!(
+                (1..=2).contains(&naming),
+                "{strategy:?}: {naming} intents name {id}: {intents:#?}"
+            );
+        }
     }
 }

@@ -92,6 +92,9 @@ pub struct Runner<'a, A, M, K, P> {
     /// Machines this process has put in a maintenance window (asked once
     /// per process: the call is idempotent, a resume asks again).
     pub(super) scheduled: HashSet<String>,
+    /// Instances whose termination this process has sent again (a call
+    /// failing tick after tick is logged once, not once per tick).
+    pub(super) resent: HashSet<String>,
     /// Each step's kind, read once from the checkpoint: dispatch cannot
     /// meet an unknown step.
     kinds: BTreeMap<StepIndex, StepKind>,
@@ -148,6 +151,7 @@ where
             observer,
             killed: HashSet::new(),
             scheduled: HashSet::new(),
+            resent: HashSet::new(),
             kinds,
             saved: Vec::new(),
             seen: None,

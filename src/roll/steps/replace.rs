@@ -40,12 +40,18 @@ where
             // The intent was written but the call never landed (a crash
             // between the two, or a call that failed): send it again,
             // after the same check as the first time.
+            // The intent is already recorded; the event says it is sent
+            // again, once per run, not once per tick of a failing call.
             self.check_no_other_writer_this_tick().await?;
-            self.checkpoint.log(
-                EventKind::Intent,
-                format!("terminate {instance} with decrement (again: the first call did not land)"),
-            );
-            self.save().await?;
+            if self.resent.insert(instance.to_string()) {
+                self.checkpoint.log(
+                    EventKind::Intent,
+                    format!(
+                        "terminate {instance} with decrement (again: the first call did not land)"
+                    ),
+                );
+                self.save().await?;
+            }
             return self.send_termination(instance, &record.agent_id).await;
         }
         if !record.terminate_sent {

@@ -45,7 +45,8 @@ where
                 // The intent was written but the call never landed: sent
                 // again, after the same check as the first time.
                 self.check_no_other_writer_this_tick().await?;
-                return self.send_terminations(&[record]).await;
+                let first_resend = self.resent.insert(instance.to_string());
+                return self.send_terminations(&[record], first_resend).await;
             }
             let seen = self.observe().await?;
             if present || seen.is_active(&record.agent_id) {
@@ -82,7 +83,7 @@ where
             // first: another writer's decrement shows before this roll
             // counts the instance as its own.
             self.check_no_other_writer_this_tick().await?;
-            return self.send_terminations(&[record]).await;
+            return self.send_terminations(&[record], true).await;
         }
         let drain = self.phase_status(DRAIN);
         if drain == Some(Status::Pending) || self.drain_held_before_start() {
@@ -127,7 +128,7 @@ where
         // Every other agent released now goes with this one: one intent,
         // one `machine/down`.
         let batch = self.releasable_with(record, &seen, &group);
-        self.send_terminations(&batch).await
+        self.send_terminations(&batch, true).await
     }
 
     /// `first` and every other old agent whose termination step may go
@@ -193,26 +194,34 @@ where
     /// (one call), terminates each instance with a decrement. What the
     /// first of them waits for is returned; the others' steps find them
     /// sent when their turn comes this tick.
-    async fn send_terminations(&mut self, batch: &[RolledInstance]) -> Result<Tick, RollError> {
+    /// `log`: whether to write the intent's event (a termination sent
+    /// again tick after tick, already recorded, is logged only once).
+    async fn send_terminations(
+        &mut self,
+        batch: &[RolledInstance],
+        log: bool,
+    ) -> Result<Tick, RollError> {
         for record in batch {
             if let Some(r) = self.checkpoint.instance_mut(&record.id) {
                 r.terminate_sent = true;
             }
         }
-        let shown: Vec<&str> = batch.iter().take(5).map(|r| r.id.as_str()).collect();
-        self.checkpoint.log(
-            EventKind::Intent,
-            format!(
-                "put {} emptied agent(s) down and terminate their instances with decrement: {}{}",
-                batch.len(),
-                shown.join(", "),
-                if batch.len() > shown.len() {
-                    ", …"
-                } else {
-                    ""
-                }
-            ),
-        );
+        if log {
+            let shown: Vec<&str> = batch.iter().take(5).map(|r| r.id.as_str()).collect();
+            self.checkpoint.log(
+                EventKind::Intent,
+                format!(
+                    "put {} emptied agent(s) down and terminate their instances with decrement: {}{}",
+                    batch.len(),
+                    shown.join(", "),
+                    if batch.len() > shown.len() {
+                        ", …"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+        }
         self.save().await?;
         for record in batch {
             if let Some(counts) = &mut self.terminating {
