@@ -204,6 +204,14 @@ fn trial_verdict(trial: &Trial) -> Verdict {
             tail(&text(&output))
         ));
         if killed(&status) {
+            // Killed after its last act, the archive: the roll is complete
+            // (`roller status` finds no checkpoint), and the same command
+            // would start a new roll of every instance (`--select all`),
+            // not resume this one. An operator stops here too.
+            if archived_and_gone(&cluster, bucket.as_ref()) {
+                finished = true;
+                break;
+            }
             continue;
         }
         if status.success() {
@@ -236,6 +244,22 @@ fn trial_verdict(trial: &Trial) -> Verdict {
         Verdict::Survived
     } else {
         Verdict::Failed(format!("{}\n{log}", problems.join("\n")))
+    }
+}
+
+/// Whether the roll's checkpoint is archived and no live one is left.
+fn archived_and_gone(cluster: &Cluster, bucket: Option<&Bucket>) -> bool {
+    match bucket {
+        Some(bucket) => {
+            let keys = bucket.keys(cluster);
+            !keys.is_empty() && keys.iter().all(|k| k.ends_with(".complete.json"))
+        }
+        None => {
+            !cluster.checkpoint().exists()
+                && files_in(&cluster.dir.path().join("checkpoints"))
+                    .iter()
+                    .any(|name| name.ends_with(".complete.json"))
+        }
     }
 }
 
