@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use super::cluster::{Cluster, assert_clean_end, wait_for_line};
 
+const TIMEOUTS: &str = "[timeouts]\nscale_up = \"3h\"\nderegister = \"3h\"\nhealthy = \"3h\"\ntask_move = \"3h\"\nretry = \"3h\"\n";
+
 /// `POST /sim/faults` with `body`; the answer's status.
 fn set_faults(cluster: &Cluster, body: &str) -> u16 {
     let url = format!(
@@ -30,7 +32,11 @@ fn set_faults(cluster: &Cluster, body: &str) -> u16 {
 #[test]
 fn faults_switched_on_through_sim_faults_mid_roll_end_in_a_clean_roll() {
     for strategy in ["drain", "serial"] {
-        let cluster = Cluster::start("demo", "");
+        // Every wait gets three simulated hours (36 real seconds at 300×):
+        // the SDK's retry backoff is real time, so a few failed AWS calls
+        // in a row span simulated minutes, and a loaded machine must not
+        // turn them into a pause.
+        let cluster = Cluster::start("demo", TIMEOUTS);
         let originals = cluster.live();
         let (mut child, lines) = cluster.spawn(&["--target", "12", "--strategy", strategy]);
         // Once the new agents are asked for: errors, throttling, and new
