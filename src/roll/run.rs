@@ -115,10 +115,9 @@ where
                     ),
                 );
                 existing.allow_unhealthy.extend(added);
-                let json = existing.to_json(&path).map_err(RollError::from)?;
                 settings
                     .checkpoint
-                    .write(&existing, &json)
+                    .save(&existing)
                     .await
                     .map_err(RollError::from)?;
             }
@@ -151,10 +150,9 @@ where
                 Preflight::NothingToDo(message) => return Ok(RunResult::NothingToDo(message)),
                 Preflight::Ready(checkpoint, preflight_notes) => {
                     notes.extend(preflight_notes);
-                    let json = checkpoint.to_json(&path).map_err(RollError::from)?;
                     settings
                         .checkpoint
-                        .write(&checkpoint, &json)
+                        .save(&checkpoint)
                         .await
                         .map_err(RollError::from)?;
                     *checkpoint

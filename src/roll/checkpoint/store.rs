@@ -109,6 +109,12 @@ impl CheckpointStore {
         }
     }
 
+    /// Writes `checkpoint` whole (`write` of its JSON).
+    pub async fn save(&mut self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+        let json = checkpoint.to_json(&self.location)?;
+        self.write(checkpoint, &json).await
+    }
+
     /// Writes `json` (from `Checkpoint::to_json`) whole. An object is
     /// written only if it is still the version this run holds; when it is
     /// not, the lease is lost and the run must stop.
