@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use crate::plan;
 use crate::roll::checkpoint::{Checkpoint, CheckpointStore};
 use crate::roll::preflight::{Request, Selection};
-use crate::roll::run::{RunResult, RunSettings, run as run_roll, runtime, tree_printer};
+use crate::roll::run::{RunResult, RunSettings, run as run_roll, runtime};
 use crate::roll::runner::{Outcome, RunOptions};
 use crate::sim::{Scenario, ScenarioError};
 use crate::simulated::{SimulatedCluster, SimulatedError};
@@ -67,7 +67,8 @@ impl DemoError {
     }
 }
 
-pub fn run(out: &mut dyn Write) -> Result<(), DemoError> {
+/// `live`: draw the terminal view on stderr (else log lines there).
+pub fn run(out: &mut dyn Write, live: bool) -> Result<(), DemoError> {
     let scenario = Scenario::load(SCENARIO)?;
     // SAFETY: no other thread exists yet (the runtime is built below), so
     // nothing reads the environment while it changes. Loopback traffic must
@@ -77,10 +78,10 @@ pub fn run(out: &mut dyn Write) -> Result<(), DemoError> {
         std::env::set_var("no_proxy", "127.0.0.1,localhost,::1");
     }
     let runtime = runtime().map_err(DemoError::Runtime)?;
-    runtime.block_on(demo(&scenario, out))
+    runtime.block_on(demo(&scenario, out, live))
 }
 
-async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError> {
+async fn demo(scenario: &Scenario, out: &mut dyn Write, live: bool) -> Result<(), DemoError> {
     let real_start = Instant::now();
     writeln!(
         out,
@@ -115,10 +116,9 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
     out.flush()?;
 
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    // The tree is printed as the roll goes, on the process's stdout (the
-    // roll runs on this thread, inside `block_on`, so the lock `out` may
-    // hold is re-entered, not waited for).
-    let observer = tree_printer();
+    // The roll's state changes go to stderr as log lines, or to the
+    // terminal view; stdout keeps the final tree and the report.
+    let (observer, view) = crate::report::for_roll(env, false, live);
     let settings = RunSettings {
         checkpoint: CheckpointStore::file(checkpoint.clone()),
         request: Request {
@@ -141,6 +141,7 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
         },
     };
     let result = run_roll(cluster.ports(), env, settings, stop, observer).await;
+    crate::report::end_view(view);
     let report = cluster.sim.report();
     cluster.sim.shutdown().await;
     let _ = std::fs::remove_dir_all(demo_dir());

@@ -8,6 +8,8 @@
 //! - `atomic_file`: crash-safe replacement of files on disk.
 //! - `crash_point`: the crash harness's hook (SIGKILL at the K-th checkpoint
 //!   write, set by `ROLLER_CRASH_AT`; nothing when unset).
+//! - `report`: what the operator sees of a roll (logs, `--json` events,
+//!   the terminal view), read off its checkpoints.
 //! - `cli`: the command line, from arguments to exit codes.
 //! - `sim`: the simulated cluster (world, scenarios, HTTP facades, server).
 //! - `simulated`: roller's real clients wired to an in-process simulator.
@@ -28,6 +30,7 @@ pub mod marathon;
 pub mod mesos;
 pub mod pager;
 pub mod plan;
+pub mod report;
 pub mod retry;
 pub mod roll;
 pub mod sim;

@@ -6,6 +6,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = roller::cli::Cli::parse();
+    roller::report::logging::init(&cli.log_settings());
     match roller::cli::run(cli, &mut std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
         // A reader that stops early (`roller demo | head`) is not a failure.
@@ -13,7 +14,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(err) => {
-            eprintln!("roller: {err}");
+            eprintln!("roller: {}", roller::cli::sentence(&err));
             ExitCode::from(err.exit_code())
         }
     }

@@ -52,13 +52,21 @@ pub async fn retry<T, E, F, Fut>(
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
+    E: std::fmt::Display,
 {
     let mut retry = 0;
     loop {
         match call().await {
             Ok(value) => return Ok(value),
             Err(err) if retry + 1 < backoff.attempts.max(1) && is_transient(&err) => {
-                tokio::time::sleep(backoff.delay(retry, rand::random::<f64>())).await;
+                let delay = backoff.delay(retry, rand::random::<f64>());
+                tracing::debug!(
+                    "retrying in {} ms (attempt {} of {}): {err}",
+                    delay.as_millis(),
+                    retry + 2,
+                    backoff.attempts
+                );
+                tokio::time::sleep(delay).await;
                 retry += 1;
             }
             Err(err) => return Err(err),

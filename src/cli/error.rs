@@ -67,6 +67,9 @@ pub enum CliError {
     Env(crate::roll::env::EnvError),
     #[error("{0}")]
     BadFlag(String),
+    /// No checkpoint where one was looked for.
+    #[error("{0}")]
+    NoCheckpoint(String),
     #[error("cannot set up a client: {0}")]
     Adapter(String),
     #[error("{0}")]
@@ -122,7 +125,9 @@ impl CliError {
             | CliError::WriteEnv { .. }
             | CliError::WriteReport { .. }
             | CliError::Demo(_) => exit_code::FAILED,
-            CliError::Env(_) | CliError::BadFlag(_) => exit_code::REFUSED,
+            CliError::Env(_) | CliError::BadFlag(_) | CliError::NoCheckpoint(_) => {
+                exit_code::REFUSED
+            }
             CliError::Adapter(_) => exit_code::REFUSED,
             CliError::Checkpoint(err) => match err {
                 crate::roll::checkpoint::CheckpointError::Write { .. } => exit_code::FAILED,
@@ -135,6 +140,70 @@ impl CliError {
             CliError::Interrupted { .. } => exit_code::INTERRUPTED,
         }
     }
+}
+
+impl CliError {
+    /// A stable name for the error, as `--json` reports it.
+    pub fn label(&self) -> &'static str {
+        match self {
+            CliError::ReadPlan { .. } => "plan_unreadable",
+            CliError::ParsePlan { .. } => "plan_malformed",
+            CliError::Address { .. } => "plan_address",
+            CliError::WritePlan { .. } => "plan_write",
+            CliError::Busy { .. } => "plan_busy",
+            CliError::Output(_) => "output",
+            CliError::Unhealthy { .. } => "unhealthy",
+            CliError::NoVerdict(_) => "no_verdict",
+            CliError::UnknownScenario { .. } => "unknown_scenario",
+            CliError::Scenario(err) => err.label(),
+            CliError::Simulator(err) => err.label(),
+            CliError::Runtime(_) => "runtime",
+            CliError::Signal(_) => "signal",
+            CliError::WriteEnv { .. } => "env_write",
+            CliError::WriteReport { .. } => "report_write",
+            CliError::Demo(err) => err.label(),
+            CliError::Counts(_) => "bad_counts",
+            CliError::Env(_) => "bad_env",
+            CliError::BadFlag(_) => "bad_flag",
+            CliError::NoCheckpoint(_) => "no_checkpoint",
+            CliError::Adapter(_) => "adapter",
+            CliError::Checkpoint(err) => err.label(),
+            CliError::Run(err) => err.label(),
+            CliError::Paused { .. } => "paused",
+            CliError::Held(_) => "held",
+            CliError::AbandonPartial { .. } => "abandon_partial",
+            CliError::RollNotDone { .. } => "roll_not_done",
+            CliError::Interrupted { .. } => "interrupted",
+        }
+    }
+
+    /// `{"error": {"label", "message", "exit_code"}}`, what a command
+    /// asked for `--json` prints when it fails.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "error": {
+                "label": self.label(),
+                "message": sentence(self),
+                "exit_code": self.exit_code(),
+            }
+        })
+    }
+}
+
+/// An error as one sentence: its message, then each cause the message
+/// does not already carry, joined by `: `.
+pub fn sentence(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(inner) = cause {
+        let said = inner.to_string();
+        if !said.is_empty() && !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = inner.source();
+    }
+    text
 }
 
 fn run_exit_code(err: &crate::roll::run::RunError) -> u8 {

@@ -18,7 +18,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-pub use error::{CliError, exit_code};
+use crate::report::logging::{LogFormat, LogSettings};
+
+pub use error::{CliError, exit_code, sentence};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -44,6 +46,49 @@ last run failed, 3 paused, held or stopped (see `roller status --help`).";
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// More in the log (stderr): -v debug (also each retry of a call to
+    /// AWS, Mesos or Marathon), -vv trace. RUST_LOG, when set, decides
+    /// instead (e.g. RUST_LOG=roller=debug).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Only warnings and errors in the log.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// The log's format on stderr: text (one line per state change:
+    /// RFC 3339 time, level, phase/step, status, what it waits for) or json
+    /// (one object a line, for journald or a cloud log).
+    #[arg(long, value_name = "text|json", default_value = "text", global = true, value_parser = LogFormat::parse)]
+    pub log_format: LogFormat,
+    /// Plain log lines even on a terminal (no live view redrawn in place).
+    #[arg(long, global = true)]
+    pub no_live: bool,
+}
+
+impl Cli {
+    /// What the log is to show, from -v/-q/--log-format and RUST_LOG.
+    pub fn log_settings(&self) -> LogSettings {
+        LogSettings {
+            verbosity: if self.quiet {
+                -1
+            } else {
+                i8::try_from(self.verbose).unwrap_or(i8::MAX)
+            },
+            format: self.log_format,
+            rust_log: std::env::var("RUST_LOG").ok(),
+        }
+    }
+
+    /// Whether a roll may be shown in the live view: stderr is a
+    /// terminal, plain text logs, and stdout is not that terminal's
+    /// `--json` stream.
+    fn live(&self, json: bool) -> bool {
+        use std::io::IsTerminal;
+        !self.no_live
+            && self.log_format == LogFormat::Text
+            && std::io::stderr().is_terminal()
+            && std::env::var("TERM").map_or(true, |t| t != "dumb")
+            && !(json && std::io::stdout().is_terminal())
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -82,7 +127,26 @@ pub enum Command {
     /// group across its AZs, as AZRebalance would make them once resumed.
     #[command(after_help = rebalance_command::HELP)]
     Rebalance(RebalanceArgs),
+    /// Print a shell completion script on stdout.
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print roller's man page (roff) on stdout.
+    #[command(
+        after_help = "Example:\n  roller man > /usr/local/share/man/man1/roller.1 && man roller"
+    )]
+    Man,
 }
+
+const COMPLETIONS_HELP: &str = "\
+Where to put it:
+  bash  roller completions bash > /etc/bash_completion.d/roller
+        (or ~/.local/share/bash-completion/completions/roller)
+  zsh   roller completions zsh > \"${fpath[1]}/_roller\"   (then: compinit)
+  fish  roller completions fish > ~/.config/fish/completions/roller.fish";
 
 const PLAN_HELP: &str = "\
 A plan is a tree: plan -> phases -> steps. Steps store a status (PENDING,
@@ -164,6 +228,12 @@ pub struct RunArgs {
     /// Print the plan that would run; change and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Print on stdout one JSON object a line: each state change as it
+    /// happens ({"type": "step"|"event"|"phase"|"plan", "at", …}), then a
+    /// last {"type": "result", "outcome", "exit_code", "message", "plan"}.
+    /// With --dry-run: {"plan", "notes"}. The log still goes to stderr.
+    #[arg(long)]
+    pub json: bool,
     /// The checkpoint file (default: <checkpoint_dir>/<asg>.json).
     #[arg(long, value_name = "PATH")]
     pub checkpoint: Option<PathBuf>,
@@ -320,19 +390,76 @@ pub struct SimArgs {
     pub bind: IpAddr,
 }
 
-/// Runs a parsed command line, writing its report to `out`.
+/// Runs a parsed command line, writing its report to `out`. A command
+/// asked for `--json` that fails prints `{"error": {…}}` there too, unless
+/// its JSON already says how it ended (`health`'s verdict, `status`'s
+/// state, `run`'s result).
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    let json = cli.command.json_requested();
+    let result = dispatch(cli, out);
+    if let Err(err) = &result {
+        let reported = matches!(
+            err,
+            CliError::Unhealthy { .. } | CliError::NoVerdict(_) | CliError::RollNotDone { .. }
+        );
+        if json && !reported && !matches!(err, CliError::Output(_)) {
+            writeln!(out, "{}", err.to_json())?;
+        }
+    }
+    result
+}
+
+impl Command {
+    /// Whether the command was asked for JSON on stdout (`run --json`
+    /// writes its own last line, so it is not counted here).
+    fn json_requested(&self) -> bool {
+        match self {
+            Command::Plan { command } => match command {
+                PlanCommand::Show(args) => args.json,
+                PlanCommand::Continue(args)
+                | PlanCommand::Interrupt(args)
+                | PlanCommand::ForceComplete(args)
+                | PlanCommand::Restart(args)
+                | PlanCommand::Start(args)
+                | PlanCommand::Stop(args) => args.json,
+                PlanCommand::Demo => false,
+            },
+            Command::Status(args) => args.json,
+            Command::Health(args) => args.json,
+            Command::Rebalance(args) => args.json,
+            Command::Run(_)
+            | Command::Demo
+            | Command::Sim(_)
+            | Command::Abandon(_)
+            | Command::Completions { .. }
+            | Command::Man => false,
+        }
+    }
+}
+
+fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    let live = cli.live(matches!(&cli.command, Command::Run(args) if args.json));
     match cli.command {
         Command::Plan { command } => plan_command::run(command, out),
-        Command::Demo => crate::demo::run(out).map_err(|err| match err {
+        Command::Demo => crate::demo::run(out, live).map_err(|err| match err {
             crate::demo::DemoError::Output(err) => CliError::Output(err),
             err => CliError::Demo(err),
         }),
         Command::Sim(args) => sim_command::run(&args, out),
         Command::Health(args) => health_command::run(&args, out),
         Command::Rebalance(args) => rebalance_command::run(&args, out),
-        Command::Run(args) => run_command::run_command(&args, out),
+        Command::Run(args) => run_command::run_command(&args, live, out),
         Command::Status(args) => status_command::run(&args, out),
         Command::Abandon(args) => abandon_command::run(&args, out),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "roller", out);
+            Ok(())
+        }
+        Command::Man => {
+            let command = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(command).render(out)?;
+            Ok(())
+        }
     }
 }

@@ -48,7 +48,7 @@ fn load_s3(file: &Path) -> Result<Plan, CliError> {
         let mut store = super::wiring::checkpoint_store_alone(Some(&file.to_path_buf())).await?;
         match store.load().await.map_err(CliError::Checkpoint)? {
             Some(checkpoint) => Ok(checkpoint.plan),
-            None => Err(CliError::BadFlag(format!(
+            None => Err(CliError::NoCheckpoint(format!(
                 "no checkpoint at {}: no roll in progress there",
                 file.display()
             ))),

@@ -19,7 +19,7 @@ use crate::roll::error::RollError;
 use crate::roll::ports::marathon::Marathon;
 use crate::roll::preflight::{Preflight, Request, Selection, preflight};
 use crate::roll::roll_plan::RollStrategy;
-use crate::roll::run::{RunResult, RunSettings, run, tree_printer};
+use crate::roll::run::{RunResult, RunSettings, run};
 use crate::roll::runner::{Outcome, Ports, RunOptions};
 use crate::roll::safety::Floor;
 
@@ -110,7 +110,68 @@ fn request(args: &RunArgs) -> Result<Request, CliError> {
     })
 }
 
-pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
+/// `roller run`. With `--json` the last line on stdout is the result
+/// object, whatever the outcome, the plan as it ended included.
+pub(super) fn run_command(args: &RunArgs, live: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let mut ended = None;
+    let mut text = Vec::new();
+    let result = roll(
+        args,
+        live,
+        if args.json { &mut text } else { out },
+        &mut ended,
+    );
+    if !args.json || args.dry_run {
+        if args.json {
+            // --dry-run --json: its own object, or the error's.
+            match &result {
+                Ok(()) => out.write_all(&text)?,
+                Err(err) => writeln!(out, "{}", err.to_json())?,
+            }
+        }
+        return result;
+    }
+    let (outcome, exit_code, message, label) = match &result {
+        Ok(()) => (
+            "complete",
+            0,
+            String::from_utf8_lossy(&text).trim().to_string(),
+            None,
+        ),
+        Err(err) => {
+            let outcome = match err {
+                CliError::Paused { .. } => "paused",
+                CliError::Held(_) => "held",
+                CliError::Interrupted { .. } => "stopped",
+                _ if err.exit_code() == super::exit_code::REFUSED => "refused",
+                _ => "failed",
+            };
+            (
+                outcome,
+                err.exit_code(),
+                super::error::sentence(err),
+                Some(err.label()),
+            )
+        }
+    };
+    let line = serde_json::json!({
+        "type": "result",
+        "outcome": outcome,
+        "exit_code": exit_code,
+        "label": label,
+        "message": message,
+        "plan": ended.as_ref().map(plan::info),
+    });
+    writeln!(out, "{line}")?;
+    result
+}
+
+fn roll(
+    args: &RunArgs,
+    live: bool,
+    out: &mut dyn Write,
+    ended: &mut Option<plan::Plan>,
+) -> Result<(), CliError> {
     let env = environment(args)?;
     let request = request(args)?;
     let runtime = runtime()?;
@@ -118,7 +179,7 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
         let clients = clients(&env).await?;
         let store = checkpoint_store(&args.checkpoint, &env).await?;
         if args.dry_run {
-            return dry_run(&clients, &env, &request, args.target.is_some(), store, out).await;
+            return dry_run(&clients, &env, &request, args, store, out).await;
         }
         let checkpoint = store.location().to_path_buf();
         let resume = resume_command(args, &store);
@@ -128,7 +189,7 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
             signals.wait().await;
             let _ = stop_tx.send(true);
         });
-        let observer = tree_printer();
+        let (observer, view) = crate::report::for_roll(&env, args.json, live);
         let settings = RunSettings {
             checkpoint: store,
             request,
@@ -146,10 +207,9 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
             marathon: &clients.marathon,
             pager: &clients.pager,
         };
-        let result = run(ports, &env, settings, stop, observer)
-            .await
-            .map_err(CliError::Run)?;
-        match result {
+        let result = run(ports, &env, settings, stop, observer).await;
+        crate::report::end_view(view);
+        match result.map_err(CliError::Run)? {
             RunResult::NothingToDo(message) => {
                 writeln!(out, "{message}")?;
                 Ok(())
@@ -163,6 +223,12 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
                 for note in notes {
                     writeln!(out, "note: {note}")?;
                 }
+                // The tree once, as the roll left it: what a cron mail
+                // ends with, the log above it.
+                if !args.json {
+                    out.write_all(plan::tree(&record.plan).as_bytes())?;
+                }
+                *ended = Some(record.plan.clone());
                 match outcome {
                     Outcome::Complete { summary } => {
                         writeln!(out, "roll complete: {summary}")?;
@@ -191,28 +257,39 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
     })
 }
 
-/// Prints the plan a run would follow; writes nothing anywhere.
-/// `target_given`: whether `--target` was typed (`request.target` is 0
+/// Prints the plan a run would follow; writes nothing anywhere. With
+/// `--json`: `{"dry_run": "resume"|"new"|"nothing_to_do", "message",
+/// "notes", "instances", "plan", "preview"}`.
+/// `args.target`: whether `--target` was typed (`request.target` is 0
 /// when it was not), so that a typed `--target 0` gets preflight's word.
 async fn dry_run(
     clients: &Clients,
     env: &Environment,
     request: &Request,
-    target_given: bool,
+    args: &RunArgs,
     mut checkpoint: CheckpointStore,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let existing = checkpoint.load().await.map_err(CliError::Checkpoint)?;
     if let Some(existing) = existing {
-        writeln!(
-            out,
+        let message = format!(
             "dry run: a checkpoint exists ({}): a run would resume it:",
             checkpoint.location().display()
-        )?;
-        out.write_all(plan::tree(&existing.plan).as_bytes())?;
+        );
+        if args.json {
+            let json = serde_json::json!({
+                "dry_run": "resume",
+                "message": message,
+                "plan": plan::info(&existing.plan),
+            });
+            writeln!(out, "{json}")?;
+        } else {
+            writeln!(out, "{message}")?;
+            out.write_all(plan::tree(&existing.plan).as_bytes())?;
+        }
         return Ok(());
     }
-    if !target_given {
+    if args.target.is_none() {
         return Err(CliError::BadFlag(
             "--target N is required for a new roll (the number of agents when done)".to_string(),
         ));
@@ -228,21 +305,20 @@ async fn dry_run(
     .await
     .map_err(|e| CliError::Run(e.into()))?;
     match preflight {
+        Preflight::NothingToDo(message) if args.json => {
+            let json = serde_json::json!({"dry_run": "nothing_to_do", "message": message});
+            writeln!(out, "{json}")?;
+        }
         Preflight::NothingToDo(message) => writeln!(out, "{message}")?,
         Preflight::Ready(checkpoint, notes) => {
-            for note in notes {
-                writeln!(out, "note: {note}")?;
-            }
-            writeln!(
-                out,
+            let message = format!(
                 "dry run: would replace {} instance(s) of {} and end with {} agents (desired peaks at {}):",
                 checkpoint.instances.len(),
                 checkpoint.asg,
                 checkpoint.target,
                 checkpoint.scale_up_desired()
-            )?;
-            out.write_all(plan::tree(&checkpoint.plan).as_bytes())?;
-            if request.strategy == RollStrategy::Drain {
+            );
+            let preview = if request.strategy == RollStrategy::Drain {
                 let apps = clients
                     .marathon
                     .apps()
@@ -258,7 +334,28 @@ async fn dry_run(
                 } else {
                     Floor::One
                 };
-                let preview = preview(&apps, &old, &request.allow_unhealthy, floor);
+                Some(preview(&apps, &old, &request.allow_unhealthy, floor).to_string())
+            } else {
+                None
+            };
+            if args.json {
+                let json = serde_json::json!({
+                    "dry_run": "new",
+                    "message": message,
+                    "notes": notes,
+                    "instances": checkpoint.instances.iter().map(|i| &i.id).collect::<Vec<_>>(),
+                    "plan": plan::info(&checkpoint.plan),
+                    "preview": preview,
+                });
+                writeln!(out, "{json}")?;
+                return Ok(());
+            }
+            for note in notes {
+                writeln!(out, "note: {note}")?;
+            }
+            writeln!(out, "{message}")?;
+            out.write_all(plan::tree(&checkpoint.plan).as_bytes())?;
+            if let Some(preview) = preview {
                 writeln!(out, "{preview}")?;
             }
         }

@@ -190,7 +190,7 @@ pub(super) fn run(args: &StatusArgs, out: &mut dyn Write) -> Result<(), CliError
     })?;
     let path = store.location().to_path_buf();
     let Some(checkpoint) = loaded else {
-        return Err(CliError::BadFlag(format!(
+        return Err(CliError::NoCheckpoint(format!(
             "no checkpoint at {}: no roll in progress there",
             path.display()
         )));

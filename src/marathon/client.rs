@@ -127,6 +127,14 @@ enum RoundError {
     Uncertain(String),
 }
 
+impl std::fmt::Display for RoundError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RoundError::AllFailed(why) | RoundError::Uncertain(why) => f.write_str(why),
+        }
+    }
+}
+
 impl MarathonClient {
     /// A client for the Marathons at `urls` (any of them, leader or not).
     pub fn new(

@@ -99,6 +99,14 @@ enum Attempt {
     Final(PagerError),
 }
 
+impl std::fmt::Display for Attempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Attempt::Retry(err) | Attempt::Final(err) => write!(f, "{err}"),
+        }
+    }
+}
+
 /// POSTs `body` as JSON with retries. `retry_status` says which HTTP
 /// statuses mean "not processed, try again"; `retry_ambiguous` whether a
 /// timeout or a dropped connection (which may have been processed) may be

@@ -594,6 +594,20 @@ impl Checkpoint {
     }
 
     /// Appends an event stamped now.
+    /// Records the intent of a side effect, unless the last event is that
+    /// same intent: a call failing tick after tick is sent again under the
+    /// one intent, not one per tick.
+    pub fn intend(&mut self, message: impl Into<String>) {
+        let message = message.into();
+        let repeated = self
+            .events
+            .last()
+            .is_some_and(|e| e.kind == EventKind::Intent && e.message == message);
+        if !repeated {
+            self.log(EventKind::Intent, message);
+        }
+    }
+
     pub fn log(&mut self, kind: EventKind, message: impl Into<String>) {
         self.events.push(Event {
             at: utc(SystemTime::now()),

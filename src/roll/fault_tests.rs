@@ -239,8 +239,10 @@ async fn a_fifth_of_every_systems_calls_failing_with_5xx_still_ends_in_a_clean_r
                 .filter(|(k, _)| k.starts_with(system))
                 .map(|(_, n)| n)
                 .sum();
+            // At least one: a system asked some thirty times at a 20%
+            // rate sees fewer than three failures one time in twenty.
             assert!(
-                felt >= 3,
+                felt >= 1,
                 "{strategy:?}: {system} {:?}",
                 report.injected_faults
             );
@@ -282,8 +284,10 @@ async fn latency_past_the_client_timeouts_for_two_minutes_mid_roll_is_waited_out
                 {
                     seen.store(true, Ordering::Relaxed);
                 }
+                // The observer's first call is the roll as taken up, before
+                // any write: the eighth write is its ninth call.
                 writes += 1;
-                if writes == 8 {
+                if writes == 9 {
                     // Every answer 7 s late: past the clients' 5 s timeout.
                     world.set_api_faults(api_faults(0.0, 0.0, 7_000));
                     let world = world.clone();
@@ -312,12 +316,14 @@ async fn mesos_and_marathon_leader_changes_mid_roll_are_followed_without_a_repea
         let mut writes = 0;
         let (outcome, _, _) = case
             .roll(move |_| {
+                // Counted from the roll as taken up (the first call, before
+                // any write): the 6th, 9th and 14th writes.
                 writes += 1;
                 match writes {
-                    6 => mesos.set_leader(1),
-                    9 => marathon.set_leader(2),
+                    7 => mesos.set_leader(1),
+                    10 => marathon.set_leader(2),
                     // An election: nobody leads for a minute.
-                    14 => {
+                    15 => {
                         mesos.lose_leader();
                         marathon.lose_leader();
                         let (mesos, marathon) = (mesos.clone(), marathon.clone());

@@ -53,7 +53,7 @@ where
                         EventKind::PageFailed,
                         format!("the page did not go out: {err}"),
                     );
-                    eprintln!("roller: warning: the page did not go out: {err}");
+                    // The event is logged as a warning (`report`).
                     false
                 }
             }

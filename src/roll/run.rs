@@ -83,7 +83,7 @@ pub async fn run<A, M, K, P>(
     env: &Environment,
     settings: RunSettings,
     stop: watch::Receiver<bool>,
-    observer: Box<dyn FnMut(&Checkpoint) + Send + '_>,
+    mut observer: Box<dyn FnMut(&Checkpoint) + Send + '_>,
 ) -> Result<RunResult, RunError>
 where
     A: AutoScaling + Sync,
@@ -160,6 +160,9 @@ where
             }
         }
     };
+    // The observer sees the roll as it is taken up (a fresh one, or how
+    // far a resumed one had come) before the runner's first write.
+    observer(&checkpoint);
     let runner = Runner::new(
         ports,
         env,
@@ -191,40 +194,6 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .worker_threads(2)
         .enable_all()
         .build()
-}
-
-/// The observer `roller run` and `roller demo` give the runner, on stdout
-/// without escape codes (a log or cron mail reads as well as a terminal):
-/// the whole plan tree when the plan's or a phase's status changes, else
-/// one line per step whose status changed (`terminate/i-… (COMPLETE)`), so
-/// a roll of a thousand agents does not print a thousand-line tree for
-/// each of their steps.
-pub fn tree_printer<'a>() -> Box<dyn FnMut(&Checkpoint) + Send + 'a> {
-    let mut last_shape: Vec<crate::plan::Status> = Vec::new();
-    let mut last_steps: Vec<(String, crate::plan::Status)> = Vec::new();
-    Box::new(move |checkpoint: &Checkpoint| {
-        use std::io::Write;
-        let plan = &checkpoint.plan;
-        let mut shape = vec![plan.status()];
-        shape.extend(plan.phases.iter().map(|p| p.status()));
-        let steps: Vec<(String, crate::plan::Status)> = plan
-            .steps()
-            .map(|(at, s)| (format!("{}/{}", plan.phases[at.phase].id, s.id), s.status()))
-            .collect();
-        let mut stdout = std::io::stdout().lock();
-        if shape != last_shape || steps.len() != last_steps.len() {
-            let _ = writeln!(stdout, "{}", crate::plan::tree(plan));
-        } else {
-            for ((name, status), (_, before)) in steps.iter().zip(&last_steps) {
-                if status != before {
-                    let _ = writeln!(stdout, "  {name} ({status})");
-                }
-            }
-        }
-        let _ = stdout.flush();
-        last_shape = shape;
-        last_steps = steps;
-    })
 }
 
 /// A checkpoint is resumed only for the group, the environment and the

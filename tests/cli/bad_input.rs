@@ -19,6 +19,10 @@ fn assert_refused(document: &str, problem: &[&str]) {
             .status(2)
             .stderr_contains("roller: plan file 'plan.json': ")
             .untouched("plan.json");
+        if command.contains(&"--json") {
+            // The same refusal as a JSON object on stdout.
+            test = test.stdout_contains(r#"{"error":{"exit_code":2,"label":"plan_"#);
+        }
         for part in problem {
             test = test.stderr_contains(part);
         }

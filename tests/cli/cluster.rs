@@ -147,11 +147,21 @@ impl Cluster {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        // The log (stderr) and the report (stdout), line by line.
         let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
         let (send, lines) = mpsc::channel();
+        let also = send.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if also.send(line).is_err() {
                     break;
                 }
             }

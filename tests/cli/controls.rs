@@ -133,7 +133,7 @@ fn an_interrupt_while_a_run_is_live_is_applied_at_its_next_tick_and_the_run_exit
     let cluster = Cluster::start("demo", "");
     let originals = originals(&cluster);
     let (child, lines) = cluster.spawn(&["--target", "12"]);
-    assert!(wait_for_line(&lines, "wait-registered (STARTED)"));
+    assert!(wait_for_line(&lines, "scale-up/wait-registered STARTED"));
     let file = cluster.checkpoint();
     let queued = cluster
         .roller(&["plan", "interrupt", "--file", file.to_str().unwrap()])
@@ -146,7 +146,15 @@ fn an_interrupt_while_a_run_is_live_is_applied_at_its_next_tick_and_the_run_exit
         "{}",
         text(&queued)
     );
-    let output = child.wait_with_output().unwrap();
+    let mut child = child;
+    let status = child.wait().unwrap();
+    // Everything the run printed, from the threads that read it.
+    let said: Vec<String> = lines.iter().collect();
+    let output = std::process::Output {
+        status,
+        stdout: Vec::new(),
+        stderr: said.join("\n").into_bytes(),
+    };
     assert_eq!(output.status.code(), Some(3), "{}", text(&output));
     assert!(
         stderr(&output).contains(&format!("roller plan continue --file {}", file.display())),

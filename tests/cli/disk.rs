@@ -52,8 +52,8 @@ fn a_full_disk_stops_the_roll_with_exit_1_before_its_next_side_effect_and_the_re
         unsafe {
             command.pre_exec(|| {
                 let limit = libc::rlimit {
-                    rlim_cur: 26 * 1024,
-                    rlim_max: 26 * 1024,
+                    rlim_cur: 20 * 1024,
+                    rlim_max: 20 * 1024,
                 };
                 if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
                     return Err(std::io::Error::last_os_error());

@@ -72,9 +72,9 @@ fn faults_switched_on_through_sim_faults_mid_roll_end_in_a_clean_roll() {
         }
         assert_eq!(set_faults(&cluster, r#"{"api": {}}"#), 200);
         let status = child.wait().unwrap();
-        let mut stderr = String::new();
-        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-        assert_eq!(status.code(), Some(0), "{strategy}: {stderr}");
+        // What the run printed, from the threads that read it.
+        let said: Vec<String> = lines.iter().collect();
+        assert_eq!(status.code(), Some(0), "{strategy}: {}", said.join("\n"));
         assert_clean_end(&cluster, &originals, 12);
         let report = cluster.report();
         assert!(

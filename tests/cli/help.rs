@@ -6,7 +6,7 @@ use crate::test::Test;
 fn help_exits_zero_and_documents_the_exit_codes() {
     Test::new()
         .arg("--help")
-        .stdout_contains("Usage: roller <COMMAND>")
+        .stdout_contains("Usage: roller [OPTIONS] <COMMAND>")
         .stdout_contains("Exit codes:\n")
         .stdout_contains("  0    done\n")
         .stdout_contains("  1    failed: ")
@@ -18,7 +18,7 @@ fn help_exits_zero_and_documents_the_exit_codes() {
 fn plan_help_exits_zero_and_lists_every_operation() {
     let mut test = Test::new()
         .args(["plan", "--help"])
-        .stdout_contains("Usage: roller plan <COMMAND>");
+        .stdout_contains("Usage: roller plan [OPTIONS] <COMMAND>");
     for operation in [
         "show",
         "continue",
@@ -48,7 +48,7 @@ fn an_operations_help_exits_zero_and_describes_its_flags() {
 fn no_command_is_a_usage_error() {
     Test::new()
         .status(2)
-        .stderr_contains("Usage: roller <COMMAND>")
+        .stderr_contains("Usage: roller [OPTIONS] <COMMAND>")
         .run();
 }
 
@@ -65,4 +65,63 @@ fn status_help_says_which_exit_code_each_state_of_a_roll_gets() {
         )
         .stdout_contains("\"state\"")
         .run();
+}
+
+#[test]
+fn completions_generate_for_bash_zsh_and_fish() {
+    for (shell, marker) in [
+        ("bash", "complete -F _roller"),
+        ("zsh", "#compdef roller"),
+        ("fish", "complete -c roller"),
+    ] {
+        let output = Test::new()
+            .args(["completions", shell])
+            .stdout_contains(marker)
+            .run();
+        // Every command is offered.
+        for command in ["run", "status", "abandon", "plan", "demo", "completions"] {
+            assert!(output.stdout.contains(command), "{shell}: {command}");
+        }
+    }
+    Test::new()
+        .args(["completions", "tcsh"])
+        .status(2)
+        .stderr_contains("invalid value 'tcsh'")
+        .run();
+}
+
+#[test]
+fn the_man_page_renders_as_roff_with_every_command() {
+    let output = Test::new()
+        .args(["man"])
+        .stdout_contains(".TH roller 1")
+        .stdout_contains(".SH SUBCOMMANDS")
+        .run();
+    for command in ["roller\\-run(1)", "roller\\-status(1)", "roller\\-plan(1)"] {
+        assert!(
+            output.stdout.contains(command),
+            "{command}:\n{}",
+            output.stdout
+        );
+    }
+}
+
+#[test]
+fn status_json_without_a_checkpoint_prints_a_json_error() {
+    let output = Test::new()
+        .args(["status", "--checkpoint", "nothing-here.json", "--json"])
+        .status(2)
+        .any_stdout()
+        .stderr_contains("roller: ")
+        .run();
+    let error = output.json();
+    assert_eq!(error["error"]["exit_code"], 2, "{error}");
+    assert_eq!(error["error"]["label"], "no_checkpoint", "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing-here.json"),
+        "{error}"
+    );
 }

@@ -13,6 +13,7 @@ mod faults;
 mod golden;
 mod health;
 mod help;
+mod live;
 mod operate;
 mod plans;
 mod rebalance;

@@ -105,10 +105,20 @@ fn bad_counts_are_refused_naming_the_entry_with_an_example() {
                 .stderr_contains(&format!("roller: bad --counts: {problem}; "))
                 .stderr_contains(EXAMPLE);
             if json {
-                test = test.arg("--json");
+                // The error as JSON on stdout too, the same sentence.
+                test = test.arg("--json").stdout_contains(
+                    r#"{"error":{"exit_code":2,"label":"bad_counts","message":"bad --counts: "#,
+                );
             }
             let output = test.run();
             assert_eq!(output.stderr.lines().count(), 1, "{}", output.stderr);
+            if json {
+                let error = output.json();
+                assert_eq!(
+                    format!("roller: {}\n", error["error"]["message"].as_str().unwrap()),
+                    output.stderr
+                );
+            }
         }
     }
 }

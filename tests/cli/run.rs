@@ -315,7 +315,7 @@ fn sigterm_mid_wait_exits_130_a_lost_checkpoint_is_refused_and_the_rerun_finishe
         .map(|i| i.id.clone())
         .collect();
     let (mut child, lines) = cluster.spawn(&["--target", "12"]);
-    assert!(wait_for_line(&lines, "wait-registered (STARTED)"));
+    assert!(wait_for_line(&lines, "scale-up/wait-registered STARTED"));
 
     // A second run on the same checkpoint is refused while the first holds it.
     let second = cluster.run(&["--target", "12"]);

@@ -272,6 +272,21 @@ pub enum Termination {
     AlreadyGone,
 }
 
+impl std::fmt::Display for Termination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Termination::Started(activity) => write!(
+                f,
+                "termination accepted (activity {}, {}): {}",
+                activity.id, activity.status, activity.cause
+            ),
+            Termination::AlreadyGone => {
+                f.write_str("no longer in the group (or already leaving it): nothing sent")
+            }
+        }
+    }
+}
+
 /// One scaling activity (a launch, a termination, a failure to launch).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScalingActivity {

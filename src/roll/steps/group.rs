@@ -42,10 +42,8 @@ where
             value: run_id.clone(),
             propagate_at_launch: false,
         };
-        self.checkpoint.log(
-            EventKind::Intent,
-            format!("tag {asg} {RUN_ID_TAG}={run_id}"),
-        );
+        self.checkpoint
+            .intend(format!("tag {asg} {RUN_ID_TAG}={run_id}"));
         self.save().await?;
         self.ports.aws.put_tags(&asg, &[tag]).await?;
         let group = describe(self.ports.aws, &asg).await?;
@@ -81,8 +79,7 @@ where
         }
         self.checkpoint.suspended_by_roll = ours.iter().map(|p| p.to_string()).collect();
         let list = self.checkpoint.suspended_by_roll.join(", ");
-        self.checkpoint
-            .log(EventKind::Intent, format!("suspend {list}"));
+        self.checkpoint.intend(format!("suspend {list}"));
         self.save().await?;
         let asg = self.checkpoint.asg.clone();
         self.ports.aws.suspend_processes(&asg, &ours).await?;
@@ -100,10 +97,8 @@ where
             )));
         }
         self.checkpoint.raised_max_from = Some(original.max_size);
-        self.checkpoint.log(
-            EventKind::Intent,
-            format!("raise MaxSize {} -> {needed}", original.max_size),
-        );
+        self.checkpoint
+            .intend(format!("raise MaxSize {} -> {needed}", original.max_size));
         self.save().await?;
         let asg = self.checkpoint.asg.clone();
         self.ports
@@ -121,10 +116,8 @@ where
     pub(in crate::roll) async fn set_desired(&mut self) -> Result<Tick, RollError> {
         let desired = self.checkpoint.scale_up_desired();
         let asg = self.checkpoint.asg.clone();
-        self.checkpoint.log(
-            EventKind::Intent,
-            format!("set desired capacity of {asg} to {desired}"),
-        );
+        self.checkpoint
+            .intend(format!("set desired capacity of {asg} to {desired}"));
         self.save().await?;
         self.ports.aws.set_desired_capacity(&asg, desired).await?;
         Ok(Tick::Done(format!("desired capacity {desired}")))
@@ -225,8 +218,7 @@ where
             .map(|p| p.to_string())
             .collect::<Vec<_>>()
             .join(", ");
-        self.checkpoint
-            .log(EventKind::Intent, format!("resume {list}"));
+        self.checkpoint.intend(format!("resume {list}"));
         self.save().await?;
         self.ports.aws.resume_processes(&asg, &resume).await?;
         Ok(Tick::Done(format!("resumed {list}{kept}")))
@@ -277,10 +269,8 @@ where
             .filter(|d| machines.iter().any(|m| m.same_machine(d)))
             .collect();
         if !down.is_empty() {
-            self.checkpoint.log(
-                EventKind::Intent,
-                format!("bring {} downed machine(s) up", down.len()),
-            );
+            self.checkpoint
+                .intend(format!("bring {} downed machine(s) up", down.len()));
             self.save().await?;
             self.ports.mesos.machines_up(&down).await?;
         }
@@ -346,8 +336,7 @@ where
                 // Recorded first (the step then reads STARTING): a resume
                 // after a crash between the two finds the tag gone and
                 // must know this run removed it.
-                self.checkpoint
-                    .log(EventKind::Intent, format!("remove tag {RUN_ID_TAG}"));
+                self.checkpoint.intend(format!("remove tag {RUN_ID_TAG}"));
                 self.save().await?;
                 self.ports
                     .aws

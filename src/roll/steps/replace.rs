@@ -141,7 +141,7 @@ where
         let asg = self.checkpoint.asg.clone();
         let result = self.ports.aws.terminate_instance(&asg, instance).await?;
         self.checkpoint
-            .log(EventKind::Terminate, format!("{instance}: {result:?}"));
+            .log(EventKind::Terminate, format!("{instance}: {result}"));
         self.save().await?;
         Ok(Tick::waiting(
             WaitKind::Deregistered,

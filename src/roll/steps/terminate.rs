@@ -236,7 +236,7 @@ where
             // The answer is written with the tick: a crash before that
             // finds the intent, and the group says whether the call landed.
             self.checkpoint
-                .log(EventKind::Terminate, format!("{}: {result:?}", record.id));
+                .log(EventKind::Terminate, format!("{}: {result}", record.id));
         }
         let first = &batch[0];
         Ok(Tick::waiting(

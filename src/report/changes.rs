@@ -1,0 +1,402 @@
+//! A roll's state changes, read off its checkpoint: the runner hands every
+//! checkpoint it writes to an observer, and `Tracker` turns the difference
+//! from the last one into `Change`s, which the logs, the `--json` stream
+//! and the terminal view all print. A step's state is its status and what
+//! it waits for: a wait's message that changes tick after tick ("3 of 5
+//! tasks healthy") is not a new state, so it makes no new line.
+
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::plan::Status;
+use crate::roll::checkpoint::{Checkpoint, EventKind, utc};
+use crate::roll::env::Timeouts;
+use crate::roll::steps::{StepKind, WaitKind};
+
+/// What a working step waits for, since when, and how long it may.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WaitInfo {
+    pub kind: WaitKind,
+    /// UTC, RFC 3339.
+    pub since: String,
+    pub waited_s: u64,
+    pub timeout_s: u64,
+}
+
+/// One state change, as one log line or one `--json` object.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Change {
+    /// The run took up a checkpoint some of whose steps had already run.
+    Resumed {
+        at: String,
+        run_id: String,
+        complete: usize,
+        steps: usize,
+    },
+    /// An entry of the checkpoint's event log (terminations, pages,
+    /// operator operations with their user, pauses).
+    Event {
+        at: String,
+        kind: EventKind,
+        message: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        user: Option<String>,
+    },
+    /// A step's status or wait changed.
+    Step {
+        at: String,
+        /// `phase/step`.
+        step: String,
+        status: Status,
+        message: String,
+        wait: Option<WaitInfo>,
+    },
+    Phase {
+        at: String,
+        phase: String,
+        status: Status,
+    },
+    Plan {
+        at: String,
+        plan: String,
+        status: Status,
+    },
+}
+
+impl Change {
+    /// The step or phase it is about (`phase/step`, `phase`, or the plan).
+    pub fn subject(&self) -> &str {
+        match self {
+            Change::Step { step, .. } => step,
+            Change::Phase { phase, .. } => phase,
+            Change::Plan { plan, .. } => plan,
+            Change::Resumed { .. } | Change::Event { .. } => "",
+        }
+    }
+
+    /// Whether it deserves a warning rather than information.
+    pub fn is_warning(&self) -> bool {
+        match self {
+            Change::Event { kind, .. } => matches!(
+                kind,
+                EventKind::Pause | EventKind::PageFailed | EventKind::Failure | EventKind::Held
+            ),
+            Change::Step { status, .. } | Change::Phase { status, .. } => {
+                matches!(status, Status::Error | Status::Delayed)
+            }
+            Change::Plan { status, .. } => matches!(status, Status::Error),
+            Change::Resumed { .. } => false,
+        }
+    }
+
+    /// The log line's text (the timestamp and level are the logger's).
+    pub fn line(&self) -> String {
+        match self {
+            Change::Resumed {
+                run_id,
+                complete,
+                steps,
+                ..
+            } => format!("resuming run {run_id}: {complete} of {steps} steps complete"),
+            Change::Event {
+                kind,
+                message,
+                user,
+                ..
+            } => match user {
+                Some(user) => format!("{}: {message} (by {user})", kind_name(*kind)),
+                None => format!("{}: {message}", kind_name(*kind)),
+            },
+            Change::Step {
+                step,
+                status,
+                message,
+                wait,
+                ..
+            } => {
+                let mut line = format!("{step} {status}");
+                if !message.is_empty() {
+                    line.push_str(": ");
+                    line.push_str(message);
+                }
+                if let Some(wait) = wait {
+                    line.push_str(&format!(
+                        " ({} s of {} s, since {})",
+                        wait.waited_s, wait.timeout_s, wait.since
+                    ));
+                }
+                line
+            }
+            Change::Phase { phase, status, .. } => format!("phase {phase} {status}"),
+            Change::Plan { plan, status, .. } => format!("plan {plan} {status}"),
+        }
+    }
+}
+
+/// `EventKind`'s name as the checkpoint writes it.
+pub fn kind_name(kind: EventKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// How far the roll has come, for the progress line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Agents whose replacement step completed, of those selected.
+    pub replaced: usize,
+    pub agents: usize,
+    /// Drain waves begun (0 for the serial strategy, or before the first).
+    pub waves: usize,
+    /// Cluster time since this process saw the first agent's step begun
+    /// (for the ETA), and how many were replaced then (a resume's).
+    pub replacing_for: Option<Duration>,
+    pub replaced_before: usize,
+    /// Cluster time since this process began watching.
+    pub elapsed: Duration,
+}
+
+impl Progress {
+    /// The time the remaining agents should take at the rate observed so
+    /// far; `None` until one is replaced.
+    pub fn eta(&self) -> Option<Duration> {
+        let spent = self.replacing_for?;
+        if self.agents > 0 && self.replaced >= self.agents {
+            return Some(Duration::ZERO);
+        }
+        let done_here = self.replaced.checked_sub(self.replaced_before)?;
+        if done_here == 0 {
+            return None;
+        }
+        let per_agent = spent.div_f64(done_here as f64);
+        Some(per_agent.mul_f64((self.agents - self.replaced) as f64))
+    }
+}
+
+/// `00:14:02`.
+pub fn clock_span(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// Diffs consecutive checkpoints.
+pub struct Tracker {
+    timeouts: Timeouts,
+    now: Box<dyn Fn() -> SystemTime + Send>,
+    began: Option<SystemTime>,
+    plan: Option<Phase>,
+    phases: HashMap<String, Phase>,
+    steps: HashMap<String, (Status, Option<WaitKind>)>,
+    events: usize,
+    /// When this process saw the first agent's step begun (cluster
+    /// time), and how many agents were replaced then.
+    replacing_since: Option<(SystemTime, usize)>,
+    progress: Progress,
+}
+
+impl Tracker {
+    /// `now`: the cluster's clock (the roll's, or a fixed one in tests).
+    pub fn new(timeouts: Timeouts, now: impl Fn() -> SystemTime + Send + 'static) -> Tracker {
+        Tracker {
+            timeouts,
+            now: Box::new(now),
+            began: None,
+            plan: None,
+            phases: HashMap::new(),
+            steps: HashMap::new(),
+            events: 0,
+            replacing_since: None,
+            progress: Progress::default(),
+        }
+    }
+
+    pub fn progress(&self) -> &Progress {
+        &self.progress
+    }
+
+    pub fn now(&self) -> SystemTime {
+        (self.now)()
+    }
+
+    /// The changes since the last checkpoint seen. The first one seen is
+    /// the baseline: a fresh roll's events are all news; a resumed roll's
+    /// past is summed up in one `Resumed`, and only its working steps are
+    /// listed.
+    pub fn changes(&mut self, checkpoint: &Checkpoint) -> Vec<Change> {
+        let now = self.now();
+        let at = utc(now);
+        let first = self.began.is_none();
+        let began = *self.began.get_or_insert(now);
+        let plan = &checkpoint.plan;
+        let mut changes = Vec::new();
+        let resumed = first && plan.steps().any(|(_, s)| s.status() != Status::Pending);
+        if resumed {
+            changes.push(Change::Resumed {
+                at: at.clone(),
+                run_id: checkpoint.run_id.clone(),
+                complete: plan.steps().filter(|(_, s)| s.is_complete()).count(),
+                steps: plan.steps().count(),
+            });
+            self.events = checkpoint.events.len();
+        }
+        // The events first: they say why the steps below changed.
+        for event in checkpoint.events.iter().skip(self.events) {
+            // A step's completion is its own line, with its message.
+            if event.kind == EventKind::Step {
+                continue;
+            }
+            // Stamped when seen, in cluster time, as every other change
+            // (the checkpoint records the wall clock's time; against the
+            // simulator the two differ).
+            changes.push(Change::Event {
+                at: at.clone(),
+                kind: event.kind,
+                message: event.message.clone(),
+                user: event.user.clone(),
+            });
+        }
+        self.events = checkpoint.events.len();
+
+        for (index, step) in plan.steps() {
+            let name = format!("{}/{}", plan.phases[index.phase].id, step.id);
+            let status = step.status();
+            let progress = checkpoint.progress.get(&step.id);
+            let wait_kind = progress.and_then(|p| p.wait.as_ref()).map(|w| w.kind);
+            let state = (status, wait_kind);
+            let before = self.steps.insert(name.clone(), state);
+            let news = match before {
+                Some(before) => before != state,
+                // Unseen: news when it has begun, unless this is a
+                // resume's baseline, where only working steps are.
+                None => {
+                    status != Status::Pending
+                        && (!resumed || !matches!(status, Status::Complete | Status::Waiting))
+                }
+            };
+            if !news {
+                continue;
+            }
+            let wait = progress.and_then(|p| p.wait.as_ref()).map(|w| {
+                let since = UNIX_EPOCH + Duration::from_millis(w.since_unix_ms);
+                WaitInfo {
+                    kind: w.kind,
+                    since: utc(since),
+                    waited_s: now.duration_since(since).unwrap_or_default().as_secs(),
+                    timeout_s: w.kind.timeout(&self.timeouts).as_secs(),
+                }
+            });
+            let message = match &wait {
+                // The wait's own `(since …)` is in `wait`.
+                Some(_) => strip_since(&step.message).to_string(),
+                None => step.message.clone(),
+            };
+            changes.push(Change::Step {
+                at: at.clone(),
+                step: name,
+                status,
+                message,
+                wait,
+            });
+        }
+
+        // A phase's or the plan's line when it begins, ends, or stops
+        // (not each time its derived status moves among the working ones).
+        let quiet = |status: Status| first && (resumed || status == Status::Pending);
+        for phase in &plan.phases {
+            let status = phase.status();
+            if self.phases.insert(phase.id.clone(), Phase::of(status)) != Some(Phase::of(status))
+                && !quiet(status)
+            {
+                changes.push(Change::Phase {
+                    at: at.clone(),
+                    phase: phase.id.clone(),
+                    status,
+                });
+            }
+        }
+        let status = plan.status();
+        if self.plan.replace(Phase::of(status)) != Some(Phase::of(status)) && !quiet(status) {
+            changes.push(Change::Plan {
+                at: at.clone(),
+                plan: plan.name.clone(),
+                status,
+            });
+        }
+        self.update_progress(checkpoint, now, began);
+        changes
+    }
+
+    fn update_progress(&mut self, checkpoint: &Checkpoint, now: SystemTime, began: SystemTime) {
+        let mut replaced = 0;
+        let mut waves = 0;
+        let mut replacing = false;
+        for (_, step) in checkpoint.plan.steps() {
+            let Some(kind) = step
+                .kind
+                .as_ref()
+                .and_then(|k| StepKind::from_value(k).ok())
+            else {
+                continue;
+            };
+            match kind {
+                StepKind::Replace { .. } | StepKind::Terminate { .. } => {
+                    if step.is_complete() {
+                        replaced += 1;
+                    }
+                    if step.status() != Status::Pending {
+                        replacing = true;
+                    }
+                }
+                StepKind::DrainWave { .. } if step.status() != Status::Pending => {
+                    waves += 1;
+                    replacing = true;
+                }
+                _ => {}
+            }
+        }
+        if replacing && self.replacing_since.is_none() {
+            self.replacing_since = Some((now, replaced));
+        }
+        self.progress = Progress {
+            replaced,
+            agents: checkpoint.instances.len(),
+            waves,
+            replacing_for: self
+                .replacing_since
+                .map(|(since, _)| now.duration_since(since).unwrap_or_default()),
+            replaced_before: self.replacing_since.map_or(0, |(_, before)| before),
+            elapsed: now.duration_since(began).unwrap_or_default(),
+        };
+    }
+}
+
+/// A phase's or plan's status as its log lines tell it: working
+/// (`STARTING`, `STARTED`, `IN_PROGRESS`, `PREPARED`) is one state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Working,
+    Other(Status),
+}
+
+impl Phase {
+    fn of(status: Status) -> Phase {
+        match status {
+            Status::Starting | Status::Started | Status::InProgress | Status::Prepared => {
+                Phase::Working
+            }
+            other => Phase::Other(other),
+        }
+    }
+}
+
+/// A wait's message without the ` (since …)` the runner appends.
+fn strip_since(message: &str) -> &str {
+    match message.rfind(" (since ") {
+        Some(at) if message.ends_with(')') => &message[..at],
+        _ => message,
+    }
+}
