@@ -5,6 +5,7 @@
 //! - `roll`: the roll and its ports (the traits it reaches the world by).
 //! - `aws`, `mesos`, `marathon`, `pager`: one adapter per outside system.
 //! - `http`, `retry`: what the adapters share (clients, credentials, backoff).
+//! - `sentence`: an error and its causes as one readable sentence.
 //! - `atomic_file`: crash-safe replacement of files on disk.
 //! - `crash_point`: the crash harness's hook (SIGKILL at the K-th checkpoint
 //!   write, set by `ROLLER_CRASH_AT`; nothing when unset).
@@ -33,5 +34,6 @@ pub mod plan;
 pub mod report;
 pub mod retry;
 pub mod roll;
+pub mod sentence;
 pub mod sim;
 pub mod simulated;

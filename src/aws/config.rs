@@ -135,7 +135,7 @@ impl AwsSettings {
             Ok(Err(e)) => {
                 return Err(AwsError::Credentials {
                     operation: "LoadCredentials",
-                    message: aws_sdk_autoscaling::error::DisplayErrorContext(&e).to_string(),
+                    message: crate::sentence::sentence(&e),
                 });
             }
             Err(_) => {

@@ -3,7 +3,7 @@
 //! type leaves the adapter.
 
 use aws_sdk_autoscaling::config::http::HttpResponse;
-use aws_sdk_autoscaling::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_autoscaling::error::{ProvideErrorMetadata, SdkError};
 
 pub use crate::roll::ports::auto_scaling::AutoScalingError as AwsError;
 
@@ -50,7 +50,7 @@ impl AwsError {
                 target: target_owned,
             },
             SdkError::DispatchFailure(failure) => {
-                let text = DisplayErrorContext(&err).to_string();
+                let text = crate::sentence::sentence(&err);
                 if failure.is_timeout() {
                     AwsError::Timeout {
                         operation,
@@ -72,7 +72,7 @@ impl AwsError {
                 }
             }
             SdkError::ResponseError(_) => {
-                let message = DisplayErrorContext(&err).to_string();
+                let message = crate::sentence::sentence(&err);
                 match status {
                     Some(s) if s >= 500 => AwsError::Unavailable {
                         operation,
@@ -87,12 +87,12 @@ impl AwsError {
                 }
             }
             SdkError::ConstructionFailure(_) => AwsError::Config {
-                message: format!("{operation}: {}", DisplayErrorContext(&err)),
+                message: format!("{operation}: {}", crate::sentence::sentence(&err)),
             },
             _ => AwsError::BadResponse {
                 operation,
                 target: target_owned,
-                message: DisplayErrorContext(&err).to_string(),
+                message: crate::sentence::sentence(&err),
             },
         }
     }

@@ -3,7 +3,7 @@
 //! DeleteObject with `If-Match`. S3 answers a condition that no longer
 //! holds with 412 PreconditionFailed (moto does too).
 
-use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
 
 use super::config::AwsSettings;
@@ -152,7 +152,7 @@ where
             condition: "the ETag this run holds".to_string(),
         }
     } else {
-        ObjectError::Failed(DisplayErrorContext(&err).to_string())
+        ObjectError::Failed(crate::sentence::sentence(&err))
     }
 }
 

@@ -190,21 +190,7 @@ impl CliError {
     }
 }
 
-/// An error as one sentence: its message, then each cause the message
-/// does not already carry, joined by `: `.
-pub fn sentence(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut cause = err.source();
-    while let Some(inner) = cause {
-        let said = inner.to_string();
-        if !said.is_empty() && !text.contains(&said) {
-            text.push_str(": ");
-            text.push_str(&said);
-        }
-        cause = inner.source();
-    }
-    text
-}
+pub use crate::sentence::sentence;
 
 fn run_exit_code(err: &crate::roll::run::RunError) -> u8 {
     err.exit_code()

@@ -154,16 +154,30 @@ pub(super) fn run_command(args: &RunArgs, live: bool, out: &mut dyn Write) -> Re
             )
         }
     };
-    let line = serde_json::json!({
-        "type": "result",
-        "outcome": outcome,
-        "exit_code": exit_code,
-        "label": label,
-        "message": message,
-        "plan": ended.as_ref().map(plan::info),
-    });
+    let line = ResultLine {
+        kind: "result",
+        outcome,
+        exit_code,
+        label,
+        message,
+        plan: ended.as_ref().map(plan::info),
+    };
+    let line = serde_json::to_string(&line).unwrap_or_default();
     writeln!(out, "{line}")?;
     result
+}
+
+/// `run --json`'s last line (fields in this order, `type` first, as in
+/// the event stream's objects).
+#[derive(serde::Serialize)]
+struct ResultLine {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    outcome: &'static str,
+    exit_code: u8,
+    label: Option<&'static str>,
+    message: String,
+    plan: Option<plan::PlanInfo>,
 }
 
 fn roll(

@@ -102,6 +102,31 @@ fn a_full_roll_of_msr_55_replaces_all_55_agents_without_an_outage() {
     let output = cluster.run(&["--target", "55"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     assert_clean_end(&cluster, &originals, 55);
+    // As cron sees it: the log on stderr, one timestamped line per state
+    // change (55 terminations, not 55 trees), and the final tree once.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    crate::demo::assert_log_lines(&stderr);
+    let log_lines = stderr.lines().count();
+    assert!(
+        (55..1000).contains(&log_lines),
+        "{log_lines} log lines:\n{stderr}"
+    );
+    for instance in &originals {
+        assert!(
+            stderr.contains(&format!(" INFO terminate/{instance} COMPLETE: ")),
+            "{instance}: no line for its termination"
+        );
+    }
+    assert_eq!(
+        stdout.matches("(dependency strategy)").count(),
+        1,
+        "{stdout}"
+    );
+    assert!(
+        stdout.starts_with("roll-mesos-agents-prod (dependency strategy) (COMPLETE)\n"),
+        "{stdout}"
+    );
     let report = cluster.report();
     // Single-instance apps were surged, not left to an outage.
     let archived = files_in(&cluster.dir.path().join("checkpoints"))
@@ -112,11 +137,60 @@ fn a_full_roll_of_msr_55_replaces_all_55_agents_without_an_outage() {
         std::fs::read_to_string(cluster.dir.path().join("checkpoints").join(archived)).unwrap();
     assert!(record.contains("\"surge\""), "no surge recorded");
     eprintln!(
-        "msr-55 roll: {:.0} simulated s, {} relaunches, {} apps ever below floor",
+        "msr-55 roll: {:.0} simulated s, {} relaunches, {} apps ever below floor, {log_lines} log lines, {} lines on stdout",
         report.simulated_ms as f64 / 1000.0,
         report.relaunches,
-        report.apps_ever_below_floor
+        report.apps_ever_below_floor,
+        stdout.lines().count()
     );
+}
+
+#[test]
+fn run_json_streams_one_typed_object_a_line_and_ends_with_the_result() {
+    let cluster = Cluster::start("demo", "");
+    let originals = cluster.live();
+    let output = cluster.run(&["--target", "12", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_clean_end(&cluster, &originals, 12);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let objects: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: Vec<&str> = objects
+        .iter()
+        .map(|o| o["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds[0], "event", "the roll's start first: {stdout}");
+    assert_eq!(objects[0]["kind"], "start");
+    for kind in ["event", "step", "phase", "plan"] {
+        assert!(kinds.contains(&kind), "no {kind}: {stdout}");
+    }
+    // Each termination is a step object with its wait spelled out.
+    let waits: Vec<&serde_json::Value> = objects
+        .iter()
+        .filter(|o| o["type"] == "step" && o["wait"]["kind"] == "deregistered")
+        .collect();
+    assert!(waits.len() >= 12, "{stdout}");
+    // All under the one configured deregistration timeout.
+    let timeout = &waits[0]["wait"]["timeout_s"];
+    assert!(timeout.as_u64().unwrap() > 0, "{timeout}");
+    assert!(waits.iter().all(|w| &w["wait"]["timeout_s"] == timeout));
+    let last = objects.last().unwrap();
+    assert_eq!(kinds.iter().filter(|k| **k == "result").count(), 1);
+    assert_eq!(last["type"], "result");
+    assert_eq!(last["outcome"], "complete");
+    assert_eq!(last["exit_code"], 0);
+    assert_eq!(last["plan"]["status"], "COMPLETE");
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("roll complete: "),
+        "{last}"
+    );
+    // The log still went to stderr.
+    crate::demo::assert_log_lines(&String::from_utf8_lossy(&output.stderr));
 }
 
 #[test]
