@@ -47,7 +47,7 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// More in the log (stderr): -v debug (also each retry of a call to
-    /// AWS, Mesos or Marathon), -vv trace. RUST_LOG, when set, decides
+    /// Mesos, Marathon or a pager), -vv trace. RUST_LOG, when set, decides
     /// instead (e.g. RUST_LOG=roller=debug).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
