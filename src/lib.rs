@@ -5,6 +5,7 @@
 //! - `roll`: the roll and its ports (the traits it reaches the world by).
 //! - `aws`, `mesos`, `marathon`, `pager`: one adapter per outside system.
 //! - `http`, `retry`: what the adapters share (clients, credentials, backoff).
+//! - `metrics`: requests sent to each outside system, and their failures.
 //! - `atomic_file`: crash-safe replacement of files on disk.
 //! - `crash_point`: the crash harness's hook (SIGKILL at the K-th checkpoint
 //!   write, set by `ROLLER_CRASH_AT`; nothing when unset).
@@ -26,6 +27,7 @@ pub mod fuzz_targets;
 pub mod http;
 pub mod marathon;
 pub mod mesos;
+pub mod metrics;
 pub mod pager;
 pub mod plan;
 pub mod retry;
