@@ -18,10 +18,13 @@ pub mod walkthrough;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::api::ApiSettings;
 use crate::plan;
 use crate::roll::checkpoint::{Checkpoint, CheckpointStore};
+use crate::roll::live::Live;
 use crate::roll::preflight::{Request, Selection};
 use crate::roll::run::{RunResult, RunSettings, run as run_roll, runtime, tree_printer};
 use crate::roll::runner::{Outcome, RunOptions};
@@ -52,6 +55,8 @@ pub enum DemoError {
     Roll(String),
     #[error("the roll did not end cleanly: {0}")]
     NotClean(String),
+    #[error("{0}")]
+    Api(#[from] crate::api::ApiError),
 }
 
 impl DemoError {
@@ -63,11 +68,13 @@ impl DemoError {
             DemoError::Simulated(err) => err.label(),
             DemoError::Roll(_) => "roll_failed",
             DemoError::NotClean(_) => "not_clean",
+            DemoError::Api(err) => err.label(),
         }
     }
 }
 
-pub fn run(out: &mut dyn Write) -> Result<(), DemoError> {
+/// `api`: `--listen`, the plan API served while the demo rolls.
+pub fn run(out: &mut dyn Write, api: Option<ApiSettings>) -> Result<(), DemoError> {
     let scenario = Scenario::load(SCENARIO)?;
     // SAFETY: no other thread exists yet (the runtime is built below), so
     // nothing reads the environment while it changes. Loopback traffic must
@@ -77,10 +84,14 @@ pub fn run(out: &mut dyn Write) -> Result<(), DemoError> {
         std::env::set_var("no_proxy", "127.0.0.1,localhost,::1");
     }
     let runtime = runtime().map_err(DemoError::Runtime)?;
-    runtime.block_on(demo(&scenario, out))
+    runtime.block_on(demo(&scenario, api.as_ref(), out))
 }
 
-async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError> {
+async fn demo(
+    scenario: &Scenario,
+    api: Option<&ApiSettings>,
+    out: &mut dyn Write,
+) -> Result<(), DemoError> {
     let real_start = Instant::now();
     writeln!(
         out,
@@ -100,6 +111,14 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
         endpoints.marathon.join(","),
         endpoints.control()
     )?;
+    let live = match api {
+        Some(api) => {
+            let live = Live::new(cluster.env.timeouts.clone());
+            crate::api::start(api, Arc::clone(&live)).await?;
+            Some(live)
+        }
+        None => None,
+    };
     tokio::time::sleep(SETTLE_SIMULATED.div_f64(TIME_SCALE)).await;
     let before = cluster.sim.report();
     let target = before.final_state.instances_live;
@@ -118,7 +137,10 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
     // The tree is printed as the roll goes, on the process's stdout (the
     // roll runs on this thread, inside `block_on`, so the lock `out` may
     // hold is re-entered, not waited for).
-    let observer = tree_printer();
+    let observer = match &live {
+        Some(live) => live.tee(tree_printer()),
+        None => tree_printer(),
+    };
     let settings = RunSettings {
         checkpoint: CheckpointStore::file(checkpoint.clone()),
         request: Request {
@@ -138,6 +160,7 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write) -> Result<(), DemoError>
         options: RunOptions {
             resume_az_rebalance: false,
             resume_command: "roller demo".to_string(),
+            live,
         },
     };
     let result = run_roll(cluster.ports(), env, settings, stop, observer).await;

@@ -113,6 +113,7 @@ fn request(args: &RunArgs) -> Result<Request, CliError> {
 pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let env = environment(args)?;
     let request = request(args)?;
+    let api = super::listen::settings(args.listen)?;
     let runtime = runtime()?;
     runtime.block_on(async {
         let clients = clients(&env).await?;
@@ -128,7 +129,11 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
             signals.wait().await;
             let _ = stop_tx.send(true);
         });
-        let observer = tree_printer();
+        let live = super::listen::serve(api.as_ref(), &env.timeouts).await?;
+        let observer = match &live {
+            Some(live) => live.tee(tree_printer()),
+            None => tree_printer(),
+        };
         let settings = RunSettings {
             checkpoint: store,
             request,
@@ -138,6 +143,7 @@ pub(super) fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), Cli
             options: RunOptions {
                 resume_az_rebalance: args.resume_az_rebalance,
                 resume_command: resume.clone(),
+                live,
             },
         };
         let ports = Ports {
