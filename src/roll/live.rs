@@ -35,6 +35,9 @@ struct State {
     checkpoint: Option<Arc<Checkpoint>>,
     /// Operations accepted and not yet taken by the runner, oldest first.
     queue: Vec<QueuedOperation>,
+    /// Operations the runner has taken and not yet saved: the snapshot
+    /// does not show them until its next save.
+    in_flight: Vec<QueuedOperation>,
     durations: Durations,
 }
 
@@ -104,10 +107,13 @@ impl Live {
         })
     }
 
-    /// Takes `checkpoint` as the current one.
+    /// Takes `checkpoint` as the current one: it holds every operation
+    /// the runner has taken (the runner applies them all, then saves).
     pub fn observe(&self, checkpoint: &Checkpoint) {
         let snapshot = Arc::new(checkpoint.clone());
-        self.state().checkpoint = Some(snapshot);
+        let mut state = self.state();
+        state.checkpoint = Some(snapshot);
+        state.in_flight.clear();
     }
 
     /// The checkpoint as last saved.
@@ -136,7 +142,7 @@ impl Live {
         let mut plan = checkpoint.plan.clone();
         // Two operators asking the same thing before the next tick: the
         // second is told it is already done, as it will be.
-        for queued in &state.queue {
+        for queued in state.in_flight.iter().chain(&state.queue) {
             apply_queued(&mut plan, queued);
         }
         let target = plan.find(phase, step)?;
@@ -165,9 +171,12 @@ impl Live {
     }
 
     /// The operations submitted since the last call, oldest first (the
-    /// runner's, at each tick).
+    /// runner's, at each tick, which applies them and saves).
     pub fn take_operations(&self) -> Vec<QueuedOperation> {
-        std::mem::take(&mut self.state().queue)
+        let mut state = self.state();
+        let taken = std::mem::take(&mut state.queue);
+        state.in_flight.extend(taken.iter().cloned());
+        taken
     }
 
     /// A step completed after `took` (cluster time).
@@ -276,6 +285,16 @@ mod tests {
         assert_eq!(taken[0].phase.as_deref(), Some("finish"));
         assert_eq!(taken[0].user, "a");
         assert!(live.take_operations().is_empty(), "taken once");
+        // Taken, not yet saved: still judged as applied.
+        let third = live.submit(Operation::Interrupt, Some("finish"), None, "c");
+        assert!(
+            matches!(third, Ok(Submitted::AlreadyDone { .. })),
+            "{third:?}"
+        );
+        // Saved (here without it, as a stand-in): judged on the save alone.
+        live.observe(&checkpoint());
+        let fourth = live.submit(Operation::Interrupt, Some("finish"), None, "d");
+        assert!(matches!(fourth, Ok(Submitted::Queued { .. })), "{fourth:?}");
     }
 
     #[test]
