@@ -43,7 +43,8 @@ pub(super) fn show(url: &str, json: bool, out: &mut dyn Write) -> Result<(), Cli
         ))
     })?;
     if json {
-        write_json(out, &answer.body)?;
+        // Read back and written again: the fields in `--file`'s order.
+        write_json(out, &info)?;
     } else {
         out.write_all(plan::info_tree(&info).as_bytes())?;
     }
