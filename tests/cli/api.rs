@@ -130,6 +130,35 @@ fn an_interrupt_through_the_api_holds_the_live_run_which_logs_its_caller_and_exi
     let plan: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(plan["name"], "roll-mesos-agents-demo");
     assert_eq!(plan["status"], "IN_PROGRESS");
+    // This process has talked to AWS, Mesos and Marathon (preflight and
+    // the first steps), and to no pager (none is configured).
+    let (status, metrics) = fetch(
+        &cluster,
+        reqwest::Method::GET,
+        &format!("{url}/metrics"),
+        None,
+    );
+    assert_eq!(status, 200);
+    let sample = |series: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("{series} ")))
+            .unwrap_or_else(|| panic!("no {series} in:\n{metrics}"))
+            .parse()
+            .unwrap()
+    };
+    for system in ["aws", "mesos", "marathon"] {
+        let calls = sample(&format!("roller_api_calls_total{{system=\"{system}\"}}"));
+        assert!(calls > 0.0, "{system}: {calls}");
+    }
+    for system in ["pagerduty", "webhook"] {
+        let calls = sample(&format!("roller_api_calls_total{{system=\"{system}\"}}"));
+        assert_eq!(calls, 0.0, "{system}");
+    }
+    assert_eq!(
+        sample("roller_wait_timeout_seconds{kind=\"registered\"}"),
+        3600.0
+    );
 
     // `finish` is PENDING until the very end: interrupting it changes the
     // plan whenever it arrives, and holds the run once all else is done.
