@@ -16,7 +16,7 @@
 //! in `detail` where it has one), so a client parses one shape.
 
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, Uri};
+use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde::Deserialize;
@@ -72,7 +72,11 @@ pub(super) async fn show(State(state): State<ApiState>, Path(name): Path<String>
         _ if plan.is_complete() => StatusCode::OK,
         _ => StatusCode::ACCEPTED,
     };
-    (status, Json(plan::info(plan))).into_response()
+    // Pretty, as the SDK's PrettyJsonResource and `roller plan show
+    // --json` print it, byte for byte.
+    let mut body = serde_json::to_string_pretty(&plan::info(plan)).unwrap_or_default();
+    body.push('\n');
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 /// The operation a path segment names, as the SDK spells it.
