@@ -3,8 +3,9 @@
 //! binary against the simulator, every server on loopback: an interrupt
 //! through the API holds the run (exit 3) and is logged with its caller;
 //! the token gates every request; a non-loopback address without one is
-//! refused before anything happens; the demo serves /v1/plans and
-//! /metrics while it rolls.
+//! refused before anything happens; 5xx answers count as errors of their
+//! system in /metrics; the demo serves /v1/plans and /metrics while it
+//! rolls.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
@@ -347,4 +348,77 @@ fn the_demo_serves_its_plans_and_metrics_while_it_rolls() {
     let (code, stdout, stderr) = demo.finish();
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("outages: 0 apps"), "{stdout}");
+}
+
+#[test]
+fn requests_answered_with_5xx_count_as_errors_of_their_system_in_the_metrics() {
+    // A few failed calls in a row must not make a retry wait run out.
+    let cluster = Cluster::start(
+        "demo",
+        "[timeouts]\nscale_up = \"3h\"\nderegister = \"3h\"\nhealthy = \"3h\"\ntask_move = \"3h\"\nretry = \"3h\"\n",
+    );
+    let run = Live::spawn(cluster.run_command(&["--target", "12", "--listen", "127.0.0.1:0"]));
+    let url = run.api_url();
+    run.wait_for("wait-registered (STARTED)");
+    let control = format!(
+        "{}/faults",
+        cluster.sim.as_ref().unwrap().endpoints().control()
+    );
+    let set_faults = |body: &str| {
+        let status = cluster.runtime.block_on(async {
+            reqwest::Client::new()
+                .post(&control)
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap()
+                .status()
+        });
+        assert_eq!(status, 200, "{body}");
+    };
+    // Each system's error count; `None` once the run (and its API) ended.
+    let errors = || -> Option<Vec<f64>> {
+        let metrics = cluster.runtime.block_on(async {
+            let response = reqwest::get(format!("{url}/metrics")).await.ok()?;
+            response.text().await.ok()
+        })?;
+        let counts = ["aws", "mesos", "marathon"]
+            .iter()
+            .map(|system| {
+                let series = format!("roller_api_errors_total{{system=\"{system}\"}} ");
+                metrics
+                    .lines()
+                    .find_map(|line| line.strip_prefix(&series))
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        Some(counts)
+    };
+    assert_eq!(
+        errors(),
+        Some(vec![0.0, 0.0, 0.0]),
+        "a healthy cluster answers"
+    );
+    set_faults(
+        r#"{"api": {"aws": {"error_rate": 0.5}, "mesos": {"error_rate": 0.5}, "marathon": {"error_rate": 0.5}}}"#,
+    );
+    // The roll keeps calling all three every tick (and retries): each
+    // soon meets a 5xx. Bounded by the roll's own end.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let mut seen = errors();
+    while seen.as_ref().is_some_and(|counts| counts.contains(&0.0))
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(20));
+        seen = errors();
+    }
+    assert!(
+        seen.as_ref().is_some_and(|counts| !counts.contains(&0.0)),
+        "aws, mesos and marathon each had an error counted before the roll ended: {seen:?}"
+    );
+    set_faults(r#"{"api": {}}"#);
+    let (code, stdout, stderr) = run.finish();
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
 }
