@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::error::CliError;
 use super::{OperationArgs, PlanCommand};
 use crate::atomic_file::{LockError, Locked};
-use crate::plan::{self, Operation, Outcome, Plan, PlanInfo, Target};
+use crate::plan::{self, Operation, Outcome, Plan, PlanInfo};
 use crate::roll::checkpoint::{Checkpoint, Event, EventKind, RunLock, RunLockError, utc};
 use crate::roll::inbox::{self, QueuedOperation};
 
@@ -193,7 +193,7 @@ fn operate(
             path: file.to_path_buf(),
             source,
         })?;
-    let described = describe(&plan, target);
+    let described = plan.describe(target);
     let outcome = plan.apply(operation, target);
     if outcome == Outcome::Changed {
         let bytes = match &mut checkpoint {
@@ -262,7 +262,7 @@ fn queue_for_live_run(
             path: file.to_path_buf(),
             source,
         })?;
-    let described = describe(&checkpoint.plan, target);
+    let described = checkpoint.plan.describe(target);
     let queued = QueuedOperation {
         id: uuid::Uuid::new_v4().to_string(),
         operation: operation.to_string(),
@@ -296,18 +296,6 @@ pub(super) fn operator() -> String {
         .or_else(|_| std::env::var("USER"))
         .or_else(|_| std::env::var("LOGNAME"))
         .unwrap_or_else(|_| "unknown".to_string())
-}
-
-pub(super) fn describe(plan: &Plan, target: Target) -> String {
-    match target {
-        Target::Plan => format!("plan '{}'", plan.name),
-        Target::Phase(i) => format!("phase '{}'", plan.phases[i].name),
-        Target::Step(at) => format!(
-            "step '{}' of phase '{}'",
-            plan.step(at).name,
-            plan.phases[at.phase].name
-        ),
-    }
 }
 
 pub(super) fn write_json(out: &mut dyn Write, value: &impl Serialize) -> Result<(), CliError> {

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use super::checkpoint::{Checkpoint, utc};
 use super::env::Timeouts;
 use super::inbox::QueuedOperation;
-use crate::plan::{AddressError, Operation, Outcome, Plan, Status, Target};
+use crate::plan::{AddressError, Operation, Outcome, Plan, Status};
 
 /// Upper bounds (cluster seconds) of the step-duration histogram's
 /// buckets: from a quick group call to an hour-long wait.
@@ -146,7 +146,7 @@ impl Live {
             apply_queued(&mut plan, queued);
         }
         let target = plan.find(phase, step)?;
-        let described = describe(&plan, target);
+        let described = plan.describe(target);
         match plan.apply(operation, target) {
             Outcome::AlreadyDone => Ok(Submitted::AlreadyDone {
                 target: described,
@@ -206,18 +206,6 @@ fn apply_queued(plan: &mut Plan, queued: &QueuedOperation) {
     };
     if let Ok(target) = plan.find(queued.phase.as_deref(), queued.step.as_deref()) {
         plan.apply(operation, target);
-    }
-}
-
-fn describe(plan: &Plan, target: Target) -> String {
-    match target {
-        Target::Plan => format!("plan '{}'", plan.name),
-        Target::Phase(i) => format!("phase '{}'", plan.phases[i].name),
-        Target::Step(at) => format!(
-            "step '{}' of phase '{}'",
-            plan.step(at).name,
-            plan.phases[at.phase].name
-        ),
     }
 }
 
