@@ -18,10 +18,13 @@ pub mod walkthrough;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::api::ApiSettings;
 use crate::plan;
 use crate::roll::checkpoint::{Checkpoint, CheckpointStore};
+use crate::roll::live::Live;
 use crate::roll::preflight::{Request, Selection};
 use crate::roll::run::{RunResult, RunSettings, run as run_roll, runtime};
 use crate::roll::runner::{Outcome, RunOptions};
@@ -52,6 +55,8 @@ pub enum DemoError {
     Roll(String),
     #[error("the roll did not end cleanly: {0}")]
     NotClean(String),
+    #[error("{0}")]
+    Api(#[from] crate::api::ApiError),
 }
 
 impl DemoError {
@@ -63,12 +68,14 @@ impl DemoError {
             DemoError::Simulated(err) => err.label(),
             DemoError::Roll(_) => "roll_failed",
             DemoError::NotClean(_) => "not_clean",
+            DemoError::Api(err) => err.label(),
         }
     }
 }
 
-/// `live`: draw the terminal view on stderr (else log lines there).
-pub fn run(out: &mut dyn Write, live: bool) -> Result<(), DemoError> {
+/// `view`: draw the terminal view on stderr (else log lines there);
+/// `api`: `--listen`, the plan API served while the demo rolls.
+pub fn run(out: &mut dyn Write, view: bool, api: Option<ApiSettings>) -> Result<(), DemoError> {
     let scenario = Scenario::load(SCENARIO)?;
     // SAFETY: no other thread exists yet (the runtime is built below), so
     // nothing reads the environment while it changes. Loopback traffic must
@@ -78,10 +85,15 @@ pub fn run(out: &mut dyn Write, live: bool) -> Result<(), DemoError> {
         std::env::set_var("no_proxy", "127.0.0.1,localhost,::1");
     }
     let runtime = runtime().map_err(DemoError::Runtime)?;
-    runtime.block_on(demo(&scenario, out, live))
+    runtime.block_on(demo(&scenario, api.as_ref(), view, out))
 }
 
-async fn demo(scenario: &Scenario, out: &mut dyn Write, live: bool) -> Result<(), DemoError> {
+async fn demo(
+    scenario: &Scenario,
+    api: Option<&ApiSettings>,
+    view: bool,
+    out: &mut dyn Write,
+) -> Result<(), DemoError> {
     let real_start = Instant::now();
     writeln!(
         out,
@@ -101,6 +113,14 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write, live: bool) -> Result<()
         endpoints.marathon.join(","),
         endpoints.control()
     )?;
+    let live = match api {
+        Some(api) => {
+            let live = Live::new(cluster.env.timeouts.clone());
+            crate::api::start(api, Arc::clone(&live)).await?;
+            Some(live)
+        }
+        None => None,
+    };
     tokio::time::sleep(SETTLE_SIMULATED.div_f64(TIME_SCALE)).await;
     let before = cluster.sim.report();
     let target = before.final_state.instances_live;
@@ -118,7 +138,11 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write, live: bool) -> Result<()
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     // The roll's state changes go to stderr as log lines, or to the
     // terminal view; stdout keeps the final tree and the report.
-    let (observer, view) = crate::report::for_roll(env, false, live);
+    let (observer, view) = crate::report::for_roll(env, false, view);
+    let observer = match &live {
+        Some(live) => live.tee(observer),
+        None => observer,
+    };
     let settings = RunSettings {
         checkpoint: CheckpointStore::file(checkpoint.clone()),
         request: Request {
@@ -138,6 +162,7 @@ async fn demo(scenario: &Scenario, out: &mut dyn Write, live: bool) -> Result<()
         options: RunOptions {
             resume_az_rebalance: false,
             resume_command: "roller demo".to_string(),
+            live,
         },
     };
     let result = run_roll(cluster.ports(), env, settings, stop, observer).await;

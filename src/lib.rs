@@ -6,6 +6,9 @@
 //! - `aws`, `mesos`, `marathon`, `pager`: one adapter per outside system.
 //! - `http`, `retry`: what the adapters share (clients, credentials, backoff).
 //! - `sentence`: an error and its causes as one readable sentence.
+//! - `metrics`: requests sent to each outside system, and their failures.
+//! - `api`: the DC/OS SDK's plan HTTP API and `/metrics`, served while a
+//!   roll runs (`--listen`).
 //! - `atomic_file`: crash-safe replacement of files on disk.
 //! - `crash_point`: the crash harness's hook (SIGKILL at the K-th checkpoint
 //!   write, set by `ROLLER_CRASH_AT`; nothing when unset).
@@ -18,6 +21,7 @@
 //!   (the plan engine walkthrough).
 //! - `fuzz_targets`: the fuzz targets' bodies (tests and `fuzzing` only).
 
+pub mod api;
 pub mod atomic_file;
 pub mod aws;
 pub mod cli;
@@ -29,6 +33,7 @@ pub mod fuzz_targets;
 pub mod http;
 pub mod marathon;
 pub mod mesos;
+pub mod metrics;
 pub mod pager;
 pub mod plan;
 pub mod report;

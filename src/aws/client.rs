@@ -10,6 +10,7 @@ use aws_config::retry::RetryConfig;
 use aws_sdk_autoscaling::types as asg;
 use aws_sdk_ec2::types as ec2;
 
+use super::call_meter::CallMeter;
 use super::error::AwsError;
 use crate::retry::{Backoff, retry};
 use crate::roll::ports::auto_scaling::{
@@ -36,8 +37,16 @@ pub struct AwsAutoScaling {
 impl AwsAutoScaling {
     pub(crate) fn new(sdk: &SdkConfig, page_size: Option<u32>) -> AwsAutoScaling {
         AwsAutoScaling {
-            asg: aws_sdk_autoscaling::Client::new(sdk),
-            ec2: aws_sdk_ec2::Client::new(sdk),
+            asg: aws_sdk_autoscaling::Client::from_conf(
+                aws_sdk_autoscaling::config::Builder::from(sdk)
+                    .interceptor(CallMeter)
+                    .build(),
+            ),
+            ec2: aws_sdk_ec2::Client::from_conf(
+                aws_sdk_ec2::config::Builder::from(sdk)
+                    .interceptor(CallMeter)
+                    .build(),
+            ),
             page_size,
         }
     }

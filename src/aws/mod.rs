@@ -3,6 +3,7 @@
 //!
 //! - `config`: region, profile, credentials chain, endpoint, timeouts, retries.
 //! - `client`: the port's operations, each checked against the group first.
+//! - `call_meter`: counts every request sent (for `/metrics`).
 //! - `error`: `AwsError` and the mapping from SDK errors.
 //! - `s3_checkpoint`: the checkpoint as an S3 object with conditional
 //!   writes (`--checkpoint s3://bucket/key`).
@@ -12,6 +13,7 @@
 //! what needs neither. Those against moto need `scripts/with-moto cargo
 //! test aws`.
 
+mod call_meter;
 mod client;
 mod config;
 mod error;

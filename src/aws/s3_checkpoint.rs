@@ -111,6 +111,7 @@ impl S3Checkpoint {
         }
         let config = aws_sdk_s3::config::Builder::from(&sdk)
             .force_path_style(settings.endpoint_url.is_some())
+            .interceptor(super::call_meter::CallMeter)
             .build();
         Ok(S3Checkpoint {
             client: aws_sdk_s3::Client::from_conf(config),

@@ -103,6 +103,19 @@ pub enum CliError {
         checkpoint.display()
     )]
     Interrupted { checkpoint: PathBuf, run_id: String },
+    /// `--listen` refused or could not bind: nothing was changed.
+    #[error("{0}")]
+    Api(crate::api::ApiError),
+    /// The plan API answered `roller plan … --url` with an error.
+    #[error("{url} answered {status}: {message}")]
+    PlanApi {
+        url: String,
+        status: u16,
+        message: String,
+    },
+    /// The plan API could not be reached, or answered nonsense.
+    #[error("{0}")]
+    PlanApiUnreachable(String),
 }
 
 impl CliError {
@@ -138,6 +151,14 @@ impl CliError {
             CliError::AbandonPartial { .. } => exit_code::PARTLY_DONE,
             CliError::RollNotDone { state, .. } => state.exit_code(),
             CliError::Interrupted { .. } => exit_code::INTERRUPTED,
+            CliError::Api(_) => exit_code::REFUSED,
+            // What the caller asked is wrong (unknown phase or step, a
+            // step without its phase, no or a wrong token): refused.
+            CliError::PlanApi {
+                status: 400 | 401 | 403 | 404,
+                ..
+            } => exit_code::REFUSED,
+            CliError::PlanApi { .. } | CliError::PlanApiUnreachable(_) => exit_code::FAILED,
         }
     }
 }
@@ -174,6 +195,9 @@ impl CliError {
             CliError::AbandonPartial { .. } => "abandon_partial",
             CliError::RollNotDone { .. } => "roll_not_done",
             CliError::Interrupted { .. } => "interrupted",
+            CliError::Api(err) => err.label(),
+            CliError::PlanApi { .. } => "plan_api_error",
+            CliError::PlanApiUnreachable(_) => "plan_api_unreachable",
         }
     }
 

@@ -4,6 +4,8 @@
 mod abandon_command;
 mod error;
 mod health_command;
+mod listen;
+mod plan_client;
 mod plan_command;
 mod rebalance_command;
 mod run_command;
@@ -13,10 +15,10 @@ mod status_command;
 mod wiring;
 
 use std::io::Write;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::report::logging::{LogFormat, LogSettings};
 
@@ -102,7 +104,7 @@ pub enum Command {
     /// Roll the built-in `demo` cluster, simulated in-process on loopback,
     /// with roller's real clients, and print the monitor's report (no
     /// setup, no credentials; the caller's AWS_* variables are ignored).
-    Demo,
+    Demo(DemoArgs),
     /// Serve a simulated cluster (AWS Auto Scaling + EC2, three Mesos
     /// masters, three Marathons) on loopback until SIGINT/SIGTERM.
     #[command(after_help = sim_command::HELP)]
@@ -154,11 +156,20 @@ PREPARED, STARTING, STARTED, COMPLETE, DELAYED, WAITING, ERROR) and an
 interrupt flag; phase and plan statuses are derived from their children.
 Phases and steps are named by id or name (ids match first).
 
+With --url instead of --file, the same commands are sent to the plan API of a
+live `roller run --listen ADDR` (the DC/OS SDK's /v1/plans/roll). The run
+applies an operation at its next tick; the answer says whether it will change
+anything (exit 0, or 0 with `already done`); an unknown phase or step, or a
+step without --phase, exits 2. When ROLLER_API_TOKEN or ROLLER_API_TOKEN_FILE
+is set, its token is sent as `Authorization: Bearer <token>`.
+
 Examples:
   roller plan show --file examples/hello-world.json
   roller plan continue --file plan.json --phase replace
   roller plan force-complete --file plan.json --step i-0abc123
-  roller plan show --file plan.json --json";
+  roller plan show --file plan.json --json
+  roller plan show --url http://127.0.0.1:8080
+  roller plan interrupt --url http://127.0.0.1:8080 --phase drain";
 
 #[derive(Debug, Subcommand)]
 pub enum PlanCommand {
@@ -185,20 +196,31 @@ pub enum PlanCommand {
 }
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("source").required(true).args(["file", "url"])))]
 pub struct ShowArgs {
-    /// The plan document (JSON).
+    /// The plan document (JSON), or a roll's checkpoint.
     #[arg(long, value_name = "FILE")]
-    pub file: PathBuf,
+    pub file: Option<PathBuf>,
+    /// The plan API of a live `roller run --listen` (e.g.
+    /// http://127.0.0.1:8080): its plan as the run last saved it.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
     /// Print the JSON view (a superset of the SDK's PlanInfo) instead of the tree.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("source").required(true).args(["file", "url"])))]
 pub struct OperationArgs {
     /// The plan document (JSON); rewritten atomically when the operation changes it.
     #[arg(long, value_name = "FILE")]
-    pub file: PathBuf,
+    pub file: Option<PathBuf>,
+    /// The plan API of a live `roller run --listen` (e.g.
+    /// http://127.0.0.1:8080): the run applies the operation at its next
+    /// tick. Sends ROLLER_API_TOKEN(_FILE) as a bearer token when set.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
     /// The phase to act on (id or name). Without --phase and --step: the plan.
     #[arg(long, value_name = "PHASE")]
     pub phase: Option<String>,
@@ -293,6 +315,30 @@ pub struct RunArgs {
     /// Overrides the env file's `checkpoint_dir`.
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,
+    /// Serve the plan API (/v1/plans) and /metrics on IP:PORT while the
+    /// roll runs; loopback unless ROLLER_API_TOKEN(_FILE) is set (--help).
+    #[arg(long, value_name = "IP:PORT", long_help = LISTEN_HELP)]
+    pub listen: Option<SocketAddr>,
+}
+
+const LISTEN_HELP: &str = "\
+While the roll runs, serve the DC/OS SDK plan API (GET /v1/plans, GET
+/v1/plans/roll, POST /v1/plans/roll/<continue|interrupt|forceComplete|restart|
+start|stop>?phase=&step=) and Prometheus metrics (GET /metrics) on IP:PORT,
+e.g. 127.0.0.1:8080 (port 0: a free port; the address is printed on stderr).
+`roller plan ... --url http://IP:PORT` is its client. Operations are applied by
+the run at its next tick, logged with the caller's address, as `roller plan
+--file` ones are. Anyone who can reach IP:PORT may call it, so a non-loopback
+address is refused unless ROLLER_API_TOKEN or ROLLER_API_TOKEN_FILE sets a
+token; with a token, every request must send `Authorization: Bearer <token>`.";
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Serve the plan API and /metrics of the demo's roll on IP:PORT while
+    /// it runs (as `roller run --listen`; loopback unless ROLLER_API_TOKEN
+    /// or ROLLER_API_TOKEN_FILE is set).
+    #[arg(long, value_name = "IP:PORT")]
+    pub listen: Option<SocketAddr>,
 }
 
 #[derive(Debug, Args)]
@@ -428,7 +474,7 @@ impl Command {
             Command::Health(args) => args.json,
             Command::Rebalance(args) => args.json,
             Command::Run(_)
-            | Command::Demo
+            | Command::Demo(_)
             | Command::Sim(_)
             | Command::Abandon(_)
             | Command::Completions { .. }
@@ -438,17 +484,20 @@ impl Command {
 }
 
 fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
-    let live = cli.live(matches!(&cli.command, Command::Run(args) if args.json));
+    let view = cli.live(matches!(&cli.command, Command::Run(args) if args.json));
     match cli.command {
         Command::Plan { command } => plan_command::run(command, out),
-        Command::Demo => crate::demo::run(out, live).map_err(|err| match err {
-            crate::demo::DemoError::Output(err) => CliError::Output(err),
-            err => CliError::Demo(err),
-        }),
+        Command::Demo(args) => {
+            crate::demo::run(out, view, listen::settings(args.listen)?).map_err(|err| match err {
+                crate::demo::DemoError::Output(err) => CliError::Output(err),
+                crate::demo::DemoError::Api(err) => CliError::Api(err),
+                err => CliError::Demo(err),
+            })
+        }
         Command::Sim(args) => sim_command::run(&args, out),
         Command::Health(args) => health_command::run(&args, out),
         Command::Rebalance(args) => rebalance_command::run(&args, out),
-        Command::Run(args) => run_command::run_command(&args, live, out),
+        Command::Run(args) => run_command::run_command(&args, view, out),
         Command::Status(args) => status_command::run(&args, out),
         Command::Abandon(args) => abandon_command::run(&args, out),
         Command::Completions { shell } => {

@@ -9,9 +9,9 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use super::error::CliError;
-use super::{OperationArgs, PlanCommand, ShowArgs};
+use super::{OperationArgs, PlanCommand};
 use crate::atomic_file::{LockError, Locked};
-use crate::plan::{self, Operation, Outcome, Plan, PlanInfo, Target};
+use crate::plan::{self, Operation, Outcome, Plan, PlanInfo};
 use crate::roll::checkpoint::{Checkpoint, Event, EventKind, RunLock, RunLockError, utc};
 use crate::roll::inbox::{self, QueuedOperation};
 
@@ -23,7 +23,12 @@ const LOCK_PATIENCE: Duration = Duration::from_secs(10);
 
 pub(super) fn run(command: PlanCommand, out: &mut dyn Write) -> Result<(), CliError> {
     let (operation, args) = match command {
-        PlanCommand::Show(args) => return show(&args, out),
+        PlanCommand::Show(args) => {
+            return match &args.url {
+                Some(url) => super::plan_client::show(url, args.json, out),
+                None => show(file_of(&args.file)?, args.json, out),
+            };
+        }
         PlanCommand::Demo => return Ok(crate::demo::walkthrough::run(out)?),
         PlanCommand::Continue(args) => (Operation::Continue, args),
         PlanCommand::Interrupt(args) => (Operation::Interrupt, args),
@@ -32,7 +37,16 @@ pub(super) fn run(command: PlanCommand, out: &mut dyn Write) -> Result<(), CliEr
         PlanCommand::Start(args) => (Operation::Start, args),
         PlanCommand::Stop(args) => (Operation::Stop, args),
     };
-    operate(operation, &args, out)
+    match &args.url {
+        Some(url) => super::plan_client::operate(operation, url, &args, out),
+        None => operate(operation, file_of(&args.file)?, &args, out),
+    }
+}
+
+/// `--file`; clap requires it or `--url`, which the caller has ruled out.
+fn file_of(file: &Option<std::path::PathBuf>) -> Result<&Path, CliError> {
+    file.as_deref()
+        .ok_or_else(|| CliError::BadFlag("give --file FILE or --url URL".to_string()))
 }
 
 fn is_s3(file: &Path) -> bool {
@@ -97,13 +111,13 @@ fn parse(path: &Path, text: &str) -> Result<Document, CliError> {
         })
 }
 
-fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let plan = if is_s3(&args.file) {
-        load_s3(&args.file)?
+fn show(file: &Path, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let plan = if is_s3(file) {
+        load_s3(file)?
     } else {
-        load(&args.file)?
+        load(file)?
     };
-    if args.json {
+    if json {
         write_json(out, &plan::info(&plan))?;
     } else {
         out.write_all(plan::tree(&plan).as_bytes())?;
@@ -119,48 +133,49 @@ struct OperationReport {
 
 fn operate(
     operation: Operation,
+    file: &Path,
     args: &OperationArgs,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    if is_s3(&args.file) {
+    if is_s3(file) {
         return Err(CliError::BadFlag(format!(
             "`roller plan {}` changes local files only, and {} is in S3. With no run holding it \
              (stop one with SIGTERM first): `aws s3 cp {} ./roll.json`, run the operation on \
              ./roll.json, then `aws s3 cp ./roll.json {}`; the next `roller run` resumes it",
             operation.as_str(),
-            args.file.display(),
-            args.file.display(),
-            args.file.display()
+            file.display(),
+            file.display(),
+            file.display()
         )));
     }
     // Held until the new content is in place, so that two operators acting
     // at once apply both of their operations, one after the other.
-    let mut locked = Locked::open(&args.file, LOCK_PATIENCE).map_err(|err| match err {
+    let mut locked = Locked::open(file, LOCK_PATIENCE).map_err(|err| match err {
         LockError::Io(source) => CliError::ReadPlan {
-            path: args.file.clone(),
+            path: file.to_path_buf(),
             source,
         },
         LockError::Busy(_) => CliError::Busy {
-            path: args.file.clone(),
+            path: file.to_path_buf(),
             source: err,
         },
     })?;
     let text = locked
         .read_to_string()
         .map_err(|source| CliError::ReadPlan {
-            path: args.file.clone(),
+            path: file.to_path_buf(),
             source,
         })?;
-    let document = parse(&args.file, &text)?;
+    let document = parse(file, &text)?;
     // A checkpoint held by a live run is the run's to write: the operation
     // is queued for it (applied at its next tick). Otherwise its run lock
     // is held meanwhile, so that no run starts in the middle.
     let _run_lock = match &document {
-        Document::Checkpoint(checkpoint) => match RunLock::acquire(&args.file) {
+        Document::Checkpoint(checkpoint) => match RunLock::acquire(file) {
             Ok(lock) => Some(lock),
             Err(RunLockError::Held { .. }) => {
                 drop(locked);
-                return queue_for_live_run(operation, args, checkpoint, out);
+                return queue_for_live_run(operation, file, args, checkpoint, out);
             }
             Err(RunLockError::Io { path, source }) => {
                 return Err(CliError::ReadPlan { path, source });
@@ -175,10 +190,10 @@ fn operate(
     let target = plan
         .find(args.phase.as_deref(), args.step.as_deref())
         .map_err(|source| CliError::Address {
-            path: args.file.clone(),
+            path: file.to_path_buf(),
             source,
         })?;
-    let described = describe(&plan, target);
+    let described = plan.describe(target);
     let outcome = plan.apply(operation, target);
     if outcome == Outcome::Changed {
         let bytes = match &mut checkpoint {
@@ -201,7 +216,7 @@ fn operate(
         locked
             .replace(&bytes, PLAN_FILE_MODE)
             .map_err(|source| CliError::WritePlan {
-                path: args.file.clone(),
+                path: file.to_path_buf(),
                 source,
             })?;
     }
@@ -235,6 +250,7 @@ fn operate(
 /// known to be valid, goes into the run's queue.
 fn queue_for_live_run(
     operation: Operation,
+    file: &Path,
     args: &OperationArgs,
     checkpoint: &Checkpoint,
     out: &mut dyn Write,
@@ -243,10 +259,10 @@ fn queue_for_live_run(
         .plan
         .find(args.phase.as_deref(), args.step.as_deref())
         .map_err(|source| CliError::Address {
-            path: args.file.clone(),
+            path: file.to_path_buf(),
             source,
         })?;
-    let described = describe(&checkpoint.plan, target);
+    let described = checkpoint.plan.describe(target);
     let queued = QueuedOperation {
         id: uuid::Uuid::new_v4().to_string(),
         operation: operation.to_string(),
@@ -255,8 +271,8 @@ fn queue_for_live_run(
         user: operator(),
         at: utc(SystemTime::now()),
     };
-    let file = inbox::queue(&args.file, &queued).map_err(|source| CliError::WritePlan {
-        path: inbox::folder(&args.file),
+    let file = inbox::queue(file, &queued).map_err(|source| CliError::WritePlan {
+        path: inbox::folder(file),
         source,
     })?;
     if args.json {
@@ -269,32 +285,20 @@ fn queue_for_live_run(
         out,
         "queued: {operation} {described}: a run holds '{}', and applies it at its next tick \
          (after the API call in flight); `roller status` shows it in the events",
-        args.file.display()
+        file.display()
     )?;
     Ok(())
 }
 
 /// Who operated, for the checkpoint's event log.
-fn operator() -> String {
+pub(super) fn operator() -> String {
     std::env::var("SUDO_USER")
         .or_else(|_| std::env::var("USER"))
         .or_else(|_| std::env::var("LOGNAME"))
         .unwrap_or_else(|_| "unknown".to_string())
 }
 
-fn describe(plan: &Plan, target: Target) -> String {
-    match target {
-        Target::Plan => format!("plan '{}'", plan.name),
-        Target::Phase(i) => format!("phase '{}'", plan.phases[i].name),
-        Target::Step(at) => format!(
-            "step '{}' of phase '{}'",
-            plan.step(at).name,
-            plan.phases[at.phase].name
-        ),
-    }
-}
-
-fn write_json(out: &mut dyn Write, value: &impl Serialize) -> Result<(), CliError> {
+pub(super) fn write_json(out: &mut dyn Write, value: &impl Serialize) -> Result<(), CliError> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
     writeln!(out)?;
     Ok(())

@@ -112,12 +112,13 @@ fn request(args: &RunArgs) -> Result<Request, CliError> {
 
 /// `roller run`. With `--json` the last line on stdout is the result
 /// object, whatever the outcome, the plan as it ended included.
-pub(super) fn run_command(args: &RunArgs, live: bool, out: &mut dyn Write) -> Result<(), CliError> {
+/// `view`: draw the terminal view on stderr.
+pub(super) fn run_command(args: &RunArgs, view: bool, out: &mut dyn Write) -> Result<(), CliError> {
     let mut ended = None;
     let mut text = Vec::new();
     let result = roll(
         args,
-        live,
+        view,
         if args.json { &mut text } else { out },
         &mut ended,
     );
@@ -182,12 +183,13 @@ struct ResultLine {
 
 fn roll(
     args: &RunArgs,
-    live: bool,
+    view: bool,
     out: &mut dyn Write,
     ended: &mut Option<plan::Plan>,
 ) -> Result<(), CliError> {
     let env = environment(args)?;
     let request = request(args)?;
+    let api = super::listen::settings(args.listen)?;
     let runtime = runtime()?;
     runtime.block_on(async {
         let clients = clients(&env).await?;
@@ -203,7 +205,12 @@ fn roll(
             signals.wait().await;
             let _ = stop_tx.send(true);
         });
-        let (observer, view) = crate::report::for_roll(&env, args.json, live);
+        let (observer, view) = crate::report::for_roll(&env, args.json, view);
+        let live = super::listen::serve(api.as_ref(), &env.timeouts).await?;
+        let observer = match &live {
+            Some(live) => live.tee(observer),
+            None => observer,
+        };
         let settings = RunSettings {
             checkpoint: store,
             request,
@@ -213,6 +220,7 @@ fn roll(
             options: RunOptions {
                 resume_az_rebalance: args.resume_az_rebalance,
                 resume_command: resume.clone(),
+                live,
             },
         };
         let ports = Ports {

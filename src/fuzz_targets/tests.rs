@@ -262,6 +262,7 @@ async fn write_checkpoint_seeds() {
             options: RunOptions {
                 resume_az_rebalance: false,
                 resume_command: "roller run (seeds)".to_string(),
+                live: None,
             },
         };
         let mut written: Vec<Vec<u8>> = Vec::new();

@@ -19,6 +19,7 @@ use reqwest::{Method, StatusCode, Url};
 
 use super::wire;
 use crate::http::{HttpAuth, HttpConfigError, HttpSettings};
+use crate::metrics::System;
 use crate::retry::{Backoff, retry};
 use crate::roll::ports::marathon::{App, Deployment, KillOutcome, Marathon, MarathonError};
 
@@ -263,7 +264,13 @@ impl MarathonClient {
                 .header(CONTENT_TYPE, "application/json")
                 .body(body.clone());
         }
-        let response = match self.auth.apply(request).send().await {
+        crate::metrics::call(System::Marathon);
+        let sent = self.auth.apply(request).send().await;
+        crate::metrics::answered(
+            System::Marathon,
+            sent.as_ref().ok().map(|r| r.status().as_u16()),
+        );
+        let response = match sent {
             Ok(response) => response,
             // Nothing reached Marathon when the connection itself failed.
             Err(err) if err.is_connect() => return Attempt::NotProcessed(describe(&err)),

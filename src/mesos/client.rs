@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use reqwest::{Method, StatusCode, Url};
 
 use crate::http::{HttpAuth, HttpSettings};
+use crate::metrics::System;
 use crate::retry::{Backoff, retry};
 use crate::roll::ports::mesos::MesosError;
 
@@ -386,7 +387,13 @@ impl MesosClient {
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(body);
         }
-        let mut response = request.send().await.map_err(transport_error)?;
+        crate::metrics::call(System::Mesos);
+        let sent = request.send().await;
+        crate::metrics::answered(
+            System::Mesos,
+            sent.as_ref().ok().map(|r| r.status().as_u16()),
+        );
+        let mut response = sent.map_err(transport_error)?;
         let status = response.status();
         let location = response
             .headers()

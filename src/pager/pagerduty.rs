@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::webhook::send_json;
 use crate::http::{HttpConfigError, Secret};
+use crate::metrics::System;
 use crate::retry::Backoff;
 use crate::roll::ports::pager::{Page, Pager, PagerError};
 
@@ -77,7 +78,7 @@ impl PagerDuty {
             &self.client,
             &self.events_url,
             event,
-            "PagerDuty",
+            System::PagerDuty,
             action,
             self.backoff,
             |status| status == 429 || status >= 500,

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::http::Secret;
+use crate::metrics::System;
 use crate::retry::{Backoff, retry};
 use crate::roll::ports::pager::{Page, Pager, PagerError};
 
@@ -49,7 +50,7 @@ impl Webhook {
             &self.client,
             self.url.expose(),
             message,
-            "the webhook",
+            System::Webhook,
             action,
             self.backoff,
             |status| status == 429,
@@ -116,17 +117,24 @@ pub(super) async fn send_json(
     client: &reqwest::Client,
     url: &str,
     body: &impl Serialize,
-    sink: &'static str,
+    system: System,
     action: &'static str,
     backoff: Backoff,
     retry_status: impl Fn(u16) -> bool,
     retry_ambiguous: bool,
 ) -> Result<(), PagerError> {
+    let sink = match system {
+        System::PagerDuty => "PagerDuty",
+        _ => "the webhook",
+    };
     let result = retry(
         backoff,
         |attempt: &Attempt| matches!(attempt, Attempt::Retry(_)),
         || async {
-            let response = match client.post(url).json(body).send().await {
+            crate::metrics::call(system);
+            let sent = client.post(url).json(body).send().await;
+            crate::metrics::answered(system, sent.as_ref().ok().map(|r| r.status().as_u16()));
+            let response = match sent {
                 Ok(response) => response,
                 Err(err) => {
                     let connect = err.is_connect();

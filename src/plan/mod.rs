@@ -35,7 +35,7 @@ pub use document::DocumentError;
 pub use operation::{Operation, Outcome, Target};
 pub use phase::{Canary, DEFAULT_CANARY_COUNT, Phase};
 pub use plan::{DOCUMENT_VERSION, Plan, StepIndex};
-pub use render::{CandidateInfo, PhaseInfo, PlanInfo, StepInfo, info, tree};
+pub use render::{CandidateInfo, PhaseInfo, PlanInfo, StepInfo, info, info_tree, tree};
 pub use status::{Status, UnknownStatus};
 pub use step::Step;
 pub use strategy::{Strategy, UnknownStrategy};

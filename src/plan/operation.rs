@@ -83,6 +83,20 @@ pub enum Outcome {
 }
 
 impl Plan {
+    /// An element as operators and the event log name it: `plan 'roll'`,
+    /// `phase 'drain'`, `step 'wave-1' of phase 'drain'`.
+    pub fn describe(&self, target: Target) -> String {
+        match target {
+            Target::Plan => format!("plan '{}'", self.name),
+            Target::Phase(i) => format!("phase '{}'", self.phases[i].name),
+            Target::Step(at) => format!(
+                "step '{}' of phase '{}'",
+                self.step(at).name,
+                self.phases[at.phase].name
+            ),
+        }
+    }
+
     /// The derived status of any element.
     pub fn status_of(&self, target: Target) -> Status {
         match target {

@@ -1,7 +1,7 @@
 //! How a plan is shown: the SDK CLI's `plan show` tree, character for
 //! character, and a JSON view that is a superset of the SDK's `PlanInfo`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::coordinator::plan_candidates;
 use super::plan::Plan;
@@ -16,36 +16,70 @@ use super::status::Status;
 ///    └─ world-0:[server, sidecar] (PENDING)
 /// ```
 pub fn tree(plan: &Plan) -> String {
-    let mut out = format!(
-        "{} ({} strategy) ({})\n",
-        plan.name,
-        plan.strategy,
-        plan.status()
-    );
-    for (i, phase) in plan.phases.iter().enumerate() {
-        let last_phase = i + 1 == plan.phases.len();
+    render_tree(
+        (&plan.name, &plan.strategy.to_string(), plan.status()),
+        plan.phases.iter().map(|phase| {
+            (
+                (
+                    phase.name.as_str(),
+                    phase.strategy.to_string(),
+                    phase.status(),
+                ),
+                phase
+                    .steps
+                    .iter()
+                    .map(|step| (step.name.as_str(), step.status()))
+                    .collect(),
+            )
+        }),
+    )
+}
+
+/// The same tree from the JSON view (what the plan API serves), line for
+/// line what `tree` prints for the plan it was made of.
+pub fn info_tree(info: &PlanInfo) -> String {
+    render_tree(
+        (&info.name, &info.strategy, info.status),
+        info.phases.iter().map(|phase| {
+            (
+                (phase.name.as_str(), phase.strategy.clone(), phase.status),
+                phase
+                    .steps
+                    .iter()
+                    .map(|step| (step.name.as_str(), step.status))
+                    .collect(),
+            )
+        }),
+    )
+}
+
+/// A phase as the tree shows it: (name, strategy, status) and its steps'
+/// (name, status).
+type PhaseLines<'a> = ((&'a str, String, Status), Vec<(&'a str, Status)>);
+
+fn render_tree<'a>(
+    (name, strategy, status): (&str, &str, Status),
+    phases: impl ExactSizeIterator<Item = PhaseLines<'a>>,
+) -> String {
+    let mut out = format!("{name} ({strategy} strategy) ({status})\n");
+    let count = phases.len();
+    for (i, ((name, strategy, status), steps)) in phases.enumerate() {
+        let last_phase = i + 1 == count;
         let (branch, indent) = if last_phase {
             ("└─ ", "   ")
         } else {
             ("├─ ", "│  ")
         };
         out.push_str(&format!(
-            "{branch}{} ({} strategy) ({})\n",
-            phase.name,
-            phase.strategy,
-            phase.status()
+            "{branch}{name} ({strategy} strategy) ({status})\n"
         ));
-        for (j, step) in phase.steps.iter().enumerate() {
-            let step_branch = if j + 1 == phase.steps.len() {
+        for (j, (step, status)) in steps.iter().enumerate() {
+            let step_branch = if j + 1 == steps.len() {
                 "└─ "
             } else {
                 "├─ "
             };
-            out.push_str(&format!(
-                "{indent}{step_branch}{} ({})\n",
-                step.name,
-                step.status()
-            ));
+            out.push_str(&format!("{indent}{step_branch}{step} ({status})\n"));
         }
     }
     out
@@ -54,7 +88,7 @@ pub fn tree(plan: &Plan) -> String {
 /// The JSON view: the SDK's `PlanInfo` fields (`phases[].steps[]` with `id`,
 /// `name`, `status`, `message`; `strategy`; `errors`; `status`) plus the
 /// plan's name, interrupt flags, step assets and the next `candidates`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct PlanInfo {
     pub name: String,
     pub status: Status,
@@ -66,7 +100,7 @@ pub struct PlanInfo {
     pub candidates: Vec<CandidateInfo>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct PhaseInfo {
     pub id: String,
     pub name: String,
@@ -76,7 +110,7 @@ pub struct PhaseInfo {
     pub steps: Vec<StepInfo>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct StepInfo {
     pub id: String,
     pub name: String,
@@ -86,7 +120,7 @@ pub struct StepInfo {
     pub asset: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct CandidateInfo {
     pub id: String,
     pub name: String,

@@ -493,3 +493,16 @@ fn ids_left_out_of_a_document_are_the_same_on_every_load() {
         .collect();
     assert_eq!(ids.len(), 5, "two steps of one name still get distinct ids");
 }
+
+#[test]
+fn the_tree_drawn_from_the_json_view_read_back_is_the_plans_own_tree() {
+    for text in [
+        include_str!("../../examples/hello-world.json"),
+        include_str!("../../examples/strategies.json"),
+    ] {
+        let plan = Plan::from_json(text).unwrap();
+        let json = serde_json::to_string(&info(&plan)).unwrap();
+        let read: PlanInfo = serde_json::from_str(&json).unwrap();
+        assert_eq!(info_tree(&read), tree(&plan));
+    }
+}

@@ -488,6 +488,8 @@ fn secret_instead(name: &str) -> Option<&'static str> {
         Some(
             "the AWS credential chain (AWS_PROFILE, AWS_ACCESS_KEY_ID with AWS_SECRET_ACCESS_KEY, or an instance role)",
         )
+    } else if is("api_token") || is("listen_token") {
+        Some("ROLLER_API_TOKEN or ROLLER_API_TOKEN_FILE (the plan API's token, for --listen)")
     } else if is("token") {
         Some(
             "ROLLER_MARATHON_TOKEN or ROLLER_MARATHON_TOKEN_FILE (ROLLER_MESOS_TOKEN(_FILE) for Mesos)",

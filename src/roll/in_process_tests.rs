@@ -51,6 +51,7 @@ pub(super) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> Ru
         options: RunOptions {
             resume_az_rebalance: false,
             resume_command: "roller run (test)".to_string(),
+            live: None,
         },
     }
 }

@@ -5,6 +5,8 @@
 //! the order they were queued, logs each with the operator's name, saves,
 //! and only then deletes the files; an id recorded in the checkpoint keeps
 //! a crash between the save and the delete from applying one twice.
+//! Operations handed in through the plan API (`live.rs`) are applied at
+//! the same point, the same way, after the files.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -97,63 +99,74 @@ where
     K: Marathon + Sync,
     P: Pager,
 {
-    /// Applies the operations queued since the last tick. Only a local
-    /// checkpoint has a queue: `roller plan` refuses to operate on one in
-    /// S3 (a live run there is stopped with a signal instead).
+    /// Applies the operations queued since the last tick: the files of a
+    /// local checkpoint's queue, then those handed in through the plan
+    /// API (`RunOptions::live`). Only a local checkpoint has a file queue:
+    /// `roller plan --file` refuses to operate on one in S3 (a live run
+    /// there is stopped with a signal, or operated through `--listen`).
     pub(super) async fn take_operations(&mut self) -> Result<(), RollError> {
-        let Some(file) = self.store.file_path() else {
-            return Ok(());
+        let queued = match self.store.file_path() {
+            Some(file) => pending(file).map_err(|source| CheckpointError::Read {
+                path: folder(file),
+                source,
+            })?,
+            None => Vec::new(),
         };
-        let queued = pending(file).map_err(|source| CheckpointError::Read {
-            path: folder(file),
-            source,
-        })?;
-        if queued.is_empty() {
+        let handed = match &self.options.live {
+            Some(live) => live.take_operations(),
+            None => Vec::new(),
+        };
+        if queued.is_empty() && handed.is_empty() {
             return Ok(());
         }
-        for (_, op) in &queued {
-            if self.checkpoint.operations_applied.contains(&op.id) {
-                continue;
+        for op in queued.iter().map(|(_, op)| op).chain(&handed) {
+            if !self.checkpoint.operations_applied.contains(&op.id) {
+                self.apply_queued(op);
             }
-            let result = op
-                .operation
-                .parse::<Operation>()
-                .map_err(|e| e.to_string())
-                .and_then(|operation| {
-                    let plan = &mut self.checkpoint.plan;
-                    let target = plan
-                        .find(op.phase.as_deref(), op.step.as_deref())
-                        .map_err(|e| e.to_string())?;
-                    Ok(plan.apply(operation, target))
-                });
-            let on = match (&op.phase, &op.step) {
-                (Some(phase), Some(step)) => format!("step '{step}' of phase '{phase}'"),
-                (None, Some(step)) => format!("step '{step}'"),
-                (Some(phase), None) => format!("phase '{phase}'"),
-                (None, None) => "the plan".to_string(),
-            };
-            let message = match result {
-                Ok(Outcome::Changed) => format!("{} {on} (queued at {})", op.operation, op.at),
-                Ok(Outcome::AlreadyDone) => format!(
-                    "{} {on} (queued at {}): already done, nothing changed",
-                    op.operation, op.at
-                ),
-                Err(err) => format!("{} {on} (queued at {}) ignored: {err}", op.operation, op.at),
-            };
-            self.checkpoint.events.push(Event {
-                at: self.clock.utc(),
-                kind: EventKind::Operator,
-                message,
-                user: Some(op.user.clone()),
-                label: None,
-            });
-            self.checkpoint.operations_applied.push(op.id.clone());
         }
         self.save().await?;
         for (path, _) in queued {
             let _ = std::fs::remove_file(path);
         }
         Ok(())
+    }
+
+    /// One queued operation applied to the plan and logged with who asked
+    /// for it; its id is recorded so that it is never applied twice.
+    fn apply_queued(&mut self, op: &QueuedOperation) {
+        let result = op
+            .operation
+            .parse::<Operation>()
+            .map_err(|e| e.to_string())
+            .and_then(|operation| {
+                let plan = &mut self.checkpoint.plan;
+                let target = plan
+                    .find(op.phase.as_deref(), op.step.as_deref())
+                    .map_err(|e| e.to_string())?;
+                Ok(plan.apply(operation, target))
+            });
+        let on = match (&op.phase, &op.step) {
+            (Some(phase), Some(step)) => format!("step '{step}' of phase '{phase}'"),
+            (None, Some(step)) => format!("step '{step}'"),
+            (Some(phase), None) => format!("phase '{phase}'"),
+            (None, None) => "the plan".to_string(),
+        };
+        let message = match result {
+            Ok(Outcome::Changed) => format!("{} {on} (queued at {})", op.operation, op.at),
+            Ok(Outcome::AlreadyDone) => format!(
+                "{} {on} (queued at {}): already done, nothing changed",
+                op.operation, op.at
+            ),
+            Err(err) => format!("{} {on} (queued at {}) ignored: {err}", op.operation, op.at),
+        };
+        self.checkpoint.events.push(Event {
+            at: self.clock.utc(),
+            kind: EventKind::Operator,
+            message,
+            user: Some(op.user.clone()),
+            label: None,
+        });
+        self.checkpoint.operations_applied.push(op.id.clone());
     }
 }
 

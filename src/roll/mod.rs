@@ -10,6 +10,7 @@
 //! - `drain`: moving tasks off an agent (kills, surges, maintenance).
 //! - `paging`: pausing on a timeout and the page.
 //! - `inbox`: operator operations queued for a live run.
+//! - `live`: what a running roll shares with the plan API (snapshot, queue).
 //! - `clock`: the roll's time (`time_scale` applied here only).
 //! - `cluster`: the ports and the views preflight and runner share.
 //! - `observation`: what one tick reads of the cluster, shared by its steps.
@@ -39,6 +40,7 @@ pub mod health;
 #[cfg(test)]
 mod in_process_tests;
 pub mod inbox;
+pub mod live;
 #[cfg(test)]
 mod moto_tests;
 mod observation;

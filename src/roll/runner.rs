@@ -22,6 +22,7 @@ use super::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, EventKind,
 use super::clock::{RollClock, human};
 use super::env::Environment;
 use super::error::RollError;
+use super::live::Live;
 use super::observation::Observation;
 use super::ports::auto_scaling::AutoScaling;
 use super::ports::auto_scaling::AutoScalingGroup;
@@ -40,6 +41,10 @@ pub struct RunOptions {
     pub resume_az_rebalance: bool,
     /// The command an operator runs to resume (printed and paged).
     pub resume_command: String,
+    /// Shared with the plan API (`--listen`): the runner keeps its
+    /// snapshot current, drains its operations at each tick with the
+    /// queued files, and reports step durations to it.
+    pub live: Option<Arc<Live>>,
 }
 
 #[derive(Debug)]
@@ -140,6 +145,9 @@ where
             })?
             .into_iter()
             .collect();
+        if let Some(live) = &options.live {
+            live.observe(&checkpoint);
+        }
         Ok(Runner {
             ports,
             env,
@@ -306,6 +314,9 @@ where
                     .remove(&id)
                     .map(|p| self.clock.since(p.started_unix_ms))
                     .unwrap_or_default();
+                if let Some(live) = &self.options.live {
+                    live.step_took(took);
+                }
                 let step = self.checkpoint.plan.step_mut(at);
                 step.status = Status::Complete;
                 step.message = format!("{message} (took {})", human(took));

@@ -37,7 +37,9 @@ fn plan_help_exits_zero_and_lists_every_operation() {
 fn an_operations_help_exits_zero_and_describes_its_flags() {
     Test::new()
         .args(["plan", "continue", "--help"])
-        .stdout_contains("Usage: roller plan continue [OPTIONS] --file <FILE>")
+        .stdout_contains("Usage: roller plan continue [OPTIONS] <--file <FILE>|--url <URL>>")
+        .stdout_contains("--url <URL>")
+        .stdout_contains("ROLLER_API_TOKEN")
         .stdout_contains("--phase <PHASE>")
         .stdout_contains("--step <STEP>")
         .stdout_contains("--json")
@@ -124,4 +126,36 @@ fn status_json_without_a_checkpoint_prints_a_json_error() {
             .contains("nothing-here.json"),
         "{error}"
     );
+}
+
+#[test]
+fn run_help_says_who_may_call_the_listen_api_and_when_operations_apply() {
+    Test::new()
+        .args(["run", "--help"])
+        .stdout_contains("--listen <IP:PORT>")
+        .stdout_contains("ROLLER_API_TOKEN or ROLLER_API_TOKEN_FILE")
+        .stdout_contains("Anyone who can reach IP:PORT may call it")
+        .stdout_contains("at its next tick")
+        .run();
+}
+
+#[test]
+fn a_plan_command_takes_exactly_one_of_file_and_url() {
+    Test::new()
+        .args(["plan", "show"])
+        .status(2)
+        .stderr_contains("<--file <FILE>|--url <URL>>")
+        .run();
+    Test::new()
+        .args([
+            "plan",
+            "interrupt",
+            "--file",
+            "plan.json",
+            "--url",
+            "http://127.0.0.1:1",
+        ])
+        .status(2)
+        .stderr_contains("cannot be used with")
+        .run();
 }

@@ -2,6 +2,7 @@
 //! binary in a fresh temporary folder and checks its exit code, its output
 //! and the files it leaves (see `test.rs` for the builder).
 
+mod api;
 mod bad_input;
 mod canary;
 mod cluster;

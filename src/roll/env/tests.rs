@@ -653,6 +653,7 @@ fn secrets_in_the_file_are_refused_with_where_they_belong_and_without_their_valu
         ("password", "ROLLER_MARATHON_PASSWORD"),
         ("pagerduty_routing_key", "ROLLER_PAGERDUTY_ROUTING_KEY"),
         ("marathon_token", "ROLLER_MARATHON_TOKEN"),
+        ("api_token", "ROLLER_API_TOKEN_FILE"),
     ];
     for (key, instead) in cases {
         let message = refused(

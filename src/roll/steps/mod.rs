@@ -117,6 +117,25 @@ pub enum WaitKind {
 }
 
 impl WaitKind {
+    pub const ALL: [WaitKind; 5] = [
+        WaitKind::Registered,
+        WaitKind::TaskMoves,
+        WaitKind::Deregistered,
+        WaitKind::Healthy,
+        WaitKind::Retry,
+    ];
+
+    /// The name the checkpoint stores (and `/metrics` labels it with).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WaitKind::Registered => "registered",
+            WaitKind::TaskMoves => "task-moves",
+            WaitKind::Deregistered => "deregistered",
+            WaitKind::Healthy => "healthy",
+            WaitKind::Retry => "retry",
+        }
+    }
+
     pub fn timeout(self, timeouts: &Timeouts) -> Duration {
         match self {
             WaitKind::Registered => timeouts.scale_up,
@@ -131,6 +150,16 @@ impl WaitKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wait_kinds_name_is_the_one_the_checkpoint_stores() {
+        for kind in WaitKind::ALL {
+            assert_eq!(
+                serde_json::to_value(kind).unwrap(),
+                serde_json::json!(kind.as_str())
+            );
+        }
+    }
 
     #[test]
     fn step_kinds_are_stored_as_readable_tagged_json_and_read_back() {

@@ -1,0 +1,169 @@
+//! `GET /metrics`: the roll in Prometheus' text exposition format 0.0.4,
+//! every metric named `roller_…` with its HELP and TYPE lines. Read from
+//! the checkpoint as last saved (steps, waits, pauses, pages), the
+//! configured timeouts, the durations of the steps this process
+//! completed, and the process's count of requests to each outside system.
+//!
+//! Every series is written even when it is zero, so a dashboard's query
+//! finds it from the first scrape.
+
+use std::fmt::Write;
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+
+use super::ApiState;
+use crate::metrics;
+use crate::plan::Status;
+use crate::roll::checkpoint::EventKind;
+use crate::roll::live::{DURATION_BUCKETS, Live};
+use crate::roll::steps::WaitKind;
+
+const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+pub(super) async fn metrics(State(state): State<ApiState>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, CONTENT_TYPE)], render(&state.live))
+}
+
+/// One metric family's HELP and TYPE lines.
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// The whole exposition.
+pub fn render(live: &Live) -> String {
+    let checkpoint = live.checkpoint();
+    let mut out = String::new();
+
+    family(
+        &mut out,
+        "roller_steps",
+        "gauge",
+        "Steps of the roll's plan, by status (WAITING: interrupted before it began).",
+    );
+    for status in Status::STEP_STATUSES {
+        let count = checkpoint.as_ref().map_or(0, |c| {
+            c.plan.steps().filter(|(_, s)| s.status() == status).count()
+        });
+        let _ = writeln!(out, "roller_steps{{status=\"{status}\"}} {count}");
+    }
+
+    let durations = live.durations();
+    family(
+        &mut out,
+        "roller_step_duration_seconds",
+        "histogram",
+        "How long the steps this process completed took, in cluster seconds.",
+    );
+    for (bound, count) in DURATION_BUCKETS.iter().zip(durations.at_most) {
+        let _ = writeln!(
+            out,
+            "roller_step_duration_seconds_bucket{{le=\"{bound}\"}} {count}"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "roller_step_duration_seconds_bucket{{le=\"+Inf\"}} {}",
+        durations.count
+    );
+    let _ = writeln!(
+        out,
+        "roller_step_duration_seconds_sum {}",
+        durations.sum_seconds
+    );
+    let _ = writeln!(
+        out,
+        "roller_step_duration_seconds_count {}",
+        durations.count
+    );
+
+    family(
+        &mut out,
+        "roller_waits",
+        "gauge",
+        "Steps waiting now, by kind of wait.",
+    );
+    for kind in WaitKind::ALL {
+        let count = checkpoint.as_ref().map_or(0, |c| {
+            c.progress
+                .values()
+                .filter(|p| p.wait.as_ref().is_some_and(|w| w.kind == kind))
+                .count()
+        });
+        let _ = writeln!(out, "roller_waits{{kind=\"{}\"}} {count}", kind.as_str());
+    }
+
+    family(
+        &mut out,
+        "roller_wait_timeout_seconds",
+        "gauge",
+        "The configured timeout of each kind of wait ([timeouts]), in cluster seconds.",
+    );
+    for kind in WaitKind::ALL {
+        let _ = writeln!(
+            out,
+            "roller_wait_timeout_seconds{{kind=\"{}\"}} {}",
+            kind.as_str(),
+            kind.timeout(live.timeouts()).as_secs_f64()
+        );
+    }
+
+    let events = |kind: EventKind| {
+        checkpoint
+            .as_ref()
+            .map_or(0, |c| c.events.iter().filter(|e| e.kind == kind).count())
+    };
+    for (name, help, kind) in [
+        (
+            "roller_wait_timeouts_total",
+            "Waits that outlived their timeout and paused the roll, over the whole roll.",
+            EventKind::Pause,
+        ),
+        (
+            "roller_pages_sent_total",
+            "Pages that went out, over the whole roll.",
+            EventKind::Paged,
+        ),
+        (
+            "roller_pages_resolved_total",
+            "Pages resolved, over the whole roll.",
+            EventKind::PageResolved,
+        ),
+    ] {
+        family(&mut out, name, "counter", help);
+        let _ = writeln!(out, "{name} {}", events(kind));
+    }
+
+    let counts = metrics::counts();
+    family(
+        &mut out,
+        "roller_api_calls_total",
+        "counter",
+        "Requests this process sent to each outside system, retries included.",
+    );
+    for c in &counts {
+        let _ = writeln!(
+            out,
+            "roller_api_calls_total{{system=\"{}\"}} {}",
+            c.system.label(),
+            c.calls
+        );
+    }
+    family(
+        &mut out,
+        "roller_api_errors_total",
+        "counter",
+        "Requests to each outside system that got no answer or a 5xx.",
+    );
+    for c in &counts {
+        let _ = writeln!(
+            out,
+            "roller_api_errors_total{{system=\"{}\"}} {}",
+            c.system.label(),
+            c.errors
+        );
+    }
+    out
+}
