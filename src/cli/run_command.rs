@@ -27,12 +27,24 @@ pub const RUN_HELP: &str = "\
 The roll (see the README's \"The roll\"):
   prepare   tag the ASG with the run id, suspend AZRebalance, AlarmNotification,
             ScheduledActions (what was suspended before is left alone)
-  scale-up  desired = N + K - terminated (absolute), wait for the new agents
-  replace   per instance: move tasks whose app would lose its last healthy task
-            (maintenance window, kills, surges), terminate with decrement, wait
-            for Mesos to drop the agent and Marathon to be healthy
+  scale-up  desired = N + K - terminated (absolute), wait for the new agents;
+            drain: one maintenance window over every old agent
+  drain     (drain) waves of task kills and surges that keep each app at its
+            floor, until the old agents are empty
+  terminate (drain) each emptied agent put down and terminated with
+            decrement, at most --max-unavailable per AZ at once
+  replace   (serial) per instance: move the tasks whose app would lose its
+            last healthy task, terminate with decrement, wait for Mesos to drop
+            the agent and Marathon to be healthy
   finish    resume what was suspended, remove maintenance windows, report the
             AZ rebalance moves, remove the tag
+
+Output: one line per state change on stderr (RFC 3339 time, level, phase/step,
+status, what it waits for: -v/-q, --log-format json), redrawn in place as a
+live view when stderr is a terminal (--no-live for plain lines); on stdout the
+final plan tree once and the result. --json: stdout is an event stream, one
+JSON object a line, the last {\"type\": \"result\", ...}. --listen serves the
+plan API and /metrics while it runs.
 
 Every wait has a timeout ([timeouts] in the env file). On timeout the step
 reads DELAYED, a page goes out (if a pager is configured), and roller exits 3:

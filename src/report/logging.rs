@@ -206,13 +206,14 @@ pub fn init(settings: &LogSettings) {
 }
 
 /// Logs one state change: a warning for pauses, failures and holds, else
-/// information. `step` is a field, for the JSON format's readers.
+/// information. The step (or phase, or plan) it is about is a field too,
+/// for the JSON format's readers; an event about none has none.
 pub fn emit(change: &Change) {
     let line = change.line();
-    let step = change.subject();
-    if change.is_warning() {
-        tracing::warn!(step, "{line}");
-    } else {
-        tracing::info!(step, "{line}");
+    match (change.is_warning(), change.subject()) {
+        (true, "") => tracing::warn!("{line}"),
+        (true, step) => tracing::warn!(step, "{line}"),
+        (false, "") => tracing::info!("{line}"),
+        (false, step) => tracing::info!(step, "{line}"),
     }
 }

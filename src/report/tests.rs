@@ -193,6 +193,12 @@ fn json_logs_are_one_object_a_line_with_the_step_as_a_field() {
         .map(|l| serde_json::from_str(l).expect("a JSON object"))
         .collect();
     assert_eq!(lines.len(), second.len());
+    // An event is about no step: no field.
+    assert_eq!(
+        lines[0]["fields"]["message"],
+        "intent: terminate i-07e348a0e451650be with decrement"
+    );
+    assert!(lines[0]["fields"].get("step").is_none(), "{}", lines[0]);
     let last = lines.last().unwrap();
     assert_eq!(last["timestamp"], "2026-11-23T22:09:01Z");
     assert_eq!(last["level"], "INFO");
