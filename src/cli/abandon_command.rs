@@ -15,7 +15,47 @@ use crate::roll::cluster::{Ports, RUN_ID_TAG};
 use crate::roll::ports::auto_scaling::AutoScaling;
 use crate::roll::runner::{RunOptions, Runner};
 
+/// `roller abandon`; with `--json` the same lines sorted into one object:
+/// `done` (each change made), `would` (what a dry run would do), `notes`,
+/// and `error` when it stopped part-way (exit 4).
 pub(super) fn run(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if !args.json {
+        return abandon(args, out);
+    }
+    let mut text = Vec::new();
+    let result = abandon(args, &mut text);
+    let text = String::from_utf8_lossy(&text);
+    let (mut done, mut would, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+    for line in text.lines() {
+        if let Some(change) = line.strip_prefix("done: ") {
+            done.push(change);
+        } else if let Some(step) = line.strip_prefix("  ") {
+            would.push(step);
+        } else {
+            notes.push(line);
+        }
+    }
+    let mut report = serde_json::json!({
+        "run_id": args.run_id,
+        "dry_run": args.dry_run,
+        "done": done,
+        "would": would,
+        "notes": notes,
+    });
+    match &result {
+        Ok(()) => {}
+        // Part-way: what was done, and why it stopped, in one object.
+        Err(err @ CliError::AbandonPartial { .. }) => {
+            report["error"] = err.to_json()["error"].clone();
+        }
+        // Refused before anything changed: `cli::run` prints the error.
+        Err(_) => return result,
+    }
+    writeln!(out, "{report}")?;
+    result
+}
+
+fn abandon(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let env = environment_from(&args.env, &[])?;
     let path = checkpoint_path(&args.checkpoint, &env, "abandon")?;
     let _lock = if args.dry_run {

@@ -355,6 +355,10 @@ pub struct AbandonArgs {
     /// Say what abandoning would change, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Print {"run_id", "dry_run", "done", "would", "notes"} (and "error"
+    /// when it stopped part-way) as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -446,7 +450,10 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
     if let Err(err) = &result {
         let reported = matches!(
             err,
-            CliError::Unhealthy { .. } | CliError::NoVerdict(_) | CliError::RollNotDone { .. }
+            CliError::Unhealthy { .. }
+                | CliError::NoVerdict(_)
+                | CliError::RollNotDone { .. }
+                | CliError::AbandonPartial { .. }
         );
         if json && !reported && !matches!(err, CliError::Output(_)) {
             writeln!(out, "{}", err.to_json())?;
@@ -473,10 +480,10 @@ impl Command {
             Command::Status(args) => args.json,
             Command::Health(args) => args.json,
             Command::Rebalance(args) => args.json,
+            Command::Abandon(args) => args.json,
             Command::Run(_)
             | Command::Demo(_)
             | Command::Sim(_)
-            | Command::Abandon(_)
             | Command::Completions { .. }
             | Command::Man => false,
         }

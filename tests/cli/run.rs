@@ -581,10 +581,46 @@ fn abandon_removes_only_its_own_tag_resumes_what_it_suspended_and_never_changes_
 
     let env = cluster.env_file.to_str().unwrap();
     let wrong = cluster
-        .roller(&["abandon", "--env", env, "--run-id", "someone-else"])
+        .roller(&[
+            "abandon",
+            "--env",
+            env,
+            "--run-id",
+            "someone-else",
+            "--json",
+        ])
         .output()
         .unwrap();
     assert_eq!(wrong.status.code(), Some(2), "{}", text(&wrong));
+    assert_eq!(cluster.group().tag("roller:run-id"), Some(run_id.as_str()));
+    let error: serde_json::Value = serde_json::from_slice(&wrong.stdout).unwrap();
+    assert_eq!(error["error"]["exit_code"], 2, "{error}");
+
+    // What it would do, as JSON, changing nothing.
+    let would = cluster
+        .roller(&[
+            "abandon",
+            "--env",
+            env,
+            "--run-id",
+            &run_id,
+            "--dry-run",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(would.status.code(), Some(0), "{}", text(&would));
+    let report: serde_json::Value = serde_json::from_slice(&would.stdout).unwrap();
+    assert_eq!(report["run_id"], run_id.as_str());
+    assert_eq!(report["dry_run"], true);
+    assert_eq!(report["done"], serde_json::json!([]));
+    let steps = report["would"].as_array().unwrap();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.as_str().unwrap().contains("roller:run-id")),
+        "{report}"
+    );
     assert_eq!(cluster.group().tag("roller:run-id"), Some(run_id.as_str()));
 
     let abandoned = cluster
