@@ -65,6 +65,12 @@ enum Route {
     /// An app id, absolute (`/a/b`).
     App(String),
     UpdateApp(String),
+    /// `GET /v2/apps/{id}/tasks`.
+    AppTasks(String),
+    /// `DELETE /v2/apps/{id}/tasks?host=&scale=`.
+    KillAppTasks(String),
+    /// `DELETE /v2/apps/{id}/tasks/{taskId}?scale=`.
+    KillAppTask(String, String),
     Deployments,
     Tasks,
     KillTasks,
@@ -84,15 +90,30 @@ impl Route {
             "/v2/deployments" => only(get, Route::Deployments),
             "/v2/tasks" => only(get, Route::Tasks),
             "/v2/tasks/delete" => only(method == Method::POST, Route::KillTasks),
-            _ => match path.strip_prefix("/v2/apps/") {
-                Some(id) if !id.is_empty() => {
-                    let id = format!("/{id}");
-                    if get {
-                        Route::App(id)
-                    } else if method == Method::PUT {
-                        Route::UpdateApp(id)
+            _ => match path.strip_prefix("/v2/apps/").map(app_path) {
+                Some(rest) if !rest.is_empty() => {
+                    let delete = method == Method::DELETE;
+                    if let Some(id) = rest.strip_suffix("/tasks") {
+                        let id = format!("/{id}");
+                        if get {
+                            Route::AppTasks(id)
+                        } else if delete {
+                            Route::KillAppTasks(id)
+                        } else {
+                            Route::MethodNotAllowed
+                        }
+                    } else if let Some((id, task)) = rest.rsplit_once("/tasks/") {
+                        let id = format!("/{id}");
+                        only(delete, Route::KillAppTask(id, task.to_string()))
                     } else {
-                        Route::MethodNotAllowed
+                        let id = format!("/{rest}");
+                        if get {
+                            Route::App(id)
+                        } else if method == Method::PUT {
+                            Route::UpdateApp(id)
+                        } else {
+                            Route::MethodNotAllowed
+                        }
                     }
                 }
                 _ => Route::NotFound,
@@ -110,6 +131,9 @@ impl Route {
             Route::Apps => "GET /v2/apps".into(),
             Route::App(_) => "GET /v2/apps/{id}".into(),
             Route::UpdateApp(_) => "PUT /v2/apps/{id}".into(),
+            Route::AppTasks(_) => "GET /v2/apps/{id}/tasks".into(),
+            Route::KillAppTasks(_) => "DELETE /v2/apps/{id}/tasks".into(),
+            Route::KillAppTask(..) => "DELETE /v2/apps/{id}/tasks/{taskId}".into(),
             Route::Deployments => "GET /v2/deployments".into(),
             Route::Tasks => "GET /v2/tasks".into(),
             Route::KillTasks => "POST /v2/tasks/delete".into(),
@@ -214,6 +238,49 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
             Err(err) => marathon_error(&err),
         },
         Route::UpdateApp(id) => update_app(world, &id, body, flag("force")),
+        Route::AppTasks(id) => match world.with(|w| w.app(&id, false).map(|_| w.tasks())) {
+            Ok(tasks) => json(
+                StatusCode::OK,
+                &TaskList {
+                    tasks: tasks
+                        .iter()
+                        .filter(|t| t.app_id == id)
+                        .map(Task::from_view)
+                        .collect(),
+                },
+            ),
+            Err(err) => marathon_error(&err),
+        },
+        Route::KillAppTasks(id) => {
+            let host = query
+                .iter()
+                .find(|(k, _)| k == "host")
+                .map(|(_, v)| v.clone());
+            match world.with(|w| w.app(&id, false).map(|_| w.tasks())) {
+                Ok(tasks) => {
+                    let ids: Vec<String> = tasks
+                        .into_iter()
+                        .filter(|t| t.app_id == id)
+                        .filter(|t| host.as_ref().is_none_or(|h| h == "*" || *h == t.host))
+                        .map(|t| t.id)
+                        .collect();
+                    kill(world, &ids, flag("scale"), flag("force"), false)
+                }
+                Err(err) => marathon_error(&err),
+            }
+        }
+        Route::KillAppTask(id, task) => {
+            match world.with(|w| w.app(&id, false).map(|_| w.tasks())) {
+                Ok(tasks) if tasks.iter().any(|t| t.app_id == id && t.id == task) => {
+                    kill(world, &[task], flag("scale"), flag("force"), true)
+                }
+                Ok(_) => message(
+                    StatusCode::NOT_FOUND,
+                    &format!("Task '{task}' does not exist"),
+                ),
+                Err(err) => marathon_error(&err),
+            }
+        }
         Route::Deployments => {
             let deployments = world.with(|w| w.deployments());
             let list: Vec<Deployment> = deployments.iter().map(Deployment::from_view).collect();
@@ -273,12 +340,61 @@ fn info(marathon: &Marathon) -> Response {
                 "{}-0000",
                 uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_URL, b"roller-sim-marathon")
             ),
-            marathon_config: wire::MarathonConfig {
-                hostname: host.to_string(),
-                ha: true,
-                framework_name: "marathon",
+            marathon_config: serde_json::json!({
+                "access_control_allow_origin": ["*"],
+                "checkpoint": true,
+                "decline_offer_duration": 120_000,
+                "default_network_name": null,
+                "env_vars_prefix": null,
+                "executor": "//cmd",
+                "failover_timeout": 604_800,
+                "features": [],
+                "framework_name": "marathon",
+                "ha": true,
+                "hostname": host,
+                "launch_token": 100,
+                "launch_token_refresh_interval": 30_000,
+                "leader_proxy_connection_timeout_ms": 5_000,
+                "leader_proxy_read_timeout_ms": 10_000,
+                "local_port_max": 20_000,
+                "local_port_min": 10_000,
+                "master": "zk://simulated:2181/mesos",
+                "max_instances_per_offer": 5,
+                "mesos_bridge_name": "mesos-bridge",
+                "mesos_heartbeat_failure_threshold": 5,
+                "mesos_heartbeat_interval": 15_000,
+                "mesos_leader_ui_url": null,
+                "mesos_role": null,
+                "mesos_user": "root",
+                "min_revive_offers_interval": 5_000,
+                "offer_matching_timeout": 3_000,
+                "on_elected_prepare_timeout": 180_000,
+                "reconciliation_initial_delay": 15_000,
+                "reconciliation_interval": 600_000,
+                "scale_apps_initial_delay": 15_000,
+                "scale_apps_interval": 300_000,
+                "store_cache": true,
+                "task_launch_confirm_timeout": 300_000,
+                "task_launch_timeout": 300_000,
+                "task_lost_expunge_initial_delay": 300_000,
+                "task_lost_expunge_interval": 30_000,
+                "task_reservation_timeout": 20_000,
+                "webui_url": null,
+            }),
+            zookeeper_config: serde_json::json!({
+                "zk": "zk://simulated:2181/marathon",
+                "zk_compression": true,
+                "zk_compression_threshold": 65_536,
+                "zk_connection_timeout": 10_000,
+                "zk_max_node_size": 1_024_000,
+                "zk_max_versions": 50,
+                "zk_session_timeout": 10_000,
+                "zk_timeout": 10_000,
+            }),
+            http_config: wire::HttpConfig {
+                http_port: port,
+                https_port: 8443,
             },
-            http_config: wire::HttpConfig { http_port: port },
         },
     )
 }
@@ -307,11 +423,48 @@ fn update_app(world: &SharedWorld, id: &str, body: &[u8], force: bool) -> Respon
     }
 }
 
+/// `POST /v2/tasks/delete`. An id that names no app (Marathon reads the
+/// app from the id: `app_path.uuid`) is a 400, as Marathon's
+/// `Task.Id.runSpecId` fails on it; an unknown task of a well-formed id is
+/// left out of the answer, as Marathon filters it.
 fn kill_tasks(world: &SharedWorld, body: &[u8], scale: bool, force: bool) -> Response {
     let ids: TaskIds = match serde_json::from_slice(body) {
         Ok(ids) => ids,
         Err(err) => return invalid_json(&err),
     };
+    if let Some(bad) = ids.ids.iter().find(|id| !well_formed_task_id(id)) {
+        return message(
+            StatusCode::BAD_REQUEST,
+            &format!("Invalid task id '{bad}'."),
+        );
+    }
+    kill(world, &ids.ids, scale, force, false)
+}
+
+/// Whether Marathon can read an app id off a task id: a non-empty app
+/// part, then `.` or `_`, then a non-empty part without either.
+fn well_formed_task_id(id: &str) -> bool {
+    match id.rfind(['.', '_']) {
+        Some(at) => at > 0 && at + 1 < id.len(),
+        None => false,
+    }
+}
+
+/// An app path as Marathon reads it: empty segments dropped, so that
+/// `//a//b` (marathon-python sends a leading double slash) is `a/b`.
+fn app_path(rest: &str) -> String {
+    rest.split('/')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Kills `ids` and answers as Marathon's task resources do: with `scale`
+/// the deployment (`{"version", "deploymentId"}`); else the tasks killed,
+/// `{"task": …}` for one addressed by its path (`single`), `{"tasks": […]}`
+/// otherwise.
+fn kill(world: &SharedWorld, ids: &[String], scale: bool, force: bool, single: bool) -> Response {
+    let ids = TaskIds { ids: ids.to_vec() };
     let outcome = world.with(|w| {
         if scale {
             // Scaling down changes the apps: locked apps refuse it, as
@@ -336,6 +489,12 @@ fn kill_tasks(world: &SharedWorld, body: &[u8], scale: bool, force: bool) -> Res
             &DeploymentResult {
                 version: timestamp(now),
                 deployment_id,
+            },
+        ),
+        Ok((result, _, _)) if single && !result.killed.is_empty() => json(
+            StatusCode::OK,
+            &wire::TaskSingle {
+                task: Task::from_view(&result.killed[0]),
             },
         ),
         Ok((result, _, _)) => json(

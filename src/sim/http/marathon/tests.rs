@@ -485,3 +485,172 @@ fn timestamps_are_marathons_iso_8601_in_utc_with_milliseconds() {
     assert_eq!(timestamp(951_868_799_999), "2000-02-29T23:59:59.999Z");
     assert_eq!(timestamp(0), "1970-01-01T00:00:00.000Z");
 }
+
+impl Marathons {
+    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut request = reqwest::Client::new().request(method, format!("{}{path}", self.urls[0]));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("an answer");
+        let status = response.status().as_u16();
+        (status, response.json().await.expect("JSON"))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn info_carries_every_key_of_the_raml_example_with_its_type() {
+    let marathons = Marathons::start(1.0).await;
+    let ours = marathons.get_json(0, "/v2/info").await;
+    let real = fixture("marathon-v2-info-raml-example.json");
+    assert_eq!(keys(&ours), keys(&real));
+    for section in ["marathon_config", "zookeeper_config", "http_config"] {
+        assert_eq!(keys(&ours[section]), keys(&real[section]), "{section}");
+        for (key, value) in real[section].as_object().unwrap() {
+            let ours = &ours[section][key];
+            // A default Marathon leaves some unset (null); the rest have
+            // the example's type.
+            let same_type = std::mem::discriminant(ours) == std::mem::discriminant(value)
+                || (ours.is_number() && value.is_number());
+            assert!(
+                ours.is_null() || same_type,
+                "{section}.{key}: {ours} vs {value}"
+            );
+        }
+    }
+    // What marathon-python's MarathonInfo reads is there.
+    assert_eq!(ours["marathon_config"]["framework_name"], "marathon");
+    assert!(
+        ours["zookeeper_config"]["zk"]
+            .as_str()
+            .unwrap()
+            .starts_with("zk://")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_apps_tasks_are_listed_and_one_is_killed_through_its_path_as_marathon_does() {
+    let marathons = Marathons::start(1.0).await;
+    marathons.advance(300_000);
+    let app = "/web/api";
+    let (status, listed) = marathons
+        .send(reqwest::Method::GET, "/v2/apps/web/api/tasks", None)
+        .await;
+    assert_eq!(status, 200, "{listed}");
+    let tasks = array(&listed["tasks"]);
+    assert!(!tasks.is_empty());
+    assert!(tasks.iter().all(|t| t["appId"] == app), "{listed}");
+    let real = fixture("marathon-v2-apps-appid-tasks-raml-example.json");
+    assert_eq!(keys(&listed), keys(&real));
+
+    // marathon-python's leading double slash reads the same app.
+    let (status, again) = marathons
+        .send(reqwest::Method::GET, "/v2/apps//web/api/tasks", None)
+        .await;
+    assert_eq!((status, array(&again["tasks"]).len()), (200, tasks.len()));
+    let (status, single) = marathons
+        .send(reqwest::Method::GET, "/v2/apps//web/api", None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(single["app"]["id"], app);
+
+    // One task killed by its path: `{"task": …}`, and Marathon replaces it.
+    let id = tasks[0]["id"].as_str().unwrap().to_string();
+    let (status, killed) = marathons
+        .send(
+            reqwest::Method::DELETE,
+            &format!("/v2/apps/web/api/tasks/{id}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{killed}");
+    assert_eq!(killed["task"]["id"], id.as_str());
+    // Listed while it is being killed, as Marathon does, then gone.
+    marathons.advance(60_000);
+    let (_, after) = marathons
+        .send(reqwest::Method::GET, "/v2/apps/web/api/tasks", None)
+        .await;
+    assert!(
+        array(&after["tasks"])
+            .iter()
+            .all(|t| t["id"] != id.as_str())
+    );
+
+    // An unknown task of a known app, and an unknown app: 404s.
+    let (status, missing) = marathons
+        .send(
+            reqwest::Method::DELETE,
+            &format!("/v2/apps/web/api/tasks/{id}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 404, "{missing}");
+    assert_eq!(
+        missing["message"],
+        format!("Task '{id}' does not exist").as_str()
+    );
+    let (status, missing) = marathons
+        .send(reqwest::Method::GET, "/v2/apps/no/such/tasks", None)
+        .await;
+    assert_eq!(status, 404, "{missing}");
+    assert_eq!(missing["message"], "App '/no/such' does not exist");
+
+    // With scale=true: a deployment, one instance fewer.
+    let before = marathons
+        .world
+        .with(|w| w.app(app, false).unwrap().instances);
+    let other = array(&after["tasks"])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, deployment) = marathons
+        .send(
+            reqwest::Method::DELETE,
+            &format!("/v2/apps/web/api/tasks/{other}?scale=true"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{deployment}");
+    assert!(deployment["deploymentId"].is_string(), "{deployment}");
+    assert_eq!(
+        marathons
+            .world
+            .with(|w| w.app(app, false).unwrap().instances),
+        before - 1
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn tasks_delete_refuses_an_id_naming_no_app_and_leaves_out_unknown_tasks() {
+    let marathons = Marathons::start(1.0).await;
+    marathons.advance(300_000);
+    // No app part: Marathon cannot read the app off it.
+    let (status, refused) = marathons
+        .send(
+            reqwest::Method::POST,
+            "/v2/tasks/delete",
+            Some(serde_json::json!({"ids": ["nonsense"]})),
+        )
+        .await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["message"], "Invalid task id 'nonsense'.");
+    // Well formed but unknown: filtered out, nothing killed.
+    let tasks_before = marathons.world.with(|w| w.tasks()).len();
+    let (status, answer) = marathons
+        .send(
+            reqwest::Method::POST,
+            "/v2/tasks/delete",
+            Some(serde_json::json!({"ids": ["web_api.00000000-0000-0000-0000-000000000000"]})),
+        )
+        .await;
+    assert_eq!((status, answer), (200, serde_json::json!({"tasks": []})));
+    assert_eq!(marathons.world.with(|w| w.tasks()).len(), tasks_before);
+    // The roller's adapter sees the refusal as an error, not as nothing
+    // to kill.
+    let err = marathons
+        .client()
+        .kill_tasks(&["nonsense".to_string()], false)
+        .await
+        .expect_err("a 400");
+    assert!(err.to_string().contains("Invalid task id"), "{err}");
+}

@@ -143,6 +143,12 @@ pub(crate) struct Task {
     pub health_check_results: Vec<HealthCheckResult>,
 }
 
+/// `DELETE /v2/apps/{id}/tasks/{taskId}`: the task killed.
+#[derive(Debug, Serialize)]
+pub(crate) struct TaskSingle {
+    pub task: Task,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct IpAddress {
@@ -392,20 +398,17 @@ pub(crate) struct Info {
     pub leader: String,
     #[serde(rename = "frameworkId")]
     pub framework_id: String,
-    pub marathon_config: MarathonConfig,
+    /// Every key of the RAML example (Marathon 1.5), values as a default
+    /// Marathon has them, this instance's host and URLs where they name it.
+    pub marathon_config: serde_json::Value,
+    pub zookeeper_config: serde_json::Value,
     pub http_config: HttpConfig,
-}
-
-#[derive(Debug, Serialize)]
-pub(crate) struct MarathonConfig {
-    pub hostname: String,
-    pub ha: bool,
-    pub framework_name: &'static str,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct HttpConfig {
     pub http_port: u16,
+    pub https_port: u16,
 }
 
 /// `PUT /v2/apps/{id}`: a partial update; the simulator changes only
