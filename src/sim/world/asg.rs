@@ -95,7 +95,7 @@ pub(crate) struct Group {
     min: u32,
     max: u32,
     desired: u32,
-    azs: Vec<String>,
+    pub(crate) azs: Vec<String>,
     template_name: String,
     template_version: String,
     tags: BTreeMap<String, String>,

@@ -303,6 +303,9 @@ pub struct TaskView {
     pub started_unix_ms: Option<u64>,
     pub version_unix_ms: u64,
     pub health_check_results: Vec<HealthCheckResultView>,
+    /// The agent's instance's AZ (Marathon's `zone`; `region` is the AZ
+    /// without its letter).
+    pub zone: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -567,6 +570,7 @@ impl World {
             started_unix_ms: t.started_at.map(|s| self.unix_ms(s)),
             version_unix_ms: self.unix_ms(app.version),
             health_check_results,
+            zone: self.group.azs[self.instances[agent.instance].az].clone(),
         }
     }
 

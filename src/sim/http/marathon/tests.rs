@@ -333,7 +333,16 @@ async fn the_apps_json_uses_only_field_names_real_marathon_writes() {
         .filter_map(|a| a.get("tasks"))
         .flat_map(array)
         .collect();
-    let real_task_keys = union_of_keys(real_tasks.iter().copied());
+    // Embedded tasks are the same RAML type as /v2/tasks' and
+    // /v2/apps/{id}/tasks' (which carry the fault domain and service ports).
+    let task_lists = [
+        fixture("marathon-v2-tasks-raml-example.json"),
+        fixture("marathon-v2-apps-appid-tasks-raml-example.json"),
+    ];
+    let real_task_keys: BTreeSet<String> = union_of_keys(real_tasks.iter().copied())
+        .union(&union_of_keys(task_lists.iter().flat_map(|l| array(&l["tasks"]))))
+        .cloned()
+        .collect();
     let real_results = union_of_keys(
         real_tasks
             .iter()
@@ -653,4 +662,47 @@ async fn tasks_delete_refuses_an_id_naming_no_app_and_leaves_out_unknown_tasks()
         .await
         .expect_err("a 400");
     assert!(err.to_string().contains("Invalid task id"), "{err}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn apps_and_tasks_carry_the_fields_real_answers_carry() {
+    let marathons = Marathons::start(1.0).await;
+    let apps = marathons.get_json(0, "/v2/apps?embed=apps.tasks").await;
+    let app = &array(&apps["apps"])[0];
+    for key in [
+        "args",
+        "container",
+        "env",
+        "ports",
+        "uris",
+        "user",
+        "dependencies",
+    ] {
+        assert!(app.get(key).is_some(), "app lacks {key}: {app}");
+    }
+    let port = app["ports"][0].as_u64().unwrap();
+    assert!((10_000..20_000).contains(&port), "{port}");
+    let tasks = marathons.get_json(0, "/v2/tasks").await;
+    let real = fixture("marathon-v2-tasks-raml-example.json");
+    for task in array(&tasks["tasks"]) {
+        for key in ["servicePorts", "region", "zone", "role"] {
+            assert!(task.get(key).is_some(), "task lacks {key}: {task}");
+        }
+        assert_eq!(
+            std::mem::discriminant(&task["servicePorts"]),
+            std::mem::discriminant(&real["tasks"][0]["servicePorts"])
+        );
+        let zone = task["zone"].as_str().unwrap();
+        let region = task["region"].as_str().unwrap();
+        assert!(
+            zone.starts_with(region) && zone.len() == region.len() + 1,
+            "{task}"
+        );
+    }
+    // An app's tasks name its service port.
+    let first = array(&tasks["tasks"])
+        .iter()
+        .find(|t| t["appId"] == app["id"])
+        .expect("a task of the first app");
+    assert_eq!(first["servicePorts"], app["ports"]);
 }

@@ -40,6 +40,15 @@ pub(crate) fn timestamp(unix_ms: u64) -> String {
     format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{millis:03}Z")
 }
 
+/// A stable service port for an app (10000..20000, Marathon's
+/// `local_port_min..local_port_max`), from its id.
+pub(crate) fn service_port(app_id: &str) -> u16 {
+    let hash = app_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    10_000 + (hash % 10_000) as u16
+}
+
 #[derive(Debug, Serialize)]
 pub(crate) struct AppList {
     pub apps: Vec<App>,
@@ -55,6 +64,16 @@ pub(crate) struct AppEnvelope {
 pub(crate) struct App {
     pub id: String,
     pub cmd: String,
+    /// `null`: the simulated apps run `cmd`, not `args`.
+    pub args: Option<Vec<String>>,
+    /// `null`: the Mesos containerizer without an image.
+    pub container: Option<serde_json::Value>,
+    pub env: BTreeMap<String, String>,
+    /// The app's service port.
+    pub ports: Vec<u16>,
+    pub uris: Vec<String>,
+    pub user: Option<String>,
+    pub dependencies: Vec<String>,
     pub instances: u32,
     pub cpus: serde_json::Value,
     pub mem: serde_json::Value,
@@ -137,6 +156,12 @@ pub(crate) struct Task {
     /// Null while the task is staged, as Marathon writes it.
     pub started_at: Option<String>,
     pub version: String,
+    /// The app's service ports, as `GET /v2/tasks` writes them.
+    pub service_ports: Vec<u16>,
+    /// The agent's fault domain: its AZ's region and the AZ.
+    pub region: String,
+    pub zone: String,
+    pub role: &'static str,
     /// Absent for a task without results (and for every task of an app
     /// without health checks), as in the Marathon 1.5 fixtures.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -176,6 +201,13 @@ impl App {
         App {
             id: app.id.clone(),
             cmd: format!("./{}", app.id.rsplit('/').next().unwrap_or("app")),
+            args: None,
+            container: None,
+            env: BTreeMap::new(),
+            ports: vec![service_port(&app.id)],
+            uris: Vec::new(),
+            user: None,
+            dependencies: Vec::new(),
             instances: app.instances,
             cpus: number(app.cpus),
             mem: number(app.mem),
@@ -260,6 +292,13 @@ impl Task {
             staged_at: timestamp(task.staged_unix_ms),
             started_at: task.started_unix_ms.map(timestamp),
             version: timestamp(task.version_unix_ms),
+            service_ports: vec![service_port(&task.app_id)],
+            region: task
+                .zone
+                .trim_end_matches(|c: char| c.is_ascii_lowercase())
+                .to_string(),
+            zone: task.zone.clone(),
+            role: "*",
             health_check_results: task
                 .health_check_results
                 .iter()
