@@ -56,6 +56,8 @@ pub(crate) trait Backend: Sized {
     async fn aws_paging_by(&self, page_size: u32) -> AwsAutoScaling;
     /// The raw SDK client, for what the adapter refuses before sending.
     fn raw_auto_scaling(&self) -> &aws_sdk_autoscaling::Client;
+    /// The raw EC2 client, for calls other clients (boto3, the CLI) make.
+    fn raw_ec2(&self) -> &aws_sdk_ec2::Client;
     /// The group's name.
     fn group(&self) -> &str;
     /// The name of the launch template the group launches from.
@@ -82,6 +84,7 @@ macro_rules! contract_tests {
             tags_round_trip_create_overwrite_and_delete,
             scaling_activities_of_a_known_group_parse,
             describe_instances_pages_through_the_groups_instances_and_skips_unknown_ids,
+            what_other_clients_ask_is_answered_instances_tags_and_instance_filters,
         );
     };
     (@each $backend:ty; $($test:ident),* $(,)?) => {

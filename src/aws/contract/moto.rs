@@ -176,6 +176,10 @@ impl Backend for Moto {
         &self.asg
     }
 
+    fn raw_ec2(&self) -> &aws_sdk_ec2::Client {
+        &self.ec2
+    }
+
     fn group(&self) -> &str {
         &self.name
     }

@@ -373,3 +373,128 @@ pub(super) async fn describe_instances_pages_through_the_groups_instances_and_sk
     }
     assert!(aws.describe_instances(&[]).await.expect("none").is_empty());
 }
+
+/// What other clients of the same APIs ask (boto3, the AWS CLI, the
+/// DC/OS tooling), which the adapter never sends: DescribeAutoScalingInstances,
+/// DescribeTags, and DescribeInstances filtered by the group's tag and a
+/// private IP. AWS and moto answer them; so must the simulator.
+pub(super) async fn what_other_clients_ask_is_answered_instances_tags_and_instance_filters<
+    B: Backend,
+>() {
+    let b = B::provide(GroupSetup {
+        tags: &[("team", "infra")],
+        ..GroupSetup::sized(0, 6, 3)
+    })
+    .await;
+    let g = describe(&b).await;
+    let ids: BTreeSet<String> = g.instances.iter().map(|i| i.id.clone()).collect();
+    let first = g.instances[0].id.clone();
+
+    let one = b
+        .raw_auto_scaling()
+        .describe_auto_scaling_instances()
+        .instance_ids(&first)
+        .send()
+        .await
+        .expect("DescribeAutoScalingInstances by id");
+    let listed = one.auto_scaling_instances();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0].instance_id(), Some(first.as_str()));
+    assert_eq!(listed[0].auto_scaling_group_name(), Some(b.group()));
+    assert_eq!(listed[0].lifecycle_state(), Some("InService"));
+    assert_eq!(
+        listed[0].availability_zone(),
+        g.instance(&first).map(|i| i.availability_zone.as_str())
+    );
+    assert!(
+        listed[0]
+            .health_status()
+            .is_some_and(|h| h.eq_ignore_ascii_case("healthy"))
+    );
+    let all = b
+        .raw_auto_scaling()
+        .describe_auto_scaling_instances()
+        .send()
+        .await
+        .expect("DescribeAutoScalingInstances");
+    let ours: BTreeSet<String> = all
+        .auto_scaling_instances()
+        .iter()
+        .filter(|i| i.auto_scaling_group_name() == Some(b.group()))
+        .filter_map(|i| i.instance_id().map(str::to_string))
+        .collect();
+    assert_eq!(ours, ids);
+
+    let tags = b
+        .raw_auto_scaling()
+        .describe_tags()
+        .filters(
+            aws_sdk_autoscaling::types::Filter::builder()
+                .name("auto-scaling-group")
+                .values(b.group())
+                .build(),
+        )
+        .send()
+        .await
+        .expect("DescribeTags");
+    let team = tags
+        .tags()
+        .iter()
+        .find(|t| t.key() == Some("team"))
+        .unwrap_or_else(|| panic!("the group's tag: {:?}", tags.tags()));
+    assert_eq!(team.value(), Some("infra"));
+    assert_eq!(team.resource_id(), Some(b.group()));
+    assert_eq!(team.resource_type(), Some("auto-scaling-group"));
+    assert!(
+        tags.tags()
+            .iter()
+            .all(|t| t.resource_id() == Some(b.group()))
+    );
+
+    let by_group = b
+        .raw_ec2()
+        .describe_instances()
+        .filters(
+            aws_sdk_ec2::types::Filter::builder()
+                .name("tag:aws:autoscaling:groupName")
+                .values(b.group())
+                .build(),
+        )
+        .send()
+        .await
+        .expect("DescribeInstances by the group's tag");
+    let found: BTreeSet<String> = by_group
+        .reservations()
+        .iter()
+        .flat_map(|r| r.instances())
+        .filter_map(|i| i.instance_id().map(str::to_string))
+        .collect();
+    assert_eq!(found, ids);
+    let ip = b
+        .aws()
+        .describe_instances(std::slice::from_ref(&first))
+        .await
+        .expect("the first instance")[0]
+        .private_ip
+        .expect("a private ip")
+        .to_string();
+    let by_ip = b
+        .raw_ec2()
+        .describe_instances()
+        .filters(
+            aws_sdk_ec2::types::Filter::builder()
+                .name("private-ip-address")
+                .values(&ip)
+                .build(),
+        )
+        .send()
+        .await
+        .expect("DescribeInstances by private IP");
+    let found: Vec<String> = by_ip
+        .reservations()
+        .iter()
+        .flat_map(|r| r.instances())
+        .filter_map(|i| i.instance_id().map(str::to_string))
+        .collect();
+    assert_eq!(found, [first]);
+}

@@ -37,6 +37,8 @@ pub(super) fn dispatch(
         "CreateOrUpdateTags" => create_or_update_tags(w, flags, p).map(|()| None),
         "DeleteTags" => delete_tags(w, flags, p).map(|()| None),
         "DescribeScalingActivities" => describe_activities(w, p).map(Some),
+        "DescribeAutoScalingInstances" => describe_instances(w, p).map(Some),
+        "DescribeTags" => describe_tags(w, flags, p).map(Some),
         _ => return None,
     })
 }
@@ -52,6 +54,8 @@ pub(super) const ACTIONS: &[&str] = &[
     "CreateOrUpdateTags",
     "DeleteTags",
     "DescribeScalingActivities",
+    "DescribeAutoScalingInstances",
+    "DescribeTags",
 ];
 
 fn world_error(e: AwsError) -> QueryError {
@@ -189,6 +193,125 @@ fn describe_groups(w: &mut World, flags: &TagFlags, p: &Params) -> Result<String
         group_xml(&mut x, w, flags, g);
     }
     x.close("AutoScalingGroups").opt_leaf("NextToken", next);
+    Ok(x.finish())
+}
+
+/// DescribeAutoScalingInstances: the named instances of any group (all
+/// when none is named; unknown ids left out), paged by MaxRecords (1 to
+/// 50, default 50). Its HealthStatus is upper case, unlike
+/// DescribeAutoScalingGroups' (`HEALTHY`, as AWS writes it).
+fn describe_instances(w: &mut World, p: &Params) -> Result<String, QueryError> {
+    let ids: BTreeSet<String> = p.list("InstanceIds.member").into_iter().collect();
+    let max = match p.int("MaxRecords")? {
+        None => 50,
+        Some(n) if (1..=50).contains(&n) => n as usize,
+        Some(n) => {
+            return Err(QueryError::sender(
+                "ValidationError",
+                format!(
+                    "1 validation error detected: Value '{n}' at 'maxRecords' failed to satisfy constraint: Member must have value between 1 and 50"
+                ),
+            ));
+        }
+    };
+    let mut members = Vec::new();
+    for g in w.describe_groups(&[]) {
+        for i in g.instances {
+            if ids.is_empty() || ids.contains(&i.instance_id) {
+                members.push((g.name.clone(), i));
+            }
+        }
+    }
+    members.sort_by(|a, b| a.1.instance_id.cmp(&b.1.instance_id));
+    let (members, next) = page(
+        Service::AutoScaling,
+        members,
+        |(_, i)| i.instance_id.as_str(),
+        p.get("NextToken"),
+        max,
+    )?;
+    let mut x = Xml::new();
+    x.open("AutoScalingInstances");
+    for (group, i) in &members {
+        x.open("member")
+            .leaf("InstanceId", &i.instance_id)
+            .leaf("InstanceType", INSTANCE_TYPE)
+            .leaf("AutoScalingGroupName", group)
+            .leaf("AvailabilityZone", &i.availability_zone)
+            .leaf("LifecycleState", i.lifecycle_state)
+            .leaf("HealthStatus", i.health_status.to_ascii_uppercase());
+        launch_template_xml(&mut x, &i.launch_template);
+        x.leaf("ProtectedFromScaleIn", i.protected_from_scale_in)
+            .close("member");
+    }
+    x.close("AutoScalingInstances").opt_leaf("NextToken", next);
+    Ok(x.finish())
+}
+
+/// DescribeTags: every group's tags, narrowed by `Filters.member.N`
+/// (`auto-scaling-group`, `key`, `value`, `propagate-at-launch`; values
+/// of one filter are ORed, filters ANDed), paged by MaxRecords (1 to 100).
+fn describe_tags(w: &mut World, flags: &TagFlags, p: &Params) -> Result<String, QueryError> {
+    let max = max_records(p)?;
+    let mut filters = Vec::new();
+    for fields in p.structs("Filters.member") {
+        let name = fields.get("Name").cloned().unwrap_or_default();
+        if !["auto-scaling-group", "key", "value", "propagate-at-launch"].contains(&name.as_str()) {
+            return Err(QueryError::sender(
+                "ValidationError",
+                format!(
+                    "Filter type {name} is not correct. Allowed Filter types are: auto-scaling-group key value propagate-at-launch"
+                ),
+            ));
+        }
+        let values: BTreeSet<String> = fields
+            .iter()
+            .filter(|(k, _)| k.starts_with("Values.member."))
+            .map(|(_, v)| v.clone())
+            .collect();
+        filters.push((name, values));
+    }
+    let mut tags = Vec::new();
+    for g in w.describe_groups(&[]) {
+        for t in &g.tags {
+            let propagate = flags.propagate.get(&t.key).copied().unwrap_or(false);
+            let keep = filters.iter().all(|(name, values)| {
+                let field = match name.as_str() {
+                    "auto-scaling-group" => g.name.clone(),
+                    "key" => t.key.clone(),
+                    "value" => t.value.clone(),
+                    _ => propagate.to_string(),
+                };
+                values.contains(&field)
+            });
+            if keep {
+                tags.push((g.name.clone(), t.key.clone(), t.value.clone(), propagate));
+            }
+        }
+    }
+    let keyed: Vec<(String, (String, String, String, bool))> = tags
+        .into_iter()
+        .map(|t| (format!("{}/{}", t.0, t.1), t))
+        .collect();
+    let (tags, next) = page(
+        Service::AutoScaling,
+        keyed,
+        |(key, _)| key.as_str(),
+        p.get("NextToken"),
+        max,
+    )?;
+    let mut x = Xml::new();
+    x.open("Tags");
+    for (_, (group, key, value, propagate)) in &tags {
+        x.open("member")
+            .leaf("ResourceId", group)
+            .leaf("ResourceType", "auto-scaling-group")
+            .leaf("Key", key)
+            .leaf("Value", value)
+            .leaf("PropagateAtLaunch", *propagate)
+            .close("member");
+    }
+    x.close("Tags").opt_leaf("NextToken", next);
     Ok(x.finish())
 }
 

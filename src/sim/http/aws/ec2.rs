@@ -33,6 +33,11 @@ enum Filter {
     InstanceId(BTreeSet<String>),
     State(BTreeSet<String>),
     Zone(BTreeSet<String>),
+    PrivateIp(BTreeSet<String>),
+    PrivateDns(BTreeSet<String>),
+    /// `tag:aws:autoscaling:groupName`: every simulated instance was
+    /// launched by the one group, which tags it so.
+    GroupName(BTreeSet<String>),
 }
 
 impl Filter {
@@ -42,6 +47,9 @@ impl Filter {
             "instance-id" => Ok(Filter::InstanceId(values)),
             "instance-state-name" => Ok(Filter::State(values)),
             "availability-zone" => Ok(Filter::Zone(values)),
+            "private-ip-address" => Ok(Filter::PrivateIp(values)),
+            "private-dns-name" => Ok(Filter::PrivateDns(values)),
+            "tag:aws:autoscaling:groupName" => Ok(Filter::GroupName(values)),
             other => Err(QueryError::sender(
                 "InvalidParameterValue",
                 format!("The filter '{other}' is invalid"),
@@ -49,11 +57,14 @@ impl Filter {
         }
     }
 
-    fn matches(&self, i: &Ec2InstanceView) -> bool {
+    fn matches(&self, i: &Ec2InstanceView, group: &str) -> bool {
         match self {
             Filter::InstanceId(ids) => ids.contains(&i.instance_id),
             Filter::State(states) => states.contains(i.state),
             Filter::Zone(zones) => zones.contains(&i.availability_zone),
+            Filter::PrivateIp(ips) => ips.contains(&i.private_ip_address),
+            Filter::PrivateDns(names) => names.contains(&i.private_dns_name),
+            Filter::GroupName(groups) => groups.contains(group),
         }
     }
 }
@@ -98,12 +109,18 @@ fn describe_instances(w: &mut World, p: &Params) -> Result<String, QueryError> {
         .into_iter()
         .map(|(name, values)| Filter::parse(&name, values))
         .collect::<Result<Vec<_>, _>>()?;
+    let group = w
+        .describe_groups(&[])
+        .into_iter()
+        .next()
+        .map(|g| g.name)
+        .unwrap_or_default();
     let found = w
         .ec2_instances(&ids)
         .map_err(|e| QueryError::sender(e.code(), e.aws_message()))?;
     let found: Vec<Ec2InstanceView> = found
         .into_iter()
-        .filter(|i| filters.iter().all(|f| f.matches(i)))
+        .filter(|i| filters.iter().all(|f| f.matches(i, &group)))
         .collect();
     let (instances, next) = page(
         Service::Ec2,
@@ -112,12 +129,6 @@ fn describe_instances(w: &mut World, p: &Params) -> Result<String, QueryError> {
         p.get("NextToken"),
         max,
     )?;
-    let group = w
-        .describe_groups(&[])
-        .into_iter()
-        .next()
-        .map(|g| g.name)
-        .unwrap_or_default();
     let mut x = Xml::new();
     x.open("reservationSet");
     for i in &instances {

@@ -340,7 +340,9 @@ async fn the_apps_json_uses_only_field_names_real_marathon_writes() {
         fixture("marathon-v2-apps-appid-tasks-raml-example.json"),
     ];
     let real_task_keys: BTreeSet<String> = union_of_keys(real_tasks.iter().copied())
-        .union(&union_of_keys(task_lists.iter().flat_map(|l| array(&l["tasks"]))))
+        .union(&union_of_keys(
+            task_lists.iter().flat_map(|l| array(&l["tasks"])),
+        ))
         .cloned()
         .collect();
     let real_results = union_of_keys(
