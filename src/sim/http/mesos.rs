@@ -6,10 +6,15 @@
 //! answers `/master/redirect` with a 307 to the leader's base URL (the
 //! leader to itself); a non-leader answers every other master endpoint and
 //! `/api/v1` with a 307 to the same path on the leader. Locations are
-//! protocol-relative (`//127.0.0.1:PORT/...`), as Mesos writes them.
+//! protocol-relative (`//127.0.0.1:PORT/...`), as Mesos writes them. As
+//! Mesos' handlers do, the leader check comes before the method check:
+//! a follower redirects a GET of `/api/v1` too; the leader answers it 405
+//! with libprocess' `MethodNotAllowed` text and an `Allow` header.
 //!
 //! - `wire`: the JSON the master writes and reads.
+//! - `frameworks`: Marathon's framework and tasks, as the master lists them.
 
+mod frameworks;
 mod wire;
 
 #[cfg(test)]
@@ -27,14 +32,21 @@ use axum::response::{IntoResponse, Response};
 use crate::sim::shared::{Peers, SharedWorld};
 use crate::sim::world::{MachineId, MesosError, World};
 
+use frameworks::Snapshot;
 use wire::{
-    ClusterStatus, GetAgents, GetAgentsResponse, GetScheduleResponse, GetStatusResponse,
-    MachineIdJson, MasterInfo, Schedule, ScheduleEnvelope, Slave, SlavesResponse, StatusEnvelope,
-    V1Agent, V1Call,
+    ClusterStatus, FlagsResponse, FrameworksResponse, GetAgents, GetAgentsResponse,
+    GetScheduleResponse, GetStatusResponse, MachineIdJson, MasterInfo, Schedule, ScheduleEnvelope,
+    Slave, SlavesResponse, StateSummary, StatusEnvelope, TasksResponse, V1Agent, V1Call,
 };
 
 /// The version the simulated masters report.
 const MESOS_VERSION: &str = "1.9.0";
+
+/// The masters' `--cluster`.
+const CLUSTER: &str = "roller-sim";
+
+/// `/master/tasks` without `limit` (Mesos' `TASK_LIMIT`).
+const TASK_LIMIT: usize = 100;
 
 /// The master at `peers.url(index)`; it leads when `peers.leader() == index`.
 pub fn router(world: SharedWorld, peers: Arc<Peers>, index: usize) -> Router {
@@ -59,6 +71,10 @@ enum Endpoint {
     Redirect,
     Slaves,
     State,
+    StateSummary,
+    Frameworks,
+    Tasks,
+    Flags,
     Schedule,
     Status,
     MachineDown,
@@ -73,6 +89,10 @@ impl Endpoint {
             "/master/redirect" | "/redirect" => Endpoint::Redirect,
             "/master/slaves" => Endpoint::Slaves,
             "/master/state" | "/master/state.json" => Endpoint::State,
+            "/master/state-summary" => Endpoint::StateSummary,
+            "/master/frameworks" => Endpoint::Frameworks,
+            "/master/tasks" | "/master/tasks.json" => Endpoint::Tasks,
+            "/master/flags" => Endpoint::Flags,
             "/master/maintenance/schedule" => Endpoint::Schedule,
             "/master/maintenance/status" => Endpoint::Status,
             "/master/machine/down" => Endpoint::MachineDown,
@@ -83,16 +103,37 @@ impl Endpoint {
     }
 
     /// The methods Mesos accepts on it.
-    fn allows(self, method: &Method) -> bool {
+    fn allowed(self) -> &'static [&'static str] {
         match self {
-            Endpoint::Health | Endpoint::Redirect | Endpoint::Slaves | Endpoint::State => {
-                method == Method::GET
-            }
-            Endpoint::Schedule => method == Method::GET || method == Method::POST,
-            Endpoint::Status => method == Method::GET,
-            Endpoint::MachineDown | Endpoint::MachineUp | Endpoint::ApiV1 => method == Method::POST,
+            Endpoint::Health
+            | Endpoint::Redirect
+            | Endpoint::Slaves
+            | Endpoint::State
+            | Endpoint::StateSummary
+            | Endpoint::Frameworks
+            | Endpoint::Tasks
+            | Endpoint::Flags
+            | Endpoint::Status => &["GET"],
+            Endpoint::Schedule => &["GET", "POST"],
+            Endpoint::MachineDown | Endpoint::MachineUp | Endpoint::ApiV1 => &["POST"],
         }
     }
+}
+
+/// libprocess' `MethodNotAllowed(allowed, method)`: 405, an `Allow`
+/// header, and its body text.
+fn method_not_allowed(allowed: &[&str], method: &Method) -> Response {
+    let mut response = text(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &format!(
+            "405 Method Not Allowed. Expecting one of {{ '{}' }}, but received '{method}'.",
+            allowed.join("', '")
+        ),
+    );
+    if let Ok(value) = header::HeaderValue::from_str(&allowed.join(", ")) {
+        response.headers_mut().insert(header::ALLOW, value);
+    }
+    response
 }
 
 async fn handle(State(master): State<Master>, method: Method, uri: Uri, body: Bytes) -> Response {
@@ -114,12 +155,6 @@ async fn handle(State(master): State<Master>, method: Method, uri: Uri, body: By
     let Some(endpoint) = endpoint else {
         return text(StatusCode::NOT_FOUND, "");
     };
-    if !endpoint.allows(&method) {
-        return text(
-            StatusCode::METHOD_NOT_ALLOWED,
-            &format!("Expecting 'GET' or 'POST', received '{method}'"),
-        );
-    }
     if endpoint == Endpoint::Health {
         return StatusCode::OK.into_response();
     }
@@ -138,9 +173,28 @@ async fn handle(State(master): State<Master>, method: Method, uri: Uri, body: By
         let path_and_query = uri.path_and_query().map_or(path, |pq| pq.as_str());
         return redirect(&format!("//{leader_authority}{path_and_query}"));
     }
+    let allowed = endpoint.allowed();
+    if !allowed.contains(&method.as_str()) {
+        return method_not_allowed(allowed, &method);
+    }
+    master.world.with(|w| w.master_leads(master.index));
     match endpoint {
         Endpoint::Slaves => slaves(&master.world),
         Endpoint::State => state(&master, &leader_authority),
+        Endpoint::StateSummary => state_summary(&master),
+        Endpoint::Frameworks => {
+            let snapshot = master.world.with(|w| Snapshot::read(w));
+            json(
+                StatusCode::OK,
+                &FrameworksResponse {
+                    frameworks: vec![snapshot.framework(own_host(&master))],
+                    completed_frameworks: Vec::new(),
+                    unregistered_frameworks: Vec::new(),
+                },
+            )
+        }
+        Endpoint::Tasks => tasks(&master.world, uri.query()),
+        Endpoint::Flags => flags(&master),
         Endpoint::Schedule if method == Method::GET => {
             let windows = master.world.with(|w| w.maintenance_schedule());
             json(StatusCode::OK, &Schedule::from_windows(&windows))
@@ -190,14 +244,19 @@ fn slaves(world: &SharedWorld) -> Response {
 }
 
 fn state(master: &Master, leader_authority: &str) -> Response {
-    let (agents, started_unix_ms) = master
-        .world
-        .with(|w| (w.agents(), w.unix_ms(crate::sim::world::SimTime::ZERO)));
+    let (snapshot, started_unix_ms) = master.world.with(|w| {
+        (
+            Snapshot::read(w),
+            w.unix_ms(crate::sim::world::SimTime::ZERO),
+        )
+    });
+    let agents = &snapshot.agents;
     let own = authority(master.peers.url(master.index));
     let (host, _) = split_authority(own);
     let (leader_host, leader_port) = split_authority(leader_authority);
     let deactivated = agents.iter().filter(|a| !a.active).count();
     let started = started_unix_ms as f64 / 1000.0;
+    let elected = master.world.with(|w| w.master_elected_unix_ms()) as f64 / 1000.0;
     json(
         StatusCode::OK,
         &wire::State {
@@ -206,7 +265,7 @@ fn state(master: &Master, leader_authority: &str) -> Response {
             pid: format!("master@{own}"),
             hostname: host.to_string(),
             start_time: started,
-            elected_time: started,
+            elected_time: elected,
             activated_slaves: agents.len() - deactivated,
             deactivated_slaves: deactivated,
             leader: format!("master@{leader_authority}"),
@@ -224,11 +283,123 @@ fn state(master: &Master, leader_authority: &str) -> Response {
             },
             slaves: agents.iter().map(Slave::from_view).collect(),
             recovered_slaves: Vec::new(),
-            frameworks: Vec::new(),
+            frameworks: vec![snapshot.framework(host)],
             completed_frameworks: Vec::new(),
             unregistered_frameworks: Vec::new(),
         },
     )
+}
+
+fn state_summary(master: &Master) -> Response {
+    let snapshot = master.world.with(|w| Snapshot::read(w));
+    let host = own_host(master);
+    json(
+        StatusCode::OK,
+        &StateSummary {
+            hostname: host.to_string(),
+            cluster: CLUSTER,
+            slaves: snapshot.summary_slaves(),
+            frameworks: vec![snapshot.summary_framework(host)],
+        },
+    )
+}
+
+/// `/master/tasks?limit=&offset=&order=asc|desc`. As Mesos, a value that
+/// is not a number is ignored (the default applies) and a negative
+/// `limit` means no limit.
+fn tasks(world: &SharedWorld, query: Option<&str>) -> Response {
+    let (mut limit, mut offset, mut ascending) = (TASK_LIMIT, 0, false);
+    // The values are numbers or `asc`/`desc`: nothing to percent-decode.
+    let pairs = query
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|p| p.split_once('='));
+    for (key, value) in pairs {
+        let number = value.parse::<i32>().ok();
+        match (key, number) {
+            ("limit", Some(n)) => limit = usize::try_from(n).unwrap_or(usize::MAX),
+            ("offset", Some(n)) => offset = usize::try_from(n).unwrap_or(usize::MAX),
+            ("order", _) => ascending = value == "asc",
+            _ => {}
+        }
+    }
+    let snapshot = world.with(|w| Snapshot::read(w));
+    json(
+        StatusCode::OK,
+        &TasksResponse {
+            tasks: snapshot.tasks(ascending, offset, limit),
+        },
+    )
+}
+
+/// `/master/flags`: the flags that shape what the world does, with the
+/// values it uses, and the defaults of a few that name the master.
+fn flags(master: &Master) -> Response {
+    let f = master.world.with(|w| w.master_flags());
+    let own = authority(master.peers.url(master.index));
+    let (host, port) = split_authority(own);
+    let flags = [
+        (
+            "agent_ping_timeout",
+            stout_duration(f.agent_ping_timeout_ms),
+        ),
+        (
+            "max_agent_ping_timeouts",
+            f.max_agent_ping_timeouts.to_string(),
+        ),
+        (
+            "agent_reregister_timeout",
+            stout_duration(f.agent_reregister_timeout_ms),
+        ),
+        (
+            "allocation_interval",
+            stout_duration(f.allocation_interval_ms),
+        ),
+        ("cluster", CLUSTER.to_string()),
+        ("hostname", host.to_string()),
+        ("port", port.to_string()),
+        ("quorum", (master.peers.urls().len() / 2 + 1).to_string()),
+        ("registry", "replicated_log".to_string()),
+        ("recovery_agent_removal_limit", "100%".to_string()),
+        ("max_completed_frameworks", "50".to_string()),
+        ("max_completed_tasks_per_framework", "1000".to_string()),
+        ("authenticate_agents", "false".to_string()),
+        ("authenticate_frameworks", "false".to_string()),
+        ("authenticate_http_readonly", "false".to_string()),
+        ("authenticate_http_readwrite", "false".to_string()),
+    ];
+    json(
+        StatusCode::OK,
+        &FlagsResponse {
+            flags: flags.into_iter().collect(),
+        },
+    )
+}
+
+/// A duration as stout prints one (`15secs`, `10mins`, `1.5secs`): in the
+/// largest unit it is at least one of.
+fn stout_duration(ms: u64) -> String {
+    const UNITS: [(u64, &str); 5] = [
+        (604_800_000, "weeks"),
+        (86_400_000, "days"),
+        (3_600_000, "hrs"),
+        (60_000, "mins"),
+        (1_000, "secs"),
+    ];
+    if ms == 0 {
+        return "0ns".to_string();
+    }
+    for (size, unit) in UNITS {
+        if ms >= size {
+            return format!("{}{unit}", ms as f64 / size as f64);
+        }
+    }
+    format!("{ms}ms")
+}
+
+/// This master's host, where the simulated Marathons listen too.
+fn own_host(master: &Master) -> &str {
+    split_authority(authority(master.peers.url(master.index))).0
 }
 
 fn post_schedule(world: &SharedWorld, body: &[u8]) -> Response {

@@ -1,8 +1,9 @@
 //! The Mesos master's agents: registration after an instance boots, ping
 //! timeouts when an instance disappears (15 s × 5 = 75 s, then unreachable
 //! and removed, its tasks TASK_UNREACHABLE), DRAIN_AGENT and
-//! DEACTIVATE_AGENT. An agent's id is "<master id>-S<n>", its hostname the
-//! instance's private DNS name, its pid "slave(1)@IP:5051".
+//! DEACTIVATE_AGENT, re-registration with a new leading master. An
+//! agent's id is "<master id>-S<n>", its hostname the instance's private
+//! DNS name, its pid "slave(1)@IP:5051".
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -49,6 +50,9 @@ pub(crate) struct Agent {
     pub(crate) used_cpus: u64,
     pub(crate) used_mem: u64,
     pub(crate) registered_at: SimTime,
+    /// When it last re-registered (after a leader change); Mesos writes
+    /// `reregistered_time` only for such an agent.
+    pub(crate) reregistered_at: Option<SimTime>,
     pub(crate) state: AgentState,
     /// False once its instance is gone: the master stops getting pongs.
     pub(crate) answering: bool,
@@ -74,6 +78,12 @@ pub(crate) struct Mesos {
     pub(crate) by_id: HashMap<String, AgentIdx>,
     pub(crate) spec: AgentSpec,
     disk: f64,
+    /// The master that led when a facade last asked (`None` before the
+    /// first request): a different one means a failover, after which
+    /// every connected agent re-registers with the new leader.
+    leader: Option<usize>,
+    /// When the current leader was elected (its `elected_time`).
+    elected_at: SimTime,
 }
 
 impl Mesos {
@@ -84,6 +94,8 @@ impl Mesos {
             by_id: HashMap::new(),
             spec: spec.clone(),
             disk: spec.disk,
+            leader: None,
+            elected_at: SimTime::ZERO,
         }
     }
 }
@@ -139,6 +151,20 @@ impl MesosError {
     }
 }
 
+/// Mesos' default `--agent_reregister_timeout` (10 mins). The simulator's
+/// masters share one world, so no agent ever waits for it.
+const AGENT_REREGISTER_TIMEOUT_MS: u64 = 600_000;
+
+/// The master flags that shape what the world does.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MasterFlagsView {
+    pub agent_ping_timeout_ms: u64,
+    pub max_agent_ping_timeouts: u32,
+    pub agent_reregister_timeout_ms: u64,
+    /// How often offers go out again (the world's offer cycle).
+    pub allocation_interval_ms: u64,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ResourcesView {
     pub cpus: f64,
@@ -159,6 +185,8 @@ pub struct AgentView {
     /// TEXT attributes, including the one carrying the instance id.
     pub attributes: BTreeMap<String, String>,
     pub registered_unix_ms: u64,
+    /// Only for an agent that re-registered (with a new leader).
+    pub reregistered_unix_ms: Option<u64>,
     /// Connected and not deactivated (Mesos' `active`).
     pub active: bool,
     pub deactivated: bool,
@@ -222,6 +250,47 @@ impl World {
         Ok(())
     }
 
+    /// The master at peer `index` leads and is answering. When it is not
+    /// the one that led last, this is a failover: the new leader knows
+    /// each agent only once it re-registers, so a connected agent's
+    /// `registered_time` and `reregistered_time` both become now (Mesos
+    /// builds a new agent record at re-registration); an agent that is
+    /// not answering cannot re-register and keeps its old record until
+    /// its ping timeout removes it.
+    pub fn master_leads(&mut self, index: usize) {
+        match self.mesos.leader {
+            Some(led) if led == index => return,
+            Some(_) => {
+                let now = self.now;
+                for agent in &mut self.mesos.agents {
+                    if agent.is_registered() && agent.answering {
+                        agent.registered_at = now;
+                        agent.reregistered_at = Some(now);
+                    }
+                }
+                self.mesos.elected_at = now;
+            }
+            // The first leader was elected when the world started.
+            None => {}
+        }
+        self.mesos.leader = Some(index);
+    }
+
+    /// The current leader's `elected_time`, in Unix milliseconds.
+    pub fn master_elected_unix_ms(&self) -> u64 {
+        self.unix_ms(self.mesos.elected_at)
+    }
+
+    /// The master flags the world runs with, for `/master/flags`.
+    pub fn master_flags(&self) -> MasterFlagsView {
+        MasterFlagsView {
+            agent_ping_timeout_ms: self.timing.agent_ping_timeout_ms,
+            max_agent_ping_timeouts: self.timing.max_agent_ping_timeouts,
+            agent_reregister_timeout_ms: AGENT_REREGISTER_TIMEOUT_MS,
+            allocation_interval_ms: self.timing.offer_interval_ms,
+        }
+    }
+
     // ----- internals -----
 
     fn registered_agent(
@@ -260,6 +329,7 @@ impl World {
             },
             attributes,
             registered_unix_ms: self.unix_ms(a.registered_at),
+            reregistered_unix_ms: a.reregistered_at.map(|t| self.unix_ms(t)),
             active: a.answering && !a.deactivated,
             deactivated: a.deactivated,
             drain_state: a.drain.map(|d| match d {
@@ -288,6 +358,7 @@ impl World {
             used_cpus: 0,
             used_mem: 0,
             registered_at: self.now,
+            reregistered_at: None,
             state: AgentState::Registered,
             answering: true,
             deactivated: false,

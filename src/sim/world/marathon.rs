@@ -898,3 +898,15 @@ impl World {
         &self.marathon.apps[a].id
     }
 }
+
+impl World {
+    /// The framework id Marathon registered with the master under: what
+    /// `/v2/info` answers as `frameworkId` and the master lists its tasks
+    /// under. Mesos' shape, `<uuid>-0000`, stable across runs.
+    pub fn marathon_framework_id(&self) -> String {
+        format!(
+            "{}-0000",
+            uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_URL, b"roller-sim-marathon")
+        )
+    }
+}

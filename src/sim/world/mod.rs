@@ -29,7 +29,7 @@ mod rng;
 #[cfg(test)]
 mod tests;
 
-pub use agents::{AgentView, MesosError, ResourcesView};
+pub use agents::{AgentView, MasterFlagsView, MesosError, ResourcesView};
 pub use asg::{
     ActivityView, AwsError, Ec2InstanceView, GroupInstanceView, GroupView, LaunchTemplateView,
     LifecycleState, SuspendedProcessView, TagView,
@@ -66,6 +66,9 @@ pub(crate) struct Timing {
     pub(crate) rebalance_delay_ms: u64,
     /// `agent_ping_timeout` × `max_agent_ping_timeouts`.
     pub(crate) unreachable_after_ms: u64,
+    /// The two factors, as the master's `/master/flags` reports them.
+    pub(crate) agent_ping_timeout_ms: u64,
+    pub(crate) max_agent_ping_timeouts: u32,
     pub(crate) unreachable_relaunch_ms: u64,
     pub(crate) offer_interval_ms: u64,
     pub(crate) kill_ms: u64,
@@ -108,6 +111,8 @@ impl World {
             rebalance_delay_ms: millis(t.az_rebalance_delay_s),
             unreachable_after_ms: millis(t.agent_ping_timeout_s)
                 * u64::from(t.max_agent_ping_timeouts),
+            agent_ping_timeout_ms: millis(t.agent_ping_timeout_s),
+            max_agent_ping_timeouts: t.max_agent_ping_timeouts,
             unreachable_relaunch_ms: millis(t.unreachable_relaunch_s),
             offer_interval_ms: millis(t.offer_interval_s).max(1),
             kill_ms: millis(t.task_kill_s),

@@ -631,3 +631,329 @@ async fn the_state_names_the_leader_as_the_adapter_reads_it() {
         assert!(real.get(key).is_some() && state.get(key).is_some(), "{key}");
     }
 }
+
+impl Masters {
+    /// GET `path` from master `index`, following no redirect.
+    async fn get(&self, index: usize, path: &str) -> reqwest::Response {
+        Masters::raw()
+            .get(format!("{}{path}", self.urls[index]))
+            .send()
+            .await
+            .expect("an answer")
+    }
+
+    /// GET `path` from the leader (peer 0 unless changed), as JSON.
+    async fn get_json(&self, index: usize, path: &str) -> Value {
+        let answer = self.get(index, path).await;
+        assert_eq!(answer.status(), 200, "{path}");
+        answer.json().await.expect("JSON")
+    }
+
+    /// A simulated Marathon on the masters' world, serving `/v2/info`.
+    async fn marathon(&self) -> (String, tokio::task::JoinHandle<()>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a loopback port");
+        let url = format!("http://{}", listener.local_addr().expect("an address"));
+        let peers = std::sync::Arc::new(crate::sim::shared::Peers::new(vec![url.clone()]));
+        let app = crate::sim::http::marathon::router(self.world.clone(), peers, 0);
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        (url, server)
+    }
+}
+
+/// The keys of the first element of `value[field]`.
+fn first_keys(value: &Value, field: &str) -> BTreeSet<String> {
+    keys(&value[field][0])
+}
+
+fn missing(expected: &BTreeSet<String>, ours: &BTreeSet<String>) -> Vec<String> {
+    expected.difference(ours).cloned().collect()
+}
+
+#[tokio::test]
+async fn the_state_lists_marathons_framework_under_the_v2_info_framework_id() {
+    let masters = Masters::start().await;
+    let (marathon, server) = masters.marathon().await;
+    let info: Value = Masters::raw()
+        .get(format!("{marathon}/v2/info"))
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON");
+    let apps: Value = Masters::raw()
+        .get(format!("{marathon}/v2/apps"))
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON");
+    server.abort();
+    let running: u64 = apps["apps"]
+        .as_array()
+        .expect("apps")
+        .iter()
+        .map(|a| a["tasksRunning"].as_u64().expect("tasksRunning"))
+        .sum();
+    assert!(running > 0);
+
+    let state = masters.get_json(0, "/master/state").await;
+    let frameworks = state["frameworks"].as_array().expect("frameworks");
+    assert_eq!(frameworks.len(), 1);
+    let framework = &frameworks[0];
+    assert_eq!(framework["id"], info["frameworkId"]);
+    assert_eq!(framework["name"], "marathon");
+    assert_eq!(framework["active"], true);
+    let tasks = framework["tasks"].as_array().expect("tasks");
+    let running_tasks = tasks.iter().filter(|t| t["state"] == "TASK_RUNNING");
+    assert_eq!(running_tasks.count() as u64, running);
+    assert!(
+        tasks
+            .iter()
+            .all(|t| t["framework_id"] == info["frameworkId"])
+    );
+    for key in ["completed_frameworks", "unregistered_frameworks"] {
+        assert!(state[key].is_array(), "{key}");
+    }
+
+    // Field names and types of a real master's state (Mesos 0.19, the
+    // fields a framework has had since); `pid` is left out for an HTTP
+    // framework and `reregistered_time` unless it re-registered.
+    let real = fixture("mesos-0.19-master-state-mesosdns.json");
+    let expected: BTreeSet<String> = first_keys(&real, "frameworks")
+        .into_iter()
+        .filter(|k| k != "pid" && k != "reregistered_time")
+        .collect();
+    let gaps = missing(&expected, &keys(framework));
+    assert!(gaps.is_empty(), "framework misses {gaps:?}");
+    for key in ["webui_url", "hostname"] {
+        assert!(framework[key].is_string(), "{key}");
+    }
+    let real_task = &real["frameworks"][0]["tasks"][0];
+    let gaps = missing(&keys(real_task), &keys(&tasks[0]));
+    assert!(gaps.is_empty(), "task misses {gaps:?}");
+    let status = &tasks[0]["statuses"][0];
+    assert_eq!(status["state"], "TASK_RUNNING");
+    assert!(status["timestamp"].is_f64());
+    for name in ["cpus", "mem", "disk"] {
+        assert!(tasks[0]["resources"][name].is_number(), "{name}");
+    }
+    let agent_ids: BTreeSet<&str> = state["slaves"]
+        .as_array()
+        .expect("slaves")
+        .iter()
+        .map(|s| s["id"].as_str().expect("an id"))
+        .collect();
+    assert!(
+        tasks
+            .iter()
+            .all(|t| agent_ids.contains(t["slave_id"].as_str().expect("slave_id")))
+    );
+}
+
+#[tokio::test]
+async fn the_new_endpoints_answer_the_documented_keys_from_the_leader_and_307_from_a_follower() {
+    let masters = Masters::start().await;
+    let leader = masters.authority(0);
+    for path in [
+        "/master/state-summary",
+        "/master/frameworks",
+        "/master/tasks?limit=5",
+        "/master/flags",
+    ] {
+        let answer = masters.get(2, path).await;
+        assert_eq!(answer.status(), 307, "{path}");
+        assert_eq!(
+            answer.headers()["location"],
+            format!("//{leader}{path}").as_str()
+        );
+    }
+
+    let summary = masters.get_json(0, "/master/state-summary").await;
+    let real = fixture("mesos-master-state-summary-dcosui.json");
+    assert_eq!(keys(&summary), keys(&real));
+    let expected: BTreeSet<String> = first_keys(&real, "slaves")
+        .into_iter()
+        .filter(|k| k != "reregistered_time")
+        .collect();
+    let gaps = missing(&expected, &first_keys(&summary, "slaves"));
+    assert!(gaps.is_empty(), "summary slave misses {gaps:?}");
+    let expected: BTreeSet<String> = first_keys(&real, "frameworks")
+        .into_iter()
+        .filter(|k| k != "pid")
+        .collect();
+    let gaps = missing(&expected, &first_keys(&summary, "frameworks"));
+    assert!(gaps.is_empty(), "summary framework misses {gaps:?}");
+    let running = masters.world.with(|w| {
+        w.tasks()
+            .iter()
+            .filter(|t| t.state == "TASK_RUNNING")
+            .count()
+    });
+    assert_eq!(summary["frameworks"][0]["TASK_RUNNING"], running);
+    let per_agent: u64 = summary["slaves"]
+        .as_array()
+        .expect("slaves")
+        .iter()
+        .map(|s| s["TASK_RUNNING"].as_u64().expect("a count"))
+        .sum();
+    assert_eq!(per_agent as usize, running);
+    let framework_id = &summary["frameworks"][0]["id"];
+    assert!(
+        summary["slaves"]
+            .as_array()
+            .expect("slaves")
+            .iter()
+            .filter(|s| s["TASK_RUNNING"].as_u64() > Some(0))
+            .all(|s| s["framework_ids"][0] == *framework_id)
+    );
+
+    let frameworks = masters.get_json(0, "/master/frameworks").await;
+    assert_eq!(
+        keys(&frameworks),
+        BTreeSet::from(
+            [
+                "completed_frameworks",
+                "frameworks",
+                "unregistered_frameworks"
+            ]
+            .map(String::from)
+        )
+    );
+    assert_eq!(frameworks["frameworks"][0]["id"], *framework_id);
+
+    let tasks = masters.get_json(0, "/master/tasks").await;
+    assert_eq!(keys(&tasks), BTreeSet::from(["tasks".to_string()]));
+    let all = tasks["tasks"].as_array().expect("tasks").len();
+    assert_eq!(all, running.min(100));
+
+    let flags = masters.get_json(0, "/master/flags").await;
+    assert_eq!(keys(&flags), BTreeSet::from(["flags".to_string()]));
+    let flags = &flags["flags"];
+    assert_eq!(flags["agent_ping_timeout"], "15secs");
+    assert_eq!(flags["max_agent_ping_timeouts"], "5");
+    assert_eq!(flags["agent_reregister_timeout"], "10mins");
+    assert_eq!(flags["allocation_interval"], "1secs");
+    assert!(
+        flags
+            .as_object()
+            .expect("an object")
+            .values()
+            .all(Value::is_string),
+        "Mesos writes every flag as a string"
+    );
+}
+
+#[tokio::test]
+async fn the_tasks_endpoint_sorts_by_first_status_and_pages_with_limit_and_offset() {
+    let masters = Masters::start().await;
+    // A killed task is replaced seconds later: its first status is the
+    // newest.
+    let victim = masters.world.with(|w| w.tasks())[0].id.clone();
+    masters.world.with(|w| w.kill_tasks(&[victim], false));
+    masters.advance(60_000);
+
+    let timestamps = |tasks: &Value| -> Vec<f64> {
+        tasks["tasks"]
+            .as_array()
+            .expect("tasks")
+            .iter()
+            .map(|t| t["statuses"][0]["timestamp"].as_f64().unwrap_or(0.0))
+            .collect()
+    };
+    let desc = masters.get_json(0, "/master/tasks").await;
+    let asc = masters.get_json(0, "/master/tasks?order=asc").await;
+    let (desc_ts, asc_ts) = (timestamps(&desc), timestamps(&asc));
+    assert!(desc_ts.windows(2).all(|w| w[0] >= w[1]), "{desc_ts:?}");
+    assert!(asc_ts.windows(2).all(|w| w[0] <= w[1]), "{asc_ts:?}");
+    assert!(desc_ts[0] > asc_ts[0], "the replacement comes first");
+
+    let page = masters.get_json(0, "/master/tasks?limit=2&offset=1").await;
+    let page = page["tasks"].as_array().expect("tasks");
+    assert_eq!(page.len(), 2);
+    assert_eq!(page[0]["id"], desc["tasks"][1]["id"]);
+    assert_eq!(page[1]["id"], desc["tasks"][2]["id"]);
+    // Not a number: ignored, as Mesos does.
+    let ignored = masters.get_json(0, "/master/tasks?limit=x").await;
+    assert_eq!(ignored["tasks"], desc["tasks"]);
+}
+
+#[tokio::test]
+async fn a_get_of_api_v1_is_405_expecting_post_from_the_leader_and_307_from_a_follower() {
+    let masters = Masters::start().await;
+    let answer = masters.get(0, "/api/v1").await;
+    assert_eq!(answer.status(), 405);
+    assert_eq!(answer.headers()["allow"], "POST");
+    assert_eq!(
+        answer.text().await.expect("a body"),
+        "405 Method Not Allowed. Expecting one of { 'POST' }, but received 'GET'."
+    );
+
+    let answer = masters.get(1, "/api/v1").await;
+    assert_eq!(answer.status(), 307);
+    assert_eq!(
+        answer.headers()["location"],
+        format!("//{}/api/v1", masters.authority(0)).as_str()
+    );
+
+    let answer = Masters::raw()
+        .delete(format!("{}/master/maintenance/schedule", masters.urls[0]))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status(), 405);
+    assert_eq!(answer.headers()["allow"], "GET, POST");
+}
+
+#[tokio::test]
+async fn agents_carry_registered_time_and_after_a_failover_reregistered_time() {
+    let masters = Masters::start().await;
+    let slaves = masters.get_json(0, "/master/slaves").await;
+    let now_s = masters.world.with(|w| w.unix_ms(w.now())) as f64 / 1000.0;
+    for agent in slaves["slaves"].as_array().expect("slaves") {
+        let registered = agent["registered_time"].as_f64().expect("a float");
+        assert!(registered > 1e9 && registered <= now_s, "{registered}");
+        assert!(agent.get("reregistered_time").is_none(), "{agent}");
+    }
+    let before = slaves["slaves"][0]["registered_time"]
+        .as_f64()
+        .expect("a float");
+
+    masters.advance(30_000);
+    masters.peers.set_leader(1);
+    let state = masters.get_json(1, "/master/state").await;
+    let elected = state["elected_time"].as_f64().expect("a float");
+    assert!(elected >= before + 30.0, "{elected} vs {before}");
+    let slaves = masters.get_json(1, "/master/slaves").await;
+    for listing in [&state, &slaves] {
+        for agent in listing["slaves"].as_array().expect("slaves") {
+            let reregistered = agent["reregistered_time"].as_f64().expect("a float");
+            assert!((reregistered - elected).abs() < 1.0, "{agent}");
+            assert!(agent["registered_time"].as_f64().expect("a float") <= reregistered);
+        }
+    }
+    let v1: Value = Masters::raw()
+        .post(format!("{}/api/v1", masters.urls[1]))
+        .json(&serde_json::json!({"type": "GET_AGENTS"}))
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON");
+    assert!(v1["get_agents"]["agents"][0]["reregistered_time"]["nanoseconds"].is_i64());
+}
+
+#[test]
+fn durations_print_as_stout_prints_them() {
+    assert_eq!(super::stout_duration(15_000), "15secs");
+    assert_eq!(super::stout_duration(600_000), "10mins");
+    assert_eq!(super::stout_duration(1_500), "1.5secs");
+    assert_eq!(super::stout_duration(500), "500ms");
+    assert_eq!(super::stout_duration(1_209_600_000), "2weeks");
+}

@@ -1,6 +1,7 @@
 //! The Mesos master's JSON as the simulator writes and reads it: the v0
-//! endpoints (`/master/slaves`, `/master/state`, maintenance) and the v1
-//! operator API (`POST /api/v1`). The simulator's own serde types, shaped
+//! endpoints (`/master/slaves`, `/master/state`, `/master/state-summary`,
+//! `/master/frameworks`, `/master/tasks`, `/master/flags`, maintenance)
+//! and the v1 operator API (`POST /api/v1`). The simulator's own serde types, shaped
 //! after tests/fixtures/mesos-*.json; the adapter's types are not reused,
 //! so a mistake in one cannot hide the same mistake in the other.
 
@@ -36,9 +37,11 @@ pub(crate) struct Slave {
     pub hostname: String,
     pub port: u16,
     /// Seconds since the epoch, as a float (Mesos' `registered_time`).
-    /// `reregistered_time` is written only for an agent that re-registered,
-    /// which no simulated agent does (a restarted one gets a new id).
     pub registered_time: f64,
+    /// Written only for an agent that re-registered (with a new leader; a
+    /// restarted agent registers anew, with a new id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reregistered_time: Option<f64>,
     pub resources: V0Resources,
     pub used_resources: V0Resources,
     pub offered_resources: V0Resources,
@@ -55,7 +58,7 @@ pub(crate) struct Slave {
 }
 
 /// v0 resources: scalars as numbers, ranges as Mesos' text form.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub(crate) struct V0Resources {
     pub cpus: f64,
     pub mem: f64,
@@ -101,6 +104,7 @@ impl Slave {
             hostname: agent.hostname.clone(),
             port: agent.port,
             registered_time: agent.registered_unix_ms as f64 / 1000.0,
+            reregistered_time: agent.reregistered_unix_ms.map(|ms| ms as f64 / 1000.0),
             unreserved_resources: V0Resources {
                 ports: total.ports.clone(),
                 ..total
@@ -149,7 +153,7 @@ pub(crate) struct State {
     pub leader_info: MasterInfo,
     pub slaves: Vec<Slave>,
     pub recovered_slaves: Vec<serde_json::Value>,
-    pub frameworks: Vec<serde_json::Value>,
+    pub frameworks: Vec<Framework>,
     pub completed_frameworks: Vec<serde_json::Value>,
     pub unregistered_frameworks: Vec<serde_json::Value>,
 }
@@ -169,6 +173,161 @@ pub(crate) struct Address {
     pub hostname: String,
     pub ip: String,
     pub port: u16,
+}
+
+// ---- v0: frameworks and their tasks (/master/state, /master/frameworks,
+// /master/tasks, /master/state-summary), as Mesos 1.9 writes them
+
+/// A task, as Mesos' `json(const Task&)` writes it.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct V0Task {
+    pub id: String,
+    pub name: String,
+    pub framework_id: String,
+    /// Empty for a task run by the command executor, as Marathon's are.
+    pub executor_id: String,
+    pub slave_id: String,
+    pub state: &'static str,
+    pub resources: V0Resources,
+    pub role: &'static str,
+    /// The status updates the master has seen, oldest first (none while
+    /// the task stages).
+    pub statuses: Vec<TaskStatus>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct TaskStatus {
+    pub state: &'static str,
+    /// Seconds since the epoch, as a float.
+    pub timestamp: f64,
+}
+
+/// What `Summary<Framework>` writes: the part of a framework that
+/// `/master/state-summary` shows too.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct FrameworkSummary {
+    pub id: String,
+    pub name: &'static str,
+    pub used_resources: V0Resources,
+    pub offered_resources: V0Resources,
+    pub capabilities: Vec<&'static str>,
+    pub hostname: String,
+    pub webui_url: String,
+    pub active: bool,
+    pub connected: bool,
+    pub recovered: bool,
+}
+
+/// A framework of `/master/state` and `/master/frameworks` (Mesos'
+/// `FullFrameworkWriter`).
+#[derive(Debug, Serialize)]
+pub(crate) struct Framework {
+    #[serde(flatten)]
+    pub summary: FrameworkSummary,
+    pub user: &'static str,
+    pub failover_timeout: f64,
+    pub checkpoint: bool,
+    pub role: &'static str,
+    pub registered_time: f64,
+    pub unregistered_time: f64,
+    pub resources: V0Resources,
+    /// Staging, running and killing tasks.
+    pub tasks: Vec<V0Task>,
+    pub unreachable_tasks: Vec<V0Task>,
+    /// Ended tasks Marathon has not expunged yet.
+    pub completed_tasks: Vec<V0Task>,
+    pub offers: Vec<serde_json::Value>,
+    pub executors: Vec<serde_json::Value>,
+}
+
+/// `/master/frameworks`.
+#[derive(Debug, Serialize)]
+pub(crate) struct FrameworksResponse {
+    pub frameworks: Vec<Framework>,
+    pub completed_frameworks: Vec<serde_json::Value>,
+    pub unregistered_frameworks: Vec<serde_json::Value>,
+}
+
+/// `/master/tasks`.
+#[derive(Debug, Serialize)]
+pub(crate) struct TasksResponse {
+    pub tasks: Vec<V0Task>,
+}
+
+/// The `TASK_*` counters of `/master/state-summary`.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub(crate) struct TaskCounts {
+    #[serde(rename = "TASK_STAGING")]
+    pub staging: usize,
+    #[serde(rename = "TASK_STARTING")]
+    pub starting: usize,
+    #[serde(rename = "TASK_RUNNING")]
+    pub running: usize,
+    #[serde(rename = "TASK_KILLING")]
+    pub killing: usize,
+    #[serde(rename = "TASK_FINISHED")]
+    pub finished: usize,
+    #[serde(rename = "TASK_KILLED")]
+    pub killed: usize,
+    #[serde(rename = "TASK_FAILED")]
+    pub failed: usize,
+    #[serde(rename = "TASK_LOST")]
+    pub lost: usize,
+    #[serde(rename = "TASK_ERROR")]
+    pub error: usize,
+}
+
+impl TaskCounts {
+    /// Counts `state` (a task in a state without a counter, such as
+    /// TASK_UNREACHABLE, is not counted, as Mesos does not).
+    pub fn count(&mut self, state: &str) {
+        let counter = match state {
+            "TASK_STAGING" => &mut self.staging,
+            "TASK_STARTING" => &mut self.starting,
+            "TASK_RUNNING" => &mut self.running,
+            "TASK_KILLING" => &mut self.killing,
+            "TASK_FINISHED" => &mut self.finished,
+            "TASK_KILLED" => &mut self.killed,
+            "TASK_FAILED" => &mut self.failed,
+            "TASK_LOST" => &mut self.lost,
+            "TASK_ERROR" => &mut self.error,
+            _ => return,
+        };
+        *counter += 1;
+    }
+}
+
+/// `/master/state-summary`.
+#[derive(Debug, Serialize)]
+pub(crate) struct StateSummary {
+    pub hostname: String,
+    pub cluster: &'static str,
+    pub slaves: Vec<SummarySlave>,
+    pub frameworks: Vec<SummaryFramework>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct SummarySlave {
+    #[serde(flatten)]
+    pub slave: Slave,
+    #[serde(flatten)]
+    pub counts: TaskCounts,
+    pub framework_ids: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct SummaryFramework {
+    #[serde(flatten)]
+    pub summary: FrameworkSummary,
+    #[serde(flatten)]
+    pub counts: TaskCounts,
+    pub slave_ids: Vec<String>,
+}
+
+/// `/master/flags`: every value a string, as Mesos writes its flags.
+#[derive(Debug, Serialize)]
+pub(crate) struct FlagsResponse {
+    pub flags: BTreeMap<&'static str, String>,
 }
 
 // ---- maintenance: the schedule (v0 body and v1 `schedule`), machine ids
@@ -358,6 +517,8 @@ pub(crate) struct V1Agent {
     pub deactivated: bool,
     pub pid: String,
     pub registered_time: Nanoseconds,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reregistered_time: Option<Nanoseconds>,
     pub total_resources: Vec<V1Resource>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allocated_resources: Vec<V1Resource>,
@@ -410,6 +571,14 @@ pub(crate) struct V1Attribute {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub text: Value,
+}
+
+fn unix_ms_as_nanoseconds(ms: u64) -> Nanoseconds {
+    Nanoseconds {
+        nanoseconds: i64::try_from(ms)
+            .unwrap_or(i64::MAX / 1_000_000)
+            .saturating_mul(1_000_000),
+    }
 }
 
 fn scalar(name: &'static str, value: f64) -> V1Resource {
@@ -474,11 +643,8 @@ impl V1Agent {
             active: agent.active,
             deactivated: agent.deactivated,
             pid: agent.pid.clone(),
-            registered_time: Nanoseconds {
-                nanoseconds: i64::try_from(agent.registered_unix_ms)
-                    .unwrap_or(i64::MAX / 1_000_000)
-                    .saturating_mul(1_000_000),
-            },
+            registered_time: unix_ms_as_nanoseconds(agent.registered_unix_ms),
+            reregistered_time: agent.reregistered_unix_ms.map(unix_ms_as_nanoseconds),
             total_resources: total,
             allocated_resources: allocated,
             version: agent.version.clone(),

@@ -1,0 +1,217 @@
+//! Marathon's framework as the master lists it, built from the world's
+//! Marathon tasks under the framework id Marathon's `/v2/info` gives: the
+//! `frameworks` of `/master/state`, `/master/frameworks` and
+//! `/master/state-summary`, and the tasks of `/master/tasks`.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeSet, HashMap};
+
+use crate::sim::world::{AgentView, TaskView, World};
+
+use super::wire::{
+    Framework, FrameworkSummary, Slave, SummaryFramework, SummarySlave, TaskCounts, TaskStatus,
+    V0Resources, V0Task,
+};
+
+/// Marathon's name in its FrameworkInfo (and `/v2/info`'s `frameworkName`).
+const NAME: &str = "marathon";
+
+/// What Marathon ≥ 1.5 announces: it understands TASK_KILLING and
+/// partition-aware states (TASK_UNREACHABLE).
+const CAPABILITIES: [&str; 2] = ["TASK_KILLING_STATE", "PARTITION_AWARE"];
+
+/// Marathon's default `--failover_timeout` (one week), in seconds.
+const FAILOVER_TIMEOUT_S: f64 = 604_800.0;
+
+/// What the leading master knows of agents and tasks at one instant, read
+/// under one lock of the world.
+pub(crate) struct Snapshot {
+    pub agents: Vec<AgentView>,
+    tasks: Vec<TaskView>,
+    /// One task's (cpus, mem), by app id.
+    per_task: HashMap<String, (f64, f64)>,
+    framework_id: String,
+    now_unix_ms: u64,
+    elected_unix_ms: u64,
+}
+
+impl Snapshot {
+    pub fn read(w: &World) -> Snapshot {
+        Snapshot {
+            agents: w.agents(),
+            tasks: w.tasks(),
+            per_task: w
+                .apps(false)
+                .into_iter()
+                .map(|app| (app.id, (app.cpus, app.mem)))
+                .collect(),
+            framework_id: w.marathon_framework_id(),
+            now_unix_ms: w.unix_ms(w.now()),
+            elected_unix_ms: w.master_elected_unix_ms(),
+        }
+    }
+
+    /// Marathon's framework with its tasks, as `/master/state` and
+    /// `/master/frameworks` list it. `hostname` is where Marathon runs:
+    /// the simulated Marathons listen where the masters do.
+    pub fn framework(&self, hostname: &str) -> Framework {
+        let mut tasks = Vec::new();
+        let mut unreachable_tasks = Vec::new();
+        let mut completed_tasks = Vec::new();
+        for task in self.tasks.iter().map(|t| self.task(t)) {
+            match task.state {
+                "TASK_STAGING" | "TASK_STARTING" | "TASK_RUNNING" | "TASK_KILLING" => {
+                    tasks.push(task)
+                }
+                "TASK_UNREACHABLE" => unreachable_tasks.push(task),
+                _ => completed_tasks.push(task),
+            }
+        }
+        let summary = self.summary(hostname);
+        Framework {
+            resources: summary.used_resources.clone(),
+            summary,
+            user: "root",
+            failover_timeout: FAILOVER_TIMEOUT_S,
+            checkpoint: true,
+            role: "*",
+            // Marathon (re-)registers with each newly elected master.
+            registered_time: self.elected_unix_ms as f64 / 1000.0,
+            unregistered_time: 0.0,
+            tasks,
+            unreachable_tasks,
+            completed_tasks,
+            offers: Vec::new(),
+            executors: Vec::new(),
+        }
+    }
+
+    /// `/master/state-summary`'s frameworks.
+    pub fn summary_framework(&self, hostname: &str) -> SummaryFramework {
+        let mut counts = TaskCounts::default();
+        let mut slave_ids = BTreeSet::new();
+        for t in &self.tasks {
+            counts.count(t.state);
+            slave_ids.insert(t.slave_id.clone());
+        }
+        SummaryFramework {
+            summary: self.summary(hostname),
+            counts,
+            slave_ids: slave_ids.into_iter().collect(),
+        }
+    }
+
+    /// `/master/state-summary`'s slaves: each agent with its tasks' counts
+    /// and the frameworks running them.
+    pub fn summary_slaves(&self) -> Vec<SummarySlave> {
+        self.agents
+            .iter()
+            .map(|agent| {
+                let mut counts = TaskCounts::default();
+                let mut any = false;
+                for t in self.tasks.iter().filter(|t| t.slave_id == agent.id) {
+                    counts.count(t.state);
+                    any = true;
+                }
+                SummarySlave {
+                    slave: Slave::from_view(agent),
+                    counts,
+                    framework_ids: if any {
+                        vec![self.framework_id.clone()]
+                    } else {
+                        Vec::new()
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// `/master/tasks`: every task, sorted by its first status update
+    /// (newest first unless `ascending`; a task without one, still
+    /// staging, comes last, or first when ascending), then
+    /// `offset`/`limit` applied, as Mesos does.
+    pub fn tasks(&self, ascending: bool, offset: usize, limit: usize) -> Vec<V0Task> {
+        let mut tasks: Vec<V0Task> = self.tasks.iter().map(|t| self.task(t)).collect();
+        let first = |t: &V0Task| t.statuses.first().map(|s| s.timestamp);
+        tasks.sort_by(|a, b| match (first(a), first(b)) {
+            (Some(x), Some(y)) if ascending => x.total_cmp(&y),
+            (Some(x), Some(y)) => y.total_cmp(&x),
+            (None, Some(_)) if ascending => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some(_), None) if ascending => Ordering::Greater,
+            (Some(_), None) => Ordering::Less,
+            (None, None) => Ordering::Equal,
+        });
+        tasks.into_iter().skip(offset).take(limit).collect()
+    }
+
+    fn summary(&self, hostname: &str) -> FrameworkSummary {
+        let mut used = V0Resources::default();
+        for t in &self.tasks {
+            let (cpus, mem) = self.resources_of(t);
+            used.cpus += cpus;
+            used.mem += mem;
+        }
+        FrameworkSummary {
+            id: self.framework_id.clone(),
+            name: NAME,
+            used_resources: used,
+            offered_resources: V0Resources::default(),
+            capabilities: CAPABILITIES.to_vec(),
+            hostname: hostname.to_string(),
+            // The masters are not told the simulated Marathons' ports.
+            webui_url: String::new(),
+            active: true,
+            connected: true,
+            recovered: false,
+        }
+    }
+
+    fn resources_of(&self, t: &TaskView) -> (f64, f64) {
+        self.per_task.get(&t.app_id).copied().unwrap_or((0.0, 0.0))
+    }
+
+    /// A task as `json(const Task&)` writes it. Its status updates: the
+    /// TASK_RUNNING of its start, then the state it is in now if it has
+    /// ended (the world keeps no time for that, so now: it is expunged
+    /// within seconds anyway).
+    fn task(&self, t: &TaskView) -> V0Task {
+        let (cpus, mem) = self.resources_of(t);
+        let mut statuses = Vec::new();
+        if let Some(started) = t.started_unix_ms {
+            statuses.push(TaskStatus {
+                state: "TASK_RUNNING",
+                timestamp: started as f64 / 1000.0,
+            });
+        }
+        if !matches!(t.state, "TASK_STAGING" | "TASK_RUNNING") {
+            statuses.push(TaskStatus {
+                state: t.state,
+                timestamp: self.now_unix_ms as f64 / 1000.0,
+            });
+        }
+        V0Task {
+            id: t.id.clone(),
+            // Marathon names a task after its app id, reversed and dotted
+            // (`/shop/api` runs tasks named `api.shop`).
+            name: t
+                .app_id
+                .trim_start_matches('/')
+                .rsplit('/')
+                .collect::<Vec<_>>()
+                .join("."),
+            framework_id: self.framework_id.clone(),
+            executor_id: String::new(),
+            slave_id: t.slave_id.clone(),
+            state: t.state,
+            resources: V0Resources {
+                cpus,
+                mem,
+                disk: 0.0,
+                ports: None,
+            },
+            role: "*",
+            statuses,
+        }
+    }
+}
