@@ -214,6 +214,7 @@ fn from_the_first_write(
 
 #[tokio::test(start_paused = true)]
 async fn a_fifth_of_every_systems_calls_failing_with_5xx_still_ends_in_a_clean_roll() {
+    let mut felt = std::collections::BTreeMap::<&str, u64>::new();
     for strategy in STRATEGIES {
         let case = case(strategy).await;
         let faults = from_the_first_write(&case, api_faults(0.2, 0.0, 0));
@@ -231,22 +232,24 @@ async fn a_fifth_of_every_systems_calls_failing_with_5xx_still_ends_in_a_clean_r
         let report = case.cluster.sim.report();
         let calls: u64 = report.api_calls.values().sum();
         assert!(calls > 100, "the roll made only {calls} calls");
-        // Each system's errors were felt, not just switched on.
+        // Each system's errors were felt, not just switched on: counted
+        // over both strategies, as the drain asks Marathon only some fifteen
+        // times once the faults are on (none of them failing, one time in
+        // thirty), the serial roll hundreds of times.
         for system in ["aws:", "mesos:", "marathon:"] {
-            let felt: u64 = report
+            *felt.entry(system).or_default() += report
                 .injected_faults
                 .iter()
                 .filter(|(k, _)| k.starts_with(system))
                 .map(|(_, n)| n)
-                .sum();
-            // At least one: a system asked some thirty times at a 20%
-            // rate sees fewer than three failures one time in twenty.
-            assert!(
-                felt >= 1,
-                "{strategy:?}: {system} {:?}",
-                report.injected_faults
-            );
+                .sum::<u64>();
         }
+    }
+    for system in ["aws:", "mesos:", "marathon:"] {
+        assert!(
+            felt.get(system).is_some_and(|n| *n >= 3),
+            "{system} {felt:?}"
+        );
     }
 }
 

@@ -478,6 +478,8 @@ pub(super) async fn what_other_clients_ask_is_answered_instances_tags_and_instan
         .private_ip
         .expect("a private ip")
         .to_string();
+    // Other tests' groups on the same backend may reuse the address (on
+    // moto, every test's network has the same CIDR): filters are ANDed.
     let by_ip = b
         .raw_ec2()
         .describe_instances()
@@ -485,6 +487,12 @@ pub(super) async fn what_other_clients_ask_is_answered_instances_tags_and_instan
             aws_sdk_ec2::types::Filter::builder()
                 .name("private-ip-address")
                 .values(&ip)
+                .build(),
+        )
+        .filters(
+            aws_sdk_ec2::types::Filter::builder()
+                .name("tag:aws:autoscaling:groupName")
+                .values(b.group())
                 .build(),
         )
         .send()

@@ -336,10 +336,8 @@ fn info(marathon: &Marathon) -> Response {
             buildref: "simulated",
             elected: leader == marathon.index,
             leader: authority(marathon.peers.url(leader)).to_string(),
-            framework_id: format!(
-                "{}-0000",
-                uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_URL, b"roller-sim-marathon")
-            ),
+            // The id the masters list Marathon's tasks under.
+            framework_id: marathon.world.with(|w| w.marathon_framework_id()),
             marathon_config: serde_json::json!({
                 "access_control_allow_origin": ["*"],
                 "checkpoint": true,
