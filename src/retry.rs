@@ -107,6 +107,59 @@ mod tests {
         assert_eq!(result, Ok(3));
     }
 
+    /// `-v` shows each retry: one debug line per attempt made again,
+    /// with the attempt and the error.
+    #[test]
+    fn each_retry_is_a_debug_line_naming_the_attempt_and_the_error() {
+        use std::sync::{Arc, Mutex};
+        let lines = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let sink = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .without_time()
+            .with_ansi(false)
+            .with_writer(move || SharedBuffer(sink.clone()))
+            .finish();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        tracing::subscriber::with_default(subscriber, || {
+            let calls = Cell::new(0);
+            let result: Result<u32, &str> = runtime.block_on(retry(
+                Backoff::DEFAULT,
+                |_| true,
+                || {
+                    calls.set(calls.get() + 1);
+                    let n = calls.get();
+                    async move { if n < 3 { Err("busy") } else { Ok(n) } }
+                },
+            ));
+            assert_eq!(result, Ok(3));
+        });
+        let text = String::from_utf8(lines.lock().unwrap().clone()).unwrap();
+        let retries: Vec<&str> = text.lines().collect();
+        assert_eq!(retries.len(), 2, "{text}");
+        assert!(
+            retries[0].contains("DEBUG") && retries[0].contains("(attempt 2 of 5): busy"),
+            "{text}"
+        );
+        assert!(retries[1].contains("(attempt 3 of 5): busy"), "{text}");
+    }
+
+    struct SharedBuffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for SharedBuffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_permanent_failure_is_not_retried() {
         let calls = Cell::new(0);

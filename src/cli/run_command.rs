@@ -217,8 +217,9 @@ fn roll(
             signals.wait().await;
             let _ = stop_tx.send(true);
         });
-        let (observer, view) = crate::report::for_roll(&env, args.json, view);
+        // The API first: a --listen that cannot bind leaves no view drawn.
         let live = super::listen::serve(api.as_ref(), &env.timeouts).await?;
+        let (observer, view) = crate::report::for_roll(&env, args.json, view);
         let observer = match &live {
             Some(live) => live.tee(observer),
             None => observer,

@@ -107,8 +107,8 @@ impl Change {
                 user,
                 ..
             } => match user {
-                Some(user) => format!("{}: {message} (by {user})", kind_name(*kind)),
-                None => format!("{}: {message}", kind_name(*kind)),
+                Some(user) => format!("{kind}: {message} (by {user})"),
+                None => format!("{kind}: {message}"),
             },
             Change::Step {
                 step,
@@ -134,14 +134,6 @@ impl Change {
             Change::Plan { plan, status, .. } => format!("plan {plan} {status}"),
         }
     }
-}
-
-/// `EventKind`'s name as the checkpoint writes it.
-pub fn kind_name(kind: EventKind) -> String {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// How far the roll has come, for the progress line.

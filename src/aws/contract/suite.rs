@@ -454,21 +454,11 @@ pub(super) async fn what_other_clients_ask_is_answered_instances_tags_and_instan
     let by_group = b
         .raw_ec2()
         .describe_instances()
-        .filters(
-            aws_sdk_ec2::types::Filter::builder()
-                .name("tag:aws:autoscaling:groupName")
-                .values(b.group())
-                .build(),
-        )
+        .filters(ec2_filter("tag:aws:autoscaling:groupName", b.group()))
         .send()
         .await
         .expect("DescribeInstances by the group's tag");
-    let found: BTreeSet<String> = by_group
-        .reservations()
-        .iter()
-        .flat_map(|r| r.instances())
-        .filter_map(|i| i.instance_id().map(str::to_string))
-        .collect();
+    let found: BTreeSet<String> = instance_ids(&by_group).into_iter().collect();
     assert_eq!(found, ids);
     let ip = b
         .aws()
@@ -483,26 +473,29 @@ pub(super) async fn what_other_clients_ask_is_answered_instances_tags_and_instan
     let by_ip = b
         .raw_ec2()
         .describe_instances()
-        .filters(
-            aws_sdk_ec2::types::Filter::builder()
-                .name("private-ip-address")
-                .values(&ip)
-                .build(),
-        )
-        .filters(
-            aws_sdk_ec2::types::Filter::builder()
-                .name("tag:aws:autoscaling:groupName")
-                .values(b.group())
-                .build(),
-        )
+        .filters(ec2_filter("private-ip-address", &ip))
+        .filters(ec2_filter("tag:aws:autoscaling:groupName", b.group()))
         .send()
         .await
         .expect("DescribeInstances by private IP");
-    let found: Vec<String> = by_ip
+    assert_eq!(instance_ids(&by_ip), [first]);
+}
+
+fn ec2_filter(name: &str, value: &str) -> aws_sdk_ec2::types::Filter {
+    aws_sdk_ec2::types::Filter::builder()
+        .name(name)
+        .values(value)
+        .build()
+}
+
+/// The instances of a DescribeInstances answer, in its order.
+fn instance_ids(
+    answer: &aws_sdk_ec2::operation::describe_instances::DescribeInstancesOutput,
+) -> Vec<String> {
+    answer
         .reservations()
         .iter()
         .flat_map(|r| r.instances())
         .filter_map(|i| i.instance_id().map(str::to_string))
-        .collect();
-    assert_eq!(found, [first]);
+        .collect()
 }
