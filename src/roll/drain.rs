@@ -74,15 +74,12 @@ where
             }
             match safety::next_move(risk) {
                 Move::Kill { app, tasks } => {
-                    self.checkpoint.log(
-                        EventKind::Intent,
-                        format!(
-                            "kill {} on {} (scale=false): {}",
-                            app,
-                            record.id,
-                            tasks.join(", ")
-                        ),
-                    );
+                    self.checkpoint.intend(format!(
+                        "kill {} on {} (scale=false): {}",
+                        app,
+                        record.id,
+                        tasks.join(", ")
+                    ));
                     self.save().await?;
                     match self.ports.marathon.kill_tasks(&tasks, false).await {
                         Ok(_) => self.killed.extend(tasks),
@@ -105,10 +102,8 @@ where
                         state: SurgeState::ScalingUp,
                         kill_sent: false,
                     });
-                    self.checkpoint.log(
-                        EventKind::Intent,
-                        format!("surge {app} {instances} -> {}", instances + 1),
-                    );
+                    self.checkpoint
+                        .intend(format!("surge {app} {instances} -> {}", instances + 1));
                     self.save().await?;
                     self.scale(&app, instances + 1).await?;
                     pending.push(format!("{app}: surging"));
@@ -152,10 +147,10 @@ where
         let mut apps = Vec::new();
         for n in open {
             let surge = self.checkpoint.surges[n].clone();
-            self.checkpoint.log(
-                EventKind::Intent,
-                format!("abandon: scale {} back to {}", surge.app, surge.instances),
-            );
+            self.checkpoint.intend(format!(
+                "abandon: scale {} back to {}",
+                surge.app, surge.instances
+            ));
             self.save().await?;
             // The surge's own scale-up may still be deploying (409): wait
             // for it (never forced), for up to the healthy timeout. The tag
@@ -239,10 +234,8 @@ where
                 if app.instances > surge.instances {
                     // An old task went some other way (a crash): undo the
                     // extra instance so the app ends where it started.
-                    self.checkpoint.log(
-                        EventKind::Intent,
-                        format!("surge {}: undo to {}", surge.app, surge.instances),
-                    );
+                    self.checkpoint
+                        .intend(format!("surge {}: undo to {}", surge.app, surge.instances));
                     self.save().await?;
                     self.scale(&surge.app, surge.instances).await?;
                 }
@@ -314,7 +307,7 @@ where
             apps[..shown].join(", "),
             if apps.len() > shown { ", …" } else { "" }
         );
-        self.checkpoint.log(EventKind::Intent, message);
+        self.checkpoint.intend(message);
         self.save().await?;
         match self.ports.marathon.kill_tasks(&tasks, true).await {
             Ok(_) => {
@@ -363,13 +356,10 @@ where
                 self.checkpoint.maintenance.push(machine.clone());
             }
         }
-        self.checkpoint.log(
-            EventKind::Intent,
-            format!(
-                "one maintenance window for the {} old agent(s)",
-                machines.len()
-            ),
-        );
+        self.checkpoint.intend(format!(
+            "one maintenance window for the {} old agent(s)",
+            machines.len()
+        ));
         self.save().await?;
         let ids: Vec<_> = machines.iter().map(MaintenanceRecord::machine_id).collect();
         let start = SystemTime::now() - Duration::from_secs(60);
@@ -408,10 +398,8 @@ where
         if !self.checkpoint.maintenance.contains(&machine) {
             self.checkpoint.maintenance.push(machine);
         }
-        self.checkpoint.log(
-            EventKind::Intent,
-            format!("maintenance window for {}", record.hostname),
-        );
+        self.checkpoint
+            .intend(format!("maintenance window for {}", record.hostname));
         self.save().await?;
         let start = SystemTime::now() - Duration::from_secs(60);
         self.ports

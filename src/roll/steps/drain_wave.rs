@@ -202,9 +202,7 @@ where
         if let Some(at) = self.checkpoint.find_step(&format!("{DRAIN}/{id}")) {
             self.checkpoint.plan.step_mut(at).name = title.clone();
         }
-        self.checkpoint.log(
-            EventKind::Intent,
-            format!(
+        self.checkpoint.intend(format!(
                 "{id}: kill {} task(s) of {} app(s) on old agents (scale=false), surge {surges} app(s){}",
                 kills.len(),
                 apps.len().saturating_sub(surges),
@@ -223,10 +221,8 @@ where
         }
         for s in &planned.surges {
             let to = s.instances + u32::try_from(s.tasks.len()).unwrap_or(u32::MAX);
-            self.checkpoint.log(
-                EventKind::Intent,
-                format!("surge {} {} -> {to}", s.app, s.instances),
-            );
+            self.checkpoint
+                .intend(format!("surge {} {} -> {to}", s.app, s.instances));
             self.scale(&s.app, to).await?;
         }
         self.save().await?;

@@ -44,12 +44,9 @@ where
             // again, once per run, not once per tick of a failing call.
             self.check_no_other_writer_this_tick().await?;
             if self.resent.insert(instance.to_string()) {
-                self.checkpoint.log(
-                    EventKind::Intent,
-                    format!(
-                        "terminate {instance} with decrement (again: the first call did not land)"
-                    ),
-                );
+                self.checkpoint.intend(format!(
+                    "terminate {instance} with decrement (again: the first call did not land)"
+                ));
                 self.save().await?;
             }
             return self.send_termination(instance, &record.agent_id).await;
@@ -73,10 +70,8 @@ where
             if let Some(r) = self.checkpoint.instance_mut(instance) {
                 r.terminate_sent = true;
             }
-            self.checkpoint.log(
-                EventKind::Intent,
-                format!("terminate {instance} with decrement"),
-            );
+            self.checkpoint
+                .intend(format!("terminate {instance} with decrement"));
             self.save().await?;
             return self.send_termination(instance, &record.agent_id).await;
         }

@@ -208,19 +208,16 @@ where
         }
         if log {
             let shown: Vec<&str> = batch.iter().take(5).map(|r| r.id.as_str()).collect();
-            self.checkpoint.log(
-                EventKind::Intent,
-                format!(
-                    "put {} emptied agent(s) down and terminate their instances with decrement: {}{}",
-                    batch.len(),
-                    shown.join(", "),
-                    if batch.len() > shown.len() {
-                        ", …"
-                    } else {
-                        ""
-                    }
-                ),
-            );
+            self.checkpoint.intend(format!(
+                "put {} emptied agent(s) down and terminate their instances with decrement: {}{}",
+                batch.len(),
+                shown.join(", "),
+                if batch.len() > shown.len() {
+                    ", …"
+                } else {
+                    ""
+                }
+            ));
         }
         self.save().await?;
         for record in batch {
