@@ -279,7 +279,8 @@ pub struct AppSpec {
     /// Marathon `backoffFactor` (1.15).
     #[serde(default = "defaults::backoff_factor")]
     pub backoff_factor: f64,
-    /// Marathon `maxLaunchDelaySeconds` (300).
+    /// Marathon `maxLaunchDelaySeconds` (3600: `AppDefinition`'s default
+    /// and every captured app's).
     #[serde(default = "defaults::max_launch_delay_s")]
     pub max_launch_delay_s: f64,
 }
@@ -741,7 +742,7 @@ pub(crate) mod defaults {
         1.15
     }
     pub(super) fn max_launch_delay_s() -> f64 {
-        300.0
+        3600.0
     }
     pub(super) fn protocol() -> String {
         "MESOS_HTTP".into()
@@ -794,7 +795,7 @@ mod tests {
         assert_eq!((app.cpus, app.mem), (1.0, 128.0));
         assert_eq!(app.min_health_capacity, 1.0);
         assert_eq!(app.backoff_factor, 1.15);
-        assert_eq!(app.max_launch_delay_s, 300.0);
+        assert_eq!(app.max_launch_delay_s, 3600.0);
         assert!(app.health_check.is_none());
     }
 

@@ -30,7 +30,7 @@ use crate::sim::world::{MarathonError, SimTime, World};
 
 use wire::{
     App, AppEnvelope, AppList, AppUpdate, Deployment, DeploymentRef, DeploymentResult, Info,
-    Leader, Locked, Message, Task, TaskIds, TaskList, timestamp,
+    Leader, Locked, Message, Queue, QueueItem, Task, TaskIds, TaskList, timestamp,
 };
 
 /// The header naming the leader on every answer.
@@ -74,6 +74,9 @@ enum Route {
     Deployments,
     Tasks,
     KillTasks,
+    Queue,
+    /// `DELETE /v2/queue/{id}/delay`.
+    ResetDelay(String),
     MethodNotAllowed,
     NotFound,
 }
@@ -90,6 +93,16 @@ impl Route {
             "/v2/deployments" => only(get, Route::Deployments),
             "/v2/tasks" => only(get, Route::Tasks),
             "/v2/tasks/delete" => only(method == Method::POST, Route::KillTasks),
+            "/v2/queue" => only(get, Route::Queue),
+            _ if let Some(id) = path
+                .strip_prefix("/v2/queue/")
+                .and_then(|rest| rest.strip_suffix("/delay")) =>
+            {
+                only(
+                    method == Method::DELETE,
+                    Route::ResetDelay(format!("/{}", app_path(id))),
+                )
+            }
             _ => match path.strip_prefix("/v2/apps/").map(app_path) {
                 Some(rest) if !rest.is_empty() => {
                     let delete = method == Method::DELETE;
@@ -137,6 +150,8 @@ impl Route {
             Route::Deployments => "GET /v2/deployments".into(),
             Route::Tasks => "GET /v2/tasks".into(),
             Route::KillTasks => "POST /v2/tasks/delete".into(),
+            Route::Queue => "GET /v2/queue".into(),
+            Route::ResetDelay(_) => "DELETE /v2/queue/{id}/delay".into(),
             Route::MethodNotAllowed => format!("{method} (method not allowed)"),
             Route::NotFound => "unknown endpoint".into(),
         }
@@ -296,6 +311,30 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
             )
         }
         Route::KillTasks => kill_tasks(world, body, flag("scale"), flag("force")),
+        Route::Queue => {
+            let (items, config_changed) = world.with(|w| (w.queue(), config_time(w)));
+            json(
+                StatusCode::OK,
+                &Queue {
+                    queue: items
+                        .iter()
+                        .map(|item| QueueItem::from_view(item, config_changed))
+                        .collect(),
+                },
+            )
+        }
+        // Marathon's QueueResource: 204 once the delay is reset, 404 for an
+        // app with nothing queued.
+        Route::ResetDelay(id) => {
+            if world.with(|w| w.reset_launch_delay(&id)) {
+                StatusCode::NO_CONTENT.into_response()
+            } else {
+                message(
+                    StatusCode::NOT_FOUND,
+                    &format!("Application {id} not found in tasks queue."),
+                )
+            }
+        }
         Route::MethodNotAllowed => message(
             StatusCode::METHOD_NOT_ALLOWED,
             "HTTP 405 Method Not Allowed",

@@ -1,10 +1,9 @@
 //! Marathon: apps, their tasks (staging → running → healthy), health
 //! checks with grace periods, relaunch after TASK_UNREACHABLE/LOST
-//! (unreachableStrategy 0/0) with the app's launch backoff (1 s × 1.15 per
-//! consecutive failure, capped at 300 s), deployments (a change of
-//! `instances` is one; a second change to the app meanwhile is a conflict)
-//! and task kills. Counts follow Marathon's rules: without health checks
-//! `tasksHealthy` stays 0.
+//! (unreachableStrategy 0/0), the launch delay of Marathon's rate limiter
+//! (see [`LaunchDelay`]), deployments (a change of `instances` is one; a
+//! second change to the app meanwhile is a conflict) and task kills. Counts
+//! follow Marathon's rules: without health checks `tasksHealthy` stays 0.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
@@ -59,9 +58,11 @@ pub(crate) struct App {
     version: SimTime,
     pub(crate) tasks: BTreeSet<TaskKey>,
     pub(crate) counts: Counts,
-    consecutive_failures: u32,
-    backoff_until: SimTime,
+    delay: Option<LaunchDelay>,
     launch_due_at: Option<SimTime>,
+    /// Since when the app has had instances left to launch (Marathon's
+    /// launch queue entry), if it has.
+    queued_since: Option<SimTime>,
     deployment: Option<String>,
     never_healthy: bool,
     /// Lineages (first task key, first task id) whose task was lost and
@@ -87,29 +88,53 @@ impl App {
         }
     }
 
-    /// Marathon's launch delay after `failures` consecutive failures.
-    pub(crate) fn launch_delay_ms(&self, failures: u32) -> u64 {
-        launch_delay_ms(
-            self.backoff_ms,
-            self.backoff_factor,
-            self.max_delay_ms,
-            failures,
-        )
+    /// The launch delay in force at `now`: none once Marathon's clean-up
+    /// would have dropped it (its reference is more than
+    /// `maxLaunchDelaySeconds` old).
+    fn delay_at(&self, now: SimTime) -> Option<LaunchDelay> {
+        self.delay
+            .filter(|d| now <= d.reference.plus_ms(self.max_delay_ms))
     }
 }
 
-/// backoff × factor^(failures − 1), capped at `max_ms`; 0 without failures.
-pub(crate) fn launch_delay_ms(backoff_ms: f64, factor: f64, max_ms: u64, failures: u32) -> u64 {
-    if failures == 0 {
-        return 0;
+/// Marathon's rate limiter for one app (`RateLimiter` in Marathon 1.7+):
+/// a delay keyed by the app's last config change, so scaling keeps it.
+/// - A task ending in a limit-worthy condition (FAILED, ERROR, DROPPED,
+///   GONE, FINISHED) sets it to `backoffSeconds` or multiplies it by
+///   `backoffFactor`, capped at `maxLaunchDelaySeconds`, counted from now.
+///   KILLED (an operator's, a drain's, a failed health check's kill) and
+///   UNREACHABLE do not.
+/// - A task of the app staging or running moves its reference to now
+///   (`advanceDelay`): the next launch waits the whole delay again.
+/// - Nothing resets it but time: it is dropped once its reference is more
+///   than `maxLaunchDelaySeconds` old, or by a change of the app's config.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct LaunchDelay {
+    reference: SimTime,
+    current_ms: f64,
+}
+
+impl LaunchDelay {
+    /// When launches may resume.
+    pub(crate) fn deadline(&self) -> SimTime {
+        self.reference.plus_ms(self.current_ms.round() as u64)
     }
-    let exponent = i32::try_from(failures - 1).unwrap_or(i32::MAX);
-    let delay = backoff_ms * factor.powi(exponent);
-    if !delay.is_finite() || delay >= max_ms as f64 {
-        max_ms
-    } else {
-        delay.round() as u64
-    }
+}
+
+/// The delay after one more limit-worthy failure: `backoff` the first
+/// time, then the previous one × `factor`, never above `max_ms`.
+pub(crate) fn next_delay_ms(
+    previous: Option<f64>,
+    backoff_ms: f64,
+    factor: f64,
+    max_ms: u64,
+) -> f64 {
+    let max = max_ms as f64;
+    let next = match previous {
+        None => backoff_ms,
+        Some(previous) => previous * factor,
+    };
+    if next.is_finite() { next.min(max) } else { max }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,17 +163,23 @@ impl TaskState {
 /// How a task ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TaskEnd {
-    /// Its agent missed its pings (a failure: backoff grows).
+    /// Its agent missed its pings: TASK_UNREACHABLE, replaced at once
+    /// (unreachableStrategy 0/0), no launch delay.
     Unreachable,
-    /// Its machine was brought down (a failure).
+    /// Its machine was brought down (`machine/down`). Whether Mesos tells a
+    /// partition-aware Marathon TASK_GONE_BY_OPERATOR (GONE: the launch
+    /// delay grows) or TASK_LOST with REASON_SLAVE_REMOVED (which Marathon
+    /// reads as unreachable: no delay) was not established; the simulator
+    /// takes the harder case and grows the delay.
     Lost,
     /// Killed by an operator or a drain: replaced, no backoff.
     Killed,
     /// Killed with `scale=true` or by a scale-down: not replaced.
     KilledForScale,
-    /// Failed on start (a failure).
+    /// Failed on start: TASK_FAILED, the launch delay grows.
     Failed,
-    /// Killed by Marathon after too many failed health checks (a failure).
+    /// Killed by Marathon after too many failed health checks: TASK_KILLED,
+    /// which Marathon's rate limiter does not count (no launch delay).
     HealthKilled,
 }
 
@@ -229,8 +260,8 @@ impl Marathon {
                 version: SimTime::ZERO,
                 tasks: BTreeSet::new(),
                 counts: Counts::default(),
-                consecutive_failures: 0,
-                backoff_until: SimTime::ZERO,
+                delay: None,
+                queued_since: None,
                 launch_due_at: None,
                 deployment: None,
                 never_healthy: false,
@@ -346,6 +377,18 @@ pub struct DeploymentView {
     pub total_steps: u32,
 }
 
+/// An app with instances left to launch: an entry of `/v2/queue`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueueView {
+    pub app: AppView,
+    /// Instances left to launch.
+    pub count: u32,
+    /// Simulated ms until the launch delay allows launches again (0 when
+    /// none is in force or it has passed).
+    pub delay_left_ms: u64,
+    pub since_unix_ms: u64,
+}
+
 /// What `POST /v2/tasks/delete` did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct KillResult {
@@ -377,6 +420,49 @@ impl World {
         (0..self.marathon.apps.len())
             .flat_map(|a| self.app_tasks(a))
             .collect()
+    }
+
+    /// `/v2/queue`: the apps with instances left to launch, each with what
+    /// is left and how long its launch delay still holds them back.
+    pub fn queue(&self) -> Vec<QueueView> {
+        (0..self.marathon.apps.len())
+            .filter_map(|a| {
+                let app = &self.marathon.apps[a];
+                let since = app.queued_since?;
+                let count = (app.instances as usize).saturating_sub(app.tasks.len());
+                if count == 0 {
+                    return None;
+                }
+                let delay_left_ms = self
+                    .launch_delay(a)
+                    .map_or(0, |(_, deadline)| deadline.since(self.now));
+                Some(QueueView {
+                    app: self.app_view(a, false),
+                    count: u32::try_from(count).unwrap_or(u32::MAX),
+                    delay_left_ms,
+                    since_unix_ms: self.unix_ms(since),
+                })
+            })
+            .collect()
+    }
+
+    /// `DELETE /v2/queue/{id}/delay`: drops the app's launch delay so its
+    /// queued instances launch now. False when the app has nothing queued
+    /// (or does not exist), as Marathon answers 404 then.
+    pub fn reset_launch_delay(&mut self, id: &str) -> bool {
+        let Ok(a) = self.app_idx("reset_delay", id) else {
+            return false;
+        };
+        if !self
+            .queue()
+            .iter()
+            .any(|item| item.app.id == self.marathon.apps[a].id)
+        {
+            return false;
+        }
+        self.marathon.apps[a].delay = None;
+        self.launch_missing(a);
+        true
     }
 
     /// `/v2/deployments`, oldest first.
@@ -422,9 +508,8 @@ impl World {
         let app = &mut self.marathon.apps[a];
         app.floor_instances = app.floor_instances.min(instances);
         self.marathon.apps[a].version = self.now;
-        // Marathon resets the launch delay when the app's config changes.
-        self.marathon.apps[a].consecutive_failures = 0;
-        self.marathon.apps[a].backoff_until = self.now;
+        // A change of `instances` alone is not a config change: Marathon
+        // keys the launch delay by the last config change, so it stays.
         self.scale_down_surplus(a);
         self.launch_missing(a);
         self.app_changed(a);
@@ -682,7 +767,33 @@ impl World {
         }
         self.marathon.tasks.insert(key, task);
         self.marathon.task_by_id.insert(id, key);
+        if !initial {
+            self.advance_delay(a);
+        }
         key
+    }
+
+    /// Marathon's `advanceDelay`: a task of the app staging or running
+    /// moves the app's launch delay (if any) to start now.
+    fn advance_delay(&mut self, a: AppIdx) {
+        let now = self.now;
+        let app = &mut self.marathon.apps[a];
+        if let Some(delay) = app.delay_at(now) {
+            app.delay = Some(LaunchDelay {
+                reference: now,
+                ..delay
+            });
+        } else {
+            app.delay = None;
+        }
+    }
+
+    /// The app's launch delay and when launches may resume, if one is in
+    /// force (what Marathon's `/v2/queue` reports as `delay`).
+    pub(crate) fn launch_delay(&self, a: AppIdx) -> Option<(f64, SimTime)> {
+        self.marathon.apps[a]
+            .delay_at(self.now)
+            .map(|d| (d.current_ms, d.deadline()))
     }
 
     pub(crate) fn on_task_started(&mut self, key: TaskKey) {
@@ -700,9 +811,10 @@ impl World {
                 self.end_task(key, TaskEnd::Failed);
                 return;
             }
-            None => self.marathon.apps[a].consecutive_failures = 0,
+            None => {}
             Some(interval) => self.schedule_in(interval, Event::HealthCheck(key)),
         }
+        self.advance_delay(a);
         self.app_changed(a);
     }
 
@@ -736,7 +848,6 @@ impl World {
             task.health.consecutive_failures = 0;
             task.health.first_success.get_or_insert(now);
             task.health.last_success = Some(now);
-            self.marathon.apps[a].consecutive_failures = 0;
         } else if in_grace {
             self.schedule_in(spec.interval_ms, Event::HealthCheck(key));
             return;
@@ -771,15 +882,22 @@ impl World {
         };
         let a = task.app;
         let lineage = task.lineage.clone();
-        let failure = matches!(
-            how,
-            TaskEnd::Unreachable | TaskEnd::Lost | TaskEnd::Failed | TaskEnd::HealthKilled
-        );
+        // Marathon's limit-worthy conditions: FAILED, and GONE for a task
+        // whose machine was brought down (see `TaskEnd::Lost`).
+        let limit_worthy = matches!(how, TaskEnd::Lost | TaskEnd::Failed);
+        let now = self.now;
         let app = &mut self.marathon.apps[a];
-        if failure {
-            app.consecutive_failures += 1;
-            let delay = app.launch_delay_ms(app.consecutive_failures);
-            app.backoff_until = self.now.plus_ms(delay);
+        if limit_worthy {
+            let previous = app.delay_at(now).map(|d| d.current_ms);
+            app.delay = Some(LaunchDelay {
+                reference: now,
+                current_ms: next_delay_ms(
+                    previous,
+                    app.backoff_ms,
+                    app.backoff_factor,
+                    app.max_delay_ms,
+                ),
+            });
         }
         if how != TaskEnd::KilledForScale {
             app.orphans.push_back(lineage);
@@ -819,11 +937,16 @@ impl World {
         let app = &self.marathon.apps[a];
         let missing = (app.instances as usize).saturating_sub(app.tasks.len());
         if missing == 0 {
+            self.marathon.apps[a].queued_since = None;
             self.marathon.waiting.remove(&a);
             return;
         }
-        if self.now < app.backoff_until {
-            let at = app.backoff_until;
+        let now = self.now;
+        let app = &mut self.marathon.apps[a];
+        app.queued_since.get_or_insert(now);
+        if let Some(at) = app.delay_at(self.now).map(|d| d.deadline())
+            && self.now < at
+        {
             if app.launch_due_at != Some(at) {
                 self.marathon.apps[a].launch_due_at = Some(at);
                 self.schedule(at, Event::LaunchDue(a));
@@ -843,6 +966,7 @@ impl World {
                 }
             }
         }
+        self.marathon.apps[a].queued_since = None;
         self.marathon.waiting.remove(&a);
         self.app_changed(a);
     }

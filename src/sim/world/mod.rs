@@ -39,7 +39,7 @@ pub use faults::Faults;
 pub use maintenance::{MachineId, MaintenanceStatus, MaintenanceWindow};
 pub use marathon::{
     AppView, DeploymentView, HealthCheckResultView, HealthCheckView, KillResult, MarathonError,
-    TaskView,
+    QueueView, TaskView,
 };
 pub use monitor::{AppReport, FinalState, Report, TaskMoves};
 

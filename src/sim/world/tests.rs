@@ -623,23 +623,177 @@ fn killing_with_scale_lowers_instances_and_without_scale_replaces_the_task() {
 }
 
 #[test]
-fn the_launch_delay_grows_by_1_15_per_failure_and_caps_at_300_s() {
-    use super::marathon::launch_delay_ms;
-    assert_eq!(launch_delay_ms(1000.0, 1.15, 300_000, 0), 0);
-    assert_eq!(launch_delay_ms(1000.0, 1.15, 300_000, 1), 1000);
-    assert_eq!(launch_delay_ms(1000.0, 1.15, 300_000, 2), 1150);
-    for failures in 3..=40 {
-        let delay = launch_delay_ms(1000.0, 1.15, 300_000, failures);
-        let exact = 1000.0 * 1.15f64.powi(failures as i32 - 1);
-        assert_eq!(
-            delay,
-            (exact.round() as u64).min(300_000),
-            "after {failures} failures"
+fn the_launch_delay_starts_at_the_backoff_grows_by_1_15_per_failure_and_caps() {
+    use super::marathon::next_delay_ms;
+    let mut delays = Vec::new();
+    let mut previous = None;
+    for _ in 0..45 {
+        let next = next_delay_ms(previous, 1000.0, 1.15, 300_000);
+        delays.push(next.round() as u64);
+        previous = Some(next);
+    }
+    assert_eq!(&delays[..2], &[1000, 1150]);
+    // Each is the previous × 1.15, as Marathon multiplies: the closed
+    // form differs only by float rounding, never more than 1 ms.
+    for (i, delay) in delays.iter().enumerate() {
+        let exact = (1000.0 * 1.15f64.powi(i as i32)).min(300_000.0);
+        assert!(
+            (*delay as f64 - exact).abs() <= 1.0,
+            "failure {}: {delay} vs {exact}",
+            i + 1
         );
     }
-    assert_eq!(launch_delay_ms(1000.0, 1.15, 300_000, 41), 267_864);
-    assert_eq!(launch_delay_ms(1000.0, 1.15, 300_000, 42), 300_000);
-    assert_eq!(launch_delay_ms(1000.0, 1.15, 300_000, u32::MAX), 300_000);
+    assert_eq!(delays[41], 300_000, "capped after 42 failures");
+    assert!(delays[40] < 300_000);
+    assert_eq!(
+        next_delay_ms(Some(f64::MAX), 1000.0, 1.15, 300_000),
+        300_000.0
+    );
+    // A backoff above the cap starts at the cap, as Marathon's `min`.
+    assert_eq!(next_delay_ms(None, 9000.0, 1.15, 5_000), 5_000.0);
+}
+
+/// One app whose tasks fail 5 s after staging while `never_healthy_apps`
+/// names it (no health checks), with a small `maxLaunchDelaySeconds` when
+/// `max_delay_s` is given.
+fn failing_app_world(max_delay_s: Option<u32>) -> World {
+    let max = max_delay_s
+        .map(|s| format!("max_launch_delay_s = {s}"))
+        .unwrap_or_default();
+    world(&format!(
+        r#"
+        [[apps]]
+        id = "/flaky"
+        instances = 1
+        cpus = 0.1
+        mem = 64
+        task_start_s = 5
+        {max}
+        "#
+    ))
+}
+
+fn set_never_healthy(w: &mut World, on: bool) {
+    w.set_faults(Faults {
+        never_healthy_apps: if on {
+            vec!["/flaky".into()]
+        } else {
+            Vec::new()
+        },
+        ..Faults::default()
+    })
+    .expect("valid faults");
+}
+
+fn only_task(w: &World) -> String {
+    app(w, "/flaky").tasks.expect("embedded")[0].id.clone()
+}
+
+/// Waits (in 100 ms steps, up to `limit_s`) until a task other than `old`
+/// stages; returns its id and the simulated ms from now until it staged.
+fn next_task(w: &mut World, old: &str, limit_s: u64) -> (String, u64) {
+    let from = w.now();
+    let until = from.plus_ms(limit_s * 1000);
+    while w.now() < until {
+        w.advance_by_ms(100);
+        if let Some(t) = app(w, "/flaky")
+            .tasks
+            .expect("embedded")
+            .into_iter()
+            .find(|t| t.id != old)
+        {
+            return (t.id, t.staged_unix_ms - w.unix_ms(from));
+        }
+    }
+    panic!("no task but {old} within {limit_s} s");
+}
+
+/// Waits (in 100 ms steps) until task `id` has failed and is gone.
+fn wait_until_gone(w: &mut World, id: &str) {
+    for _ in 0..1000 {
+        w.advance_by_ms(100);
+        if app(w, "/flaky")
+            .tasks
+            .expect("embedded")
+            .iter()
+            .all(|t| t.id != id)
+        {
+            return;
+        }
+    }
+    panic!("task {id} never ended");
+}
+
+#[test]
+fn kills_add_no_launch_delay() {
+    // An operator's kill: replaced after the kill grace, no delay, however
+    // often it happens.
+    let mut w = failing_app_world(None);
+    let grace = w.timing.kill_ms;
+    for _ in 0..3 {
+        let old = only_task(&w);
+        w.kill_tasks(std::slice::from_ref(&old), false);
+        assert_eq!(next_task(&mut w, &old, 60).1, grace);
+        w.advance_by_ms(10_000);
+    }
+    assert_eq!(w.launch_delay(0), None);
+}
+
+#[test]
+fn a_failure_delays_the_next_launch_and_a_scale_keeps_the_delay() {
+    let mut w = failing_app_world(None);
+    set_never_healthy(&mut w, true);
+    let first = only_task(&w);
+    w.kill_tasks(std::slice::from_ref(&first), false);
+    // The kill adds nothing; the doomed replacement fails 5 s after staging.
+    let (doomed, _) = next_task(&mut w, &first, 60);
+    wait_until_gone(&mut w, &doomed);
+    let (delay_ms, _) = w.launch_delay(0).expect("a delay after TASK_FAILED");
+    assert_eq!(delay_ms, 1000.0);
+    // Scaling is not a config change: Marathon keeps the delay, and the
+    // next failure grows it to 1.15 s.
+    w.update_app_instances("/flaky", 1, true).expect("scale");
+    let (doomed, _) = next_task(&mut w, &doomed, 60);
+    wait_until_gone(&mut w, &doomed);
+    assert_eq!(w.launch_delay(0).expect("still delayed").0, 1150.0);
+}
+
+#[test]
+fn a_task_staging_or_running_restarts_the_delay_and_only_time_drops_it() {
+    let mut w = failing_app_world(Some(20));
+    set_never_healthy(&mut w, true);
+    let first = only_task(&w);
+    w.kill_tasks(std::slice::from_ref(&first), false);
+    let (doomed, _) = next_task(&mut w, &first, 60);
+    wait_until_gone(&mut w, &doomed);
+    let seen_at = w.now();
+    // Healthy relaunches from here on; the failure's delay holds the first.
+    set_never_healthy(&mut w, false);
+    let (healthy, waited) = next_task(&mut w, &doomed, 60);
+    assert!(
+        (900..=1000).contains(&waited),
+        "staged {waited} ms after the failure was seen"
+    );
+    let (current, deadline) = w.launch_delay(0).expect("kept while young");
+    assert_eq!(current, 1000.0);
+    // Staging moved the delay's start to the launch (`advanceDelay`).
+    assert!(deadline >= seen_at.plus_ms(1900), "{deadline:?}");
+    // Running fine does not reset it.
+    w.advance_by_ms(10_000);
+    assert_eq!(
+        app(&w, "/flaky").tasks.expect("embedded")[0].state,
+        "TASK_RUNNING"
+    );
+    assert!(w.launch_delay(0).is_some());
+    // 20 s (maxLaunchDelaySeconds) after its last start it is gone: the
+    // next failure starts again from backoffSeconds.
+    w.advance_by_ms(20_000);
+    assert_eq!(w.launch_delay(0), None);
+    set_never_healthy(&mut w, true);
+    w.kill_tasks(std::slice::from_ref(&healthy), false);
+    let (doomed, _) = next_task(&mut w, &healthy, 60);
+    wait_until_gone(&mut w, &doomed);
+    assert_eq!(w.launch_delay(0).expect("delayed").0, 1000.0);
 }
 
 #[test]

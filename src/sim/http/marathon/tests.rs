@@ -708,3 +708,83 @@ async fn apps_and_tasks_carry_the_fields_real_answers_carry() {
         .expect("a task of the first app");
     assert_eq!(first["servicePorts"], app["ports"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_queue_shows_a_failing_apps_launch_delay_until_it_is_reset() {
+    use crate::sim::world::Faults;
+    const APP: &str = "/ops/metrics";
+    let marathons = Marathons::start(1.0).await;
+    marathons.advance(300_000);
+    assert_eq!(
+        marathons.get_json(0, "/v2/queue").await,
+        serde_json::json!({"queue": []})
+    );
+    // The app has no health checks: its relaunched tasks fail on start
+    // (TASK_FAILED), which Marathon's rate limiter counts.
+    marathons.world.with(|w| {
+        w.set_faults(Faults {
+            never_healthy_apps: vec![APP.into()],
+            ..Faults::default()
+        })
+        .expect("valid faults");
+        let ids: Vec<String> = w
+            .tasks()
+            .into_iter()
+            .filter(|t| t.app_id == APP)
+            .map(|t| t.id)
+            .collect();
+        w.kill_tasks(&ids, false);
+    });
+    let mut delayed = None;
+    for _ in 0..1200 {
+        marathons.advance(100);
+        let queue = marathons.get_json(0, "/v2/queue").await;
+        if let Some(item) = array(&queue["queue"])
+            .iter()
+            .find(|item| item["app"]["id"] == APP && item["delay"]["overdue"] == false)
+        {
+            delayed = Some(item.clone());
+            break;
+        }
+    }
+    let item = delayed.expect("the app waits out a launch delay within 120 s");
+    assert_eq!(
+        keys(&item),
+        ["app", "count", "delay", "since"]
+            .into_iter()
+            .map(String::from)
+            .collect::<BTreeSet<_>>()
+    );
+    let count = item["count"].as_u64().expect("a count");
+    assert!((1..=2).contains(&count), "{item}");
+    assert!(item["delay"]["timeLeftSeconds"].as_u64().expect("seconds") >= 1);
+    assert!(item["since"].as_str().expect("a timestamp").ends_with('Z'));
+    assert_eq!(item["app"]["instances"], 2);
+    // Resetting the delay launches what was queued at once.
+    let reset = reqwest::Client::new()
+        .delete(format!("{}/v2/queue/{APP}/delay", marathons.urls[0]))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(reset.status(), 204);
+    let queue = marathons.get_json(0, "/v2/queue").await;
+    assert!(
+        array(&queue["queue"])
+            .iter()
+            .all(|item| item["app"]["id"] != APP),
+        "{queue}"
+    );
+    // Nothing queued: Marathon's 404.
+    let (status, answer) = marathons
+        .send(
+            reqwest::Method::DELETE,
+            "/v2/queue/web/frontend/delay",
+            None,
+        )
+        .await;
+    assert_eq!(status, 404);
+    assert_eq!(
+        answer["message"],
+        "Application /web/frontend not found in tasks queue."
+    );
+}

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::sim::world::{
-    AppView, DeploymentView, HealthCheckResultView, HealthCheckView, TaskView,
+    AppView, DeploymentView, HealthCheckResultView, HealthCheckView, QueueView, TaskView,
 };
 
 /// Marathon writes whole numbers without a fraction (`"mem": 65`,
@@ -461,4 +461,45 @@ pub(crate) struct AppUpdate {
 #[derive(Debug, Deserialize)]
 pub(crate) struct TaskIds {
     pub ids: Vec<String>,
+}
+
+/// `GET /v2/queue`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Queue {
+    pub queue: Vec<QueueItem>,
+}
+
+/// One app in Marathon's launch queue. Marathon ≥ 1.5 adds
+/// `processedOffersSummary` (and, when embedded, `lastUnusedOffers`): the
+/// simulator keeps no offer statistics, so it leaves them out rather than
+/// invent them.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct QueueItem {
+    pub count: u32,
+    pub delay: QueueDelay,
+    pub since: String,
+    pub app: App,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct QueueDelay {
+    pub time_left_seconds: u64,
+    /// The delay is over (or there was none) and the launch is due.
+    pub overdue: bool,
+}
+
+impl QueueItem {
+    pub fn from_view(item: &QueueView, config_changed_unix_ms: u64) -> QueueItem {
+        QueueItem {
+            count: item.count,
+            delay: QueueDelay {
+                time_left_seconds: item.delay_left_ms.div_ceil(1000),
+                overdue: item.delay_left_ms == 0,
+            },
+            since: timestamp(item.since_unix_ms),
+            app: App::from_view(&item.app, config_changed_unix_ms),
+        }
+    }
 }
