@@ -416,6 +416,45 @@ async fn an_app_never_healthy_after_a_move_pauses_and_pages_without_an_outage() 
     }
 }
 
+#[tokio::test(start_paused = true)]
+async fn healthy_tasks_turning_unhealthy_mid_roll_pause_and_page_naming_the_app() {
+    const APP: &str = "/web/frontend";
+    for strategy in STRATEGIES {
+        let case = case(strategy).await;
+        let world = case.cluster.sim.world();
+        let mut on = false;
+        // Once the new agents are registered, before any old one goes, the
+        // app's healthy tasks start failing their checks and never recover.
+        let (outcome, done, pages) = case
+            .roll(move |checkpoint| {
+                let registered = checkpoint
+                    .plan
+                    .steps()
+                    .any(|(_, s)| s.id == WAIT_REGISTERED && s.status == Status::Complete);
+                if registered && !on {
+                    on = true;
+                    world.with(|w| {
+                        w.set_faults(Faults {
+                            failing_health_checks: vec![APP.into()],
+                            ..Faults::default()
+                        })
+                        .unwrap()
+                    });
+                }
+            })
+            .await;
+        case.assert_paused_with_page(&outcome, &done, &pages, "timed out");
+        let reason = &done.pause.as_ref().unwrap().reason;
+        assert!(reason.contains(APP), "{}: {reason}", case.name());
+        let healthy = case
+            .cluster
+            .sim
+            .world()
+            .with(|w| w.app(APP, false).unwrap().tasks_healthy);
+        assert_eq!(healthy, 0, "{}: the fault held to the end", case.name());
+    }
+}
+
 /// Another writer's change, made on the write that completes the
 /// scale-up's registration wait (before any termination).
 async fn another_writer(

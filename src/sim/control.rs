@@ -142,7 +142,7 @@ fn apply(state: &ControlState, body: &[u8]) -> Result<FaultsView, String> {
         state
             .world
             .with(|world| world.set_faults(world_faults))
-            .map_err(|err| format!("world.never_healthy_apps: {err}"))?;
+            .map_err(|err| format!("world.{err}"))?;
     }
     if let Some(api) = change.api {
         state.world.set_api_faults(api);

@@ -648,6 +648,24 @@ impl Scenario {
                 ));
             }
         }
+        for id in &self.faults.failing_health_checks {
+            let field = || "faults.failing_health_checks".to_string();
+            match self.expanded_apps().into_iter().find(|app| app.id == *id) {
+                None => {
+                    return Err(invalid(
+                        field(),
+                        format!("{id} is not an app of this scenario"),
+                    ));
+                }
+                Some(app) if app.spec.health_check.is_none() => {
+                    return Err(invalid(
+                        field(),
+                        format!("{id} has no health check, so its tasks cannot fail one"),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
         Ok(())
     }
 }
@@ -871,6 +889,20 @@ mod tests {
         let text = format!("{MINIMAL}\n[faults]\nnever_healthy_apps = [\"/nope\"]\n");
         let message = refused(&text);
         assert!(message.contains("faults.never_healthy_apps"), "{message}");
+    }
+
+    #[test]
+    fn failing_health_checks_need_an_app_with_a_health_check() {
+        let text = format!("{MINIMAL}\n[faults]\nfailing_health_checks = [\"/web\"]\n");
+        let message = refused(&text);
+        assert!(
+            message.contains("faults.failing_health_checks"),
+            "{message}"
+        );
+        assert!(message.contains("/web has no health check"), "{message}");
+        let checked = MINIMAL.replace("instances = 2", "instances = 2\n[apps.health_check]");
+        let text = format!("{checked}\n[faults]\nfailing_health_checks = [\"/web\"]\n");
+        Scenario::from_toml(&text, "test.toml").expect("an app with a check is accepted");
     }
 
     #[test]

@@ -23,6 +23,14 @@ pub struct Faults {
     /// fault is switched on are not affected.
     #[serde(default)]
     pub never_healthy_apps: Vec<String>,
+    /// Apps (by id; each must have a health check) whose running tasks,
+    /// healthy ones included, fail every health check while listed: as a
+    /// dependency failing or a leak would. Marathon marks them unhealthy
+    /// and kills each after `maxConsecutiveFailures` (no launch delay:
+    /// TASK_KILLED); relaunched tasks fail once their grace is over.
+    /// Survivors pass again once the app is no longer listed.
+    #[serde(default)]
+    pub failing_health_checks: Vec<String>,
     /// Instances coming into service while this is set boot, but their
     /// Mesos agent never registers (a broken image, a wrong master URL in
     /// user data): the group grows and Mesos does not.

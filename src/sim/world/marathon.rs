@@ -65,6 +65,8 @@ pub(crate) struct App {
     queued_since: Option<SimTime>,
     deployment: Option<String>,
     never_healthy: bool,
+    /// Under the `failing_health_checks` fault: every check fails.
+    failing_checks: bool,
     /// Lineages (first task key, first task id) whose task was lost and
     /// awaits its replacement: the replacement continues the lineage.
     orphans: VecDeque<(TaskKey, String)>,
@@ -204,6 +206,9 @@ pub(crate) struct Task {
     lineage: (TaskKey, String),
     /// Launched while the app's never-healthy fault was on.
     doomed: bool,
+    /// A chain of health checks is scheduled for it (checks stop once it
+    /// is healthy, unless its app's checks are made to fail).
+    checking: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -265,6 +270,7 @@ impl Marathon {
                 launch_due_at: None,
                 deployment: None,
                 never_healthy: false,
+                failing_checks: false,
                 orphans: VecDeque::new(),
             });
             m.by_id.insert(app.id.clone(), idx);
@@ -276,6 +282,13 @@ impl Marathon {
         for app in &mut self.apps {
             app.never_healthy = ids.contains(&app.id);
         }
+    }
+
+    /// Whether the app exists and has a health check (what the
+    /// `failing_health_checks` fault needs).
+    pub(crate) fn has_health_check(&self, id: &str) -> Option<bool> {
+        let &a = self.by_id.get(id)?;
+        Some(self.apps[a].health.is_some())
     }
 }
 
@@ -752,6 +765,7 @@ impl World {
             health: Health::default(),
             lineage,
             doomed,
+            checking: false,
         };
         if initial {
             task.state = TaskState::Running;
@@ -812,7 +826,7 @@ impl World {
                 return;
             }
             None => {}
-            Some(interval) => self.schedule_in(interval, Event::HealthCheck(key)),
+            Some(interval) => self.schedule_check(key, interval),
         }
         self.advance_delay(a);
         self.app_changed(a);
@@ -820,9 +834,10 @@ impl World {
 
     /// A health check reports. Failures inside the grace period (before a
     /// first success) are ignored, as Marathon does; after
-    /// `maxConsecutiveFailures` the task is killed. A healthy task stays
-    /// healthy (nothing in the world makes it sick), so checks stop there:
-    /// this keeps `big` cheap.
+    /// `maxConsecutiveFailures` the task is killed. Once a task is healthy
+    /// its checks stop (they would only keep passing, and stopping keeps
+    /// `big` cheap) unless its app's checks are made to fail
+    /// (`failing_health_checks`): then a healthy task turns unhealthy.
     pub(crate) fn on_health_check(&mut self, key: TaskKey) {
         let Some(task) = self.marathon.tasks.get(&key) else {
             return;
@@ -834,9 +849,11 @@ impl World {
         let Some(spec) = self.marathon.apps[a].health.clone() else {
             return;
         };
+        let failing = self.marathon.apps[a].failing_checks;
         let started = task.started_at.unwrap_or(self.now);
-        let ready =
-            !task.doomed && self.now >= started.plus_ms(self.marathon.apps[a].ready_after_ms);
+        let ready = !failing
+            && !task.doomed
+            && self.now >= started.plus_ms(self.marathon.apps[a].ready_after_ms);
         let in_grace =
             task.health.first_success.is_none() && self.now < started.plus_ms(spec.grace_ms);
         let now = self.now;
@@ -848,6 +865,7 @@ impl World {
             task.health.consecutive_failures = 0;
             task.health.first_success.get_or_insert(now);
             task.health.last_success = Some(now);
+            task.checking = false;
         } else if in_grace {
             self.schedule_in(spec.interval_ms, Event::HealthCheck(key));
             return;
@@ -856,12 +874,51 @@ impl World {
             task.health.consecutive_failures += 1;
             task.health.last_failure = Some(now);
             if task.health.consecutive_failures >= spec.max_failures {
+                task.checking = false;
                 self.end_task(key, TaskEnd::HealthKilled);
                 return;
             }
             self.schedule_in(spec.interval_ms, Event::HealthCheck(key));
         }
         self.app_changed(a);
+    }
+
+    /// Starts a chain of health checks for the task, the first in
+    /// `interval_ms`.
+    fn schedule_check(&mut self, key: TaskKey, interval_ms: u64) {
+        if let Some(task) = self.marathon.tasks.get_mut(&key) {
+            task.checking = true;
+            self.schedule_in(interval_ms, Event::HealthCheck(key));
+        }
+    }
+
+    /// The `failing_health_checks` fault changed: the listed apps' checks
+    /// fail from now on, and their running tasks that had stopped being
+    /// checked (healthy ones) are checked again; unlisted apps' checks
+    /// pass again.
+    pub(crate) fn refresh_failing_checks(&mut self, ids: &[String]) {
+        for a in 0..self.marathon.apps.len() {
+            let app = &mut self.marathon.apps[a];
+            app.failing_checks = ids.contains(&app.id);
+            let Some(interval) = app.health.as_ref().map(|h| h.interval_ms) else {
+                continue;
+            };
+            if !app.failing_checks {
+                continue;
+            }
+            let idle: Vec<TaskKey> = app
+                .tasks
+                .iter()
+                .copied()
+                .filter(|k| {
+                    let t = &self.marathon.tasks[k];
+                    t.state == TaskState::Running && !t.checking
+                })
+                .collect();
+            for key in idle {
+                self.schedule_check(key, interval);
+            }
+        }
     }
 
     /// Ends a task. Failures grow the app's launch delay; the task is

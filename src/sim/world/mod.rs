@@ -154,6 +154,7 @@ impl World {
             .refresh_never_healthy(&world.faults.never_healthy_apps);
         world.populate_initial_instances();
         world.place_initial_tasks();
+        world.refresh_failing_checks(&world.faults.failing_health_checks.clone());
         for app in 0..world.marathon.apps.len() {
             world.app_changed(app);
         }
@@ -212,19 +213,29 @@ impl World {
         &self.faults
     }
 
-    /// Switches faults at runtime. Unknown app ids in `never_healthy_apps`
-    /// are refused, so a typo cannot silently disable a fault.
-    pub fn set_faults(&mut self, faults: Faults) -> Result<(), MarathonError> {
+    /// Switches faults at runtime. Unknown app ids are refused, so a typo
+    /// cannot silently disable a fault, and so is an app without a health
+    /// check in `failing_health_checks`. The error names the field.
+    pub fn set_faults(&mut self, faults: Faults) -> Result<(), String> {
         for id in &faults.never_healthy_apps {
             if !self.marathon.by_id.contains_key(id) {
-                return Err(MarathonError::AppNotFound {
-                    action: "set_faults",
-                    app: id.clone(),
-                });
+                return Err(format!("never_healthy_apps: {id} is not an app"));
+            }
+        }
+        for id in &faults.failing_health_checks {
+            match self.marathon.has_health_check(id) {
+                None => return Err(format!("failing_health_checks: {id} is not an app")),
+                Some(false) => {
+                    return Err(format!(
+                        "failing_health_checks: {id} has no health check, so its tasks cannot fail one"
+                    ));
+                }
+                Some(true) => {}
             }
         }
         self.marathon
             .refresh_never_healthy(&faults.never_healthy_apps);
+        self.refresh_failing_checks(&faults.failing_health_checks);
         self.faults = faults;
         Ok(())
     }

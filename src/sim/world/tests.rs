@@ -1139,3 +1139,104 @@ fn peak_memory() -> String {
             |m| format!("process peak RSS {m}"),
         )
 }
+
+#[test]
+fn failing_health_checks_turn_healthy_tasks_unhealthy_then_killed_and_lifting_heals_survivors() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/svc"
+        instances = 3
+        cpus = 0.1
+        mem = 64
+        task_start_s = 5
+        [apps.health_check]
+        interval_s = 10
+        grace_period_s = 30
+        max_consecutive_failures = 3
+        "#,
+    );
+    w.advance_to(secs(100));
+    let svc = app(&w, "/svc");
+    assert_eq!((svc.tasks_healthy, svc.tasks_unhealthy), (3, 0));
+    let before: Vec<String> = svc
+        .tasks
+        .expect("embedded")
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+
+    w.set_faults(Faults {
+        failing_health_checks: vec!["/svc".into()],
+        ..Faults::default()
+    })
+    .expect("valid faults");
+    // The first check after the switch (10 s) fails: healthy no more.
+    w.advance_to(secs(111));
+    let svc = app(&w, "/svc");
+    assert_eq!(
+        (svc.tasks_running, svc.tasks_healthy, svc.tasks_unhealthy),
+        (3, 0, 3)
+    );
+    let result = &svc.tasks.expect("embedded")[0].health_check_results[0];
+    assert!(!result.alive);
+    assert_eq!(result.consecutive_failures, 1);
+    assert!(
+        result.first_success_unix_ms.is_some(),
+        "it had been healthy"
+    );
+    // The third failure (30 s) kills them, as Marathon does; the kills add
+    // no launch delay, and the replacements stage after the kill grace.
+    w.advance_to(secs(131));
+    let svc = app(&w, "/svc");
+    assert!(
+        svc.tasks
+            .expect("embedded")
+            .iter()
+            .all(|t| t.state != "TASK_RUNNING" || !before.contains(&t.id)),
+        "no original task still running"
+    );
+    assert_eq!(w.launch_delay(0), None);
+    assert!(
+        w.report().apps[0].at_zero_ms > 0,
+        "the monitor saw the app down"
+    );
+
+    // Replacements pass their grace, then fail too while the fault holds.
+    w.advance_to(secs(200));
+    assert_eq!(app(&w, "/svc").tasks_healthy, 0);
+    // Lifted: tasks still running pass their next check.
+    w.set_faults(Faults::default()).expect("valid faults");
+    w.advance_to(secs(400));
+    let svc = app(&w, "/svc");
+    assert_eq!(
+        (svc.tasks_running, svc.tasks_healthy, svc.tasks_unhealthy),
+        (3, 3, 0)
+    );
+}
+
+#[test]
+fn failing_health_checks_refuse_unknown_apps_and_apps_without_checks() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/plain"
+        instances = 1
+        cpus = 0.1
+        mem = 64
+        "#,
+    );
+    for (ids, expected) in [
+        (vec!["/nope"], "failing_health_checks: /nope is not an app"),
+        (vec!["/plain"], "/plain has no health check"),
+    ] {
+        let err = w
+            .set_faults(Faults {
+                failing_health_checks: ids.into_iter().map(String::from).collect(),
+                ..Faults::default()
+            })
+            .expect_err("refused");
+        assert!(err.contains(expected), "{err}");
+    }
+    assert_eq!(w.faults(), &Faults::default(), "nothing changed");
+}
