@@ -212,3 +212,82 @@ async fn honoring_min_health_keeps_every_app_at_its_own_floor_through_the_roll()
     assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
     cluster.sim.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_standby_instance_is_refused_by_name_unless_skipped_and_then_left_running() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut scenario = Scenario::load("demo").expect("built-in scenario");
+    scenario.group.standby = 1;
+    let cluster = SimulatedCluster::start(&scenario, 1.0, dir.path().to_path_buf())
+        .await
+        .expect("simulated cluster");
+    tokio::time::sleep(Duration::from_secs(300)).await;
+    let group = cluster
+        .aws
+        .describe_group(&cluster.env.asg)
+        .await
+        .expect("group");
+    let standby: Vec<String> = group
+        .instances
+        .iter()
+        .filter(|i| i.lifecycle_state == LifecycleState::Standby)
+        .map(|i| i.id.clone())
+        .collect();
+    assert_eq!(standby.len(), 1, "{:?}", group.instances);
+    let originals = in_service(&cluster).await;
+    let target = u32::try_from(originals.len()).unwrap();
+    assert_eq!(target, group.desired_capacity);
+    let path = dir.path().join("standby.json");
+
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let refused = run(
+        cluster.ports(),
+        &cluster.env,
+        settings(&path, target, &[]),
+        stop.clone(),
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .await;
+    let Err(refused) = refused else {
+        panic!("a Standby instance was not refused");
+    };
+    let message = refused.to_string();
+    assert!(
+        message.contains(&standby[0]) && message.contains("Standby"),
+        "{message}"
+    );
+    assert!(message.contains("--skip-not-in-service"), "{message}");
+    assert!(!path.exists(), "a refusal writes no checkpoint");
+
+    let mut skip = settings(&path, target, &[]);
+    skip.request.skip_not_in_service = true;
+    let result = run(
+        cluster.ports(),
+        &cluster.env,
+        skip,
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .await
+    .expect("the run");
+    let RunResult::Finished { outcome, notes, .. } = result else {
+        panic!("nothing to do");
+    };
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("left out of the roll") && n.contains(&standby[0])),
+        "{notes:?}"
+    );
+    assert!(in_service(&cluster).await.is_disjoint(&originals));
+    let after = cluster
+        .aws
+        .describe_group(&cluster.env.asg)
+        .await
+        .expect("group");
+    let left = after.instance(&standby[0]).expect("still in the group");
+    assert_eq!(left.lifecycle_state, LifecycleState::Standby);
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+}

@@ -177,6 +177,11 @@ pub struct GroupSpec {
     /// Processes suspended at the start (AWS names, e.g. "AZRebalance").
     #[serde(default)]
     pub suspended_processes: Vec<String>,
+    /// Instances in Standby at the start, besides the `desired_capacity`
+    /// in service (as EnterStandby with decrement leaves them): running,
+    /// their agents registered with tasks, not counted against desired.
+    #[serde(default)]
+    pub standby: u32,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -487,6 +492,15 @@ impl Scenario {
                 format!(
                     "{} is outside [min_size {}, max_size {}]",
                     g.desired_capacity, g.min_size, g.max_size
+                ),
+            ));
+        }
+        if g.desired_capacity.saturating_add(g.standby) > g.max_size {
+            return Err(invalid(
+                "group.standby".into(),
+                format!(
+                    "{} in Standby besides desired_capacity {} is above max_size {}",
+                    g.standby, g.desired_capacity, g.max_size
                 ),
             ));
         }

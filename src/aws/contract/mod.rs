@@ -85,6 +85,7 @@ macro_rules! contract_tests {
             scaling_activities_of_a_known_group_parse,
             describe_instances_pages_through_the_groups_instances_and_skips_unknown_ids,
             what_other_clients_ask_is_answered_instances_tags_and_instance_filters,
+            standby_takes_an_instance_out_of_desired_and_back,
         );
     };
     (@each $backend:ty; $($test:ident),* $(,)?) => {

@@ -499,3 +499,79 @@ fn instance_ids(
         .filter_map(|i| i.instance_id().map(str::to_string))
         .collect()
 }
+
+/// EnterStandby and ExitStandby, as an operator (or the console) uses
+/// them before a roll: the instance stays in the group as Standby, out of
+/// the desired capacity, and the adapter reads the state; ExitStandby
+/// brings it back. AWS's activity texts say what happened.
+pub(super) async fn standby_takes_an_instance_out_of_desired_and_back<B: Backend>() {
+    let b = B::provide(GroupSetup::sized(0, 6, 3)).await;
+    let g = describe(&b).await;
+    let first = g.instances[0].id.clone();
+
+    let entered = b
+        .raw_auto_scaling()
+        .enter_standby()
+        .auto_scaling_group_name(b.group())
+        .instance_ids(&first)
+        .should_decrement_desired_capacity(true)
+        .send()
+        .await
+        .expect("EnterStandby");
+    let activities = entered.activities();
+    assert_eq!(activities.len(), 1, "{activities:?}");
+    let description = activities[0].description().unwrap_or_default();
+    // moto writes "StandBy", AWS "Standby".
+    assert!(
+        description
+            .to_ascii_lowercase()
+            .starts_with("moving ec2 instance to standby:"),
+        "{description}"
+    );
+    assert!(description.ends_with(&first), "{description}");
+    let cause = activities[0].cause().unwrap_or_default();
+    assert!(
+        cause.contains("shrinking the capacity from 3 to 2"),
+        "{cause}"
+    );
+
+    let g = describe(&b).await;
+    assert_eq!(g.desired_capacity, 2);
+    assert_eq!(
+        g.instance(&first).map(|i| i.lifecycle_state.clone()),
+        Some(LifecycleState::Standby)
+    );
+    assert_eq!(
+        g.instances
+            .iter()
+            .filter(|i| i.lifecycle_state == LifecycleState::InService)
+            .count(),
+        2
+    );
+
+    let exited = b
+        .raw_auto_scaling()
+        .exit_standby()
+        .auto_scaling_group_name(b.group())
+        .instance_ids(&first)
+        .send()
+        .await
+        .expect("ExitStandby");
+    let activities = exited.activities();
+    assert_eq!(activities.len(), 1, "{activities:?}");
+    assert_eq!(
+        activities[0].status_code().map(|s| s.as_str()),
+        Some("PreInService")
+    );
+    let cause = activities[0].cause().unwrap_or_default();
+    assert!(
+        cause.contains("increasing the capacity from 2 to 3"),
+        "{cause}"
+    );
+    let g = describe(&b).await;
+    assert_eq!(g.desired_capacity, 3);
+    assert_eq!(
+        g.instance(&first).map(|i| i.lifecycle_state.clone()),
+        Some(LifecycleState::InService)
+    );
+}

@@ -376,11 +376,9 @@ impl World {
 
     /// The agent's instance still runs (whatever Mesos believes).
     pub(crate) fn agent_host_alive(&self, agent: AgentIdx) -> bool {
-        let inst = &self.instances[self.mesos.agents[agent].instance];
-        matches!(
-            inst.state,
-            super::asg::LifecycleState::Pending | super::asg::LifecycleState::InService
-        )
+        self.instances[self.mesos.agents[agent].instance]
+            .state
+            .machine_runs()
     }
 
     /// Every app with a task on `agent` (to recount after the agent's
@@ -395,8 +393,12 @@ impl World {
 
     pub(crate) fn on_agent_registers(&mut self, instance: InstanceIdx) {
         let inst = &self.instances[instance];
-        if inst.state != super::asg::LifecycleState::InService || self.faults.agents_never_register
-        {
+        // A booted machine's agent registers; in Standby it still runs.
+        let booted = matches!(
+            inst.state,
+            super::asg::LifecycleState::InService | super::asg::LifecycleState::Standby
+        );
+        if !booted || self.faults.agents_never_register {
             return;
         }
         if let Some(a) = inst.agent

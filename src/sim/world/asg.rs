@@ -19,6 +19,10 @@ use crate::sim::scenario::{GroupSpec, scaling_processes};
 pub enum LifecycleState {
     Pending,
     InService,
+    /// Taken out of service by EnterStandby: still in the group and still
+    /// running (its Mesos agent too), not counted against desired
+    /// capacity, never picked for a scale-in.
+    Standby,
     Terminating,
     Terminated,
 }
@@ -29,6 +33,7 @@ impl LifecycleState {
         match self {
             LifecycleState::Pending => "Pending",
             LifecycleState::InService => "InService",
+            LifecycleState::Standby => "Standby",
             LifecycleState::Terminating => "Terminating",
             LifecycleState::Terminated => "Terminated",
         }
@@ -38,10 +43,19 @@ impl LifecycleState {
     pub fn as_ec2(self) -> &'static str {
         match self {
             LifecycleState::Pending => "pending",
-            LifecycleState::InService => "running",
+            LifecycleState::InService | LifecycleState::Standby => "running",
             LifecycleState::Terminating => "shutting-down",
             LifecycleState::Terminated => "terminated",
         }
+    }
+
+    /// Its machine is up (booting, serving, or in Standby): a Mesos agent
+    /// on it answers.
+    pub(crate) fn machine_runs(self) -> bool {
+        matches!(
+            self,
+            LifecycleState::Pending | LifecycleState::InService | LifecycleState::Standby
+        )
     }
 
     /// Counted by the group against its desired capacity.
@@ -73,6 +87,9 @@ impl Instance {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ActivityStatus {
     InProgress,
+    /// ExitStandby's activity as it is answered: the instance is on its
+    /// way back into service.
+    PreInService,
     Successful,
     Failed,
 }
@@ -392,6 +409,148 @@ impl World {
         Ok(self.activity_view(activity))
     }
 
+    /// EnterStandby: each instance must be InService (all are checked
+    /// before any moves). With `decrement` desired capacity drops by their
+    /// number (refused below MinSize); without, the group launches
+    /// replacements. Their machines keep running, Mesos agents included.
+    /// Answers one activity per instance, as AWS does (in progress).
+    pub fn enter_standby(
+        &mut self,
+        group: &str,
+        instance_ids: &[String],
+        decrement: bool,
+    ) -> Result<Vec<ActivityView>, AwsError> {
+        const ACTION: &str = "EnterStandby";
+        let picked =
+            self.standby_members(ACTION, group, instance_ids, LifecycleState::InService)?;
+        let n = u32::try_from(picked.len()).unwrap_or(u32::MAX);
+        if decrement && self.group.desired.saturating_sub(n) < self.group.min {
+            return Err(AwsError::Validation {
+                action: ACTION,
+                message: format!(
+                    "Cannot move {n} instance(s) to Standby with ShouldDecrementDesiredCapacity: desired capacity {} would fall below min size {}.",
+                    self.group.desired, self.group.min
+                ),
+            });
+        }
+        let mut views = Vec::with_capacity(picked.len());
+        for idx in picked {
+            let before = self.group.desired;
+            if decrement {
+                self.group.desired -= 1;
+            }
+            let id = self.instances[idx].id.clone();
+            let shrinking = if decrement {
+                format!(
+                    ", shrinking the capacity from {before} to {}.",
+                    self.group.desired
+                )
+            } else {
+                ".".to_string()
+            };
+            let activity = self.add_activity(
+                format!("Moving EC2 instance to Standby: {id}"),
+                format!(
+                    "At {} instance {id} was moved to standby in response to a user request{shrinking}",
+                    self.now
+                ),
+                ActivityStatus::InProgress,
+            );
+            self.instances[idx].state = LifecycleState::Standby;
+            views.push(self.activity_view(activity));
+            self.finish_activity(activity);
+        }
+        self.reconcile_group();
+        self.observe_group();
+        Ok(views)
+    }
+
+    /// ExitStandby: each instance must be in Standby; desired capacity
+    /// grows by their number (refused above MaxSize) and they are back in
+    /// service. Answers one PreInService activity per instance, as AWS
+    /// does.
+    pub fn exit_standby(
+        &mut self,
+        group: &str,
+        instance_ids: &[String],
+    ) -> Result<Vec<ActivityView>, AwsError> {
+        const ACTION: &str = "ExitStandby";
+        let picked = self.standby_members(ACTION, group, instance_ids, LifecycleState::Standby)?;
+        let n = u32::try_from(picked.len()).unwrap_or(u32::MAX);
+        if self.group.desired.saturating_add(n) > self.group.max {
+            return Err(AwsError::Validation {
+                action: ACTION,
+                message: format!(
+                    "Cannot move {n} instance(s) out of Standby: desired capacity {} would rise above max size {}.",
+                    self.group.desired, self.group.max
+                ),
+            });
+        }
+        let mut views = Vec::with_capacity(picked.len());
+        for idx in picked {
+            let before = self.group.desired;
+            self.group.desired += 1;
+            let id = self.instances[idx].id.clone();
+            let activity = self.add_activity(
+                format!("Moving EC2 instance out of Standby: {id}"),
+                format!(
+                    "At {} instance {id} was moved out of standby in response to a user request, increasing the capacity from {before} to {}.",
+                    self.now, self.group.desired
+                ),
+                ActivityStatus::PreInService,
+            );
+            self.instances[idx].state = LifecycleState::InService;
+            views.push(self.activity_view(activity));
+            self.finish_activity(activity);
+        }
+        self.reconcile_group();
+        self.observe_group();
+        Ok(views)
+    }
+
+    /// The group's instances named by `ids`, each in `state`; refused as a
+    /// whole otherwise (an unknown or other group's instance, or one in
+    /// another state), with nothing changed.
+    fn standby_members(
+        &self,
+        action: &'static str,
+        group: &str,
+        ids: &[String],
+        state: LifecycleState,
+    ) -> Result<Vec<InstanceIdx>, AwsError> {
+        self.check_group(action, group)?;
+        if ids.is_empty() {
+            return Err(AwsError::Validation {
+                action,
+                message: "The parameter InstanceIds is required.".into(),
+            });
+        }
+        let mut picked = Vec::with_capacity(ids.len());
+        for id in ids {
+            let idx = self
+                .instance_by_id
+                .get(id)
+                .copied()
+                .filter(|&i| self.group.members.contains(&i))
+                .ok_or_else(|| AwsError::Validation {
+                    action,
+                    message: format!(
+                        "The instance {id} is not part of Auto Scaling group {group}."
+                    ),
+                })?;
+            if self.instances[idx].state != state {
+                return Err(AwsError::Validation {
+                    action,
+                    message: format!("The instance {id} is not in {}.", state.as_aws()),
+                });
+            }
+            if !picked.contains(&idx) {
+                picked.push(idx);
+            }
+        }
+        Ok(picked)
+    }
+
     /// SuspendProcesses: an empty list suspends all nine, as AWS does.
     pub fn suspend_processes(&mut self, group: &str, processes: &[String]) -> Result<(), AwsError> {
         let names = self.process_names("SuspendProcesses", group, processes)?;
@@ -582,14 +741,15 @@ impl World {
             end_unix_ms: a.ended.map(|t| self.unix_ms(t)),
             status_code: match a.status {
                 ActivityStatus::InProgress => "InProgress",
+                ActivityStatus::PreInService => "PreInService",
                 ActivityStatus::Successful => "Successful",
                 ActivityStatus::Failed => "Failed",
             },
             status_message: a.message.clone(),
-            progress: if a.status == ActivityStatus::InProgress {
-                50
-            } else {
-                100
+            progress: match a.status {
+                ActivityStatus::InProgress => 50,
+                ActivityStatus::PreInService => 30,
+                ActivityStatus::Successful | ActivityStatus::Failed => 100,
             },
         }
     }
@@ -670,14 +830,21 @@ impl World {
 
     /// The scenario's instances, InService at time zero with their agents
     /// registered, spread over the AZs as launches would have spread them.
-    pub(crate) fn populate_initial_instances(&mut self) {
-        for _ in 0..self.group.desired {
+    /// The scenario's `standby` extra ones are in Standby (the last
+    /// launched), their agents registered as well.
+    pub(crate) fn populate_initial_instances(&mut self, standby: u32) {
+        let mut created = Vec::new();
+        for _ in 0..self.group.desired + standby {
             let az = self.emptiest_az();
             let idx = self.create_instance(az, "Initial capacity of the scenario.".into());
             self.instances[idx].state = LifecycleState::InService;
             let activity = self.instances[idx].launch_activity;
             self.finish_activity(activity);
             self.register_agent(idx);
+            created.push(idx);
+        }
+        for &idx in created.iter().rev().take(standby as usize) {
+            self.instances[idx].state = LifecycleState::Standby;
         }
     }
 

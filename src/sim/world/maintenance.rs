@@ -180,8 +180,10 @@ impl World {
             let agent_alive = inst
                 .agent
                 .is_some_and(|a| self.mesos.agents[a].is_registered());
-            if inst.state == super::asg::LifecycleState::InService
-                && !agent_alive
+            if matches!(
+                inst.state,
+                super::asg::LifecycleState::InService | super::asg::LifecycleState::Standby
+            ) && !agent_alive
                 && machines
                     .iter()
                     .any(|m| m.matches(&inst.private_dns(), &inst.ip))

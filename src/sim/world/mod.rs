@@ -152,7 +152,7 @@ impl World {
         world
             .marathon
             .refresh_never_healthy(&world.faults.never_healthy_apps);
-        world.populate_initial_instances();
+        world.populate_initial_instances(scenario.group.standby);
         world.place_initial_tasks();
         world.refresh_failing_checks(&world.faults.failing_health_checks.clone());
         for app in 0..world.marathon.apps.len() {

@@ -1240,3 +1240,116 @@ fn failing_health_checks_refuse_unknown_apps_and_apps_without_checks() {
     }
     assert_eq!(w.faults(), &Faults::default(), "nothing changed");
 }
+
+#[test]
+fn standby_takes_an_instance_out_of_desired_keeps_its_agent_and_exit_brings_it_back() {
+    let mut w = world("");
+    let first = group(&w).instances[0].instance_id.clone();
+    let agents = w.agents().len();
+
+    // With decrement: desired 3 -> 2, nothing launched, the agent stays.
+    let activities = w
+        .enter_standby("agents", std::slice::from_ref(&first), true)
+        .expect("entered");
+    assert_eq!(activities.len(), 1);
+    assert_eq!(
+        activities[0].description,
+        format!("Moving EC2 instance to Standby: {first}")
+    );
+    assert!(
+        activities[0]
+            .cause
+            .contains("shrinking the capacity from 3 to 2")
+    );
+    assert_eq!(activities[0].status_code, "InProgress");
+    w.advance_to(secs(600));
+    let g = group(&w);
+    assert_eq!(g.desired_capacity, 2);
+    let states: Vec<&str> = g.instances.iter().map(|i| i.lifecycle_state).collect();
+    assert_eq!(
+        states.iter().filter(|s| **s == "Standby").count(),
+        1,
+        "{states:?}"
+    );
+    assert_eq!(
+        states.len(),
+        3,
+        "nothing launched or terminated: {states:?}"
+    );
+    assert_eq!(
+        w.agents().len(),
+        agents,
+        "a Standby machine's agent runs on"
+    );
+    let ec2 = w
+        .ec2_instances(std::slice::from_ref(&first))
+        .expect("known");
+    assert_eq!(ec2[0].state, "running");
+
+    // Refused as a whole: already in Standby, or not in the group.
+    for (ids, expected) in [
+        (
+            vec![first.clone()],
+            format!("The instance {first} is not in InService."),
+        ),
+        (
+            vec!["i-0nope".to_string()],
+            "is not part of Auto Scaling group agents".to_string(),
+        ),
+    ] {
+        let err = w.enter_standby("agents", &ids, false).expect_err("refused");
+        assert!(
+            err.aws_message().contains(&expected),
+            "{}",
+            err.aws_message()
+        );
+        assert_eq!(err.code(), "ValidationError");
+    }
+    // Below MinSize (2) with decrement: refused, nothing moved.
+    let second = group(&w)
+        .instances
+        .iter()
+        .find(|i| i.lifecycle_state == "InService")
+        .expect("in service")
+        .instance_id
+        .clone();
+    assert!(
+        w.enter_standby("agents", std::slice::from_ref(&second), true)
+            .is_err()
+    );
+    // Without decrement: the group launches a replacement.
+    w.enter_standby("agents", std::slice::from_ref(&second), false)
+        .expect("entered");
+    w.advance_to(secs(1200));
+    let g = group(&w);
+    assert_eq!(g.desired_capacity, 2);
+    assert_eq!(
+        g.instances
+            .iter()
+            .filter(|i| i.lifecycle_state == "InService")
+            .count(),
+        2
+    );
+
+    // ExitStandby: back in service, desired grows; refused above MaxSize.
+    let activities = w
+        .exit_standby("agents", std::slice::from_ref(&first))
+        .expect("exited");
+    assert_eq!(activities[0].status_code, "PreInService");
+    assert!(
+        activities[0]
+            .cause
+            .contains("increasing the capacity from 2 to 3")
+    );
+    assert_eq!(group(&w).desired_capacity, 3);
+    w.update_group("agents", None, Some(3), None)
+        .expect("max 3");
+    let err = w
+        .exit_standby("agents", std::slice::from_ref(&second))
+        .expect_err("above max");
+    assert!(
+        err.aws_message().contains("max size 3"),
+        "{}",
+        err.aws_message()
+    );
+}

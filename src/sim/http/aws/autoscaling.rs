@@ -39,6 +39,8 @@ pub(super) fn dispatch(
         "DescribeScalingActivities" => describe_activities(w, p).map(Some),
         "DescribeAutoScalingInstances" => describe_instances(w, p).map(Some),
         "DescribeTags" => describe_tags(w, flags, p).map(Some),
+        "EnterStandby" => standby(w, p, true).map(Some),
+        "ExitStandby" => standby(w, p, false).map(Some),
         _ => return None,
     })
 }
@@ -56,6 +58,8 @@ pub(super) const ACTIONS: &[&str] = &[
     "DescribeScalingActivities",
     "DescribeAutoScalingInstances",
     "DescribeTags",
+    "EnterStandby",
+    "ExitStandby",
 ];
 
 fn world_error(e: AwsError) -> QueryError {
@@ -358,6 +362,30 @@ fn terminate(w: &mut World, p: &Params) -> Result<String, QueryError> {
         .map_err(world_error)?;
     let mut x = Xml::new();
     activity_xml(&mut x, "Activity", &activity, &group_azs(w));
+    Ok(x.finish())
+}
+
+/// EnterStandby (`enter`) or ExitStandby: `<Activities>`, one per
+/// instance. EnterStandby requires ShouldDecrementDesiredCapacity, as AWS
+/// does.
+fn standby(w: &mut World, p: &Params, enter: bool) -> Result<String, QueryError> {
+    let group = p.required("AutoScalingGroupName")?;
+    let ids = p.list("InstanceIds.member");
+    let activities = if enter {
+        p.required("ShouldDecrementDesiredCapacity")?;
+        let decrement = p.bool("ShouldDecrementDesiredCapacity")?.unwrap_or(false);
+        w.enter_standby(group, &ids, decrement)
+    } else {
+        w.exit_standby(group, &ids)
+    }
+    .map_err(world_error)?;
+    let azs = group_azs(w);
+    let mut x = Xml::new();
+    x.open("Activities");
+    for a in &activities {
+        activity_xml(&mut x, "member", a, &azs);
+    }
+    x.close("Activities");
     Ok(x.finish())
 }
 
