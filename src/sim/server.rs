@@ -150,6 +150,7 @@ impl Simulator {
         let scenario = &scenario;
         let world = SharedWorld::new(world, SimClock::new(options.time_scale));
         world.set_api_faults(scenario.api_faults.clone());
+        world.set_marathons(marathon.clone());
 
         let (shutdown, _) = broadcast::channel(1);
         let mut tasks = Vec::with_capacity(2 * PEERS + 2);

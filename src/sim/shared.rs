@@ -4,7 +4,7 @@
 //! inject, and the peers (three masters, three Marathons) with their leader.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::world::{SimTime, World};
 
@@ -146,6 +146,9 @@ pub struct SharedWorld {
     world: Arc<Mutex<World>>,
     clock: SimClock,
     faults: Arc<Mutex<ApiFaults>>,
+    /// The Marathons, once served: the masters name the leading one as the
+    /// framework's `webui_url`, as Marathon registers it.
+    marathons: Arc<OnceLock<Arc<Peers>>>,
 }
 
 impl SharedWorld {
@@ -154,6 +157,25 @@ impl SharedWorld {
             world: Arc::new(Mutex::new(world)),
             clock,
             faults: Arc::default(),
+            marathons: Arc::default(),
+        }
+    }
+
+    /// Tells the facades where the Marathons are (once; later calls are
+    /// ignored).
+    pub fn set_marathons(&self, marathons: Arc<Peers>) {
+        let _ = self.marathons.set(marathons);
+    }
+
+    /// The leading Marathon's URL (`http://host:port`), Marathon's
+    /// framework `webui_url`; empty while none is known (no Marathons
+    /// served, or an election under way), as Mesos writes an unset one.
+    pub fn marathon_webui_url(&self) -> String {
+        match self.marathons.get() {
+            Some(peers) if peers.has_leader() => {
+                peers.url(peers.leader()).trim_end_matches('/').to_string()
+            }
+            _ => String::new(),
         }
     }
 

@@ -183,7 +183,10 @@ async fn handle(State(master): State<Master>, method: Method, uri: Uri, body: By
         Endpoint::State => state(&master, &leader_authority),
         Endpoint::StateSummary => state_summary(&master),
         Endpoint::Frameworks => {
-            let snapshot = master.world.with(|w| Snapshot::read(w));
+            let snapshot = {
+                let webui = master.world.marathon_webui_url();
+                master.world.with(|w| Snapshot::read(w, webui))
+            };
             json(
                 StatusCode::OK,
                 &FrameworksResponse {
@@ -244,9 +247,10 @@ fn slaves(world: &SharedWorld) -> Response {
 }
 
 fn state(master: &Master, leader_authority: &str) -> Response {
+    let webui = master.world.marathon_webui_url();
     let (snapshot, started_unix_ms) = master.world.with(|w| {
         (
-            Snapshot::read(w),
+            Snapshot::read(w, webui),
             w.unix_ms(crate::sim::world::SimTime::ZERO),
         )
     });
@@ -291,7 +295,10 @@ fn state(master: &Master, leader_authority: &str) -> Response {
 }
 
 fn state_summary(master: &Master) -> Response {
-    let snapshot = master.world.with(|w| Snapshot::read(w));
+    let snapshot = {
+        let webui = master.world.marathon_webui_url();
+        master.world.with(|w| Snapshot::read(w, webui))
+    };
     let host = own_host(master);
     json(
         StatusCode::OK,
@@ -323,7 +330,8 @@ fn tasks(world: &SharedWorld, query: Option<&str>) -> Response {
             _ => {}
         }
     }
-    let snapshot = world.with(|w| Snapshot::read(w));
+    let webui = world.marathon_webui_url();
+    let snapshot = world.with(|w| Snapshot::read(w, webui));
     json(
         StatusCode::OK,
         &TasksResponse {

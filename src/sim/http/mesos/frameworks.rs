@@ -33,11 +33,14 @@ pub(crate) struct Snapshot {
     framework_id: String,
     now_unix_ms: u64,
     elected_unix_ms: u64,
+    /// The leading Marathon's URL, as Marathon registers its framework.
+    webui_url: String,
 }
 
 impl Snapshot {
-    pub fn read(w: &World) -> Snapshot {
+    pub fn read(w: &World, webui_url: String) -> Snapshot {
         Snapshot {
+            webui_url,
             agents: w.agents(),
             tasks: w.tasks(),
             per_task: w
@@ -159,8 +162,7 @@ impl Snapshot {
             offered_resources: V0Resources::default(),
             capabilities: CAPABILITIES.to_vec(),
             hostname: hostname.to_string(),
-            // The masters are not told the simulated Marathons' ports.
-            webui_url: String::new(),
+            webui_url: self.webui_url.clone(),
             active: true,
             connected: true,
             recovered: false,

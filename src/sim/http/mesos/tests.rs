@@ -656,6 +656,7 @@ impl Masters {
             .expect("bind a loopback port");
         let url = format!("http://{}", listener.local_addr().expect("an address"));
         let peers = std::sync::Arc::new(crate::sim::shared::Peers::new(vec![url.clone()]));
+        self.world.set_marathons(peers.clone());
         let app = crate::sim::http::marathon::router(self.world.clone(), peers, 0);
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -734,6 +735,8 @@ async fn the_state_lists_marathons_framework_under_the_v2_info_framework_id() {
     for key in ["webui_url", "hostname"] {
         assert!(framework[key].is_string(), "{key}");
     }
+    // Marathon registers its own address as the framework's web UI.
+    assert_eq!(framework["webui_url"], marathon.as_str());
     let real_task = &real["frameworks"][0]["tasks"][0];
     let gaps = missing(&keys(real_task), &keys(&tasks[0]));
     assert!(gaps.is_empty(), "task misses {gaps:?}");
