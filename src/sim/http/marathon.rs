@@ -74,6 +74,8 @@ enum Route {
     Deployments,
     Tasks,
     KillTasks,
+    /// `/v2/eventSubscriptions` (GET, POST, DELETE).
+    EventSubscriptions,
     MethodNotAllowed,
     NotFound,
 }
@@ -90,6 +92,10 @@ impl Route {
             "/v2/deployments" => only(get, Route::Deployments),
             "/v2/tasks" => only(get, Route::Tasks),
             "/v2/tasks/delete" => only(method == Method::POST, Route::KillTasks),
+            "/v2/eventSubscriptions" => only(
+                get || method == Method::POST || method == Method::DELETE,
+                Route::EventSubscriptions,
+            ),
             _ => match path.strip_prefix("/v2/apps/").map(app_path) {
                 Some(rest) if !rest.is_empty() => {
                     let delete = method == Method::DELETE;
@@ -137,6 +143,7 @@ impl Route {
             Route::Deployments => "GET /v2/deployments".into(),
             Route::Tasks => "GET /v2/tasks".into(),
             Route::KillTasks => "POST /v2/tasks/delete".into(),
+            Route::EventSubscriptions => format!("{method} /v2/eventSubscriptions"),
             Route::MethodNotAllowed => format!("{method} (method not allowed)"),
             Route::NotFound => "unknown endpoint".into(),
         }
@@ -201,7 +208,7 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
     let query = Query::<Vec<(String, String)>>::try_from_uri(uri)
         .map(|q| q.0)
         .unwrap_or_default();
-    let flag = |name: &str| query.iter().any(|(k, v)| k == name && v == "true");
+    let flag = |name: &str| query.iter().any(|(k, v)| k == name && query_true(v));
     let world = &marathon.world;
     match route {
         Route::Ping => pong(),
@@ -213,7 +220,7 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
         ),
         Route::Info => info(marathon),
         Route::Apps => {
-            let embed_tasks = query.iter().any(|(k, v)| k == "embed" && v == "apps.tasks");
+            let embed_tasks = query.iter().any(|(k, v)| k == "embed" && embeds_tasks(v));
             let (apps, config_changed) =
                 world.with(|w| (w.apps(embed_tasks), w.unix_ms(SimTime::ZERO)));
             json(
@@ -296,12 +303,40 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
             )
         }
         Route::KillTasks => kill_tasks(world, body, flag("scale"), flag("force")),
+        // The simulated Marathons run without `--event_subscriber
+        // http_callback` (Marathon's default; `/v2/info` names no
+        // `event_subscriber`), so every call here is refused as
+        // `EventSubscriptionsResource` refuses it then.
+        Route::EventSubscriptions => message(
+            StatusCode::BAD_REQUEST,
+            "http event callback system is not running on this Marathon instance. \
+             Please re-start this instance with \"--event_subscriber http_callback\".",
+        ),
         Route::MethodNotAllowed => message(
             StatusCode::METHOD_NOT_ALLOWED,
             "HTTP 405 Method Not Allowed",
         ),
         Route::NotFound => message(StatusCode::NOT_FOUND, "HTTP 404 Not Found"),
     }
+}
+
+/// A boolean query parameter as Marathon's JAX-RS resources read one
+/// (`Boolean.valueOf`): `true` in any case is true, anything else false.
+/// marathon-python sends Python's `True` and `False`.
+fn query_true(value: &str) -> bool {
+    value.eq_ignore_ascii_case("true")
+}
+
+/// Whether an `embed` value asks for the apps' tasks, as Marathon's
+/// `InfoEmbedResolver` reads it: the prefix `apps.`, `app.` (what
+/// marathon-python sends) or `group.apps.`, or none, then `tasks` or the
+/// deprecated `failures` (tasks, last failure and deployments).
+fn embeds_tasks(value: &str) -> bool {
+    let bare = ["group.apps.", "apps.", "app."]
+        .iter()
+        .find_map(|prefix| value.strip_prefix(prefix))
+        .unwrap_or(value);
+    matches!(bare, "tasks" | "failures")
 }
 
 /// The configured faults: latency first, then a 503 for the share of
