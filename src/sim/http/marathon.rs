@@ -76,6 +76,8 @@ enum Route {
     KillTasks,
     /// `/v2/eventSubscriptions` (GET, POST, DELETE).
     EventSubscriptions,
+    /// `GET /v2/groups` (the root, `/`) and `GET /v2/groups/{id}`.
+    Group(String),
     MethodNotAllowed,
     NotFound,
 }
@@ -96,6 +98,22 @@ impl Route {
                 get || method == Method::POST || method == Method::DELETE,
                 Route::EventSubscriptions,
             ),
+            "/v2/groups" => only(get, Route::Group("/".into())),
+            _ if path.starts_with("/v2/groups/") => {
+                let id = app_path(&path["/v2/groups/".len()..]);
+                // A group's versions and its apps listing are not modelled.
+                let listing = id == "apps"
+                    || id == "versions"
+                    || id.ends_with("/apps")
+                    || id.ends_with("/versions")
+                    || id.starts_with("versions/")
+                    || id.contains("/versions/");
+                if listing {
+                    Route::NotFound
+                } else {
+                    only(get, Route::Group(format!("/{id}")))
+                }
+            }
             _ => match path.strip_prefix("/v2/apps/").map(app_path) {
                 Some(rest) if !rest.is_empty() => {
                     let delete = method == Method::DELETE;
@@ -144,6 +162,7 @@ impl Route {
             Route::Tasks => "GET /v2/tasks".into(),
             Route::KillTasks => "POST /v2/tasks/delete".into(),
             Route::EventSubscriptions => format!("{method} /v2/eventSubscriptions"),
+            Route::Group(_) => "GET /v2/groups/{id}".into(),
             Route::MethodNotAllowed => format!("{method} (method not allowed)"),
             Route::NotFound => "unknown endpoint".into(),
         }
@@ -307,6 +326,16 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
         // http_callback` (Marathon's default; `/v2/info` names no
         // `event_subscriber`), so every call here is refused as
         // `EventSubscriptionsResource` refuses it then.
+        Route::Group(id) => {
+            let (apps, config_changed) = world.with(|w| (w.apps(false), w.unix_ms(SimTime::ZERO)));
+            match wire::group(&id, &apps, config_changed) {
+                Some(group) => json(StatusCode::OK, &group),
+                None => message(
+                    StatusCode::NOT_FOUND,
+                    &format!("Group '{id}' does not exist"),
+                ),
+            }
+        }
         Route::EventSubscriptions => message(
             StatusCode::BAD_REQUEST,
             "http event callback system is not running on this Marathon instance. \

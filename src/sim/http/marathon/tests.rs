@@ -831,3 +831,71 @@ async fn each_task_has_one_host_port_per_service_port_from_the_offered_range() {
     let again = marathons.get_json(0, "/v2/tasks").await;
     assert_eq!(tasks, again);
 }
+
+#[tokio::test(start_paused = true)]
+async fn groups_are_the_apps_parent_paths_nested_as_marathon_answers_them() {
+    let marathons = Marathons::start(1.0).await;
+    let (status, root) = marathons
+        .send(reqwest::Method::GET, "/v2/groups", None)
+        .await;
+    assert_eq!(status, 200, "{root}");
+    // GroupInfoWrites with the default embeds: apps, groups, pods.
+    let group_keys: BTreeSet<String> = ["apps", "dependencies", "groups", "id", "pods", "version"]
+        .map(String::from)
+        .into();
+    assert_eq!(keys(&root), group_keys);
+    assert_eq!(root["id"], "/");
+    assert_eq!(root["apps"], serde_json::json!([]));
+    let ids: Vec<&str> = array(&root["groups"])
+        .iter()
+        .map(|g| g["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["/data", "/jobs", "/ops", "/web"]);
+    let web = array(&root["groups"])
+        .iter()
+        .find(|g| g["id"] == "/web")
+        .unwrap();
+    assert_eq!(keys(web), group_keys);
+    let mut app_ids: Vec<&str> = array(&web["apps"])
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    app_ids.sort_unstable();
+    assert_eq!(app_ids, ["/web/api", "/web/frontend"]);
+    // Bare definitions: no counts, deployments or tasks without an
+    // embed of group.apps.*.
+    for app in array(&web["apps"]) {
+        for key in ["tasksRunning", "deployments", "tasks"] {
+            assert!(app.get(key).is_none(), "{key} in {app}");
+        }
+        assert!(app["instances"].is_u64() && app["healthChecks"].is_array());
+    }
+    // One group by its path (marathon-python's double slash too), and
+    // Marathon's 404 for a path no group has.
+    let (status, one) = marathons
+        .send(reqwest::Method::GET, "/v2/groups//web", None)
+        .await;
+    assert_eq!((status, &one), (200, web));
+    let (status, missing) = marathons
+        .send(reqwest::Method::GET, "/v2/groups/web/frontend", None)
+        .await;
+    assert_eq!(status, 404, "{missing}");
+    assert_eq!(missing["message"], "Group '/web/frontend' does not exist");
+
+    // A scaled app versions its group and the root.
+    let (_, scaled) = marathons
+        .send(
+            reqwest::Method::PUT,
+            "/v2/apps/ops/metrics",
+            Some(serde_json::json!({"instances": 3})),
+        )
+        .await;
+    let (_, ops) = marathons
+        .send(reqwest::Method::GET, "/v2/groups/ops", None)
+        .await;
+    assert_eq!(ops["version"], scaled["version"]);
+    let (_, root) = marathons
+        .send(reqwest::Method::GET, "/v2/groups", None)
+        .await;
+    assert_eq!(root["version"], scaled["version"]);
+}

@@ -346,6 +346,82 @@ fn instance_id(task_id: &str) -> String {
     }
 }
 
+/// A group as `GET /v2/groups[/{id}]` answers it with its default embeds
+/// (apps, groups, pods; Marathon's `GroupInfoWrites`): its apps as bare
+/// definitions (no counts, deployments or tasks: no `group.apps.*` embed),
+/// its subgroups nested. The groups are the apps' parent paths; a group's
+/// version is its latest app's (a change to an app versions every group
+/// above it), the world's start when none changed. None for a path no app
+/// lies under (the root always exists).
+pub(crate) fn group(
+    id: &str,
+    apps: &[AppView],
+    config_changed_unix_ms: u64,
+) -> Option<serde_json::Value> {
+    let id = if id == "/" {
+        "/".to_string()
+    } else {
+        id.trim_end_matches('/').to_string()
+    };
+    let prefix = if id == "/" {
+        "/".to_string()
+    } else {
+        format!("{id}/")
+    };
+    let beneath: Vec<&AppView> = apps.iter().filter(|a| a.id.starts_with(&prefix)).collect();
+    if beneath.is_empty() && id != "/" {
+        return None;
+    }
+    let mut direct = Vec::new();
+    let mut children = std::collections::BTreeSet::new();
+    for app in &beneath {
+        match app.id[prefix.len()..].split_once('/') {
+            None => direct.push(*app),
+            Some((child, _)) => {
+                children.insert(format!("{prefix}{child}"));
+            }
+        }
+    }
+    let version = beneath
+        .iter()
+        .map(|a| a.version_unix_ms)
+        .max()
+        .unwrap_or(config_changed_unix_ms)
+        .max(config_changed_unix_ms);
+    let apps_json: Vec<serde_json::Value> = direct
+        .iter()
+        .map(|app| {
+            let mut value = serde_json::to_value(App::from_view(app, config_changed_unix_ms))
+                .unwrap_or_default();
+            if let Some(object) = value.as_object_mut() {
+                for key in [
+                    "tasksStaged",
+                    "tasksRunning",
+                    "tasksHealthy",
+                    "tasksUnhealthy",
+                    "deployments",
+                    "tasks",
+                ] {
+                    object.remove(key);
+                }
+            }
+            value
+        })
+        .collect();
+    let groups: Vec<serde_json::Value> = children
+        .iter()
+        .filter_map(|child| group(child, apps, config_changed_unix_ms))
+        .collect();
+    Some(serde_json::json!({
+        "id": id,
+        "dependencies": [],
+        "version": timestamp(version),
+        "apps": apps_json,
+        "groups": groups,
+        "pods": [],
+    }))
+}
+
 #[derive(Debug, Serialize)]
 pub(crate) struct TaskList {
     pub tasks: Vec<Task>,
