@@ -322,10 +322,6 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
             )
         }
         Route::KillTasks => kill_tasks(world, body, flag("scale"), flag("force")),
-        // The simulated Marathons run without `--event_subscriber
-        // http_callback` (Marathon's default; `/v2/info` names no
-        // `event_subscriber`), so every call here is refused as
-        // `EventSubscriptionsResource` refuses it then.
         Route::Group(id) => {
             let (apps, config_changed) = world.with(|w| (w.apps(false), w.unix_ms(SimTime::ZERO)));
             match wire::group(&id, &apps, config_changed) {
@@ -336,6 +332,10 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
                 ),
             }
         }
+        // The simulated Marathons run without `--event_subscriber
+        // http_callback` (Marathon's default; `/v2/info` names no
+        // `event_subscriber`), so every call here is refused as
+        // `EventSubscriptionsResource` refuses it then.
         Route::EventSubscriptions => message(
             StatusCode::BAD_REQUEST,
             "http event callback system is not running on this Marathon instance. \
