@@ -17,6 +17,7 @@ import pathlib
 import queue
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -78,6 +79,16 @@ def get_json(url, timeout=10):
         return json.load(r)
 
 
+def _die_with_parent():
+    """In the child, before exec: on Linux, SIGTERM when the test process
+    dies, so that no simulator outlives a run killed mid-way."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class Sim:
     """A `roller sim` process and the endpoints it printed."""
 
@@ -117,6 +128,7 @@ class Sim:
             stderr=log,
             stdin=subprocess.DEVNULL,
             text=True,
+            preexec_fn=_die_with_parent,
         )
         lines = queue.Queue()
 

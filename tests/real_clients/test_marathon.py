@@ -224,12 +224,10 @@ class MarathonTaskKills(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.sim = Sim.start("demo", time_scale=60)
+        # Stopped even when the rest of setUpClass fails.
+        cls.addClassCleanup(cls.sim.stop)
         cls.client = marathon_client(cls.sim.marathon)
         wait_until("every app running and healthy", lambda: all_healthy(cls.client))
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
 
     def running(self, app_id):
         return [t for t in self.client.list_tasks(app_id) if t.state == "TASK_RUNNING"]
@@ -317,11 +315,9 @@ class MarathonDeployments(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.sim = Sim.start("demo", time_scale=1)
+        # Stopped even when the rest of setUpClass fails.
+        cls.addClassCleanup(cls.sim.stop)
         cls.client = marathon_client(cls.sim.marathon)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
 
     def test_a_scale_up_is_listed_and_locks_the_app(self):
         answer = self.client.scale_app("/web/frontend", instances=5)
