@@ -77,6 +77,10 @@ enum Route {
     Queue,
     /// `DELETE /v2/queue/{id}/delay`.
     ResetDelay(String),
+    /// `/v2/eventSubscriptions` (GET, POST, DELETE).
+    EventSubscriptions,
+    /// `GET /v2/groups` (the root, `/`) and `GET /v2/groups/{id}`.
+    Group(String),
     MethodNotAllowed,
     NotFound,
 }
@@ -102,6 +106,26 @@ impl Route {
                     method == Method::DELETE,
                     Route::ResetDelay(format!("/{}", app_path(id))),
                 )
+            }
+            "/v2/eventSubscriptions" => only(
+                get || method == Method::POST || method == Method::DELETE,
+                Route::EventSubscriptions,
+            ),
+            "/v2/groups" => only(get, Route::Group("/".into())),
+            _ if path.starts_with("/v2/groups/") => {
+                let id = app_path(&path["/v2/groups/".len()..]);
+                // A group's versions and its apps listing are not modelled.
+                let listing = id == "apps"
+                    || id == "versions"
+                    || id.ends_with("/apps")
+                    || id.ends_with("/versions")
+                    || id.starts_with("versions/")
+                    || id.contains("/versions/");
+                if listing {
+                    Route::NotFound
+                } else {
+                    only(get, Route::Group(format!("/{id}")))
+                }
             }
             _ => match path.strip_prefix("/v2/apps/").map(app_path) {
                 Some(rest) if !rest.is_empty() => {
@@ -152,6 +176,8 @@ impl Route {
             Route::KillTasks => "POST /v2/tasks/delete".into(),
             Route::Queue => "GET /v2/queue".into(),
             Route::ResetDelay(_) => "DELETE /v2/queue/{id}/delay".into(),
+            Route::EventSubscriptions => format!("{method} /v2/eventSubscriptions"),
+            Route::Group(_) => "GET /v2/groups/{id}".into(),
             Route::MethodNotAllowed => format!("{method} (method not allowed)"),
             Route::NotFound => "unknown endpoint".into(),
         }
@@ -216,7 +242,7 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
     let query = Query::<Vec<(String, String)>>::try_from_uri(uri)
         .map(|q| q.0)
         .unwrap_or_default();
-    let flag = |name: &str| query.iter().any(|(k, v)| k == name && v == "true");
+    let flag = |name: &str| query.iter().any(|(k, v)| k == name && query_true(v));
     let world = &marathon.world;
     match route {
         Route::Ping => pong(),
@@ -228,7 +254,7 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
         ),
         Route::Info => info(marathon),
         Route::Apps => {
-            let embed_tasks = query.iter().any(|(k, v)| k == "embed" && v == "apps.tasks");
+            let embed_tasks = query.iter().any(|(k, v)| k == "embed" && embeds_tasks(v));
             let (apps, config_changed) =
                 world.with(|w| (w.apps(embed_tasks), w.unix_ms(SimTime::ZERO)));
             json(
@@ -335,12 +361,50 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
                 )
             }
         }
+        Route::Group(id) => {
+            let (apps, config_changed) = world.with(|w| (w.apps(false), w.unix_ms(SimTime::ZERO)));
+            match wire::group(&id, &apps, config_changed) {
+                Some(group) => json(StatusCode::OK, &group),
+                None => message(
+                    StatusCode::NOT_FOUND,
+                    &format!("Group '{id}' does not exist"),
+                ),
+            }
+        }
+        // The simulated Marathons run without `--event_subscriber
+        // http_callback` (Marathon's default; `/v2/info` names no
+        // `event_subscriber`), so every call here is refused as
+        // `EventSubscriptionsResource` refuses it then.
+        Route::EventSubscriptions => message(
+            StatusCode::BAD_REQUEST,
+            "http event callback system is not running on this Marathon instance. \
+             Please re-start this instance with \"--event_subscriber http_callback\".",
+        ),
         Route::MethodNotAllowed => message(
             StatusCode::METHOD_NOT_ALLOWED,
             "HTTP 405 Method Not Allowed",
         ),
         Route::NotFound => message(StatusCode::NOT_FOUND, "HTTP 404 Not Found"),
     }
+}
+
+/// A boolean query parameter as Marathon's JAX-RS resources read one
+/// (`Boolean.valueOf`): `true` in any case is true, anything else false.
+/// marathon-python sends Python's `True` and `False`.
+fn query_true(value: &str) -> bool {
+    value.eq_ignore_ascii_case("true")
+}
+
+/// Whether an `embed` value asks for the apps' tasks, as Marathon's
+/// `InfoEmbedResolver` reads it: the prefix `apps.`, `app.` (what
+/// marathon-python sends) or `group.apps.`, or none, then `tasks` or the
+/// deprecated `failures` (tasks, last failure and deployments).
+fn embeds_tasks(value: &str) -> bool {
+    let bare = ["group.apps.", "apps.", "app."]
+        .iter()
+        .find_map(|prefix| value.strip_prefix(prefix))
+        .unwrap_or(value);
+    matches!(bare, "tasks" | "failures")
 }
 
 /// The configured faults: latency first, then a 503 for the share of

@@ -45,6 +45,13 @@ const MESOS_VERSION: &str = "1.9.0";
 /// The masters' `--cluster`.
 const CLUSTER: &str = "roller-sim";
 
+/// What `/master/state` says of the build (Mesos' `build::DATE`, `TIME`,
+/// `USER`, in the shapes of the fixture's): a fixed build of September
+/// 2019, when Mesos 1.9 came out, by root as packaged masters say.
+const BUILD_DATE: &str = "2019-09-04 00:00:00";
+const BUILD_TIME: f64 = 1_567_555_200.0;
+const BUILD_USER: &str = "root";
+
 /// `/master/tasks` without `limit` (Mesos' `TASK_LIMIT`).
 const TASK_LIMIT: usize = 100;
 
@@ -261,17 +268,32 @@ fn state(master: &Master, leader_authority: &str) -> Response {
     let deactivated = agents.iter().filter(|a| !a.active).count();
     let started = started_unix_ms as f64 / 1000.0;
     let elected = master.world.with(|w| w.master_elected_unix_ms()) as f64 / 1000.0;
+    // An agent is unreachable once it missed its pings; the world lists
+    // only registered agents, so the ones counted are those whose tasks
+    // Marathon's framework holds as unreachable.
+    let framework = snapshot.framework(host);
+    let unreachable_slaves = framework
+        .unreachable_tasks
+        .iter()
+        .map(|t| t.slave_id.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     json(
         StatusCode::OK,
         &wire::State {
             version: MESOS_VERSION.to_string(),
+            build_date: BUILD_DATE,
+            build_time: BUILD_TIME,
+            build_user: BUILD_USER,
+            start_time: started,
+            elected_time: elected,
             id: master_id(master.peers.url(master.index)),
             pid: format!("master@{own}"),
             hostname: host.to_string(),
-            start_time: started,
-            elected_time: elected,
+            capabilities: wire::master_capabilities(),
             activated_slaves: agents.len() - deactivated,
             deactivated_slaves: deactivated,
+            unreachable_slaves,
             leader: format!("master@{leader_authority}"),
             leader_info: MasterInfo {
                 id: master_id(master.peers.url(master.peers.leader())),
@@ -285,10 +307,13 @@ fn state(master: &Master, leader_authority: &str) -> Response {
                     port: leader_port,
                 },
             },
+            cluster: CLUSTER,
+            flags: flag_values(master),
             slaves: agents.iter().map(Slave::from_view).collect(),
             recovered_slaves: Vec::new(),
-            frameworks: vec![snapshot.framework(host)],
+            frameworks: vec![framework],
             completed_frameworks: Vec::new(),
+            orphan_tasks: Vec::new(),
             unregistered_frameworks: Vec::new(),
         },
     )
@@ -343,6 +368,16 @@ fn tasks(world: &SharedWorld, query: Option<&str>) -> Response {
 /// `/master/flags`: the flags that shape what the world does, with the
 /// values it uses, and the defaults of a few that name the master.
 fn flags(master: &Master) -> Response {
+    json(
+        StatusCode::OK,
+        &FlagsResponse {
+            flags: flag_values(master),
+        },
+    )
+}
+
+/// The flags `/master/flags` and `/master/state` carry.
+fn flag_values(master: &Master) -> std::collections::BTreeMap<&'static str, String> {
     let f = master.world.with(|w| w.master_flags());
     let own = authority(master.peers.url(master.index));
     let (host, port) = split_authority(own);
@@ -376,12 +411,7 @@ fn flags(master: &Master) -> Response {
         ("authenticate_http_readonly", "false".to_string()),
         ("authenticate_http_readwrite", "false".to_string()),
     ];
-    json(
-        StatusCode::OK,
-        &FlagsResponse {
-            flags: flags.into_iter().collect(),
-        },
-    )
+    flags.into_iter().collect()
 }
 
 /// A duration as stout prints one (`15secs`, `10mins`, `1.5secs`): in the

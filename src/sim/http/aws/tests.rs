@@ -516,3 +516,72 @@ fn error_and_throttle_rates_share_the_draw_so_both_hold() {
         None
     );
 }
+
+#[tokio::test]
+async fn a_suspended_process_gives_awss_reason_with_when_it_was_suspended() {
+    // boto3 saw "User suspended at the simulated time"; AWS writes the
+    // time in whole seconds ("User suspended at 2011-10-07T22:02:06Z").
+    let sim = demo().await;
+    let reasons = || async {
+        let out = sim
+            .raw_auto_scaling()
+            .describe_auto_scaling_groups()
+            .auto_scaling_group_names(GROUP)
+            .send()
+            .await
+            .expect("describe");
+        out.auto_scaling_groups()[0]
+            .suspended_processes()
+            .iter()
+            .map(|p| {
+                (
+                    p.process_name().unwrap_or_default().to_string(),
+                    p.suspension_reason().unwrap_or_default().to_string(),
+                )
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let suspend = |names: &'static [&'static str]| {
+        sim.raw_auto_scaling()
+            .suspend_processes()
+            .auto_scaling_group_name(GROUP)
+            .set_scaling_processes(Some(names.iter().map(|n| n.to_string()).collect()))
+            .send()
+    };
+    suspend(&["AZRebalance"]).await.expect("suspend");
+    let first = reasons().await;
+    // The world's clock runs at real time from the epoch: a few seconds
+    // at most have passed.
+    assert!(
+        first["AZRebalance"].starts_with("User suspended at 2024-01-01T00:00:0")
+            && first["AZRebalance"].ends_with('Z')
+            && first["AZRebalance"].len() == "User suspended at 2024-01-01T00:00:00Z".len(),
+        "{first:?}"
+    );
+    // A second suspension keeps the first one's time; a new process
+    // gets its own.
+    sim.world().with(|w| w.advance_by_ms(90_500));
+    suspend(&["AZRebalance", "Launch"]).await.expect("suspend");
+    let second = reasons().await;
+    assert_eq!(second["AZRebalance"], first["AZRebalance"]);
+    assert!(
+        second["Launch"].starts_with("User suspended at 2024-01-01T00:01:3"),
+        "{second:?}"
+    );
+    // Resumed and suspended again: the new time.
+    sim.raw_auto_scaling()
+        .resume_processes()
+        .auto_scaling_group_name(GROUP)
+        .scaling_processes("AZRebalance")
+        .send()
+        .await
+        .expect("resume");
+    sim.world().with(|w| w.advance_by_ms(600_000));
+    suspend(&["AZRebalance"]).await.expect("suspend");
+    let third = reasons().await;
+    assert!(
+        third["AZRebalance"].starts_with("User suspended at 2024-01-01T00:11:3"),
+        "{third:?}"
+    );
+    assert_eq!(third["Launch"], second["Launch"]);
+}

@@ -788,3 +788,194 @@ async fn the_queue_shows_a_failing_apps_launch_delay_until_it_is_reset() {
         "Application /web/frontend not found in tasks queue."
     );
 }
+
+// ----- what marathon-python 0.13 found (tests/real_clients/) -----
+
+#[tokio::test(start_paused = true)]
+async fn boolean_query_parameters_are_true_in_any_case_as_jax_rs_reads_them() {
+    // marathon-python sends Python's `True`; Marathon's resources read
+    // booleans with `Boolean.valueOf`, which ignores case.
+    assert!(super::query_true("True") && super::query_true("TRUE") && super::query_true("true"));
+    assert!(!super::query_true("False") && !super::query_true("1") && !super::query_true(""));
+    let marathons = Marathons::start(1.0).await;
+    marathons.advance(300_000);
+    let (_, listed) = marathons
+        .send(reqwest::Method::GET, "/v2/apps/jobs/worker-1/tasks", None)
+        .await;
+    let id = array(&listed["tasks"])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, answer) = marathons
+        .send(
+            reqwest::Method::DELETE,
+            &format!("/v2/apps//jobs/worker-1/tasks/{id}?scale=True&wipe=False"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        keys(&answer),
+        ["deploymentId", "version"].map(String::from).into()
+    );
+    let instances = marathons
+        .world
+        .with(|w| w.app("/jobs/worker-1", false).unwrap().instances);
+    assert_eq!(instances, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_embed_spelling_marathon_accepts_embeds_the_tasks() {
+    let marathons = Marathons::start(1.0).await;
+    // InfoEmbedResolver strips `group.apps.`, `apps.` or `app.`, or none.
+    for embed in [
+        "apps.tasks",
+        "app.tasks",
+        "group.apps.tasks",
+        "tasks",
+        "apps.failures",
+    ] {
+        let apps = marathons
+            .get_json(0, &format!("/v2/apps?embed={embed}"))
+            .await;
+        for app in array(&apps["apps"]) {
+            let tasks = app["tasks"].as_array();
+            assert_eq!(
+                tasks.map(Vec::len),
+                app["instances"].as_u64().map(|n| n as usize),
+                "embed={embed}: {app}"
+            );
+        }
+    }
+    for embed in ["apps.counts", "app.deployments", "apps.task"] {
+        let apps = marathons
+            .get_json(0, &format!("/v2/apps?embed={embed}"))
+            .await;
+        assert!(
+            array(&apps["apps"])
+                .iter()
+                .all(|a| a.get("tasks").is_none()),
+            "embed={embed}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn event_subscriptions_are_refused_as_marathon_without_the_http_callback_refuses() {
+    let marathons = Marathons::start(1.0).await;
+    for method in [
+        reqwest::Method::GET,
+        reqwest::Method::POST,
+        reqwest::Method::DELETE,
+    ] {
+        let (status, body) = marathons
+            .send(
+                method.clone(),
+                "/v2/eventSubscriptions?callbackUrl=http://x/",
+                None,
+            )
+            .await;
+        assert_eq!(status, 400, "{method}: {body}");
+        assert_eq!(
+            body["message"],
+            "http event callback system is not running on this Marathon instance. \
+             Please re-start this instance with \"--event_subscriber http_callback\"."
+        );
+    }
+    let info = marathons.get_json(0, "/v2/info").await;
+    assert!(info.get("event_subscriber").is_none(), "{info}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_task_has_one_host_port_per_service_port_from_the_offered_range() {
+    let marathons = Marathons::start(1.0).await;
+    let real = fixture("marathon-v2-tasks-raml-example.json");
+    for task in array(&real["tasks"]) {
+        assert_eq!(
+            array(&task["ports"]).len(),
+            array(&task["servicePorts"]).len()
+        );
+    }
+    let tasks = marathons.get_json(0, "/v2/tasks").await;
+    for task in array(&tasks["tasks"]) {
+        let ports = array(&task["ports"]);
+        assert_eq!(ports.len(), array(&task["servicePorts"]).len(), "{task}");
+        assert!(
+            ports
+                .iter()
+                .all(|p| (31_000..=32_000).contains(&p.as_u64().unwrap())),
+            "{task}"
+        );
+    }
+    // The same task keeps its port from one answer to the next.
+    let again = marathons.get_json(0, "/v2/tasks").await;
+    assert_eq!(tasks, again);
+}
+
+#[tokio::test(start_paused = true)]
+async fn groups_are_the_apps_parent_paths_nested_as_marathon_answers_them() {
+    let marathons = Marathons::start(1.0).await;
+    let (status, root) = marathons
+        .send(reqwest::Method::GET, "/v2/groups", None)
+        .await;
+    assert_eq!(status, 200, "{root}");
+    // GroupInfoWrites with the default embeds: apps, groups, pods.
+    let group_keys: BTreeSet<String> = ["apps", "dependencies", "groups", "id", "pods", "version"]
+        .map(String::from)
+        .into();
+    assert_eq!(keys(&root), group_keys);
+    assert_eq!(root["id"], "/");
+    assert_eq!(root["apps"], serde_json::json!([]));
+    let ids: Vec<&str> = array(&root["groups"])
+        .iter()
+        .map(|g| g["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["/data", "/jobs", "/ops", "/web"]);
+    let web = array(&root["groups"])
+        .iter()
+        .find(|g| g["id"] == "/web")
+        .unwrap();
+    assert_eq!(keys(web), group_keys);
+    let mut app_ids: Vec<&str> = array(&web["apps"])
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    app_ids.sort_unstable();
+    assert_eq!(app_ids, ["/web/api", "/web/frontend"]);
+    // Bare definitions: no counts, deployments or tasks without an
+    // embed of group.apps.*.
+    for app in array(&web["apps"]) {
+        for key in ["tasksRunning", "deployments", "tasks"] {
+            assert!(app.get(key).is_none(), "{key} in {app}");
+        }
+        assert!(app["instances"].is_u64() && app["healthChecks"].is_array());
+    }
+    // One group by its path (marathon-python's double slash too), and
+    // Marathon's 404 for a path no group has.
+    let (status, one) = marathons
+        .send(reqwest::Method::GET, "/v2/groups//web", None)
+        .await;
+    assert_eq!((status, &one), (200, web));
+    let (status, missing) = marathons
+        .send(reqwest::Method::GET, "/v2/groups/web/frontend", None)
+        .await;
+    assert_eq!(status, 404, "{missing}");
+    assert_eq!(missing["message"], "Group '/web/frontend' does not exist");
+
+    // A scaled app versions its group and the root.
+    let (_, scaled) = marathons
+        .send(
+            reqwest::Method::PUT,
+            "/v2/apps/ops/metrics",
+            Some(serde_json::json!({"instances": 3})),
+        )
+        .await;
+    let (_, ops) = marathons
+        .send(reqwest::Method::GET, "/v2/groups/ops", None)
+        .await;
+    assert_eq!(ops["version"], scaled["version"]);
+    let (_, root) = marathons
+        .send(reqwest::Method::GET, "/v2/groups", None)
+        .await;
+    assert_eq!(root["version"], scaled["version"]);
+}

@@ -40,13 +40,26 @@ pub(crate) fn timestamp(unix_ms: u64) -> String {
     format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{millis:03}Z")
 }
 
+/// FNV-1a of a string: stable ports from ids.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
 /// A stable service port for an app (10000..20000, Marathon's
 /// `local_port_min..local_port_max`), from its id.
 pub(crate) fn service_port(app_id: &str) -> u16 {
-    let hash = app_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    });
-    10_000 + (hash % 10_000) as u16
+    10_000 + (fnv1a(app_id) % 10_000) as u16
+}
+
+/// A stable host port for a task, from its id, in the agents' offered
+/// `ports` range (31000-32000, Mesos' default): Marathon gives each task
+/// one host port per port of its app, taken from the offer. Two tasks on
+/// one agent may be given the same one (the simulator does not track an
+/// agent's free ports).
+pub(crate) fn host_port(task_id: &str) -> u16 {
+    31_000 + (fnv1a(task_id) % 1_001) as u16
 }
 
 #[derive(Debug, Serialize)]
@@ -149,6 +162,7 @@ pub(crate) struct Task {
     pub app_id: String,
     pub host: String,
     pub ip_addresses: Vec<IpAddress>,
+    /// One host port per service port, as every task of the fixtures.
     pub ports: Vec<u16>,
     pub slave_id: String,
     pub state: &'static str,
@@ -286,7 +300,7 @@ impl Task {
                 ip_address: task.ip_address.clone(),
                 protocol: "IPv4",
             }],
-            ports: Vec::new(),
+            ports: vec![host_port(&task.id)],
             slave_id: task.slave_id.clone(),
             state: task.state,
             staged_at: timestamp(task.staged_unix_ms),
@@ -330,6 +344,82 @@ fn instance_id(task_id: &str) -> String {
         Some((app, uuid)) => format!("{app}.marathon-{uuid}"),
         None => task_id.to_string(),
     }
+}
+
+/// A group as `GET /v2/groups[/{id}]` answers it with its default embeds
+/// (apps, groups, pods; Marathon's `GroupInfoWrites`): its apps as bare
+/// definitions (no counts, deployments or tasks: no `group.apps.*` embed),
+/// its subgroups nested. The groups are the apps' parent paths; a group's
+/// version is its latest app's (a change to an app versions every group
+/// above it), the world's start when none changed. None for a path no app
+/// lies under (the root always exists).
+pub(crate) fn group(
+    id: &str,
+    apps: &[AppView],
+    config_changed_unix_ms: u64,
+) -> Option<serde_json::Value> {
+    let id = if id == "/" {
+        "/".to_string()
+    } else {
+        id.trim_end_matches('/').to_string()
+    };
+    let prefix = if id == "/" {
+        "/".to_string()
+    } else {
+        format!("{id}/")
+    };
+    let beneath: Vec<&AppView> = apps.iter().filter(|a| a.id.starts_with(&prefix)).collect();
+    if beneath.is_empty() && id != "/" {
+        return None;
+    }
+    let mut direct = Vec::new();
+    let mut children = std::collections::BTreeSet::new();
+    for app in &beneath {
+        match app.id[prefix.len()..].split_once('/') {
+            None => direct.push(*app),
+            Some((child, _)) => {
+                children.insert(format!("{prefix}{child}"));
+            }
+        }
+    }
+    let version = beneath
+        .iter()
+        .map(|a| a.version_unix_ms)
+        .max()
+        .unwrap_or(config_changed_unix_ms)
+        .max(config_changed_unix_ms);
+    let apps_json: Vec<serde_json::Value> = direct
+        .iter()
+        .map(|app| {
+            let mut value = serde_json::to_value(App::from_view(app, config_changed_unix_ms))
+                .unwrap_or_default();
+            if let Some(object) = value.as_object_mut() {
+                for key in [
+                    "tasksStaged",
+                    "tasksRunning",
+                    "tasksHealthy",
+                    "tasksUnhealthy",
+                    "deployments",
+                    "tasks",
+                ] {
+                    object.remove(key);
+                }
+            }
+            value
+        })
+        .collect();
+    let groups: Vec<serde_json::Value> = children
+        .iter()
+        .filter_map(|child| group(child, apps, config_changed_unix_ms))
+        .collect();
+    Some(serde_json::json!({
+        "id": id,
+        "dependencies": [],
+        "version": timestamp(version),
+        "apps": apps_json,
+        "groups": groups,
+        "pods": [],
+    }))
 }
 
 #[derive(Debug, Serialize)]

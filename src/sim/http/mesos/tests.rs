@@ -960,3 +960,99 @@ fn durations_print_as_stout_prints_them() {
     assert_eq!(super::stout_duration(500), "500ms");
     assert_eq!(super::stout_duration(1_209_600_000), "2weeks");
 }
+
+// ----- what the real-client check found (tests/real_clients/) -----
+
+#[tokio::test]
+async fn the_state_has_every_top_level_key_a_1_9_master_writes() {
+    let masters = Masters::start().await;
+    let state = masters.get_json(0, "/master/state").await;
+    // The fixture's keys (Mesos 0.19) that Mesos 1.9 still writes; the
+    // per-state task counters moved to /metrics/snapshot, and git_*,
+    // log_dir are written only when set.
+    let real = fixture("mesos-0.19-master-state-mesosdns.json");
+    let dropped = [
+        "failed_tasks",
+        "finished_tasks",
+        "killed_tasks",
+        "lost_tasks",
+        "staged_tasks",
+        "started_tasks",
+        "git_sha",
+        "git_tag",
+        "log_dir",
+    ];
+    let expected: BTreeSet<String> = keys(&real)
+        .into_iter()
+        .filter(|k| !dropped.contains(&k.as_str()))
+        .collect();
+    let gaps = missing(&expected, &keys(&state));
+    assert!(gaps.is_empty(), "state misses {gaps:?}");
+    // And what 1.9 added (ReadOnlyHandler::state).
+    for key in [
+        "capabilities",
+        "unreachable_slaves",
+        "leader_info",
+        "cluster",
+        "recovered_slaves",
+        "orphan_tasks",
+    ] {
+        assert!(state.get(key).is_some(), "state lacks {key}");
+    }
+    assert_eq!(
+        state["capabilities"],
+        serde_json::json!([{"type": "AGENT_UPDATE"}, {"type": "AGENT_DRAINING"}, {"type": "QUOTA_V2"}])
+    );
+    // The types of the fixture's.
+    for key in ["build_date", "build_user"] {
+        assert!(state[key].is_string(), "{key}");
+    }
+    assert!(state["build_time"].is_number());
+    assert_eq!(state["unreachable_slaves"], 0);
+    // The flags are those /master/flags gives, every value a string.
+    let flags = masters.get_json(0, "/master/flags").await;
+    assert_eq!(state["flags"], flags["flags"]);
+    assert!(
+        state["flags"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(Value::is_string)
+    );
+    assert_eq!(state["cluster"], state["flags"]["cluster"]);
+}
+
+#[tokio::test]
+async fn get_agents_lists_each_agents_ports_in_its_agent_info_as_in_its_total() {
+    let masters = Masters::start().await;
+    let ours: Value = Masters::raw()
+        .post(format!("{}/api/v1", masters.urls[0]))
+        .json(&serde_json::json!({"type": "GET_AGENTS"}))
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON");
+    let names = |resources: &Value| -> BTreeSet<String> {
+        resources
+            .as_array()
+            .expect("resources")
+            .iter()
+            .map(|r| r["name"].as_str().expect("a name").to_string())
+            .collect()
+    };
+    let real =
+        &fixture("mesos-v1-GET_AGENTS-response-docs-example.json")["get_agents"]["agents"][0];
+    assert_eq!(
+        names(&real["agent_info"]["resources"]),
+        names(&real["total_resources"])
+    );
+    for agent in ours["get_agents"]["agents"].as_array().expect("agents") {
+        assert_eq!(
+            names(&agent["agent_info"]["resources"]),
+            names(&real["agent_info"]["resources"])
+        );
+        assert_eq!(agent["agent_info"]["resources"], agent["total_resources"]);
+    }
+}

@@ -136,26 +136,53 @@ impl Slave {
     }
 }
 
-// ---- v0: /master/state (the subset a leader lookup and a dashboard read)
+// ---- v0: /master/state, every field Mesos 1.9's `ReadOnlyHandler::state`
+// writes on a master without an authorizer (no `git_*`, `log_dir` or
+// `domain`: those only when set)
 
 #[derive(Debug, Serialize)]
 pub(crate) struct State {
     pub version: String,
+    pub build_date: &'static str,
+    pub build_time: f64,
+    pub build_user: &'static str,
+    pub start_time: f64,
+    pub elected_time: f64,
     pub id: String,
     pub pid: String,
     pub hostname: String,
-    pub start_time: f64,
-    pub elected_time: f64,
+    pub capabilities: Vec<MasterCapability>,
     pub activated_slaves: usize,
     pub deactivated_slaves: usize,
+    pub unreachable_slaves: usize,
     /// The leader's pid, `master@127.0.0.1:PORT`.
     pub leader: String,
     pub leader_info: MasterInfo,
+    pub cluster: &'static str,
+    /// What `/master/flags` answers, as the state carries it.
+    pub flags: BTreeMap<&'static str, String>,
     pub slaves: Vec<Slave>,
     pub recovered_slaves: Vec<serde_json::Value>,
     pub frameworks: Vec<Framework>,
     pub completed_frameworks: Vec<serde_json::Value>,
+    /// Always empty since Mesos 1.2, written for compatibility.
+    pub orphan_tasks: Vec<serde_json::Value>,
     pub unregistered_frameworks: Vec<serde_json::Value>,
+}
+
+/// One of a master's capabilities, as its protobuf becomes JSON.
+#[derive(Debug, Serialize)]
+pub(crate) struct MasterCapability {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+}
+
+/// Mesos 1.9's `MASTER_CAPABILITIES()` (src/master/constants.cpp).
+pub(crate) fn master_capabilities() -> Vec<MasterCapability> {
+    ["AGENT_UPDATE", "AGENT_DRAINING", "QUOTA_V2"]
+        .into_iter()
+        .map(|kind| MasterCapability { kind })
+        .collect()
 }
 
 #[derive(Debug, Serialize)]
@@ -593,23 +620,29 @@ fn scalar(name: &'static str, value: f64) -> V1Resource {
 
 impl V1Agent {
     pub fn from_view(agent: &AgentView) -> V1Agent {
-        let total = vec![
-            scalar("cpus", agent.resources.cpus),
-            scalar("mem", agent.resources.mem),
-            scalar("disk", agent.resources.disk),
-            V1Resource {
-                name: "ports",
-                role: "*",
-                kind: "RANGES",
-                scalar: None,
-                ranges: Some(Ranges {
-                    range: vec![Range {
-                        begin: PORTS_BEGIN,
-                        end: PORTS_END,
-                    }],
-                }),
-            },
-        ];
+        // The agent's resources, `ports` included: what it announces in
+        // its AgentInfo is what it has in total (no reservations here),
+        // as in the GET_AGENTS example of Mesos' operator API docs.
+        let resources = || {
+            vec![
+                scalar("cpus", agent.resources.cpus),
+                scalar("mem", agent.resources.mem),
+                scalar("disk", agent.resources.disk),
+                V1Resource {
+                    name: "ports",
+                    role: "*",
+                    kind: "RANGES",
+                    scalar: None,
+                    ranges: Some(Ranges {
+                        range: vec![Range {
+                            begin: PORTS_BEGIN,
+                            end: PORTS_END,
+                        }],
+                    }),
+                },
+            ]
+        };
+        let total = resources();
         let used = &agent.used_resources;
         let allocated = if used.cpus > 0.0 || used.mem > 0.0 {
             vec![scalar("cpus", used.cpus), scalar("mem", used.mem)]
@@ -623,11 +656,7 @@ impl V1Agent {
                     value: agent.id.clone(),
                 },
                 port: agent.port,
-                resources: vec![
-                    scalar("cpus", agent.resources.cpus),
-                    scalar("mem", agent.resources.mem),
-                    scalar("disk", agent.resources.disk),
-                ],
+                resources: resources(),
                 attributes: agent
                     .attributes
                     .iter()
