@@ -194,6 +194,8 @@ pub struct AgentView {
     pub drain_state: Option<&'static str>,
     pub version: String,
     pub task_count: usize,
+    /// The host ports its tasks hold, ascending.
+    pub used_ports: Vec<u16>,
 }
 
 impl World {
@@ -338,6 +340,7 @@ impl World {
             }),
             version: spec.version.clone(),
             task_count: a.tasks.len(),
+            used_ports: self.ports_held(&a.tasks).into_iter().collect(),
         }
     }
 

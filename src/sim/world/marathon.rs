@@ -209,7 +209,12 @@ pub(crate) struct Task {
     /// A chain of health checks is scheduled for it (checks stop once it
     /// is healthy, unless its app's checks are made to fail).
     checking: bool,
+    /// Its host port, taken from its agent's offered range.
+    host_port: u16,
 }
+
+/// The `ports` range every simulated agent offers (Mesos' default).
+pub const AGENT_PORTS: std::ops::RangeInclusive<u16> = 31_000..=32_000;
 
 #[derive(Clone, Debug)]
 struct Deployment {
@@ -350,6 +355,10 @@ pub struct TaskView {
     /// The agent's instance's AZ (Marathon's `zone`; `region` is the AZ
     /// without its letter).
     pub zone: String,
+    /// The one host port Marathon took for it from its agent's offer (one
+    /// per port of its app: every simulated app has one), held until the
+    /// task is gone; no two tasks on an agent share one.
+    pub host_port: u16,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -669,6 +678,7 @@ impl World {
             version_unix_ms: self.unix_ms(app.version),
             health_check_results,
             zone: self.group.azs[self.instances[agent.instance].az].clone(),
+            host_port: t.host_port,
         }
     }
 
@@ -751,6 +761,7 @@ impl World {
             app.never_healthy && !initial,
         );
         let start_ms = app.task_start_ms;
+        let host_port = self.free_port(agent);
         let ag = &mut self.mesos.agents[agent];
         ag.used_cpus += cpus;
         ag.used_mem += mem;
@@ -766,6 +777,7 @@ impl World {
             lineage,
             doomed,
             checking: false,
+            host_port,
         };
         if initial {
             task.state = TaskState::Running;
@@ -785,6 +797,24 @@ impl World {
             self.advance_delay(a);
         }
         key
+    }
+
+    /// The lowest port of the agent's range no task on it holds (Mesos
+    /// offers only free ones).
+    fn free_port(&self, agent: AgentIdx) -> u16 {
+        let held = self.ports_held(&self.mesos.agents[agent].tasks);
+        AGENT_PORTS
+            .clone()
+            .find(|p| !held.contains(p))
+            .unwrap_or(*AGENT_PORTS.start())
+    }
+
+    /// The host ports `tasks` (an agent's) hold.
+    pub(crate) fn ports_held(&self, tasks: &BTreeSet<TaskKey>) -> BTreeSet<u16> {
+        tasks
+            .iter()
+            .filter_map(|k| self.marathon.tasks.get(k).map(|t| t.host_port))
+            .collect()
     }
 
     /// Marathon's `advanceDelay`: a task of the app staging or running

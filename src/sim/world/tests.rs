@@ -1353,3 +1353,50 @@ fn standby_takes_an_instance_out_of_desired_keeps_its_agent_and_exit_brings_it_b
         err.aws_message()
     );
 }
+
+#[test]
+fn tasks_on_one_agent_hold_distinct_host_ports_freed_when_they_are_gone() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let w = world(
+        r#"
+        [[apps]]
+        id = "/many"
+        instances = 12
+        cpus = 0.1
+        mem = 64
+        "#,
+    );
+    let mut by_agent: BTreeMap<String, Vec<u16>> = BTreeMap::new();
+    for t in w.tasks() {
+        assert!(super::marathon::AGENT_PORTS.contains(&t.host_port));
+        by_agent.entry(t.slave_id).or_default().push(t.host_port);
+    }
+    for (agent, ports) in &by_agent {
+        let distinct: BTreeSet<u16> = ports.iter().copied().collect();
+        assert_eq!(distinct.len(), ports.len(), "{agent}: {ports:?}");
+        let listed = w.agent(agent).expect("registered").used_ports;
+        assert_eq!(listed, distinct.into_iter().collect::<Vec<_>>());
+    }
+    // A killed task's port is free again once it is gone: its replacement
+    // on the same agent (or another task there) may take it.
+    let mut w = w;
+    let victim = w.tasks().into_iter().next().expect("a task");
+    w.kill_tasks(std::slice::from_ref(&victim.id), false);
+    assert!(
+        w.agent(&victim.slave_id)
+            .unwrap()
+            .used_ports
+            .contains(&victim.host_port)
+    );
+    w.advance_to(secs(120));
+    let held: Vec<u16> = w
+        .tasks()
+        .into_iter()
+        .filter(|t| t.slave_id == victim.slave_id)
+        .map(|t| t.host_port)
+        .collect();
+    assert_eq!(
+        w.agent(&victim.slave_id).unwrap().used_ports.len(),
+        held.len()
+    );
+}

@@ -53,15 +53,6 @@ pub(crate) fn service_port(app_id: &str) -> u16 {
     10_000 + (fnv1a(app_id) % 10_000) as u16
 }
 
-/// A stable host port for a task, from its id, in the agents' offered
-/// `ports` range (31000-32000, Mesos' default): Marathon gives each task
-/// one host port per port of its app, taken from the offer. Two tasks on
-/// one agent may be given the same one (the simulator does not track an
-/// agent's free ports).
-pub(crate) fn host_port(task_id: &str) -> u16 {
-    31_000 + (fnv1a(task_id) % 1_001) as u16
-}
-
 #[derive(Debug, Serialize)]
 pub(crate) struct AppList {
     pub apps: Vec<App>,
@@ -300,7 +291,7 @@ impl Task {
                 ip_address: task.ip_address.clone(),
                 protocol: "IPv4",
             }],
-            ports: vec![host_port(&task.id)],
+            ports: vec![task.host_port],
             slave_id: task.slave_id.clone(),
             state: task.state,
             staged_at: timestamp(task.staged_unix_ms),

@@ -210,7 +210,7 @@ impl Snapshot {
                 cpus,
                 mem,
                 disk: 0.0,
-                ports: None,
+                ports: super::wire::port_ranges(&[t.host_port]),
             },
             role: "*",
             statuses,

@@ -694,6 +694,14 @@ async fn the_state_lists_marathons_framework_under_the_v2_info_framework_id() {
         .json()
         .await
         .expect("JSON");
+    let marathon_tasks: Value = Masters::raw()
+        .get(format!("{marathon}/v2/tasks"))
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON");
     server.abort();
     let running: u64 = apps["apps"]
         .as_array()
@@ -737,6 +745,37 @@ async fn the_state_lists_marathons_framework_under_the_v2_info_framework_id() {
     }
     // Marathon registers its own address as the framework's web UI.
     assert_eq!(framework["webui_url"], marathon.as_str());
+    // Each task holds the host port Marathon names for it, as a RANGES
+    // resource; an agent's used resources list its tasks' ports.
+    let port_of: std::collections::HashMap<&str, u64> = marathon_tasks["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap(), t["ports"][0].as_u64().unwrap()))
+        .collect();
+    for task in tasks {
+        let port = port_of[task["id"].as_str().unwrap()];
+        assert_eq!(
+            task["resources"]["ports"],
+            format!("[{port}-{port}]"),
+            "{task}"
+        );
+    }
+    let slave_id = tasks[0]["slave_id"].as_str().unwrap();
+    let slave = state["slaves"]
+        .as_array()
+        .expect("slaves")
+        .iter()
+        .find(|s| s["id"] == slave_id)
+        .expect("the task's agent");
+    let used = slave["used_resources"]["ports"]
+        .as_str()
+        .expect("used ports");
+    let first = port_of[tasks[0]["id"].as_str().unwrap()];
+    assert!(
+        used.starts_with('[') && used.contains(&first.to_string()),
+        "{used}"
+    );
     let real_task = &real["frameworks"][0]["tasks"][0];
     let gaps = missing(&keys(real_task), &keys(&tasks[0]));
     assert!(gaps.is_empty(), "task misses {gaps:?}");

@@ -90,6 +90,22 @@ const AGENT_CAPABILITIES: [&str; 6] = [
     "AGENT_DRAINING",
 ];
 
+/// Ports as Mesos writes a RANGES resource in v0 JSON: `[31000-31001,
+/// 31005-31005]`; none (the key left out) for no port.
+pub(crate) fn port_ranges(ports: &[u16]) -> Option<String> {
+    let mut ranges: Vec<(u16, u16)> = Vec::new();
+    for &p in ports {
+        match ranges.last_mut() {
+            Some((_, end)) if u32::from(*end) + 1 == u32::from(p) => *end = p,
+            _ => ranges.push((p, p)),
+        }
+    }
+    (!ranges.is_empty()).then(|| {
+        let parts: Vec<String> = ranges.iter().map(|(b, e)| format!("{b}-{e}")).collect();
+        format!("[{}]", parts.join(", "))
+    })
+}
+
 impl Slave {
     pub fn from_view(agent: &AgentView) -> Slave {
         let total = V0Resources {
@@ -114,7 +130,7 @@ impl Slave {
                 cpus: agent.used_resources.cpus,
                 mem: agent.used_resources.mem,
                 disk: agent.used_resources.disk,
-                ports: None,
+                ports: port_ranges(&agent.used_ports),
             },
             offered_resources: V0Resources {
                 cpus: 0.0,
