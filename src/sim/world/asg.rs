@@ -5,7 +5,7 @@
 //! and AZRebalance (unless suspended) launches in the low AZ and then
 //! terminates in the high one.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -116,7 +116,8 @@ pub(crate) struct Group {
     template_name: String,
     template_version: String,
     tags: BTreeMap<String, String>,
-    suspended: BTreeSet<String>,
+    /// Suspended processes and when each was suspended.
+    suspended: BTreeMap<String, SimTime>,
     /// Instances in the group (Pending, InService, Terminating), by launch.
     members: Vec<InstanceIdx>,
     activities: Vec<Activity>,
@@ -138,7 +139,11 @@ impl Group {
             template_name: spec.launch_template.name.clone(),
             template_version: spec.launch_template.version.clone(),
             tags: spec.tags.clone(),
-            suspended: spec.suspended_processes.iter().cloned().collect(),
+            suspended: spec
+                .suspended_processes
+                .iter()
+                .map(|p| (p.clone(), SimTime::ZERO))
+                .collect(),
             members: Vec::new(),
             activities: Vec::new(),
             rebalancing: None,
@@ -148,7 +153,7 @@ impl Group {
     }
 
     fn is_suspended(&self, process: &str) -> bool {
-        self.suspended.contains(process)
+        self.suspended.contains_key(process)
     }
 }
 
@@ -215,7 +220,9 @@ pub struct GroupInstanceView {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SuspendedProcessView {
     pub process_name: String,
-    pub suspension_reason: String,
+    /// When it was suspended (the world's start for the scenario's own):
+    /// AWS's `SuspensionReason` says so.
+    pub suspended_unix_ms: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -308,9 +315,9 @@ impl World {
             suspended_processes: g
                 .suspended
                 .iter()
-                .map(|p| SuspendedProcessView {
+                .map(|(p, at)| SuspendedProcessView {
                     process_name: p.clone(),
-                    suspension_reason: "User suspended at the simulated time".into(),
+                    suspended_unix_ms: self.unix_ms(*at),
                 })
                 .collect(),
             tags: g
@@ -554,7 +561,10 @@ impl World {
     /// SuspendProcesses: an empty list suspends all nine, as AWS does.
     pub fn suspend_processes(&mut self, group: &str, processes: &[String]) -> Result<(), AwsError> {
         let names = self.process_names("SuspendProcesses", group, processes)?;
-        self.group.suspended.extend(names);
+        // One already suspended keeps its time, as AWS keeps its reason.
+        for name in names {
+            self.group.suspended.entry(name).or_insert(self.now);
+        }
         Ok(())
     }
 

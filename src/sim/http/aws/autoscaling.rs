@@ -14,16 +14,11 @@ const MAX_RECORDS: usize = 100;
 /// What the simulated instances are (the scenario does not say).
 pub(super) const INSTANCE_TYPE: &str = "m5.2xlarge";
 
-/// What AWS answers that the world does not keep, remembered by the
-/// facade: PropagateAtLaunch per tag key (the world keeps tags as key →
-/// value), so tags round-trip as AWS returns them; and when each process
-/// of a group was suspended, for the `SuspensionReason` AWS writes ("User
-/// suspended at 2011-10-07T22:02:06Z").
+/// PropagateAtLaunch per tag key: the world keeps tags as key → value, the
+/// facade remembers the flag so tags round-trip as AWS returns them.
 #[derive(Debug, Default)]
 pub(super) struct TagFlags {
     pub(super) propagate: BTreeMap<String, bool>,
-    /// (group, process) → unix ms of the SuspendProcesses that suspended it.
-    pub(super) suspended_at: BTreeMap<(String, String), u64>,
 }
 
 pub(super) fn dispatch(
@@ -36,8 +31,8 @@ pub(super) fn dispatch(
         "DescribeAutoScalingGroups" => describe_groups(w, flags, p).map(Some),
         "SetDesiredCapacity" => set_desired_capacity(w, p).map(|()| None),
         "TerminateInstanceInAutoScalingGroup" => terminate(w, p).map(Some),
-        "SuspendProcesses" => processes(w, flags, p, true).map(|()| None),
-        "ResumeProcesses" => processes(w, flags, p, false).map(|()| None),
+        "SuspendProcesses" => processes(w, p, true).map(|()| None),
+        "ResumeProcesses" => processes(w, p, false).map(|()| None),
         "UpdateAutoScalingGroup" => update_group(w, p).map(|()| None),
         "CreateOrUpdateTags" => create_or_update_tags(w, flags, p).map(|()| None),
         "DeleteTags" => delete_tags(w, flags, p).map(|()| None),
@@ -150,10 +145,7 @@ fn group_xml(x: &mut Xml, w: &World, flags: &TagFlags, g: &GroupView) {
     for s in &g.suspended_processes {
         x.open("member")
             .leaf("ProcessName", &s.process_name)
-            .leaf(
-                "SuspensionReason",
-                suspension_reason(w, flags, &g.name, &s.process_name),
-            )
+            .leaf("SuspensionReason", suspension_reason(s.suspended_unix_ms))
             .close("member");
     }
     let subnets: Vec<String> = g
@@ -397,12 +389,7 @@ fn standby(w: &mut World, p: &Params, enter: bool) -> Result<String, QueryError>
     Ok(x.finish())
 }
 
-fn processes(
-    w: &mut World,
-    flags: &mut TagFlags,
-    p: &Params,
-    suspend: bool,
-) -> Result<(), QueryError> {
+fn processes(w: &mut World, p: &Params, suspend: bool) -> Result<(), QueryError> {
     let group = p.required("AutoScalingGroupName")?;
     let names = p.list("ScalingProcesses.member");
     if suspend {
@@ -410,40 +397,13 @@ fn processes(
     } else {
         w.resume_processes(group, &names)
     }
-    .map_err(world_error)?;
-    // Remember when each newly suspended process was suspended (one
-    // already suspended keeps its time, as AWS keeps its reason), and
-    // forget the resumed ones.
-    let now = w.unix_ms(w.now());
-    let suspended: BTreeSet<String> = w
-        .describe_groups(&[group.to_string()])
-        .into_iter()
-        .flat_map(|g| g.suspended_processes)
-        .map(|s| s.process_name)
-        .collect();
-    flags
-        .suspended_at
-        .retain(|(g, process), _| g != group || suspended.contains(process));
-    for process in suspended {
-        flags
-            .suspended_at
-            .entry((group.to_string(), process))
-            .or_insert(now);
-    }
-    Ok(())
+    .map_err(world_error)
 }
 
 /// AWS's reason for a suspended process: "User suspended at" and when, in
-/// seconds. A process suspended from the start (by the scenario) was
-/// suspended when the world began.
-fn suspension_reason(w: &World, flags: &TagFlags, group: &str, process: &str) -> String {
-    let at = flags
-        .suspended_at
-        .get(&(group.to_string(), process.to_string()))
-        .copied()
-        .unwrap_or(w.epoch().unix_ms);
-    // AWS writes whole seconds here: 2011-10-07T22:02:06Z.
-    let stamp = timestamp(at / 1000 * 1000);
+/// whole seconds (2011-10-07T22:02:06Z).
+fn suspension_reason(suspended_unix_ms: u64) -> String {
+    let stamp = timestamp(suspended_unix_ms / 1000 * 1000);
     format!(
         "User suspended at {}Z",
         stamp.trim_end_matches('Z').trim_end_matches(".000")
