@@ -52,6 +52,18 @@ class MarathonReads(unittest.TestCase):
         cls.client = marathon_client(cls.sim.marathon)
         wait_until("every app running and healthy", lambda: all_healthy(cls.client))
 
+    def test_list_versions_and_get_version_read_the_apps_definitions(self):
+        for app_id, instances in DEMO_APPS.items():
+            versions = self.client.list_versions(app_id)
+            self.assertTrue(versions, app_id)
+            # Newest first (AppVersionsResource): the newest is the app's.
+            self.assertEqual(versions[0], self.client.get_app(app_id).version, app_id)
+            oldest = self.client.get_version(app_id, versions[-1])
+            self.assertIsInstance(oldest, MarathonApp)
+            self.assertEqual((oldest.id, oldest.instances, oldest.version), (app_id, instances, versions[-1]))
+        with self.assertRaises(NotFoundError):
+            self.client.get_version("/web/frontend", "2001-01-01T00:00:00.000Z")
+
     def test_ping_pongs(self):
         self.assertEqual(self.client.ping(), b"pong")
 

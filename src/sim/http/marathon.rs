@@ -71,6 +71,10 @@ enum Route {
     KillAppTasks(String),
     /// `DELETE /v2/apps/{id}/tasks/{taskId}?scale=`.
     KillAppTask(String, String),
+    /// `GET /v2/apps/{id}/versions`.
+    AppVersions(String),
+    /// `GET /v2/apps/{id}/versions/{version}`.
+    AppVersion(String, String),
     Deployments,
     Tasks,
     KillTasks,
@@ -142,6 +146,13 @@ impl Route {
                     } else if let Some((id, task)) = rest.rsplit_once("/tasks/") {
                         let id = format!("/{id}");
                         only(delete, Route::KillAppTask(id, task.to_string()))
+                    } else if let Some(id) = rest.strip_suffix("/versions") {
+                        only(get, Route::AppVersions(format!("/{id}")))
+                    } else if let Some((id, version)) = rest.rsplit_once("/versions/") {
+                        only(
+                            get,
+                            Route::AppVersion(format!("/{id}"), version.to_string()),
+                        )
                     } else {
                         let id = format!("/{rest}");
                         if get {
@@ -171,6 +182,8 @@ impl Route {
             Route::AppTasks(_) => "GET /v2/apps/{id}/tasks".into(),
             Route::KillAppTasks(_) => "DELETE /v2/apps/{id}/tasks".into(),
             Route::KillAppTask(..) => "DELETE /v2/apps/{id}/tasks/{taskId}".into(),
+            Route::AppVersions(_) => "GET /v2/apps/{id}/versions".into(),
+            Route::AppVersion(..) => "GET /v2/apps/{id}/versions/{version}".into(),
             Route::Deployments => "GET /v2/deployments".into(),
             Route::Tasks => "GET /v2/tasks".into(),
             Route::KillTasks => "POST /v2/tasks/delete".into(),
@@ -322,6 +335,16 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
                 Err(err) => marathon_error(&err),
             }
         }
+        Route::AppVersions(id) => match world.with(|w| w.app_versions(&id)) {
+            Ok(versions) => json(
+                StatusCode::OK,
+                &serde_json::json!({
+                    "versions": versions.into_iter().map(timestamp).collect::<Vec<_>>()
+                }),
+            ),
+            Err(err) => marathon_error(&err),
+        },
+        Route::AppVersion(id, version) => app_version(world, &id, &version),
         Route::Deployments => {
             let deployments = world.with(|w| w.deployments());
             let list: Vec<Deployment> = deployments.iter().map(Deployment::from_view).collect();
@@ -385,6 +408,30 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
             "HTTP 405 Method Not Allowed",
         ),
         Route::NotFound => message(StatusCode::NOT_FOUND, "HTTP 404 Not Found"),
+    }
+}
+
+/// `GET /v2/apps/{id}/versions/{version}`: the app's definition at that
+/// version, as `AppVersionsResource.show` answers; Marathon's 404s for an
+/// unknown app or a version it never had. A version is matched as
+/// Marathon writes it (`2014-03-01T23:29:30.158Z`), the form clients read
+/// from `/versions`.
+fn app_version(world: &SharedWorld, id: &str, version: &str) -> Response {
+    let found = world.with(|w| {
+        let versions = w.app_versions(id)?;
+        let Some(ms) = versions.into_iter().find(|&ms| timestamp(ms) == version) else {
+            return Ok(None);
+        };
+        let app = w.app_at_version(id, ms)?;
+        Ok(app.map(|app| wire::definition(&app, config_time(w))))
+    });
+    match found {
+        Ok(Some(definition)) => json(StatusCode::OK, &definition),
+        Ok(None) => message(
+            StatusCode::NOT_FOUND,
+            &format!("App '{id}' does not exist in version {version}"),
+        ),
+        Err(err) => marathon_error(&err),
     }
 }
 

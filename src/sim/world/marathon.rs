@@ -63,6 +63,9 @@ pub(crate) struct App {
     /// Since when the app has had instances left to launch (Marathon's
     /// launch queue entry), if it has.
     queued_since: Option<SimTime>,
+    /// Every version Marathon stored: when, and `instances` then (the only
+    /// part of an app that changes), oldest first.
+    versions: Vec<(SimTime, u32)>,
     deployment: Option<String>,
     never_healthy: bool,
     /// Under the `failing_health_checks` fault: every check fails.
@@ -272,6 +275,7 @@ impl Marathon {
                 counts: Counts::default(),
                 delay: None,
                 queued_since: None,
+                versions: vec![(SimTime::ZERO, s.instances)],
                 launch_due_at: None,
                 deployment: None,
                 never_healthy: false,
@@ -487,6 +491,50 @@ impl World {
         true
     }
 
+    /// `GET /v2/apps/{id}/versions`: the app's stored versions (Unix ms),
+    /// newest first.
+    pub fn app_versions(&self, id: &str) -> Result<Vec<u64>, MarathonError> {
+        let a = self.app_idx("app_versions", id)?;
+        Ok(self.marathon.apps[a]
+            .versions
+            .iter()
+            .rev()
+            .map(|(at, _)| self.unix_ms(*at))
+            .collect())
+    }
+
+    /// `GET /v2/apps/{id}/versions/{version}`: the app as it was at that
+    /// version (Unix ms), None for a version it never had.
+    pub fn app_at_version(
+        &self,
+        id: &str,
+        version_unix_ms: u64,
+    ) -> Result<Option<AppView>, MarathonError> {
+        let a = self.app_idx("app_version", id)?;
+        let app = &self.marathon.apps[a];
+        Ok(app
+            .versions
+            .iter()
+            .find(|(at, _)| self.unix_ms(*at) == version_unix_ms)
+            .map(|&(at, instances)| {
+                let mut view = self.app_view(a, false);
+                view.instances = instances;
+                view.version_unix_ms = self.unix_ms(at);
+                view
+            }))
+    }
+
+    fn store_version(&mut self, a: AppIdx) {
+        let now = self.now;
+        let app = &mut self.marathon.apps[a];
+        let instances = app.instances;
+        match app.versions.last_mut() {
+            // Two changes in one millisecond are one version.
+            Some(last) if last.0 == now => last.1 = instances,
+            _ => app.versions.push((now, instances)),
+        }
+    }
+
     /// `/v2/deployments`, oldest first.
     pub fn deployments(&self) -> Vec<DeploymentView> {
         self.marathon
@@ -530,6 +578,7 @@ impl World {
         let app = &mut self.marathon.apps[a];
         app.floor_instances = app.floor_instances.min(instances);
         self.marathon.apps[a].version = self.now;
+        self.store_version(a);
         // A change of `instances` alone is not a config change: Marathon
         // keys the launch delay by the last config change, so it stays.
         self.scale_down_surplus(a);
@@ -573,6 +622,8 @@ impl World {
         }
         let mut deployment_id = None;
         for app in scaled_apps {
+            self.marathon.apps[app].version = self.now;
+            self.store_version(app);
             if self.marathon.apps[app].deployment.is_none() {
                 deployment_id = Some(self.start_deployment(app));
             }

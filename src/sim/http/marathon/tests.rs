@@ -979,3 +979,64 @@ async fn groups_are_the_apps_parent_paths_nested_as_marathon_answers_them() {
         .await;
     assert_eq!(root["version"], scaled["version"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_apps_versions_are_listed_newest_first_and_each_reads_as_it_was() {
+    let marathons = Marathons::start(1.0).await;
+    marathons.advance(300_000);
+    let (status, listed) = marathons
+        .send(reqwest::Method::GET, "/v2/apps/ops/metrics/versions", None)
+        .await;
+    assert_eq!(status, 200, "{listed}");
+    let first = array(&listed["versions"]).clone();
+    assert_eq!(first.len(), 1, "{listed}");
+    let app = marathons.get_json(0, "/v2/apps/ops/metrics").await;
+    assert_eq!(first[0], app["app"]["version"]);
+
+    let (status, _) = marathons
+        .send(
+            reqwest::Method::PUT,
+            "/v2/apps/ops/metrics",
+            Some(serde_json::json!({"instances": 3})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    marathons.advance(1_000);
+    let (_, listed) = marathons
+        .send(reqwest::Method::GET, "/v2/apps//ops/metrics/versions", None)
+        .await;
+    let versions = array(&listed["versions"]).clone();
+    assert_eq!(versions.len(), 2, "{listed}");
+    assert_eq!(versions[1], first[0], "newest first");
+    for (version, instances) in [(&versions[0], 3), (&versions[1], 2)] {
+        let path = format!(
+            "/v2/apps/ops/metrics/versions/{}",
+            version.as_str().unwrap()
+        );
+        let (status, definition) = marathons.send(reqwest::Method::GET, &path, None).await;
+        assert_eq!(status, 200, "{definition}");
+        assert_eq!(definition["instances"], instances, "{definition}");
+        assert_eq!(&definition["version"], version);
+        // A definition, not a status: no counts, deployments or tasks.
+        for key in ["tasksRunning", "deployments", "tasks"] {
+            assert!(definition.get(key).is_none(), "{key} in {definition}");
+        }
+    }
+    let (status, missing) = marathons
+        .send(
+            reqwest::Method::GET,
+            "/v2/apps/ops/metrics/versions/2001-01-01T00:00:00.000Z",
+            None,
+        )
+        .await;
+    assert_eq!(status, 404);
+    assert_eq!(
+        missing["message"],
+        "App '/ops/metrics' does not exist in version 2001-01-01T00:00:00.000Z"
+    );
+    let (status, missing) = marathons
+        .send(reqwest::Method::GET, "/v2/apps/nope/versions", None)
+        .await;
+    assert_eq!(status, 404);
+    assert_eq!(missing["message"], "App '/nope' does not exist");
+}

@@ -337,6 +337,26 @@ fn instance_id(task_id: &str) -> String {
     }
 }
 
+/// An app as its definition alone, as Marathon writes one inside a group
+/// or at a version: no counts, deployments or tasks.
+pub(crate) fn definition(app: &AppView, config_changed_unix_ms: u64) -> serde_json::Value {
+    let mut value =
+        serde_json::to_value(App::from_view(app, config_changed_unix_ms)).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        for key in [
+            "tasksStaged",
+            "tasksRunning",
+            "tasksHealthy",
+            "tasksUnhealthy",
+            "deployments",
+            "tasks",
+        ] {
+            object.remove(key);
+        }
+    }
+    value
+}
+
 /// A group as `GET /v2/groups[/{id}]` answers it with its default embeds
 /// (apps, groups, pods; Marathon's `GroupInfoWrites`): its apps as bare
 /// definitions (no counts, deployments or tasks: no `group.apps.*` embed),
@@ -381,23 +401,7 @@ pub(crate) fn group(
         .max(config_changed_unix_ms);
     let apps_json: Vec<serde_json::Value> = direct
         .iter()
-        .map(|app| {
-            let mut value = serde_json::to_value(App::from_view(app, config_changed_unix_ms))
-                .unwrap_or_default();
-            if let Some(object) = value.as_object_mut() {
-                for key in [
-                    "tasksStaged",
-                    "tasksRunning",
-                    "tasksHealthy",
-                    "tasksUnhealthy",
-                    "deployments",
-                    "tasks",
-                ] {
-                    object.remove(key);
-                }
-            }
-            value
-        })
+        .map(|app| definition(app, config_changed_unix_ms))
         .collect();
     let groups: Vec<serde_json::Value> = children
         .iter()
