@@ -421,27 +421,16 @@ async fn healthy_tasks_turning_unhealthy_mid_roll_pause_and_page_naming_the_app(
     const APP: &str = "/web/frontend";
     for strategy in STRATEGIES {
         let case = case(strategy).await;
-        let world = case.cluster.sim.world();
-        let mut on = false;
         // Once the new agents are registered, before any old one goes, the
         // app's healthy tasks start failing their checks and never recover.
         let (outcome, done, pages) = case
-            .roll(move |checkpoint| {
-                let registered = checkpoint
-                    .plan
-                    .steps()
-                    .any(|(_, s)| s.id == WAIT_REGISTERED && s.status == Status::Complete);
-                if registered && !on {
-                    on = true;
-                    world.with(|w| {
-                        w.set_faults(Faults {
-                            failing_health_checks: vec![APP.into()],
-                            ..Faults::default()
-                        })
-                        .unwrap()
-                    });
-                }
-            })
+            .roll(once_registered(&case, |w| {
+                w.set_faults(Faults {
+                    failing_health_checks: vec![APP.into()],
+                    ..Faults::default()
+                })
+                .unwrap()
+            }))
             .await;
         case.assert_paused_with_page(&outcome, &done, &pages, "timed out");
         let reason = &done.pause.as_ref().unwrap().reason;
@@ -455,6 +444,27 @@ async fn healthy_tasks_turning_unhealthy_mid_roll_pause_and_page_naming_the_app(
     }
 }
 
+/// An observer that makes `change` to the world once, on the checkpoint
+/// write that completes the scale-up's registration wait (before any
+/// termination).
+fn once_registered(
+    case: &Case,
+    change: impl Fn(&mut crate::sim::World) + Send + 'static,
+) -> impl FnMut(&Checkpoint) + Send + 'static {
+    let world = case.cluster.sim.world();
+    let mut done = false;
+    move |checkpoint| {
+        let registered = checkpoint
+            .plan
+            .steps()
+            .any(|(_, s)| s.id == WAIT_REGISTERED && s.status == Status::Complete);
+        if registered && !done {
+            done = true;
+            world.with(&change);
+        }
+    }
+}
+
 /// Another writer's change, made on the write that completes the
 /// scale-up's registration wait (before any termination).
 async fn another_writer(
@@ -464,20 +474,7 @@ async fn another_writer(
     check: impl Fn(&AutoScalingGroup),
 ) {
     let case = case(strategy).await;
-    let world = case.cluster.sim.world();
-    let mut done_once = false;
-    let (outcome, done, pages) = case
-        .roll(move |checkpoint| {
-            let registered = checkpoint
-                .plan
-                .steps()
-                .any(|(_, s)| s.id == WAIT_REGISTERED && s.status == Status::Complete);
-            if registered && !done_once {
-                done_once = true;
-                world.with(&change);
-            }
-        })
-        .await;
+    let (outcome, done, pages) = case.roll(once_registered(&case, change)).await;
     case.assert_paused_with_page(&outcome, &done, &pages, "another writer");
     let reason = &done.pause.as_ref().unwrap().reason;
     assert!(reason.contains(says), "{}: {reason}", case.name());

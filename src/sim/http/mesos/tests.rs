@@ -642,6 +642,20 @@ impl Masters {
             .expect("an answer")
     }
 
+    /// POST a v1 operator call (`{"type": call}`) to master `index`, as
+    /// JSON.
+    async fn v1_json(&self, index: usize, call: &str) -> Value {
+        Masters::raw()
+            .post(format!("{}/api/v1", self.urls[index]))
+            .json(&serde_json::json!({ "type": call }))
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("JSON")
+    }
+
     /// GET `path` from the leader (peer 0 unless changed), as JSON.
     async fn get_json(&self, index: usize, path: &str) -> Value {
         let answer = self.get(index, path).await;
@@ -979,15 +993,7 @@ async fn agents_carry_registered_time_and_after_a_failover_reregistered_time() {
             assert!(agent["registered_time"].as_f64().expect("a float") <= reregistered);
         }
     }
-    let v1: Value = Masters::raw()
-        .post(format!("{}/api/v1", masters.urls[1]))
-        .json(&serde_json::json!({"type": "GET_AGENTS"}))
-        .send()
-        .await
-        .expect("an answer")
-        .json()
-        .await
-        .expect("JSON");
+    let v1 = masters.v1_json(1, "GET_AGENTS").await;
     assert!(v1["get_agents"]["agents"][0]["reregistered_time"]["nanoseconds"].is_i64());
 }
 
@@ -1064,15 +1070,7 @@ async fn the_state_has_every_top_level_key_a_1_9_master_writes() {
 #[tokio::test]
 async fn get_agents_lists_each_agents_ports_in_its_agent_info_as_in_its_total() {
     let masters = Masters::start().await;
-    let ours: Value = Masters::raw()
-        .post(format!("{}/api/v1", masters.urls[0]))
-        .json(&serde_json::json!({"type": "GET_AGENTS"}))
-        .send()
-        .await
-        .expect("an answer")
-        .json()
-        .await
-        .expect("JSON");
+    let ours = masters.v1_json(0, "GET_AGENTS").await;
     let names = |resources: &Value| -> BTreeSet<String> {
         resources
             .as_array()
