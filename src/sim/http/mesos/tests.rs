@@ -692,30 +692,22 @@ fn missing(expected: &BTreeSet<String>, ours: &BTreeSet<String>) -> Vec<String> 
 async fn the_state_lists_marathons_framework_under_the_v2_info_framework_id() {
     let masters = Masters::start().await;
     let (marathon, server) = masters.marathon().await;
-    let info: Value = Masters::raw()
-        .get(format!("{marathon}/v2/info"))
-        .send()
-        .await
-        .expect("an answer")
-        .json()
-        .await
-        .expect("JSON");
-    let apps: Value = Masters::raw()
-        .get(format!("{marathon}/v2/apps"))
-        .send()
-        .await
-        .expect("an answer")
-        .json()
-        .await
-        .expect("JSON");
-    let marathon_tasks: Value = Masters::raw()
-        .get(format!("{marathon}/v2/tasks"))
-        .send()
-        .await
-        .expect("an answer")
-        .json()
-        .await
-        .expect("JSON");
+    let read = |path: &'static str| {
+        let url = format!("{marathon}{path}");
+        async move {
+            Masters::raw()
+                .get(url)
+                .send()
+                .await
+                .expect("an answer")
+                .json::<Value>()
+                .await
+                .expect("JSON")
+        }
+    };
+    let info = read("/v2/info").await;
+    let apps = read("/v2/apps").await;
+    let marathon_tasks = read("/v2/tasks").await;
     server.abort();
     let running: u64 = apps["apps"]
         .as_array()
