@@ -93,6 +93,11 @@ impl App {
         }
     }
 
+    /// Instances without a task (Marathon's instances left to launch).
+    fn left_to_launch(&self) -> usize {
+        (self.instances as usize).saturating_sub(self.tasks.len())
+    }
+
     /// The launch delay in force at `now`: none once Marathon's clean-up
     /// would have dropped it (its reference is more than
     /// `maxLaunchDelaySeconds` old).
@@ -455,7 +460,7 @@ impl World {
             .filter_map(|a| {
                 let app = &self.marathon.apps[a];
                 let since = app.queued_since?;
-                let count = (app.instances as usize).saturating_sub(app.tasks.len());
+                let count = app.left_to_launch();
                 if count == 0 {
                     return None;
                 }
@@ -479,11 +484,8 @@ impl World {
         let Ok(a) = self.app_idx("reset_delay", id) else {
             return false;
         };
-        if !self
-            .queue()
-            .iter()
-            .any(|item| item.app.id == self.marathon.apps[a].id)
-        {
+        let app = &self.marathon.apps[a];
+        if app.queued_since.is_none() || app.left_to_launch() == 0 {
             return false;
         }
         self.marathon.apps[a].delay = None;
@@ -1073,7 +1075,7 @@ impl World {
     /// finds no room waits for the next offer cycle.
     pub(crate) fn launch_missing(&mut self, a: AppIdx) {
         let app = &self.marathon.apps[a];
-        let missing = (app.instances as usize).saturating_sub(app.tasks.len());
+        let missing = app.left_to_launch();
         if missing == 0 {
             self.marathon.apps[a].queued_since = None;
             self.marathon.waiting.remove(&a);

@@ -139,6 +139,7 @@ fn a_terminated_agent_is_unreachable_after_75_s_and_its_task_relaunches_3_s_late
     assert_eq!(tasks[0].state, "TASK_STAGING");
     assert_ne!(tasks[0].slave_id, old_task.slave_id, "on another agent");
     assert_eq!(tasks[0].staged_unix_ms, w.unix_ms(secs(78)));
+    assert_eq!(w.launch_delay(0), None, "TASK_UNREACHABLE adds no delay");
 
     w.advance_to(secs(83));
     assert_eq!(
@@ -481,6 +482,8 @@ fn machine_down_removes_the_agent_at_once_and_only_for_scheduled_machines() {
     assert_eq!(w.maintenance_status().down, vec![machine.clone()]);
     let lost = app(&w, "/web").tasks.expect("embedded");
     assert_eq!(lost.iter().filter(|t| t.state == "TASK_LOST").count(), 1);
+    // Taken as GONE (the harder case): the app's launch delay starts.
+    assert_eq!(w.launch_delay(0).map(|(ms, _)| ms), Some(1000.0));
     let err = w
         .set_maintenance_schedule(Vec::new())
         .expect_err("down must stay scheduled");
@@ -1389,14 +1392,17 @@ fn tasks_on_one_agent_hold_distinct_host_ports_freed_when_they_are_gone() {
             .contains(&victim.host_port)
     );
     w.advance_to(secs(120));
-    let held: Vec<u16> = w
+    assert!(w.tasks().iter().all(|t| t.id != victim.id), "gone");
+    let held_by_another = w
         .tasks()
-        .into_iter()
-        .filter(|t| t.slave_id == victim.slave_id)
-        .map(|t| t.host_port)
-        .collect();
+        .iter()
+        .any(|t| t.slave_id == victim.slave_id && t.host_port == victim.host_port);
     assert_eq!(
-        w.agent(&victim.slave_id).unwrap().used_ports.len(),
-        held.len()
+        w.agent(&victim.slave_id)
+            .unwrap()
+            .used_ports
+            .contains(&victim.host_port),
+        held_by_another,
+        "the gone task's port is released"
     );
 }
