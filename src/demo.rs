@@ -23,11 +23,11 @@ use std::time::{Duration, Instant};
 
 use crate::api::ApiSettings;
 use crate::plan;
-use crate::roll::checkpoint::{Checkpoint, CheckpointStore};
-use crate::roll::live::Live;
+use crate::roll::engine::live::Live;
+use crate::roll::engine::{Outcome, RunOptions};
 use crate::roll::preflight::{Request, Selection};
+use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore};
 use crate::roll::run::{RunResult, RunSettings, run as run_roll, runtime};
-use crate::roll::runner::{Outcome, RunOptions};
 use crate::sim::{Scenario, ScenarioError};
 use crate::simulated::{SimulatedCluster, SimulatedError};
 
@@ -153,7 +153,7 @@ async fn demo(
             allow_unhealthy: Vec::new(),
             honor_min_health: false,
             skip_not_in_service: false,
-            strategy: crate::roll::roll_plan::RollStrategy::default(),
+            strategy: crate::roll::decide::roll_plan::RollStrategy::default(),
             max_unavailable: None,
         },
         target_given: true,

@@ -12,9 +12,9 @@
 use std::path::Path;
 
 use crate::plan::{self, Plan};
-use crate::roll::checkpoint::{self, Checkpoint};
-use crate::roll::env::Environment;
-use crate::roll::rebalance::{parse_counts, rebalance};
+use crate::roll::decide::rebalance::{parse_counts, rebalance};
+use crate::roll::record::checkpoint::{self, Checkpoint};
+use crate::roll::record::env::Environment;
 
 /// A target's body: one input, a panic on any finding.
 pub type Body = fn(&[u8]);

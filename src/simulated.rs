@@ -15,9 +15,9 @@ use crate::marathon::MarathonClient;
 use crate::mesos::{MesosClient, MesosSettings};
 use crate::pager::Sinks;
 use crate::retry::Backoff;
-use crate::roll::cluster::Ports;
-use crate::roll::env::{Environment, PagerSettings, Timeouts};
+use crate::roll::ports::PortSet;
 use crate::roll::ports::auto_scaling::{AgentMatch, ScalingProcess};
+use crate::roll::record::env::{Environment, PagerSettings, Timeouts};
 use crate::sim::{Scenario, SimOptions, SimServeError, Simulator};
 
 /// The simulated cluster and the clients that reach it.
@@ -120,8 +120,8 @@ impl SimulatedCluster {
         })
     }
 
-    pub fn ports(&self) -> Ports<'_, AwsAutoScaling, MesosClient, MarathonClient, Sinks> {
-        Ports {
+    pub fn ports(&self) -> PortSet<'_, AwsAutoScaling, MesosClient, MarathonClient, Sinks> {
+        PortSet {
             aws: &self.aws,
             mesos: &self.mesos,
             marathon: &self.marathon,

@@ -16,9 +16,9 @@ use axum::response::IntoResponse;
 use super::ApiState;
 use crate::metrics;
 use crate::plan::Status;
-use crate::roll::checkpoint::EventKind;
-use crate::roll::live::{DURATION_BUCKETS, Live};
-use crate::roll::steps::WaitKind;
+use crate::roll::engine::live::{DURATION_BUCKETS, Live};
+use crate::roll::record::checkpoint::EventKind;
+use crate::roll::record::kinds::WaitKind;
 
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 

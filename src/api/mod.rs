@@ -2,7 +2,7 @@
 //! --listen`): the DC/OS SDK's `/v1/plans` resource over the one plan the
 //! run follows, named `roll`, and `/metrics` in Prometheus' text format.
 //! Served with axum on the run's own runtime; it reads and submits through
-//! `crate::roll::live::Live` only, so the roll knows nothing of HTTP.
+//! `crate::roll::engine::live::Live` only, so the roll knows nothing of HTTP.
 //!
 //! - `plans`: `GET /v1/plans`, `GET /v1/plans/roll`, `POST
 //!   /v1/plans/roll/{continue,interrupt,forceComplete,restart,start,stop}`.
@@ -27,7 +27,7 @@ use axum::Router;
 use axum::routing::{get, post};
 
 use crate::http::{HttpConfigError, Secret};
-use crate::roll::live::Live;
+use crate::roll::engine::live::Live;
 
 pub use auth::OPERATOR_HEADER;
 pub use exposition::render as render_metrics;

@@ -25,7 +25,7 @@ use serde_json::json;
 use super::ApiState;
 use super::auth::Caller;
 use crate::plan::{self, AddressError, Operation, Status};
-use crate::roll::live::{SubmitError, Submitted};
+use crate::roll::engine::live::{SubmitError, Submitted};
 
 /// The one plan a run serves.
 pub const PLAN: &str = "roll";

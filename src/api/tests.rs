@@ -18,9 +18,9 @@ use tower::ServiceExt;
 use super::{ApiError, ApiSettings, router};
 use crate::http::Secret;
 use crate::plan::Status;
-use crate::roll::checkpoint::Checkpoint;
-use crate::roll::env::Timeouts;
-use crate::roll::live::Live;
+use crate::roll::engine::live::Live;
+use crate::roll::record::checkpoint::Checkpoint;
+use crate::roll::record::env::Timeouts;
 
 fn checkpoint() -> Checkpoint {
     let text = include_str!("../../fuzz/seeds/checkpoint/serial-1.json");

@@ -9,11 +9,11 @@ use std::io::Write;
 use super::AbandonArgs;
 use super::error::CliError;
 use super::wiring::{checkpoint_path, clients, environment_from, runtime};
-use crate::roll::abandon::{AbandonError, check_tag, plan_of};
-use crate::roll::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, RunLock};
-use crate::roll::cluster::{Ports, RUN_ID_TAG};
+use crate::roll::abandon::{self as roll_abandon, AbandonError, check_tag, plan_of};
+use crate::roll::engine::{RunOptions, Runner};
 use crate::roll::ports::auto_scaling::AutoScaling;
-use crate::roll::runner::{RunOptions, Runner};
+use crate::roll::record::RUN_ID_TAG;
+use crate::roll::record::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, RunLock};
 
 /// `roller abandon`; with `--json` the same lines sorted into one object:
 /// `done` (each change made), `would` (what a dry run would do), `notes`,
@@ -99,15 +99,9 @@ fn abandon(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 return Ok(());
             }
             (Some(c), false) => {
-                let ports = Ports {
-                    aws: &clients.aws,
-                    mesos: &clients.mesos,
-                    marathon: &clients.marathon,
-                    pager: &clients.pager,
-                };
                 let (_stop_tx, stop) = tokio::sync::watch::channel(false);
                 let runner = Runner::new(
-                    ports,
+                    clients.ports(),
                     &env,
                     RunOptions::default(),
                     c,
@@ -116,7 +110,7 @@ fn abandon(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     Box::new(|_: &Checkpoint| {}),
                 )
                 .map_err(refused)?;
-                match runner.abandon().await {
+                match roll_abandon::abandon(runner).await {
                     Ok((abandoned, _)) => abandoned.lines,
                     Err(AbandonError::Refused(error)) => return Err(refused(error)),
                     Err(AbandonError::Partial { done, error }) => {

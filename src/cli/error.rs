@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::atomic_file::LockError;
 use crate::demo::DemoError;
 use crate::plan::{AddressError, DocumentError};
-use crate::roll::rebalance::CountsError;
+use crate::roll::decide::rebalance::CountsError;
 use crate::sim::{ScenarioError, SimServeError};
 
 /// Stable exit codes, documented in `--help` and the README.
@@ -64,7 +64,7 @@ pub enum CliError {
     )]
     Counts(CountsError),
     #[error("{0}")]
-    Env(crate::roll::env::EnvError),
+    Env(crate::roll::record::env::EnvError),
     #[error("{0}")]
     BadFlag(String),
     /// No checkpoint where one was looked for.
@@ -73,7 +73,7 @@ pub enum CliError {
     #[error("cannot set up a client: {0}")]
     Adapter(String),
     #[error("{0}")]
-    Checkpoint(crate::roll::checkpoint::CheckpointError),
+    Checkpoint(crate::roll::record::checkpoint::CheckpointError),
     #[error("{0}")]
     Run(crate::roll::run::RunError),
     #[error(
@@ -94,10 +94,7 @@ pub enum CliError {
     /// `roller status` of a roll neither complete nor running: the exit
     /// code says which state, the message what to do.
     #[error("{message}")]
-    RollNotDone {
-        state: super::status_command::RollState,
-        message: String,
-    },
+    RollNotDone { exit_code: u8, message: String },
     #[error(
         "interrupted; run {run_id} is checkpointed in {}: rerun the same command to resume",
         checkpoint.display()
@@ -143,13 +140,13 @@ impl CliError {
             }
             CliError::Adapter(_) => exit_code::REFUSED,
             CliError::Checkpoint(err) => match err {
-                crate::roll::checkpoint::CheckpointError::Write { .. } => exit_code::FAILED,
+                crate::roll::record::checkpoint::CheckpointError::Write { .. } => exit_code::FAILED,
                 _ => exit_code::REFUSED,
             },
             CliError::Run(err) => run_exit_code(err),
             CliError::Paused { .. } | CliError::Held(_) => exit_code::PAUSED,
             CliError::AbandonPartial { .. } => exit_code::PARTLY_DONE,
-            CliError::RollNotDone { state, .. } => state.exit_code(),
+            CliError::RollNotDone { exit_code, .. } => *exit_code,
             CliError::Interrupted { .. } => exit_code::INTERRUPTED,
             CliError::Api(_) => exit_code::REFUSED,
             // What the caller asked is wrong (unknown phase or step, a

@@ -1,5 +1,5 @@
 //! `roller health`: one look at Marathon (apps with tasks, counts and
-//! deployments, plus `/v2/deployments`), judged by `crate::roll::health`,
+//! deployments, plus `/v2/deployments`), judged by `crate::roll::decide::health`,
 //! reported as a table or as JSON, and mapped to exit 0 (healthy),
 //! 1 (unhealthy) or 2 (no verdict).
 
@@ -11,10 +11,11 @@ use serde::Serialize;
 
 use super::HealthArgs;
 use super::error::CliError;
+use super::output::write_json;
 use crate::http::{HttpAuth, HttpSettings};
 use crate::marathon::MarathonClient;
 use crate::mesos::{MesosClient, MesosSettings};
-use crate::roll::health::{self, AppHealth, ClusterHealth};
+use crate::roll::decide::health::{self, AppHealth, ClusterHealth};
 use crate::roll::ports::marathon::Marathon;
 use crate::roll::ports::mesos::{Agent, MesosMaster};
 
@@ -238,12 +239,6 @@ fn app_report(app: &AppHealth) -> AppReport<'_> {
         tasks_healthy: app.tasks_healthy,
         healthy_per_agent: &app.healthy_per_agent,
     }
-}
-
-fn write_json(out: &mut dyn Write, report: &Report<'_>) -> Result<(), CliError> {
-    serde_json::to_writer_pretty(&mut *out, report).map_err(std::io::Error::from)?;
-    out.write_all(b"\n")?;
-    Ok(())
 }
 
 /// One line per app, then the verdict.

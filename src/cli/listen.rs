@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use super::error::CliError;
 use crate::api::ApiSettings;
-use crate::roll::env::Timeouts;
-use crate::roll::live::Live;
+use crate::roll::engine::live::Live;
+use crate::roll::record::env::Timeouts;
 
 /// `--listen`, with the token from `ROLLER_API_TOKEN(_FILE)`; `None`
 /// without `--listen`.

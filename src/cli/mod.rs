@@ -5,6 +5,7 @@ mod abandon_command;
 mod error;
 mod health_command;
 mod listen;
+mod output;
 mod plan_client;
 mod plan_command;
 mod rebalance_command;

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::OperationArgs;
 use super::error::CliError;
-use super::plan_command::{operator, write_json};
+use super::output::write_json;
 use crate::api::{PLAN, TOKEN_VARIABLE};
 use crate::http::Secret;
 use crate::plan::{self, Operation, PlanInfo};
@@ -27,6 +27,15 @@ struct Answer {
     status: StatusCode,
     url: String,
     body: Value,
+}
+
+/// Who operated: sent with each operation (the plan API logs it), and
+/// written in the checkpoint's event log by `roller plan --file`.
+pub(super) fn operator() -> String {
+    std::env::var("SUDO_USER")
+        .or_else(|_| std::env::var("USER"))
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "unknown".to_string())
 }
 
 pub(super) fn show(url: &str, json: bool, out: &mut dyn Write) -> Result<(), CliError> {

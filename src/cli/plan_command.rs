@@ -9,11 +9,13 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use super::error::CliError;
+use super::output::write_json;
+use super::plan_client::{self, operator};
 use super::{OperationArgs, PlanCommand};
 use crate::atomic_file::{LockError, Locked};
 use crate::plan::{self, Operation, Outcome, Plan, PlanInfo};
-use crate::roll::checkpoint::{Checkpoint, Event, EventKind, RunLock, RunLockError, utc};
-use crate::roll::inbox::{self, QueuedOperation};
+use crate::roll::engine::inbox::{self, QueuedOperation};
+use crate::roll::record::checkpoint::{Checkpoint, Event, EventKind, RunLock, RunLockError, utc};
 
 /// Plan files may hold instance ids and messages: readable by the owner only.
 const PLAN_FILE_MODE: u32 = 0o600;
@@ -25,7 +27,7 @@ pub(super) fn run(command: PlanCommand, out: &mut dyn Write) -> Result<(), CliEr
     let (operation, args) = match command {
         PlanCommand::Show(args) => {
             return match &args.url {
-                Some(url) => super::plan_client::show(url, args.json, out),
+                Some(url) => plan_client::show(url, args.json, out),
                 None => show(file_of(&args.file)?, args.json, out),
             };
         }
@@ -38,7 +40,7 @@ pub(super) fn run(command: PlanCommand, out: &mut dyn Write) -> Result<(), CliEr
         PlanCommand::Stop(args) => (Operation::Stop, args),
     };
     match &args.url {
-        Some(url) => super::plan_client::operate(operation, url, &args, out),
+        Some(url) => plan_client::operate(operation, url, &args, out),
         None => operate(operation, file_of(&args.file)?, &args, out),
     }
 }
@@ -287,19 +289,5 @@ fn queue_for_live_run(
          (after the API call in flight); `roller status` shows it in the events",
         file.display()
     )?;
-    Ok(())
-}
-
-/// Who operated, for the checkpoint's event log.
-pub(super) fn operator() -> String {
-    std::env::var("SUDO_USER")
-        .or_else(|_| std::env::var("USER"))
-        .or_else(|_| std::env::var("LOGNAME"))
-        .unwrap_or_else(|_| "unknown".to_string())
-}
-
-pub(super) fn write_json(out: &mut dyn Write, value: &impl Serialize) -> Result<(), CliError> {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
-    writeln!(out)?;
     Ok(())
 }

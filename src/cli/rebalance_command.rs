@@ -1,5 +1,5 @@
 //! `roller rebalance`: the moves AWS's AZRebalance would make on a group
-//! with the given per-AZ counts (computed by `crate::roll::rebalance`),
+//! with the given per-AZ counts (computed by `crate::roll::decide::rebalance`),
 //! printed one line per move or as JSON. Reads no cluster: the counts are
 //! typed in, so it answers before AZRebalance is resumed, offline.
 
@@ -7,7 +7,7 @@ use std::io::Write;
 
 use super::RebalanceArgs;
 use super::error::CliError;
-use crate::roll::rebalance::{Rebalance, parse_counts, rebalance};
+use crate::roll::decide::rebalance::{Rebalance, parse_counts, rebalance};
 
 pub(super) const HELP: &str = "\
 AWS's AZRebalance, once resumed, launches an instance in the AZ with the

@@ -12,16 +12,16 @@ use super::error::CliError;
 use super::signals::StopSignals;
 use super::wiring::{Clients, checkpoint_store, clients, environment_from, runtime};
 use crate::plan;
-use crate::roll::checkpoint::CheckpointStore;
-use crate::roll::drain_plan::preview;
-use crate::roll::env::Environment;
+use crate::roll::decide::drain_plan::preview;
+use crate::roll::decide::roll_plan::RollStrategy;
+use crate::roll::decide::safety::Floor;
+use crate::roll::engine::{Outcome, RunOptions};
 use crate::roll::error::RollError;
 use crate::roll::ports::marathon::Marathon;
 use crate::roll::preflight::{Preflight, Request, Selection, preflight};
-use crate::roll::roll_plan::RollStrategy;
+use crate::roll::record::checkpoint::CheckpointStore;
+use crate::roll::record::env::Environment;
 use crate::roll::run::{RunResult, RunSettings, run};
-use crate::roll::runner::{Outcome, Ports, RunOptions};
-use crate::roll::safety::Floor;
 
 pub const RUN_HELP: &str = "\
 The roll (see the README's \"The roll\"):
@@ -236,13 +236,7 @@ fn roll(
                 live,
             },
         };
-        let ports = Ports {
-            aws: &clients.aws,
-            mesos: &clients.mesos,
-            marathon: &clients.marathon,
-            pager: &clients.pager,
-        };
-        let result = run(ports, &env, settings, stop, observer).await;
+        let result = run(clients.ports(), &env, settings, stop, observer).await;
         crate::report::end_view(view);
         match result.map_err(CliError::Run)? {
             RunResult::NothingToDo(message) => {
@@ -329,16 +323,9 @@ async fn dry_run(
             "--target N is required for a new roll (the number of agents when done)".to_string(),
         ));
     }
-    let preflight = preflight(
-        &clients.aws,
-        &clients.mesos,
-        &clients.marathon,
-        env,
-        request,
-        "dry-run".to_string(),
-    )
-    .await
-    .map_err(|e| CliError::Run(e.into()))?;
+    let preflight = preflight(clients.ports(), env, request, "dry-run".to_string())
+        .await
+        .map_err(|e| CliError::Run(e.into()))?;
     match preflight {
         Preflight::NothingToDo(message) if args.json => {
             let json = serde_json::json!({"dry_run": "nothing_to_do", "message": message});

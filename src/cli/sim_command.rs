@@ -210,8 +210,8 @@ mod tests {
     /// the file is read back through the roller's own parser.
     #[test]
     fn the_environment_file_it_writes_is_one_roller_run_accepts() {
-        use crate::roll::env::Environment;
         use crate::roll::ports::auto_scaling::AgentMatch;
+        use crate::roll::record::env::Environment;
 
         let args = SimArgs {
             scenario: "demo".to_string(),

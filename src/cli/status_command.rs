@@ -13,7 +13,7 @@ use super::StatusArgs;
 use super::error::{CliError, exit_code};
 use super::wiring::{checkpoint_store, checkpoint_store_alone, environment_from, runtime};
 use crate::plan::{self, Status as StepStatus};
-use crate::roll::checkpoint::{Checkpoint, Event, EventKind, Pause, RunLock};
+use crate::roll::record::checkpoint::{Checkpoint, Event, EventKind, Pause, RunLock};
 
 pub(super) const HELP: &str = "\
 Reads the checkpoint and writes nothing, not even its lock file.
@@ -128,7 +128,7 @@ fn held(checkpoint: &Checkpoint) -> bool {
     let ended_held = checkpoint
         .events
         .last()
-        .is_some_and(|e| e.kind == crate::roll::checkpoint::EventKind::Held);
+        .is_some_and(|e| e.kind == crate::roll::record::checkpoint::EventKind::Held);
     ended_held || crate::plan::plan_candidates(&plan).is_empty()
 }
 
@@ -287,14 +287,17 @@ fn verdict(
         RollState::Held => format!(
             "the roll is held (an operator's interrupt, or a canary waiting); let it go on with \
              `{}`, then: {rerun}",
-            crate::roll::runner::continue_command(&checkpoint.plan, path)
+            crate::roll::decide::roll_plan::continue_command(&checkpoint.plan, path)
         ),
         RollState::Stopped => format!(
             "the roll is stopped (a signal or a crash ended its last run) and no run holds it; \
              resume with: {rerun}"
         ),
     };
-    Err(CliError::RollNotDone { state, message })
+    Err(CliError::RollNotDone {
+        exit_code: state.exit_code(),
+        message,
+    })
 }
 
 #[cfg(test)]
@@ -303,7 +306,7 @@ mod tests {
 
     use super::*;
     use crate::plan::{Phase, Plan, Step, Strategy};
-    use crate::roll::checkpoint::{OriginalGroup, RecordedEnvironment, VERSION};
+    use crate::roll::record::checkpoint::{OriginalGroup, RecordedEnvironment, VERSION};
     use StepStatus::{Complete, Error, Pending, Starting};
 
     /// A roll of two instances with the plan's statuses given per step
@@ -354,7 +357,7 @@ mod tests {
             maintenance: Vec::new(),
             surges: Vec::new(),
             waves: Vec::new(),
-            max_unavailable: crate::roll::checkpoint::DEFAULT_MAX_UNAVAILABLE,
+            max_unavailable: crate::roll::record::checkpoint::DEFAULT_MAX_UNAVAILABLE,
             allow_unhealthy: Vec::new(),
             pause: None,
             open_page: None,

@@ -7,13 +7,14 @@
 use std::path::{Path, PathBuf};
 
 use super::error::CliError;
-use crate::aws::{AwsSettings, S3Checkpoint, S3Location};
+use crate::aws::{AwsAutoScaling, AwsSettings, S3Checkpoint, S3Location};
 use crate::http::{HttpAuth, HttpSettings};
 use crate::marathon::MarathonClient;
 use crate::mesos::{MesosClient, MesosSettings};
 use crate::pager::{DEFAULT_EVENTS_URL, PagerDuty, Sink, Sinks, Webhook};
-use crate::roll::checkpoint::{Checkpoint, CheckpointStore};
-use crate::roll::env::Environment;
+use crate::roll::ports::PortSet;
+use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore};
+use crate::roll::record::env::Environment;
 
 /// The environment: the file at `path`, then `ROLLER_*` variables, then
 /// `flags` (key, value as typed).
@@ -22,7 +23,7 @@ pub(super) fn environment_from(
     flags: &[(&str, String)],
 ) -> Result<Environment, CliError> {
     let text = std::fs::read_to_string(path).map_err(|source| {
-        CliError::Env(crate::roll::env::EnvError::Read {
+        CliError::Env(crate::roll::record::env::EnvError::Read {
             path: path.to_path_buf(),
             source,
         })
@@ -132,10 +133,22 @@ pub(super) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 
 /// The real adapters, one of each.
 pub(super) struct Clients {
-    pub(super) aws: crate::aws::AwsAutoScaling,
+    pub(super) aws: AwsAutoScaling,
     pub(super) mesos: MesosClient,
     pub(super) marathon: MarathonClient,
     pub(super) pager: Sinks,
+}
+
+impl Clients {
+    /// The roll's ports, borrowed from these clients.
+    pub(super) fn ports(&self) -> PortSet<'_, AwsAutoScaling, MesosClient, MarathonClient, Sinks> {
+        PortSet {
+            aws: &self.aws,
+            mesos: &self.mesos,
+            marathon: &self.marathon,
+            pager: &self.pager,
+        }
+    }
 }
 
 pub(super) async fn clients(env: &Environment) -> Result<Clients, CliError> {

@@ -17,7 +17,10 @@ use super::TARGETS;
 type Places = &'static [(&'static str, &'static str, &'static str)];
 const FIXTURES: &[(&str, Places)] = &[
     ("plan_document", &[("examples", "", ".json")]),
-    ("checkpoint", &[("src/roll/checkpoint", "v1_", ".json")]),
+    (
+        "checkpoint",
+        &[("src/roll/record/checkpoint", "v1_", ".json")],
+    ),
     ("env_file", &[("examples", "", ".toml")]),
     ("mesos", &[("tests/fixtures", "mesos-", ".json")]),
     ("marathon", &[("tests/fixtures", "marathon-", ".json")]),
@@ -221,11 +224,11 @@ fn aws_answers_from_seeds_and_mutations() {
 #[tokio::test(start_paused = true)]
 #[ignore = "writes fuzz/seeds/checkpoint; run by hand"]
 async fn write_checkpoint_seeds() {
-    use crate::roll::checkpoint::Checkpoint;
+    use crate::roll::decide::roll_plan::RollStrategy;
+    use crate::roll::engine::RunOptions;
     use crate::roll::preflight::{Request, Selection};
-    use crate::roll::roll_plan::RollStrategy;
+    use crate::roll::record::checkpoint::Checkpoint;
     use crate::roll::run::{RunSettings, run};
-    use crate::roll::runner::RunOptions;
     use crate::sim::Scenario;
     use crate::simulated::SimulatedCluster;
 
@@ -242,7 +245,7 @@ async fn write_checkpoint_seeds() {
         tokio::time::sleep(std::time::Duration::from_secs(300)).await;
         let target = cluster.sim.report().final_state.instances_live;
         let settings = RunSettings {
-            checkpoint: crate::roll::checkpoint::CheckpointStore::file(
+            checkpoint: crate::roll::record::checkpoint::CheckpointStore::file(
                 dir.path().join("roll.json"),
             ),
             request: Request {

@@ -15,7 +15,7 @@ use super::wire::{self, fixture_only};
 use super::{MarathonClient, MarathonConfigError};
 use crate::http::{HttpAuth, HttpSettings, Secret};
 use crate::retry::Backoff;
-use crate::roll::health;
+use crate::roll::decide::health;
 use crate::roll::ports::marathon::{KillOutcome, Marathon, MarathonError, UnreachableStrategy};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");

@@ -11,9 +11,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use crate::plan::Status;
-use crate::roll::checkpoint::{Checkpoint, EventKind, utc};
-use crate::roll::env::Timeouts;
-use crate::roll::steps::{StepKind, WaitKind};
+use crate::roll::record::checkpoint::{Checkpoint, EventKind, utc};
+use crate::roll::record::env::Timeouts;
+use crate::roll::record::kinds::{StepKind, WaitKind};
 
 /// What a working step waits for, since when, and how long it may.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -18,8 +18,8 @@ use tracing_subscriber::fmt::time::FormatTime;
 
 use super::changes::Change;
 use super::view::Screen;
-use crate::roll::checkpoint::utc;
-use crate::roll::clock::RollClock;
+use crate::roll::engine::clock::RollClock;
+use crate::roll::record::checkpoint::utc;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LogFormat {

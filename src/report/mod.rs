@@ -23,7 +23,7 @@ use std::sync::Arc;
 use changes::{Change, Tracker};
 use view::View;
 
-use crate::roll::checkpoint::Checkpoint;
+use crate::roll::record::checkpoint::Checkpoint;
 
 /// How a roll is shown.
 #[derive(Default)]
@@ -65,11 +65,11 @@ pub fn observer<'a>(mut tracker: Tracker, output: &Output) -> Observer<'a> {
 /// The observer of a roll in `env`, and its terminal view if `live`: the
 /// roll's clock stamps the log from now on.
 pub fn for_roll<'a>(
-    env: &crate::roll::env::Environment,
+    env: &crate::roll::record::env::Environment,
     json: bool,
     live: bool,
 ) -> (Observer<'a>, Option<Arc<View>>) {
-    let clock = crate::roll::clock::RollClock::new(env.time_scale);
+    let clock = crate::roll::engine::clock::RollClock::new(env.time_scale);
     logging::set_clock(clock.clone());
     let tracker_clock = clock.clone();
     let tracker = Tracker::new(env.timeouts.clone(), move || tracker_clock.now());

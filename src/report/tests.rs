@@ -14,9 +14,9 @@ use super::changes::{Change, Progress, Tracker};
 use super::logging::{LogFormat, LogSettings, emit, subscriber};
 use super::view::{Screen, View};
 use crate::plan::Status;
-use crate::roll::checkpoint::{Checkpoint, EventKind, StepProgress, WaitRecord};
-use crate::roll::env::Timeouts;
-use crate::roll::steps::WaitKind;
+use crate::roll::record::checkpoint::{Checkpoint, EventKind, StepProgress, WaitRecord};
+use crate::roll::record::env::Timeouts;
+use crate::roll::record::kinds::WaitKind;
 
 /// The seed's deregistration wait began at 22:07:31.169; the clock reads
 /// one minute later.

@@ -13,8 +13,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::changes::{Change, Progress, clock_span};
 use crate::plan::Status;
-use crate::roll::checkpoint::Checkpoint;
-use crate::roll::clock::human;
+use crate::roll::engine::clock::human;
+use crate::roll::record::checkpoint::Checkpoint;
 
 /// Working steps listed at most; the rest are counted.
 const MAX_WORKING: usize = 8;

@@ -8,15 +8,14 @@
 //! carry the run's id. Each step is idempotent, so an abandon that stopped
 //! half-way (exit 4) can simply be run again.
 
-use super::checkpoint::{Checkpoint, EventKind};
-use super::cluster::{RUN_ID_TAG, describe};
+use super::engine::Runner;
+use super::engine::steps::Tick;
 use super::error::RollError;
+use super::ports::Ports;
 use super::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
-use super::ports::marathon::Marathon;
-use super::ports::mesos::MesosMaster;
-use super::ports::pager::Pager;
-use super::runner::Runner;
-use super::steps::{StepKind, Tick};
+use super::record::RUN_ID_TAG;
+use super::record::checkpoint::{Checkpoint, SurgeState};
+use super::record::kinds::StepKind;
 
 /// What an abandon did, or (dry run) would do, one line each.
 #[derive(Debug, Default)]
@@ -41,7 +40,7 @@ pub async fn check_tag<A: AutoScaling>(
     asg: &str,
     run_id: &str,
 ) -> Result<AutoScalingGroup, RollError> {
-    let group = describe(aws, asg).await?;
+    let group = aws.describe_group(asg).await?;
     match group.tag(RUN_ID_TAG) {
         Some(id) if id == run_id => Ok(group),
         Some(other) => Err(RollError::refused(format!(
@@ -59,7 +58,7 @@ pub fn plan_of(checkpoint: &Checkpoint) -> Vec<String> {
     let surged: Vec<String> = checkpoint
         .surges
         .iter()
-        .filter(|s| s.state != super::checkpoint::SurgeState::Done)
+        .filter(|s| s.state != SurgeState::Done)
         .map(|s| format!("{} -> {}", s.app, s.instances))
         .collect();
     if !surged.is_empty() {
@@ -93,53 +92,35 @@ pub fn plan_of(checkpoint: &Checkpoint) -> Vec<String> {
     lines
 }
 
-impl<A, M, K, P> Runner<'_, A, M, K, P>
-where
-    A: AutoScaling + Sync,
-    M: MesosMaster + Sync,
-    K: Marathon + Sync,
-    P: Pager,
-{
-    /// Runs the finish steps that undo the roll's bookkeeping, then
-    /// resolves its page; the caller has checked the tag.
-    pub async fn abandon(mut self) -> Result<(Abandoned, Checkpoint), AbandonError> {
-        let mut done = Vec::new();
-        match self.undo_surges().await {
-            Ok(Some(line)) => done.push(line),
-            Ok(None) => {}
-            Err(error) => return Err(AbandonError::Refused(error)),
-        }
-        for kind in [
-            StepKind::ResumeProcesses,
-            StepKind::RestoreMaxSize,
-            StepKind::EndMaintenance,
-            StepKind::Unlock,
-        ] {
-            match self.tick(&kind).await {
-                Ok(Tick::Done(line)) => done.push(line),
-                Ok(Tick::Waiting(wait)) => done.push(wait.message),
-                Ok(Tick::NotYet(why)) => done.push(why),
-                Err(error) if done.is_empty() => return Err(AbandonError::Refused(error)),
-                Err(error) => return Err(AbandonError::Partial { done, error }),
-            }
-        }
-        if let Some(pause) = self.checkpoint.pause.take().filter(|p| p.paged) {
-            self.checkpoint.open_page = Some(super::checkpoint::OpenPage {
-                step: pause.step,
-                dedup_key: pause.dedup_key,
-            });
-        }
-        if self.checkpoint.open_page.is_some() {
-            if let Err(error) = self.resolve_open_page().await {
-                return Err(AbandonError::Partial { done, error });
-            }
-            if let Some(event) = self.checkpoint.events.last() {
-                done.push(match event.kind {
-                    EventKind::PageResolved => "resolved the roll's open page".to_string(),
-                    _ => event.message.clone(),
-                });
-            }
-        }
-        Ok((Abandoned { lines: done }, self.checkpoint))
+/// Runs the finish steps that undo the roll's bookkeeping, then resolves
+/// its page; the caller has checked the tag.
+pub async fn abandon<P: Ports>(
+    mut runner: Runner<'_, P>,
+) -> Result<(Abandoned, Checkpoint), AbandonError> {
+    let mut done = Vec::new();
+    match runner.undo_surges().await {
+        Ok(Some(line)) => done.push(line),
+        Ok(None) => {}
+        Err(error) => return Err(AbandonError::Refused(error)),
     }
+    for kind in [
+        StepKind::ResumeProcesses,
+        StepKind::RestoreMaxSize,
+        StepKind::EndMaintenance,
+        StepKind::Unlock,
+    ] {
+        match runner.tick_alone(&kind).await {
+            Ok(Tick::Done(line)) => done.push(line),
+            Ok(Tick::Waiting(wait)) => done.push(wait.message),
+            Ok(Tick::NotYet(why)) => done.push(why),
+            Err(error) if done.is_empty() => return Err(AbandonError::Refused(error)),
+            Err(error) => return Err(AbandonError::Partial { done, error }),
+        }
+    }
+    match runner.resolve_page().await {
+        Ok(Some(line)) => done.push(line),
+        Ok(None) => {}
+        Err(error) => return Err(AbandonError::Partial { done, error }),
+    }
+    Ok((Abandoned { lines: done }, runner.into_checkpoint()))
 }

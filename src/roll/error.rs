@@ -7,10 +7,10 @@
 //! the roll's own refusals, and maps itself to an exit code, so the CLI
 //! delegates to it instead of guessing from messages.
 
-use super::checkpoint::CheckpointError;
 use super::ports::auto_scaling::AutoScalingError;
 use super::ports::marathon::MarathonError;
 use super::ports::mesos::MesosError;
+use super::record::checkpoint::CheckpointError;
 
 /// What every port error can say about itself.
 pub trait PortError: std::error::Error + Send + Sync + 'static {
@@ -101,9 +101,9 @@ impl RollError {
     }
 }
 
-impl PortError for crate::aws::AwsError {
+impl PortError for AutoScalingError {
     fn operation(&self) -> &str {
-        use crate::aws::AwsError as E;
+        use AutoScalingError as E;
         match self {
             E::GroupNotFound { operation, .. }
             | E::Refused { operation, .. }
@@ -120,7 +120,7 @@ impl PortError for crate::aws::AwsError {
         }
     }
     fn target(&self) -> Option<&str> {
-        use crate::aws::AwsError as E;
+        use AutoScalingError as E;
         match self {
             E::GroupNotFound { group: target, .. }
             | E::Refused { target, .. }
@@ -136,10 +136,10 @@ impl PortError for crate::aws::AwsError {
         }
     }
     fn label(&self) -> &'static str {
-        crate::aws::AwsError::label(self)
+        AutoScalingError::label(self)
     }
     fn is_transient(&self) -> bool {
-        crate::aws::AwsError::is_transient(self)
+        AutoScalingError::is_transient(self)
     }
 }
 

@@ -7,17 +7,18 @@ use std::collections::{BTreeMap, HashSet};
 use std::str::FromStr;
 use std::time::{Duration, SystemTime};
 
-use super::checkpoint::{
-    Checkpoint, EventKind, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION,
-};
-use super::cluster::{RUN_ID_TAG, active_agents};
-use super::env::Environment;
+use super::decide::health;
+use super::decide::roll_plan::{self, PlanOptions, RollStrategy};
 use super::error::RollError;
-use super::health;
+use super::ports::Ports;
 use super::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
 use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
-use super::roll_plan::{self, PlanOptions, RollStrategy};
+use super::record::RUN_ID_TAG;
+use super::record::checkpoint::{
+    Checkpoint, EventKind, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION,
+};
+use super::record::env::Environment;
 
 /// Which instances are replaced.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,19 +112,13 @@ pub enum Preflight {
     Ready(Box<Checkpoint>, Vec<String>),
 }
 
-pub async fn preflight<A, M, K>(
-    aws: &A,
-    mesos: &M,
-    marathon: &K,
+pub async fn preflight<P: Ports>(
+    ports: P,
     env: &Environment,
     request: &Request,
     run_id: String,
-) -> Result<Preflight, RollError>
-where
-    A: AutoScaling,
-    M: MesosMaster,
-    K: Marathon,
-{
+) -> Result<Preflight, RollError> {
+    let (aws, mesos, marathon) = (ports.aws(), ports.mesos(), ports.marathon());
     let refuse = |m: String| Err(RollError::refused(m));
     check_request(request).map_err(RollError::refused)?;
     let group = aws
@@ -216,9 +211,18 @@ where
         ));
     }
     // Like any failed preflight: nothing was changed, so exit 2.
-    let agents = active_agents(mesos)
+    let agents: Vec<_> = mesos
+        .agents()
         .await
-        .map_err(|e| RollError::refused(format!("preflight cannot read the Mesos agents: {e}")))?;
+        .map_err(|e| {
+            let e = RollError::from(e);
+            RollError::refused(format!("preflight cannot read the Mesos agents: {e}"))
+        })?
+        .registered
+        .iter()
+        .filter(|a| a.active)
+        .map(|a| a.identity())
+        .collect();
     let selected_ec2: Vec<_> = ec2
         .iter()
         .filter(|e| selected.iter().any(|s| s.id == e.id))
@@ -390,7 +394,7 @@ pub fn default_max_unavailable(instances: &[RolledInstance]) -> u32 {
     let largest = per_az.values().copied().max().unwrap_or(0);
     largest
         .div_ceil(10)
-        .max(super::checkpoint::DEFAULT_MAX_UNAVAILABLE)
+        .max(super::record::checkpoint::DEFAULT_MAX_UNAVAILABLE)
 }
 
 /// N + K: the group's size once scaled up, before any termination. Checked
@@ -458,7 +462,7 @@ mod tests {
             allow_unhealthy: Vec::new(),
             honor_min_health: false,
             skip_not_in_service: false,
-            strategy: crate::roll::roll_plan::RollStrategy::default(),
+            strategy: RollStrategy::default(),
             max_unavailable: None,
         }
     }

@@ -12,19 +12,17 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::watch;
 
-use super::checkpoint::{
+use super::engine::{Outcome, RunOptions, Runner};
+use super::error::RollError;
+use super::ports::Ports;
+use super::ports::auto_scaling::AutoScaling;
+use super::preflight::{Preflight, Request, preflight};
+use super::record::RUN_ID_TAG;
+use super::record::checkpoint::{
     Checkpoint, CheckpointStore, EventKind, RecordedEnvironment, RunLockError,
 };
-use super::cluster::{RUN_ID_TAG, describe};
-use super::env::Environment;
-use super::error::RollError;
-use super::ports::auto_scaling::AutoScaling;
-use super::ports::marathon::Marathon;
-use super::ports::mesos::MesosMaster;
-use super::ports::pager::Pager;
-use super::preflight::{Preflight, Request, preflight};
-use super::runner::{Outcome, Ports, RunOptions, Runner};
-use super::steps::StepKind;
+use super::record::env::Environment;
+use super::record::kinds::StepKind;
 use crate::plan::Status;
 
 pub struct RunSettings {
@@ -78,19 +76,13 @@ impl RunError {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub async fn run<A, M, K, P>(
-    ports: Ports<'_, A, M, K, P>,
+pub async fn run<P: Ports>(
+    ports: P,
     env: &Environment,
     settings: RunSettings,
     stop: watch::Receiver<bool>,
     mut observer: Box<dyn FnMut(&Checkpoint) + Send + '_>,
-) -> Result<RunResult, RunError>
-where
-    A: AutoScaling + Sync,
-    M: MesosMaster + Sync,
-    K: Marathon + Sync,
-    P: Pager,
-{
+) -> Result<RunResult, RunError> {
     let mut settings = settings;
     settings.checkpoint.lock()?;
     let path = settings.checkpoint.location().to_path_buf();
@@ -98,7 +90,7 @@ where
     let checkpoint = match settings.checkpoint.load().await.map_err(RollError::from)? {
         Some(mut existing) => {
             check_resume(&existing, &path, env, &settings)?;
-            check_tag(ports.aws, &existing).await?;
+            check_tag(ports.aws(), &existing).await?;
             let added: Vec<String> = settings
                 .request
                 .allow_unhealthy
@@ -137,16 +129,7 @@ where
                 .into());
             }
             let run_id = uuid::Uuid::new_v4().to_string();
-            match preflight(
-                ports.aws,
-                ports.mesos,
-                ports.marathon,
-                env,
-                &settings.request,
-                run_id,
-            )
-            .await?
-            {
+            match preflight(ports, env, &settings.request, run_id).await? {
                 Preflight::NothingToDo(message) => return Ok(RunResult::NothingToDo(message)),
                 Preflight::Ready(checkpoint, preflight_notes) => {
                     notes.extend(preflight_notes);
@@ -232,7 +215,7 @@ fn check_resume(
             existing.select
         )));
     }
-    let strategy = super::roll_plan::strategy_of(&existing.plan);
+    let strategy = super::decide::roll_plan::strategy_of(&existing.plan);
     if settings.strategy_given && strategy != settings.request.strategy {
         return Err(RollError::refused(format!(
             "checkpoint {} is a roll with --strategy {}; --strategy {} differs: resume without --strategy",
@@ -264,7 +247,7 @@ async fn check_tag<A: AutoScaling>(aws: &A, checkpoint: &Checkpoint) -> Result<(
         return Ok(());
     }
     let tagged = lock == Some(Status::Complete);
-    let group = describe(aws, &checkpoint.asg).await?;
+    let group = aws.describe_group(&checkpoint.asg).await?;
     let ours = &checkpoint.run_id;
     match group.tag(RUN_ID_TAG) {
         Some(tag) if tag == ours => Ok(()),

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use roller::roll::checkpoint::{Checkpoint, EventKind};
+use roller::roll::record::checkpoint::{Checkpoint, EventKind};
 
 use super::cluster::{Cluster, assert_clean_end, text};
 

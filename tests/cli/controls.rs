@@ -7,8 +7,8 @@
 
 use std::process::Output;
 
-use roller::roll::checkpoint::Checkpoint;
 use roller::roll::ports::auto_scaling::{AutoScaling, GroupTag};
+use roller::roll::record::checkpoint::Checkpoint;
 
 use super::cluster::{Cluster, Webhook, assert_clean_end, text, wait_for_line};
 
@@ -170,8 +170,8 @@ fn an_interrupt_while_a_run_is_live_is_applied_at_its_next_tick_and_the_run_exit
         "the operator is in the event log"
     );
     assert!(
-        !roller::roll::inbox::folder(&file).exists()
-            || std::fs::read_dir(roller::roll::inbox::folder(&file))
+        !roller::roll::engine::inbox::folder(&file).exists()
+            || std::fs::read_dir(roller::roll::engine::inbox::folder(&file))
                 .unwrap()
                 .next()
                 .is_none(),

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use roller::roll::checkpoint::Checkpoint;
+use roller::roll::record::checkpoint::Checkpoint;
 
 use super::cluster::{Cluster, assert_clean_end, text};
 

@@ -3,7 +3,7 @@
 //! would): 5xx answers on all three systems, AWS throttling, and a Mesos
 //! and a Marathon leader change, then cleared. The roll must end clean,
 //! with no termination sent twice. (The in-process fault tests,
-//! `src/roll/fault_tests.rs`, cover each fault alone on paused time.)
+//! `src/roll/tests/faults.rs`, cover each fault alone on paused time.)
 
 use std::time::{Duration, Instant};
 

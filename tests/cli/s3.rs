@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use aws_sdk_s3::primitives::ByteStream;
-use roller::roll::checkpoint::{Checkpoint, EventKind};
+use roller::roll::record::checkpoint::{Checkpoint, EventKind};
 use tempfile::TempDir;
 
 use super::cluster::{Cluster, assert_clean_end, text};

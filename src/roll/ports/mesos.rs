@@ -116,6 +116,27 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// The agent as instances are matched against it
+    /// (`auto_scaling::match_agents`), attributes as text.
+    pub fn identity(&self) -> super::auto_scaling::AgentIdentity {
+        super::auto_scaling::AgentIdentity {
+            id: self.id.0.clone(),
+            hostname: self.hostname.clone(),
+            ip: self.ip,
+            attributes: self
+                .attributes
+                .iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        AttributeValue::Text(t) => t.clone(),
+                        AttributeValue::Scalar(s) => s.to_string(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        }
+    }
+
     /// The maintenance machine id Mesos matches this agent with: the
     /// hostname and IP the agent announced, both of which must match.
     pub fn machine_id(&self) -> MachineId {

@@ -5,6 +5,10 @@
 //!
 //! Traits are written with `fn … -> impl Future<Output = …> + Send` so the
 //! roll can hold them across tokio tasks; implementations use `async fn`.
+//! `Ports` says once which client stands for each system, so the roll is
+//! generic over one parameter, not four.
+//!
+//! Imports nothing of the roll: every other room builds on this one.
 
 pub mod auto_scaling;
 mod auto_scaling_error;
@@ -12,3 +16,64 @@ pub mod checkpoint_object;
 pub mod marathon;
 pub mod mesos;
 pub mod pager;
+
+use auto_scaling::AutoScaling;
+use marathon::Marathon;
+use mesos::MesosMaster;
+use pager::Pager;
+
+/// The clients a roll reaches the world through, one per system. Cheap to
+/// copy (a set of references), so every part of the roll holds its own.
+pub trait Ports: Copy + Send + Sync {
+    type AutoScaling: AutoScaling + Sync;
+    type Mesos: MesosMaster + Sync;
+    type Marathon: Marathon + Sync;
+    type Pager: Pager;
+
+    fn aws(&self) -> &Self::AutoScaling;
+    fn mesos(&self) -> &Self::Mesos;
+    fn marathon(&self) -> &Self::Marathon;
+    fn pager(&self) -> &Self::Pager;
+}
+
+/// Borrowed clients, one per system: the `Ports` every caller hands the
+/// roll (the CLI's real adapters, the simulator's, a test's wrappers).
+pub struct PortSet<'a, A, M, K, P> {
+    pub aws: &'a A,
+    pub mesos: &'a M,
+    pub marathon: &'a K,
+    pub pager: &'a P,
+}
+
+impl<A, M, K, P> Clone for PortSet<'_, A, M, K, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A, M, K, P> Copy for PortSet<'_, A, M, K, P> {}
+
+impl<A, M, K, P> Ports for PortSet<'_, A, M, K, P>
+where
+    A: AutoScaling + Sync,
+    M: MesosMaster + Sync,
+    K: Marathon + Sync,
+    P: Pager,
+{
+    type AutoScaling = A;
+    type Mesos = M;
+    type Marathon = K;
+    type Pager = P;
+
+    fn aws(&self) -> &A {
+        self.aws
+    }
+    fn mesos(&self) -> &M {
+        self.mesos
+    }
+    fn marathon(&self) -> &K {
+        self.marathon
+    }
+    fn pager(&self) -> &P {
+        self.pager
+    }
+}

@@ -12,7 +12,7 @@ use super::wire::timestamp;
 use crate::http::HttpSettings;
 use crate::marathon::MarathonClient;
 use crate::retry::Backoff;
-use crate::roll::health::judge;
+use crate::roll::decide::health::judge;
 use crate::roll::ports::marathon::{KillOutcome, Marathon, MarathonError};
 use crate::sim::http::peer_servers::{PeerServers, fixture, keys};
 use crate::sim::shared::{ApiFaults, SystemFaults};

@@ -1,0 +1,14 @@
+//! A command's JSON answer (`--json`): one pretty-printed document on
+//! stdout, ended by a newline.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::error::CliError;
+
+pub(super) fn write_json(out: &mut dyn Write, value: &impl Serialize) -> Result<(), CliError> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
+    writeln!(out)?;
+    Ok(())
+}

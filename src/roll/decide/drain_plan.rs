@@ -1,0 +1,419 @@
+//! Draining many agents at once (pure): from Marathon's live placement and
+//! the set of agents being replaced, the next wave of task moves. It
+//! generalises `safety.rs`, which answers for one agent at a time.
+//!
+//! With every old agent under a Mesos maintenance window, Marathon places
+//! no relaunch on an old agent, so each task killed there moves once, onto
+//! a new agent. A wave kills, for every app, as many of its tasks on old
+//! agents as keep the app at its floor (1 healthy task, or ceil(instances
+//! x minimumHealthCapacity) with `--honor-min-health`). Tasks that are not
+//! healthy cost nothing to move and all go in the first wave. An app that
+//! cannot spare a task is surged (one instance more, then the old task is
+//! killed with `scale=true`), as in the serial roll, but by all its tasks
+//! on old agents at once (the new agents have room for every old task). The next wave is
+//! computed from a fresh look once replacements are healthy, so no app is
+//! ever planned below its floor.
+//!
+//! Not yet handled here: placement constraints (UNIQUE hostname, a
+//! colocated group): a relaunch that finds no room waits as pending, and
+//! the wave after it sees that.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use super::health::task_is_healthy;
+use super::safety::{Floor, floor};
+use crate::roll::ports::marathon::App;
+
+/// One wave of moves over every old agent.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Wave {
+    /// Tasks to kill with `scale=false`, by app (Marathon relaunches each
+    /// on a new agent).
+    pub kills: BTreeMap<String, Vec<String>>,
+    /// Apps that cannot spare a task: scale from `instances` to
+    /// `instances + 1`, then kill `task` with `scale=true`.
+    pub surges: Vec<PlannedSurge>,
+    /// Apps with tasks on old agents that must wait (replacements not
+    /// healthy yet), with why.
+    pub waiting: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedSurge {
+    pub app: String,
+    pub instances: u32,
+    /// The app's healthy tasks on old agents, all replaced by this surge:
+    /// the app is scaled up by one per task, and each is killed with
+    /// `scale=true` once the new ones are healthy.
+    pub tasks: Vec<String>,
+}
+
+impl Wave {
+    pub fn is_empty(&self) -> bool {
+        self.kills.is_empty() && self.surges.is_empty() && self.waiting.is_empty()
+    }
+
+    pub fn task_count(&self) -> usize {
+        self.kills.values().map(Vec::len).sum()
+    }
+}
+
+/// The next wave. `old` are the agents being replaced; `in_flight` are
+/// tasks already asked to die (listed until Marathon has killed them: they
+/// count neither as healthy nor as still to move); `surging` are apps
+/// with a surge under way (the surge, not this wave, moves their task).
+pub fn next_wave(
+    apps: &[App],
+    old: &HashSet<String>,
+    in_flight: &HashSet<String>,
+    surging: &HashSet<String>,
+    policy: Floor,
+) -> Wave {
+    let mut wave = Wave::default();
+    for app in apps {
+        if surging.contains(&app.id) {
+            continue;
+        }
+        let floor = floor(app, policy);
+        let mut healthy = 0u32;
+        let mut live = 0u32;
+        let mut old_healthy = Vec::new();
+        let mut old_unhealthy = Vec::new();
+        for task in app.tasks.iter().filter(|t| !in_flight.contains(&t.id)) {
+            live += 1;
+            let is_healthy = task_is_healthy(app, task);
+            healthy += u32::from(is_healthy);
+            let on_old = task.agent_id.as_ref().is_some_and(|a| old.contains(a));
+            match (on_old, is_healthy) {
+                (true, true) => old_healthy.push(task.id.clone()),
+                (true, false) => old_unhealthy.push(task.id.clone()),
+                _ => {}
+            }
+        }
+        if old_healthy.is_empty() && old_unhealthy.is_empty() {
+            continue;
+        }
+        // A task that is not healthy holds nothing up: it moves at once.
+        let spare = healthy.saturating_sub(floor) as usize;
+        let mut kills = old_unhealthy;
+        kills.extend(old_healthy.iter().take(spare).cloned());
+        if !kills.is_empty() {
+            wave.kills.insert(app.id.clone(), kills);
+            continue;
+        }
+        // Every task left on an old agent is one the app cannot spare now.
+        let pending = app.instances.saturating_sub(live) + (live - healthy);
+        if pending > 0 {
+            wave.waiting.insert(
+                app.id.clone(),
+                format!(
+                    "{pending} replacement task(s) not healthy yet, {healthy} healthy (floor {floor})"
+                ),
+            );
+        } else if !old_healthy.is_empty() {
+            wave.surges.push(PlannedSurge {
+                app: app.id.clone(),
+                instances: app.instances,
+                tasks: old_healthy,
+            });
+        }
+    }
+    wave
+}
+
+/// Old agents with no task left on them (tasks still listed while being
+/// killed count as there): these may be put down and terminated now.
+pub fn empty_agents(apps: &[App], old: &HashSet<String>) -> BTreeSet<String> {
+    let busy: HashSet<&str> = apps
+        .iter()
+        .flat_map(|app| &app.tasks)
+        .filter_map(|task| task.agent_id.as_deref())
+        .collect();
+    old.iter()
+        .filter(|agent| !busy.contains(agent.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// What the first wave would do, for `roller run --dry-run`: computed
+/// from today's placement (before scale-up, every task of a selected
+/// agent is where the wave will find it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preview {
+    pub kills: usize,
+    pub apps: usize,
+    pub surges: usize,
+    /// Apps that keep a task on an old agent for a later wave.
+    pub waiting: usize,
+    /// Old agents that wave would leave empty (terminated at once).
+    pub agents_freed: usize,
+    pub old_agents: usize,
+}
+
+impl std::fmt::Display for Preview {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the first drain wave would kill {} task(s) of {} app(s) on the old agents and surge {} app(s); \
+             {} of the {} old agent(s) would then be empty and terminated at once; \
+             {} app(s) keep tasks for later waves",
+            self.kills, self.apps, self.surges, self.agents_freed, self.old_agents, self.waiting
+        )
+    }
+}
+
+/// The first wave over `apps` (apps in `allowed`, let be unhealthy by the
+/// operator, have no floor: all their tasks on old agents move).
+pub fn preview(apps: &[App], old: &HashSet<String>, allowed: &[String], policy: Floor) -> Preview {
+    let (guarded, free): (Vec<App>, Vec<App>) =
+        apps.iter().cloned().partition(|a| !allowed.contains(&a.id));
+    let wave = next_wave(&guarded, old, &HashSet::new(), &HashSet::new(), policy);
+    let on_old = |t: &&crate::roll::ports::marathon::Task| {
+        t.agent_id.as_ref().is_some_and(|a| old.contains(a))
+    };
+    let mut moving: HashSet<&str> = wave.kills.values().flatten().map(String::as_str).collect();
+    moving.extend(
+        wave.surges
+            .iter()
+            .flat_map(|s| &s.tasks)
+            .map(String::as_str),
+    );
+    let mut free_apps = 0;
+    for app in &free {
+        let before = moving.len();
+        moving.extend(app.tasks.iter().filter(on_old).map(|t| t.id.as_str()));
+        free_apps += usize::from(moving.len() > before);
+    }
+    let agents_freed = old
+        .iter()
+        .filter(|agent| {
+            apps.iter()
+                .flat_map(|a| &a.tasks)
+                .filter(|t| t.agent_id.as_deref() == Some(agent.as_str()))
+                .all(|t| moving.contains(t.id.as_str()))
+        })
+        .count();
+    Preview {
+        kills: wave.task_count()
+            + free
+                .iter()
+                .map(|a| a.tasks.iter().filter(on_old).count())
+                .sum::<usize>(),
+        apps: wave.kills.len() + free_apps,
+        surges: wave.surges.len(),
+        waiting: guarded
+            .iter()
+            .filter(|a| {
+                a.tasks
+                    .iter()
+                    .filter(on_old)
+                    .any(|t| !moving.contains(t.id.as_str()))
+            })
+            .count(),
+        agents_freed,
+        old_agents: old.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::roll::decide::test_apps::{app, task};
+
+    fn set(items: &[&str]) -> HashSet<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_wave_moves_every_spare_task_off_every_old_agent_at_once_keeping_the_floor() {
+        let apps = [
+            app(
+                "/web",
+                4,
+                vec![
+                    task("w1", "old-1", true),
+                    task("w2", "old-2", true),
+                    task("w3", "old-3", true),
+                    task("w4", "new-1", true),
+                ],
+            ),
+            app(
+                "/api",
+                2,
+                vec![task("a1", "old-1", true), task("a2", "old-2", false)],
+            ),
+        ];
+        let old = set(&["old-1", "old-2", "old-3"]);
+        let wave = next_wave(&apps, &old, &HashSet::new(), &HashSet::new(), Floor::One);
+        // /web keeps one healthy task (on the new agent): three move.
+        assert_eq!(wave.kills["/web"], ["w1", "w2", "w3"]);
+        // /api: the unhealthy task moves; its one healthy task must stay.
+        assert_eq!(wave.kills["/api"], ["a2"]);
+        assert!(wave.surges.is_empty() && wave.waiting.is_empty());
+        assert_eq!(wave.task_count(), 4);
+    }
+
+    #[test]
+    fn an_app_that_cannot_spare_a_task_is_surged_and_one_awaiting_replacements_waits() {
+        let apps = [
+            app("/single", 1, vec![task("s1", "old-1", true)]),
+            app(
+                "/both-old",
+                2,
+                vec![task("b1", "old-1", true), task("b2", "old-2", true)],
+            ),
+            // One task already killed and its replacement not healthy yet.
+            app(
+                "/moving",
+                2,
+                vec![task("m1", "old-1", true), task("m3", "new-1", false)],
+            ),
+        ];
+        let old = set(&["old-1", "old-2"]);
+        let wave = next_wave(&apps, &old, &HashSet::new(), &HashSet::new(), Floor::One);
+        assert_eq!(
+            wave.surges,
+            [PlannedSurge {
+                app: "/single".to_string(),
+                instances: 1,
+                tasks: vec!["s1".to_string()]
+            }]
+        );
+        // Two healthy tasks, floor one: one of them moves now.
+        assert_eq!(wave.kills["/both-old"], ["b1"]);
+        assert!(
+            wave.waiting["/moving"].contains("1 replacement"),
+            "{wave:?}"
+        );
+        // With --honor-min-health (capacity 1) /both-old cannot spare one.
+        let strict = next_wave(
+            &apps,
+            &old,
+            &HashSet::new(),
+            &HashSet::new(),
+            Floor::MinHealth,
+        );
+        assert!(!strict.kills.contains_key("/both-old"), "{strict:?}");
+        // Both its old tasks are replaced by one surge of two.
+        let both = strict.surges.iter().find(|s| s.app == "/both-old").unwrap();
+        assert_eq!(both.tasks, ["b1", "b2"]);
+    }
+
+    #[test]
+    fn the_dry_run_preview_counts_the_first_wave_and_the_agents_it_frees() {
+        let apps = [
+            // Three tasks, floor one: two move now, one later.
+            app(
+                "/web",
+                3,
+                vec![
+                    task("w1", "old-1", true),
+                    task("w2", "old-2", true),
+                    task("w3", "old-3", true),
+                ],
+            ),
+            app("/single", 1, vec![task("s1", "old-1", true)]),
+            app("/let-be", 1, vec![task("l1", "old-3", false)]),
+        ];
+        let old = set(&["old-1", "old-2", "old-3"]);
+        let preview = preview(&apps, &old, &["/let-be".to_string()], Floor::One);
+        assert_eq!(
+            preview,
+            Preview {
+                kills: 3,
+                apps: 2,
+                surges: 1,
+                waiting: 1,
+                // old-1 (w1 killed, s1 surged) and old-2 (w2): w3 stays on old-3.
+                agents_freed: 2,
+                old_agents: 3,
+            }
+        );
+        assert!(preview.to_string().contains("2 of the 3 old agent(s)"));
+    }
+
+    #[test]
+    fn an_agent_is_empty_only_once_no_task_is_listed_on_it() {
+        let apps = [app("/a", 1, vec![task("a1", "old-2", true)])];
+        let empty = empty_agents(&apps, &set(&["old-1", "old-2"]));
+        assert_eq!(empty, BTreeSet::from(["old-1".to_string()]));
+    }
+
+    /// A random cluster: apps with tasks on old and new agents, some not
+    /// healthy, some already being killed.
+    fn cluster() -> impl Strategy<Value = (Vec<App>, HashSet<String>, Floor)> {
+        let placed = (0..6usize, any::<bool>(), any::<bool>());
+        let one_app = (1..6u32, prop::collection::vec(placed, 0..7), 0.0..=1.0f64);
+        (prop::collection::vec(one_app, 1..8), any::<bool>()).prop_map(|(apps, strict)| {
+            let mut in_flight = HashSet::new();
+            let apps = apps
+                .into_iter()
+                .enumerate()
+                .map(|(a, (instances, tasks, capacity))| {
+                    let tasks = tasks
+                        .into_iter()
+                        .enumerate()
+                        .map(|(t, (agent, healthy, killed))| {
+                            let id = format!("app{a}.t{t}");
+                            if killed {
+                                in_flight.insert(id.clone());
+                            }
+                            // Agents 0..3 are old, 3..6 new.
+                            let name = if agent < 3 {
+                                format!("old-{agent}")
+                            } else {
+                                format!("new-{agent}")
+                            };
+                            task(&id, &name, healthy)
+                        })
+                        .collect();
+                    App {
+                        min_health_capacity: Some(capacity),
+                        ..app(&format!("/app{a}"), instances, tasks)
+                    }
+                })
+                .collect();
+            let policy = if strict { Floor::MinHealth } else { Floor::One };
+            (apps, in_flight, policy)
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn no_wave_ever_plans_an_app_below_its_floor_and_every_kill_is_on_an_old_agent(
+            (apps, in_flight, policy) in cluster()
+        ) {
+            let old = set(&["old-0", "old-1", "old-2"]);
+            let wave = next_wave(&apps, &old, &in_flight, &HashSet::new(), policy);
+            let mut planned = HashSet::new();
+            for app in &apps {
+                let live: Vec<_> = app.tasks.iter().filter(|t| !in_flight.contains(&t.id)).collect();
+                let healthy = live.iter().filter(|t| task_is_healthy(app, t)).count() as u32;
+                let kills = wave.kills.get(&app.id).cloned().unwrap_or_default();
+                let killed_healthy = kills
+                    .iter()
+                    .filter(|id| live.iter().any(|t| t.id == **id && task_is_healthy(app, t)))
+                    .count() as u32;
+                // Never below the floor, and never below what it had.
+                let floor = floor(app, policy);
+                prop_assert!(healthy - killed_healthy >= floor.min(healthy), "{app:?} {wave:?}");
+                for id in &kills {
+                    let task = app.tasks.iter().find(|t| t.id == *id).expect("a task of the app");
+                    prop_assert!(old.contains(task.agent_id.as_ref().unwrap()), "{id} is not on an old agent");
+                    prop_assert!(!in_flight.contains(id), "{id} is already being killed");
+                    prop_assert!(planned.insert(id.clone()), "{id} planned twice");
+                }
+                // An app is kept at most one way.
+                let surged = wave.surges.iter().filter(|s| s.app == app.id).count();
+                let ways = usize::from(!kills.is_empty()) + surged + usize::from(wave.waiting.contains_key(&app.id));
+                prop_assert!(ways <= 1, "{app:?} {wave:?}");
+                // Liveness: an app with a task on an old agent is always moved,
+                // surged or waiting for replacements.
+                let on_old = live.iter().any(|t| old.contains(t.agent_id.as_ref().unwrap()));
+                prop_assert_eq!(ways == 1, on_old, "{:?} {:?}", app, wave);
+            }
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! Decisions: what the roll should do, computed from what it has seen.
+//! Pure functions over plain data: no port is called, no I/O, no tokio.
+//!
+//! - `roll_plan`: the plan, built from what was selected (what
+//!   `--dry-run` prints), and the plan's fixed phase and step ids.
+//! - `drain_plan`: the next wave of task moves over every old agent.
+//! - `safety`: the floors, and which tasks must move before an agent goes.
+//! - `rebalance`: the AZ moves rebalancing needs.
+//! - `health`: the verdict over what Marathon reports.
+//!
+//! May import: the ports' domain types (`App`, `Agent`, the group), never
+//! a port trait; the records' types (`RolledInstance`, `StepKind`), never
+//! a store; `crate::plan`. Never the engine.
+
+pub mod drain_plan;
+pub mod health;
+pub mod rebalance;
+pub mod roll_plan;
+pub mod safety;
+#[cfg(test)]
+pub(crate) mod test_apps;

@@ -1,0 +1,438 @@
+//! The roll's plan, built from what was selected (pure: no I/O; this is
+//! what `--dry-run` prints). Each step carries its typed `StepKind`, which
+//! the runner dispatches on. Phase and step ids are fixed words (and the
+//! instance id for each replacement) so operators can name them across
+//! processes:
+//!
+//! `--strategy drain` (the default):
+//!
+//! ```text
+//! roll-<asg> (dependency strategy)
+//! ├─ prepare    lock, suspend-processes, [raise-max-size]
+//! ├─ scale-up   set-desired, wait-registered, maintenance
+//! ├─ [canary]   N replace steps (serial), before anything else moves
+//! ├─ drain      wave-1, wave-2, … (serial; each wave appends the next)
+//! ├─ terminate  one step per instance (parallel; a step is released when
+//! │             its agent is empty), alongside drain
+//! └─ finish     resume-processes, [restore-max-size], end-maintenance,
+//!               report-rebalance, unlock
+//! ```
+//!
+//! With `--canary N` the drain phase is created interrupted: after the
+//! canaries it waits for `roller plan continue --phase drain`, and no
+//! termination starts before the drain does.
+//!
+//! `--strategy serial` (the write-up's per-agent loop, made safe):
+//!
+//! ```text
+//! roll-<asg> (serial strategy)
+//! ├─ prepare    lock, suspend-processes, [raise-max-size]
+//! ├─ scale-up   set-desired, wait-registered
+//! ├─ replace    one step per instance (serial, or serial-canary)
+//! └─ finish     resume-processes, [restore-max-size], end-maintenance,
+//!               report-rebalance, unlock
+//! ```
+
+use crate::plan::{Phase, Plan, Status, Step, Strategy};
+
+use crate::roll::record::checkpoint::RolledInstance;
+use crate::roll::record::kinds::StepKind;
+
+pub const PREPARE: &str = "prepare";
+pub const SCALE_UP: &str = "scale-up";
+pub const REPLACE: &str = "replace";
+pub const FINISH: &str = "finish";
+pub const CANARY: &str = "canary";
+pub const DRAIN: &str = "drain";
+pub const TERMINATE: &str = "terminate";
+
+pub const LOCK: &str = "lock";
+pub const SUSPEND: &str = "suspend-processes";
+pub const RAISE_MAX: &str = "raise-max-size";
+pub const SET_DESIRED: &str = "set-desired";
+pub const WAIT_REGISTERED: &str = "wait-registered";
+pub const MAINTENANCE: &str = "maintenance";
+pub const RESUME: &str = "resume-processes";
+pub const RESTORE_MAX: &str = "restore-max-size";
+pub const END_MAINTENANCE: &str = "end-maintenance";
+pub const REPORT_REBALANCE: &str = "report-rebalance";
+pub const UNLOCK: &str = "unlock";
+
+/// How the old agents are emptied (`--strategy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RollStrategy {
+    /// Every old agent at once under a maintenance window, in floor-safe
+    /// waves; empty agents terminated as they empty.
+    #[default]
+    Drain,
+    /// One agent after another: move its tasks, terminate, wait for
+    /// Marathon to be healthy (the write-up's loop, with safety moves).
+    Serial,
+}
+
+impl RollStrategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RollStrategy::Drain => "drain",
+            RollStrategy::Serial => "serial",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<RollStrategy, String> {
+        match text {
+            "drain" => Ok(RollStrategy::Drain),
+            "serial" => Ok(RollStrategy::Serial),
+            other => Err(format!(
+                "unknown strategy '{other}': expected drain (every old agent at once, in floor-safe waves) or serial (one agent after another)"
+            )),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlanOptions {
+    /// Serial: the first N replace steps each wait for `roller plan
+    /// continue`. Drain: N agents are replaced alone first, then the drain
+    /// waits for `roller plan continue --phase drain`.
+    pub canary: Option<u32>,
+    /// MaxSize is raised for the roll and restored at finish.
+    pub raise_max: bool,
+    pub strategy: RollStrategy,
+}
+
+pub fn plan_name(asg: &str) -> String {
+    format!("roll-{asg}")
+}
+
+fn step(id: &str, kind: StepKind, message: &str) -> Step {
+    let mut step = Step::new(id);
+    step.id = id.to_string();
+    step.message = message.to_string();
+    step.kind = Some(kind.to_value());
+    step
+}
+
+fn phase(id: &str, strategy: Strategy, steps: Vec<Step>) -> Phase {
+    let mut phase = Phase::new(id, strategy, steps);
+    phase.id = id.to_string();
+    phase
+}
+
+/// The strategy a plan was built with (a drain plan has a drain phase).
+pub fn strategy_of(plan: &Plan) -> RollStrategy {
+    if plan.phases.iter().any(|p| p.id == DRAIN) {
+        RollStrategy::Drain
+    } else {
+        RollStrategy::Serial
+    }
+}
+
+pub fn wave_id(wave: u32) -> String {
+    format!("wave-{wave}")
+}
+
+/// A drain wave's step (its name is rewritten when the wave is planned).
+pub fn wave_step(wave: u32) -> Step {
+    step(
+        &wave_id(wave),
+        StepKind::DrainWave { wave },
+        "move every task that can go now off the old agents",
+    )
+}
+
+fn replace_step(i: &RolledInstance) -> Step {
+    let mut s = step(
+        &i.id,
+        StepKind::Replace {
+            instance: i.id.clone(),
+        },
+        &format!("replace agent {} ({})", i.hostname, i.availability_zone),
+    );
+    s.asset = Some(i.id.clone());
+    s
+}
+
+pub fn build(asg: &str, instances: &[RolledInstance], options: PlanOptions) -> Plan {
+    let mut prepare = vec![
+        step(LOCK, StepKind::Lock, "tag the ASG with the run id"),
+        step(
+            SUSPEND,
+            StepKind::SuspendProcesses,
+            "suspend the scaling processes that could change capacity",
+        ),
+    ];
+    if options.raise_max {
+        prepare.push(step(
+            RAISE_MAX,
+            StepKind::RaiseMaxSize,
+            "raise MaxSize to N + K",
+        ));
+    }
+    let mut scale_up = vec![
+        step(
+            SET_DESIRED,
+            StepKind::SetDesired,
+            "set desired capacity to N + K - terminated",
+        ),
+        step(
+            WAIT_REGISTERED,
+            StepKind::WaitRegistered,
+            "wait until every new instance is an active Mesos agent",
+        ),
+    ];
+    let mut finish = vec![step(
+        RESUME,
+        StepKind::ResumeProcesses,
+        "resume what the roll suspended",
+    )];
+    if options.raise_max {
+        finish.push(step(
+            RESTORE_MAX,
+            StepKind::RestoreMaxSize,
+            "restore MaxSize",
+        ));
+    }
+    finish.extend([
+        step(
+            END_MAINTENANCE,
+            StepKind::EndMaintenance,
+            "bring downed machines up and remove the roll's maintenance windows",
+        ),
+        step(
+            REPORT_REBALANCE,
+            StepKind::ReportRebalance,
+            "report the AZ moves rebalancing needs",
+        ),
+        step(UNLOCK, StepKind::Unlock, "remove the run-id tag"),
+    ]);
+    let prepare = phase(PREPARE, Strategy::Serial, prepare);
+    let finish = phase(FINISH, Strategy::Serial, finish);
+    match options.strategy {
+        RollStrategy::Serial => {
+            let replace = instances.iter().map(replace_step).collect();
+            // Built serial, then gated: `Phase::new` would pick default canaries.
+            let mut replace_phase = phase(REPLACE, Strategy::Serial, replace);
+            if let Some(count) = options.canary {
+                replace_phase.strategy = Strategy::SerialCanary;
+                replace_phase.canary = Some(crate::plan::Canary { count, steps: None });
+                replace_phase.set_up_canary();
+            }
+            Plan::new(
+                plan_name(asg),
+                Strategy::Serial,
+                vec![
+                    prepare,
+                    phase(SCALE_UP, Strategy::Serial, scale_up),
+                    replace_phase,
+                    finish,
+                ],
+            )
+        }
+        RollStrategy::Drain => {
+            scale_up.push(step(
+                MAINTENANCE,
+                StepKind::Maintenance,
+                "post one maintenance window over every agent to replace",
+            ));
+            let canaries = options
+                .canary
+                .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX))
+                .min(instances.len());
+            let (first, rest) = instances.split_at(canaries);
+            let terminate = rest
+                .iter()
+                .map(|i| {
+                    let mut s = step(
+                        &i.id,
+                        StepKind::Terminate {
+                            instance: i.id.clone(),
+                        },
+                        &format!(
+                            "terminate {} ({}) once its agent is empty",
+                            i.hostname, i.availability_zone
+                        ),
+                    );
+                    s.asset = Some(i.id.clone());
+                    s
+                })
+                .collect();
+            let mut phases = vec![prepare, phase(SCALE_UP, Strategy::Serial, scale_up)];
+            let mut after_scale_up = vec![SCALE_UP.to_string()];
+            if canaries > 0 {
+                phases.push(phase(
+                    CANARY,
+                    Strategy::Serial,
+                    first.iter().map(replace_step).collect(),
+                ));
+                after_scale_up = vec![CANARY.to_string()];
+            }
+            let mut drain = phase(DRAIN, Strategy::Serial, vec![wave_step(1)]);
+            drain.interrupted = canaries > 0;
+            drain.depends_on = after_scale_up.clone();
+            let mut terminate = phase(TERMINATE, Strategy::Parallel, terminate);
+            terminate.depends_on = after_scale_up;
+            let mut finish = finish;
+            finish.depends_on = vec![DRAIN.to_string(), TERMINATE.to_string()];
+            phases.extend([drain, terminate, finish]);
+            // Each phase waits for the one before it, except terminate,
+            // which runs alongside drain.
+            for n in 1..phases.len() {
+                if phases[n].depends_on.is_empty() {
+                    phases[n].depends_on = vec![phases[n - 1].id.clone()];
+                }
+            }
+            Plan::new(plan_name(asg), Strategy::Dependency, phases)
+        }
+    }
+}
+
+/// The exact `roller plan continue` that releases what holds `plan`: the
+/// plan's own interrupt, else the first unfinished phase that is
+/// interrupted (or whose canary waits), else its first interrupted step.
+/// `file` as a command must name it (`CheckpointStore::for_command`).
+pub fn continue_command(plan: &Plan, file: &str) -> String {
+    let base = format!("roller plan continue --file {file}");
+    if plan.interrupted {
+        return base;
+    }
+    for phase in plan
+        .phases
+        .iter()
+        .filter(|p| p.status() != Status::Complete)
+    {
+        if phase.is_interrupted() {
+            return format!("{base} --phase {}", phase.id);
+        }
+        if let Some(step) = phase
+            .steps
+            .iter()
+            .find(|s| s.interrupted && !s.is_complete())
+        {
+            return format!("{base} --phase {} --step {}", phase.id, step.id);
+        }
+    }
+    base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::tree;
+
+    fn instance(id: &str) -> RolledInstance {
+        RolledInstance {
+            id: id.to_string(),
+            availability_zone: "us-east-1a".to_string(),
+            agent_id: format!("agent-{id}"),
+            hostname: format!("host-{id}"),
+            ip: None,
+            terminate_sent: false,
+        }
+    }
+
+    #[test]
+    fn the_plan_has_the_four_phases_and_one_replace_step_per_instance() {
+        let plan = build(
+            "asg",
+            &[instance("i-1"), instance("i-2")],
+            PlanOptions {
+                strategy: RollStrategy::Serial,
+                ..PlanOptions::default()
+            },
+        );
+        let shown = tree(&plan);
+        assert!(
+            shown.starts_with("roll-asg (serial strategy) (PENDING)"),
+            "{shown}"
+        );
+        let phases: Vec<&str> = plan.phases.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(phases, [PREPARE, SCALE_UP, REPLACE, FINISH]);
+        let replace: Vec<_> = plan.phases[2].steps.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(replace, ["i-1", "i-2"]);
+        assert_eq!(plan.phases[2].steps[0].asset.as_deref(), Some("i-1"));
+        assert!(!plan.phases[0].steps.iter().any(|s| s.id == RAISE_MAX));
+    }
+
+    #[test]
+    fn canary_and_raise_max_change_the_plan_as_asked() {
+        let plan = build(
+            "asg",
+            &[instance("i-1"), instance("i-2"), instance("i-3")],
+            PlanOptions {
+                canary: Some(1),
+                raise_max: true,
+                strategy: RollStrategy::Serial,
+            },
+        );
+        assert_eq!(plan.phases[2].strategy, Strategy::SerialCanary);
+        assert!(plan.phases[0].steps.iter().any(|s| s.id == RAISE_MAX));
+        assert!(plan.phases[3].steps.iter().any(|s| s.id == RESTORE_MAX));
+        let text = plan.to_json();
+        assert_eq!(Plan::from_json(&text).unwrap(), plan);
+    }
+
+    #[test]
+    fn a_drain_plan_terminates_alongside_its_waves_and_finishes_after_both() {
+        let instances = [instance("i-1"), instance("i-2"), instance("i-3")];
+        let plan = build("asg", &instances, PlanOptions::default());
+        let shown = tree(&plan);
+        assert!(
+            shown.starts_with("roll-asg (dependency strategy) (PENDING)"),
+            "{shown}"
+        );
+        let phases: Vec<&str> = plan.phases.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(phases, [PREPARE, SCALE_UP, DRAIN, TERMINATE, FINISH]);
+        assert_eq!(plan.phases[1].steps.last().unwrap().id, MAINTENANCE);
+        assert_eq!(plan.phases[2].steps[0].id, "wave-1");
+        assert_eq!(plan.phases[3].strategy, Strategy::Parallel);
+        assert_eq!(plan.phases[3].steps.len(), 3);
+        assert_eq!(plan.phases[3].steps[0].asset.as_deref(), Some("i-1"));
+        assert_eq!(plan.phases[2].depends_on, [SCALE_UP]);
+        assert_eq!(plan.phases[3].depends_on, [SCALE_UP]);
+        assert_eq!(plan.phases[4].depends_on, [DRAIN, TERMINATE]);
+        // Once scale-up is done, drain and terminate are candidates together.
+        let mut running = plan.clone();
+        for phase in &mut running.phases[..2] {
+            for step in &mut phase.steps {
+                step.status = crate::plan::Status::Complete;
+            }
+        }
+        let candidates: Vec<usize> = running.candidate_steps().iter().map(|c| c.phase).collect();
+        assert_eq!(candidates, [2, 3, 3, 3]);
+        let text = plan.to_json();
+        assert_eq!(Plan::from_json(&text).unwrap(), plan);
+    }
+
+    #[test]
+    fn a_drain_canary_replaces_its_agents_alone_then_holds_the_drain() {
+        let instances = [instance("i-1"), instance("i-2"), instance("i-3")];
+        let plan = build(
+            "asg",
+            &instances,
+            PlanOptions {
+                canary: Some(1),
+                ..PlanOptions::default()
+            },
+        );
+        let phases: Vec<&str> = plan.phases.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(
+            phases,
+            [PREPARE, SCALE_UP, CANARY, DRAIN, TERMINATE, FINISH]
+        );
+        assert_eq!(plan.phases[2].steps.len(), 1);
+        assert_eq!(plan.phases[2].steps[0].id, "i-1");
+        assert!(plan.phases[3].interrupted);
+        assert_eq!(plan.phases[3].depends_on, [CANARY]);
+        assert_eq!(plan.phases[4].depends_on, [CANARY]);
+        let terminated: Vec<&str> = plan.phases[4].steps.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(terminated, ["i-2", "i-3"]);
+    }
+
+    #[test]
+    fn a_strategy_is_named_drain_or_serial() {
+        assert_eq!(RollStrategy::parse("drain"), Ok(RollStrategy::Drain));
+        assert_eq!(RollStrategy::parse("serial"), Ok(RollStrategy::Serial));
+        let err = RollStrategy::parse("fast").unwrap_err();
+        assert!(err.contains("'fast'") && err.contains("drain"), "{err}");
+    }
+}

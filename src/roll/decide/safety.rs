@@ -1,0 +1,318 @@
+//! Safety before a termination (pure): from Marathon's tasks per agent,
+//! which apps would fall below their floor if an agent went away now, and
+//! what to do about each, one round at a time.
+//!
+//! An app's floor is 1 healthy task (healthy = running and passing its
+//! health checks; running, for apps without any). The write-up accepted
+//! outages of single-task apps and of apps whose every task sat on the
+//! agent being replaced; this module exists so the roll does not.
+//!
+//! Each round is computed from a fresh look at Marathon, so a kill that is
+//! still in flight, a replacement not yet healthy or a surge deployment all
+//! show up as "not enough healthy tasks yet" and the round asks to wait.
+
+use std::collections::HashSet;
+
+use crate::roll::decide::health::task_is_healthy;
+use crate::roll::ports::marathon::App;
+
+/// What to do next for one app on the agent about to go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Move {
+    /// Kill these tasks on the agent (`scale=false`): Marathon relaunches
+    /// them elsewhere. Never more than keeps the app at its floor.
+    Kill { app: String, tasks: Vec<String> },
+    /// The app cannot spare a task: scale it from `instances` to
+    /// `instances + 1`, then kill `task` with `scale=true`.
+    Surge {
+        app: String,
+        instances: u32,
+        task: String,
+    },
+    /// Replacements are on their way: look again later.
+    Wait { app: String, reason: String },
+}
+
+/// One app that terminating the agent would take below its floor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AtRisk {
+    pub app: String,
+    pub instances: u32,
+    pub floor: u32,
+    /// Healthy tasks on other agents.
+    pub healthy_elsewhere: u32,
+    /// Healthy tasks on every agent.
+    pub healthy_total: u32,
+    /// Tasks on the agent, unhealthy ones first (they cost nothing to kill).
+    pub tasks_here: Vec<String>,
+    /// Tasks of the app anywhere that are not healthy yet (replacements on
+    /// their way).
+    pub pending: u32,
+}
+
+/// How many healthy tasks an app must keep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Floor {
+    /// One healthy task (the default).
+    #[default]
+    One,
+    /// ceil(instances x minimumHealthCapacity), at least one
+    /// (`--honor-min-health`; Marathon's default capacity is 1).
+    MinHealth,
+}
+
+/// The floor of an app: no app with instances may drop below one healthy
+/// task, whatever its capacity says.
+pub fn floor(app: &App, policy: Floor) -> u32 {
+    if app.instances == 0 {
+        return 0;
+    }
+    match policy {
+        Floor::One => 1,
+        Floor::MinHealth => {
+            let capacity = app.min_health_capacity.unwrap_or(1.0).clamp(0.0, 1.0);
+            let needed = (f64::from(app.instances) * capacity).ceil() as u32;
+            needed.clamp(1, app.instances)
+        }
+    }
+}
+
+/// The apps that would fall below their floor if `agent` went now.
+/// `killed` are tasks this roll has asked Marathon to kill: while one is
+/// still listed, or the app has fewer tasks than instances, replacements
+/// are on their way and count as pending.
+pub fn at_risk(apps: &[App], agent: &str, killed: &HashSet<String>, policy: Floor) -> Vec<AtRisk> {
+    let mut risks = Vec::new();
+    for app in apps {
+        let floor = floor(app, policy);
+        let mut here_healthy = Vec::new();
+        let mut here_unhealthy = Vec::new();
+        let mut healthy_elsewhere = 0;
+        let mut pending = 0;
+        let mut live = 0u32;
+        for task in &app.tasks {
+            if killed.contains(&task.id) {
+                pending += 1;
+                continue;
+            }
+            live += 1;
+            let healthy = task_is_healthy(app, task);
+            let on_agent = task.agent_id.as_deref() == Some(agent);
+            match (on_agent, healthy) {
+                (true, true) => here_healthy.push(task.id.clone()),
+                (true, false) => here_unhealthy.push(task.id.clone()),
+                (false, true) => healthy_elsewhere += 1,
+                (false, false) => pending += 1,
+            }
+        }
+        if here_healthy.is_empty() && here_unhealthy.is_empty() {
+            continue;
+        }
+        if healthy_elsewhere >= floor {
+            continue;
+        }
+        let healthy_total = healthy_elsewhere + count(&here_healthy);
+        here_unhealthy.extend(here_healthy);
+        risks.push(AtRisk {
+            app: app.id.clone(),
+            instances: app.instances,
+            floor,
+            healthy_elsewhere,
+            healthy_total,
+            tasks_here: here_unhealthy,
+            pending: pending + app.instances.saturating_sub(live),
+        });
+    }
+    risks
+}
+
+fn count(tasks: &[String]) -> u32 {
+    u32::try_from(tasks.len()).unwrap_or(u32::MAX)
+}
+
+/// The next move for an app at risk. Tasks already killed are left out by
+/// the caller (they may still be listed while Marathon kills them).
+pub fn next_move(risk: &AtRisk) -> Move {
+    let healthy_here = risk.healthy_total - risk.healthy_elsewhere;
+    let unhealthy_here = count(&risk.tasks_here) - healthy_here;
+    if risk.pending > 0 {
+        return Move::Wait {
+            app: risk.app.clone(),
+            reason: format!(
+                "{} replacement task(s) not healthy yet, {} healthy elsewhere (floor {})",
+                risk.pending, risk.healthy_elsewhere, risk.floor
+            ),
+        };
+    }
+    // Unhealthy tasks here hold nothing up: killing them costs no health.
+    let spare = risk.healthy_total.saturating_sub(risk.floor);
+    let killable = (unhealthy_here + spare) as usize;
+    if killable > 0 {
+        return Move::Kill {
+            app: risk.app.clone(),
+            tasks: risk.tasks_here.iter().take(killable).cloned().collect(),
+        };
+    }
+    match risk.tasks_here.last() {
+        Some(task) => Move::Surge {
+            app: risk.app.clone(),
+            instances: risk.instances,
+            task: task.clone(),
+        },
+        None => Move::Wait {
+            app: risk.app.clone(),
+            reason: "no task left on the agent".to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roll::decide::test_apps::task;
+    use crate::roll::ports::marathon::Task;
+
+    /// An app that wants as many instances as it has tasks.
+    fn app(id: &str, tasks: Vec<Task>) -> App {
+        let instances = u32::try_from(tasks.len()).unwrap();
+        crate::roll::decide::test_apps::app(id, instances, tasks)
+    }
+
+    #[test]
+    fn an_app_with_a_healthy_task_elsewhere_is_not_at_risk() {
+        let apps = [app(
+            "/a",
+            vec![task("a1", "X", true), task("a2", "Y", true)],
+        )];
+        assert!(at_risk(&apps, "X", &HashSet::new(), Floor::One).is_empty());
+    }
+
+    #[test]
+    fn an_app_whose_every_task_is_on_the_agent_kills_all_but_its_floor() {
+        let apps = [app(
+            "/a",
+            vec![
+                task("a1", "X", true),
+                task("a2", "X", true),
+                task("a3", "X", true),
+            ],
+        )];
+        let risks = at_risk(&apps, "X", &HashSet::new(), Floor::One);
+        assert_eq!(risks.len(), 1);
+        assert_eq!(
+            next_move(&risks[0]),
+            Move::Kill {
+                app: "/a".to_string(),
+                tasks: vec!["a1".to_string(), "a2".to_string()]
+            }
+        );
+    }
+
+    #[test]
+    fn a_single_instance_app_on_the_agent_surges() {
+        let apps = [app("/one", vec![task("o1", "X", true)])];
+        let risks = at_risk(&apps, "X", &HashSet::new(), Floor::One);
+        assert_eq!(
+            next_move(&risks[0]),
+            Move::Surge {
+                app: "/one".to_string(),
+                instances: 1,
+                task: "o1".to_string()
+            }
+        );
+    }
+
+    #[test]
+    fn replacements_on_their_way_make_the_app_wait() {
+        let apps = [app(
+            "/a",
+            vec![task("a1", "X", true), task("a2", "Y", false)],
+        )];
+        let risks = at_risk(&apps, "X", &HashSet::new(), Floor::One);
+        assert!(matches!(next_move(&risks[0]), Move::Wait { .. }));
+    }
+
+    #[test]
+    fn a_killed_task_still_listed_or_a_missing_replacement_makes_the_app_wait() {
+        let apps = [app(
+            "/a",
+            vec![task("a1", "X", true), task("a2", "X", true)],
+        )];
+        let killed: HashSet<String> = ["a1".to_string()].into();
+        let risks = at_risk(&apps, "X", &killed, Floor::One);
+        assert!(
+            matches!(next_move(&risks[0]), Move::Wait { .. }),
+            "{risks:?}"
+        );
+        let mut gone = app("/a", vec![task("a2", "X", true)]);
+        gone.instances = 2;
+        let risks = at_risk(&[gone], "X", &HashSet::new(), Floor::One);
+        assert!(
+            matches!(next_move(&risks[0]), Move::Wait { .. }),
+            "{risks:?}"
+        );
+    }
+
+    #[test]
+    fn unhealthy_tasks_on_the_agent_are_killed_first_and_cost_no_health() {
+        let apps = [app(
+            "/a",
+            vec![task("a1", "X", true), task("a2", "X", false)],
+        )];
+        let risks = at_risk(&apps, "X", &HashSet::new(), Floor::One);
+        assert_eq!(
+            next_move(&risks[0]),
+            Move::Kill {
+                app: "/a".to_string(),
+                tasks: vec!["a2".to_string()]
+            }
+        );
+    }
+
+    #[test]
+    fn honoring_min_health_keeps_ceil_of_instances_times_capacity_and_never_less_than_one() {
+        let mut a = app(
+            "/a",
+            vec![
+                task("a1", "X", true),
+                task("a2", "X", true),
+                task("a3", "Y", true),
+                task("a4", "Z", true),
+            ],
+        );
+        // One healthy elsewhere is enough by default...
+        assert!(at_risk(std::slice::from_ref(&a), "X", &HashSet::new(), Floor::One).is_empty());
+        // ...but 0.75 x 4 = 3 must stay healthy: two elsewhere is too few,
+        // and one task may be killed (4 healthy - 3).
+        a.min_health_capacity = Some(0.75);
+        let risks = at_risk(
+            std::slice::from_ref(&a),
+            "X",
+            &HashSet::new(),
+            Floor::MinHealth,
+        );
+        assert_eq!(risks[0].floor, 3);
+        assert_eq!(
+            next_move(&risks[0]),
+            Move::Kill {
+                app: "/a".to_string(),
+                tasks: vec!["a1".to_string()]
+            }
+        );
+        // Capacity 0 still keeps one; no capacity given means Marathon's 1.
+        a.min_health_capacity = Some(0.0);
+        assert_eq!(floor(&a, Floor::MinHealth), 1);
+        a.min_health_capacity = None;
+        assert_eq!(floor(&a, Floor::MinHealth), 4);
+    }
+
+    #[test]
+    fn an_app_without_health_checks_counts_running_tasks() {
+        let mut a = app("/n", vec![task("n1", "X", false), task("n2", "Y", false)]);
+        a.health_checks = 0;
+        for t in &mut a.tasks {
+            t.health_results.clear();
+        }
+        assert!(at_risk(&[a], "X", &HashSet::new(), Floor::One).is_empty());
+    }
+}

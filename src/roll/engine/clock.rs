@@ -1,0 +1,120 @@
+//! The roll's clock: the one place `time_scale` is applied.
+//!
+//! Every duration the roll reasons about (timeouts, the poll interval, how
+//! long a step took) is in the cluster's time. Against a real cluster that
+//! is the wall clock (`time_scale` 1); against the simulator it runs
+//! `time_scale` times faster. The clock follows `tokio::time`, so a test
+//! on paused tokio time runs a whole roll, timeouts included, in no real
+//! time, and the simulator in the same process (whose clock also follows
+//! tokio's) sees the same time pass.
+
+use std::time::{Duration, SystemTime};
+
+use crate::roll::record::checkpoint::utc;
+
+#[derive(Clone, Debug)]
+pub struct RollClock {
+    /// The wall clock when this process started the roll's clock.
+    wall_start: SystemTime,
+    tokio_start: tokio::time::Instant,
+    time_scale: f64,
+}
+
+impl RollClock {
+    pub fn new(time_scale: f64) -> RollClock {
+        RollClock {
+            wall_start: SystemTime::now(),
+            tokio_start: tokio::time::Instant::now(),
+            time_scale: if time_scale.is_finite() && time_scale > 0.0 {
+                time_scale
+            } else {
+                1.0
+            },
+        }
+    }
+
+    /// Now, in cluster time: the wall clock at start plus the tokio time
+    /// since, scaled.
+    pub fn now(&self) -> SystemTime {
+        self.wall_start + self.tokio_start.elapsed().mul_f64(self.time_scale)
+    }
+
+    /// Now in milliseconds since the Unix epoch (what the checkpoint
+    /// records, so that another process can tell how long a wait has run).
+    pub fn now_unix_ms(&self) -> u64 {
+        unix_ms(self.now())
+    }
+
+    /// Now as RFC 3339 UTC, for messages.
+    pub fn utc(&self) -> String {
+        utc(self.now())
+    }
+
+    /// Cluster time since `unix_ms` (zero if that is in the future, as it
+    /// may be after a resume against a simulator that ran ahead).
+    pub fn since(&self, unix_ms: u64) -> Duration {
+        Duration::from_millis(self.now_unix_ms().saturating_sub(unix_ms))
+    }
+
+    /// Sleeps `cluster` time (`cluster / time_scale` of tokio time).
+    pub async fn sleep(&self, cluster: Duration) {
+        tokio::time::sleep(cluster.div_f64(self.time_scale)).await;
+    }
+
+    /// How long a window written from the wall clock's now must last to
+    /// cover `cluster` time of a cluster whose clock may run `time_scale`
+    /// times faster than the wall (a Mesos maintenance window: a simulator
+    /// started at the wall clock and has run ahead of it since).
+    pub fn window_span(&self, cluster: Duration) -> Duration {
+        cluster.mul_f64(self.time_scale)
+    }
+}
+
+pub fn unix_ms(at: SystemTime) -> u64 {
+    at.duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// `1h 2m 3s` style, for messages.
+pub fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    match (s / 3600, s % 3600 / 60, s % 60) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, s) => format!("{m}m {s}s"),
+        (h, m, _) => format!("{h}h {m}m"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_clock_runs_time_scale_times_faster_than_tokio_time() {
+        let clock = RollClock::new(300.0);
+        let start = clock.now_unix_ms();
+        tokio::time::advance(Duration::from_secs(2)).await;
+        assert_eq!(clock.since(start), Duration::from_secs(600));
+        let before = tokio::time::Instant::now();
+        clock.sleep(Duration::from_secs(30)).await;
+        assert_eq!(before.elapsed(), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn a_time_in_the_future_is_zero_time_ago_and_a_bad_scale_is_one() {
+        let clock = RollClock::new(f64::NAN);
+        assert_eq!(clock.since(u64::MAX), Duration::ZERO);
+        assert_eq!(
+            clock.window_span(Duration::from_secs(7)),
+            Duration::from_secs(7)
+        );
+    }
+
+    #[test]
+    fn human_durations_read_naturally() {
+        assert_eq!(human(Duration::from_secs(5)), "5s");
+        assert_eq!(human(Duration::from_secs(125)), "2m 5s");
+        assert_eq!(human(Duration::from_secs(7_300)), "2h 1m");
+    }
+}

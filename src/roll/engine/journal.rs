@@ -1,0 +1,66 @@
+//! `Journal`: the checkpoint as a run keeps it. The record itself, the
+//! store it is written to, the bytes last written (a tick that changed
+//! nothing writes nothing), and whoever watches each write (the log, the
+//! live view, the plan API).
+//!
+//! Every side effect of the roll is preceded by `intend`: its intent is
+//! in the checkpoint, on disk (or in S3), before the call is sent. That
+//! is what makes every step safe to run again after a crash: a resumed run
+//! finds the intent and asks the world whether the call landed.
+
+use crate::roll::record::checkpoint::{Checkpoint, CheckpointError, CheckpointStore};
+
+pub struct Journal<'o> {
+    /// The record: read and changed by the runner and the steps, written
+    /// by `save`.
+    pub checkpoint: Checkpoint,
+    store: CheckpointStore,
+    /// The checkpoint as last written.
+    saved: Vec<u8>,
+    /// Called with the checkpoint after each write.
+    observer: Box<dyn FnMut(&Checkpoint) + Send + 'o>,
+}
+
+impl<'o> Journal<'o> {
+    pub fn new(
+        checkpoint: Checkpoint,
+        store: CheckpointStore,
+        observer: Box<dyn FnMut(&Checkpoint) + Send + 'o>,
+    ) -> Journal<'o> {
+        Journal {
+            checkpoint,
+            store,
+            saved: Vec::new(),
+            observer,
+        }
+    }
+
+    /// Writes the checkpoint if it changed since the last write (intent
+    /// before a side effect always changes it: it adds an event).
+    pub async fn save(&mut self) -> Result<(), CheckpointError> {
+        let bytes = self.checkpoint.to_json(self.store.location())?;
+        if bytes != self.saved {
+            self.store.write(&self.checkpoint, &bytes).await?;
+            self.saved = bytes;
+            (self.observer)(&self.checkpoint);
+        }
+        Ok(())
+    }
+
+    /// Records the intent of a side effect and writes it, before the
+    /// effect is sent (an intent repeated tick after tick is recorded
+    /// once: `Checkpoint::intend`).
+    pub async fn intend(&mut self, message: impl Into<String>) -> Result<(), CheckpointError> {
+        self.checkpoint.intend(message);
+        self.save().await
+    }
+
+    pub fn store(&self) -> &CheckpointStore {
+        &self.store
+    }
+
+    /// The record and its store, once the run is over.
+    pub fn into_parts(self) -> (Checkpoint, CheckpointStore) {
+        (self.checkpoint, self.store)
+    }
+}

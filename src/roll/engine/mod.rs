@@ -1,0 +1,31 @@
+//! The engine: runs a roll's plan as a reconcile loop, tick by tick.
+//!
+//! - `runner`: the loop, dispatch, deadlines, pause and hold.
+//! - `tick_context`: what one tick has read of the world, built when the
+//!   tick starts and handed to every step of it.
+//! - `steps/`: each step of the plan as its own type behind one trait,
+//!   over one context.
+//! - `run_options`: what a run is told besides its environment.
+//! - `journal`: the checkpoint as the run keeps it (intent before effect).
+//! - `wait`: deadlines, and the sleep between ticks.
+//! - `paging`: pausing on a timeout, the page, resuming after it.
+//! - `inbox`: operator operations queued for a live run.
+//! - `live`: what a running roll shares with the plan API.
+//! - `clock`: the roll's time (the one place `time_scale` is applied).
+//!
+//! May import: every room below it (`ports`, `record`, `decide`) and
+//! `crate::plan`. Nothing below imports the engine.
+
+pub mod clock;
+pub mod inbox;
+mod journal;
+pub mod live;
+mod paging;
+pub mod run_options;
+pub mod runner;
+pub mod steps;
+pub mod tick_context;
+mod wait;
+
+pub use run_options::RunOptions;
+pub use runner::{Ended, Outcome, Runner};

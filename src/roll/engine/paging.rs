@@ -1,0 +1,202 @@
+//! Pausing on a timeout and the page that goes with it: the step reads
+//! `DELAYED`, the pause is recorded, and a page goes out when a pager is
+//! configured. A rerun resumes from the pause with a fresh deadline. A page stays open until its step completes (or is
+//! force-completed), the plan completes, or the roll is abandoned.
+
+use std::collections::BTreeMap;
+
+use super::clock::RollClock;
+use super::journal::Journal;
+use crate::plan::{Status, StepIndex};
+use crate::roll::ports::pager::{Page, Pager, Severity};
+use crate::roll::record::checkpoint::{Checkpoint, CheckpointError, EventKind, OpenPage, Pause};
+
+/// Who pages and how the human resumes, as the page says it.
+pub struct PageOrigin<'a> {
+    /// The page's `source` (the environment's `[pager] source`, else this
+    /// machine's name).
+    pub source: &'a str,
+    /// The command an operator runs to resume.
+    pub resume_command: &'a str,
+}
+
+/// A wait outlived its timeout: records the pause (the step at `at` reads
+/// `DELAYED`, so no tick offers it) and pages. Returns whether a
+/// configured pager accepted the page.
+pub async fn pause<G: Pager>(
+    journal: &mut Journal<'_>,
+    pager: &G,
+    at: StepIndex,
+    reason: &str,
+    since: String,
+    origin: PageOrigin<'_>,
+) -> Result<bool, CheckpointError> {
+    let checkpoint = &mut journal.checkpoint;
+    let name = checkpoint.step_name(at);
+    let step = checkpoint.plan.step_mut(at);
+    step.status = Status::Delayed;
+    step.message = format!("PAUSED at {since}: {reason}");
+    let dedup_key = format!("roller/{}/{}", checkpoint.run_id, name);
+    checkpoint.pause = Some(Pause {
+        step: name.clone(),
+        reason: reason.to_string(),
+        since,
+        dedup_key: dedup_key.clone(),
+        paged: false,
+    });
+    checkpoint.log(EventKind::Pause, format!("{name}: {reason}"));
+    journal.save().await?;
+    let paged = if pager.is_configured() {
+        let page = page(journal, &name, reason, dedup_key, origin);
+        match pager.trigger(&page).await {
+            Ok(()) => {
+                journal
+                    .checkpoint
+                    .log(EventKind::Paged, format!("page sent for {name}"));
+                true
+            }
+            Err(err) => {
+                journal.checkpoint.log(
+                    EventKind::PageFailed,
+                    format!("the page did not go out: {err}"),
+                );
+                // The event is logged as a warning (`report`).
+                false
+            }
+        }
+    } else {
+        false
+    };
+    if let Some(pause) = &mut journal.checkpoint.pause {
+        pause.paged = paged;
+    }
+    journal.save().await?;
+    Ok(paged)
+}
+
+fn page(
+    journal: &Journal<'_>,
+    name: &str,
+    reason: &str,
+    dedup_key: String,
+    origin: PageOrigin<'_>,
+) -> Page {
+    let asg = journal.checkpoint.asg.clone();
+    let resume = origin.resume_command.to_string();
+    Page {
+        dedup_key,
+        summary: format!("roller paused rolling ASG {asg} at {name}: {reason}. Resume: {resume}"),
+        severity: Severity::Error,
+        source: origin.source.to_string(),
+        component: Some(asg.clone()),
+        group: Some("roller".to_string()),
+        class: Some("roll_paused".to_string()),
+        details: BTreeMap::from([
+            ("asg".to_string(), asg),
+            ("step".to_string(), name.to_string()),
+            ("run_id".to_string(), journal.checkpoint.run_id.clone()),
+            ("resume_command".to_string(), resume),
+        ]),
+    }
+}
+
+/// Resolves the open page once its step is COMPLETE (done, or
+/// force-completed by an operator).
+pub async fn resolve_settled_page<G: Pager>(
+    journal: &mut Journal<'_>,
+    pager: &G,
+) -> Result<(), CheckpointError> {
+    let checkpoint = &journal.checkpoint;
+    let settled = checkpoint.open_page.as_ref().is_some_and(|page| {
+        checkpoint
+            .find_step(&page.step)
+            .is_none_or(|at| checkpoint.plan.step(at).is_complete())
+    });
+    if settled {
+        resolve_open_page(journal, pager).await?;
+    }
+    Ok(())
+}
+
+/// Resolves the open page, if any (a failure is logged: the roll goes
+/// on, and the page's own auto-resolution, if any, remains).
+pub async fn resolve_open_page<G: Pager>(
+    journal: &mut Journal<'_>,
+    pager: &G,
+) -> Result<(), CheckpointError> {
+    let Some(page) = journal.checkpoint.open_page.take() else {
+        return Ok(());
+    };
+    match pager.resolve(&page.dedup_key).await {
+        Ok(()) => journal.checkpoint.log(
+            EventKind::PageResolved,
+            format!("{} got past its pause", page.step),
+        ),
+        Err(err) => journal.checkpoint.log(
+            EventKind::PageFailed,
+            format!("resolving the page of {} failed: {err}", page.step),
+        ),
+    }
+    journal.save().await
+}
+
+/// A paused roll that is resumed or abandoned keeps its page open until
+/// it is resolved: the pause's page becomes the open page.
+pub fn keep_page_open(pause: &Pause) -> Option<OpenPage> {
+    pause.paged.then(|| OpenPage {
+        step: pause.step.clone(),
+        dedup_key: pause.dedup_key.clone(),
+    })
+}
+
+/// A rerun after a timeout: the paused step runs again with a fresh
+/// deadline (a human chose to give it more time), and the page stays open
+/// until the step completes.
+pub async fn resume_after_pause(
+    journal: &mut Journal<'_>,
+    clock: &RollClock,
+) -> Result<(), CheckpointError> {
+    let Some(pause) = journal.checkpoint.pause.take() else {
+        return Ok(());
+    };
+    let now = clock.now_unix_ms();
+    let checkpoint = &mut journal.checkpoint;
+    if let Some(at) = paused_step(checkpoint, &pause.step) {
+        let id = checkpoint.plan.step(at).id.clone();
+        let step = checkpoint.plan.step_mut(at);
+        step.status = Status::Started;
+        step.message = format!("resuming after the pause of {}", pause.since);
+        if let Some(wait) = checkpoint
+            .progress
+            .get_mut(&id)
+            .and_then(|p| p.wait.as_mut())
+        {
+            wait.since_unix_ms = now;
+        }
+    }
+    if let Some(page) = keep_page_open(&pause) {
+        checkpoint.open_page = Some(page);
+    }
+    checkpoint.log(
+        EventKind::Resume,
+        format!("resuming after the pause at {}", pause.step),
+    );
+    journal.save().await
+}
+
+/// The step `name` (`phase/step`) if it is the one a pause left DELAYED.
+pub fn paused_step(checkpoint: &Checkpoint, name: &str) -> Option<StepIndex> {
+    checkpoint
+        .find_step(name)
+        .filter(|&at| checkpoint.plan.step(at).status == Status::Delayed)
+}
+
+/// This machine's name, the page's `source` (who is paging).
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| "roller".to_string())
+}

@@ -1,0 +1,19 @@
+//! `RunOptions`: what a run is told besides its environment, fixed for
+//! the run and read by the runner and the steps.
+
+use std::sync::Arc;
+
+use super::live::Live;
+
+/// Options of this run that are not in the environment.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Resume AZRebalance even when the final AZ counts are uneven.
+    pub resume_az_rebalance: bool,
+    /// The command an operator runs to resume (printed and paged).
+    pub resume_command: String,
+    /// Shared with the plan API (`--listen`): the runner keeps its
+    /// snapshot current, drains its operations at each tick with the
+    /// queued files, and reports step durations to it.
+    pub live: Option<Arc<Live>>,
+}

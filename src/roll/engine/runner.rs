@@ -1,0 +1,489 @@
+//! Runs a roll's plan as a reconcile loop. Each tick takes the plan
+//! engine's candidates (assets honoured, `DELAYED` steps never offered),
+//! builds the tick's context (`TickContext`: what the tick reads of the
+//! world, each thing at most once), advances every candidate by one tick
+//! of its step (`steps::tick`: the step looks, acts if it must, and says
+//! `Done` or what it waits for), saves the checkpoint if anything changed,
+//! and sleeps one poll interval unless a step completed. No step owns a
+//! loop; the runner owns every deadline, and no step's logic.
+//!
+//! Between ticks it applies the operator operations queued for it
+//! (`inbox.rs`) and honours a stop signal; a signal never cuts an API call
+//! short. When a wait outlives its timeout the roll pauses (`paging.rs`):
+//! the step reads `DELAYED`, a page goes out if a pager is configured, and
+//! the run returns `Outcome::Paused` (exit 3). A rerun clears only such a
+//! pause; an operator's interrupt holds until `roller plan continue`.
+
+use std::collections::BTreeMap;
+
+use tokio::sync::watch;
+
+use super::clock::{RollClock, human};
+use super::inbox;
+use super::journal::Journal;
+use super::paging::{self, PageOrigin};
+use super::run_options::RunOptions;
+use super::steps::{self, Memory, StepContext, Tick, Wait};
+use super::tick_context::TickContext;
+use super::wait;
+use crate::plan::{Status, StepIndex, plan_candidates};
+use crate::roll::decide::roll_plan::continue_command;
+use crate::roll::error::RollError;
+use crate::roll::ports::Ports;
+use crate::roll::record::checkpoint::{
+    Checkpoint, CheckpointError, CheckpointStore, EventKind, StepProgress,
+};
+use crate::roll::record::env::Environment;
+use crate::roll::record::kinds::{StepKind, WaitKind};
+
+#[derive(Debug)]
+pub enum Outcome {
+    Complete {
+        /// The AZ rebalance report.
+        summary: String,
+    },
+    /// A wait timed out: the step reads DELAYED; `paged` says whether a
+    /// configured pager accepted the page.
+    Paused {
+        step: String,
+        reason: String,
+        paged: bool,
+    },
+    /// An operator interrupted the plan, a phase or a step, or a canary
+    /// waits: `reason` ends with the exact `roller plan continue` command.
+    Held { reason: String },
+    /// A stop signal arrived; the checkpoint is consistent.
+    Stopped,
+}
+
+/// How a run ended: the outcome, the checkpoint as last written, and the
+/// store it was written to.
+pub type Ended = (Outcome, Checkpoint, CheckpointStore);
+
+/// What one step's tick came to, as the loop sees it.
+enum Advanced {
+    Done,
+    Waiting,
+    /// The step may not begin yet (`Tick::NotYet`).
+    NotYet,
+    /// The step must stop and call a human: a wait ran out, or another
+    /// writer changed the group. The reason, as the page says it.
+    Pause(String),
+}
+
+pub struct Runner<'a, P> {
+    ports: P,
+    env: &'a Environment,
+    options: RunOptions,
+    clock: RollClock,
+    stop: watch::Receiver<bool>,
+    /// The checkpoint, where it is written, and who watches each write.
+    journal: Journal<'a>,
+    /// What this process has sent that the checkpoint does not keep.
+    memory: Memory,
+    /// Each step's kind, read once from the checkpoint (and added to as
+    /// steps are appended): dispatch cannot meet an unknown step.
+    kinds: BTreeMap<StepIndex, StepKind>,
+}
+
+impl<'a, P: Ports> Runner<'a, P> {
+    pub fn new(
+        ports: P,
+        env: &'a Environment,
+        options: RunOptions,
+        checkpoint: Checkpoint,
+        store: CheckpointStore,
+        stop: watch::Receiver<bool>,
+        observer: Box<dyn FnMut(&Checkpoint) + Send + 'a>,
+    ) -> Result<Self, RollError> {
+        let kinds = checkpoint
+            .step_kinds()
+            .map_err(|reason| CheckpointError::Corrupt {
+                path: store.location().to_path_buf(),
+                reason,
+            })?
+            .into_iter()
+            .collect();
+        if let Some(live) = &options.live {
+            live.observe(&checkpoint);
+        }
+        Ok(Runner {
+            ports,
+            env,
+            options,
+            clock: RollClock::new(env.time_scale),
+            stop,
+            journal: Journal::new(checkpoint, store, observer),
+            memory: Memory::default(),
+            kinds,
+        })
+    }
+
+    fn stopped(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// Runs until the plan is complete, paused, held or stopped.
+    pub async fn run(self) -> Result<(Outcome, Checkpoint), RollError> {
+        let (outcome, checkpoint, _) = self.run_keeping_store().await?;
+        Ok((outcome, checkpoint))
+    }
+
+    /// `run`, handing back the store (to archive a completed checkpoint).
+    pub async fn run_keeping_store(mut self) -> Result<Ended, RollError> {
+        self.take_operations().await?;
+        // An operator's hold outranks a pause: the rerun changes nothing.
+        if let Some(reason) = self.held_reason(true) {
+            return self.held(reason).await;
+        }
+        paging::resume_after_pause(&mut self.journal, &self.clock).await?;
+        loop {
+            if self.stopped() {
+                self.journal
+                    .checkpoint
+                    .log(EventKind::Stop, "stopped by a signal between ticks");
+                self.journal.save().await?;
+                return Ok(self.end(Outcome::Stopped));
+            }
+            self.take_operations().await?;
+            paging::resolve_settled_page(&mut self.journal, self.ports.pager()).await?;
+            if self.journal.checkpoint.plan.is_complete() {
+                paging::resolve_open_page(&mut self.journal, self.ports.pager()).await?;
+                let summary = self.journal.checkpoint.summary.clone().unwrap_or_default();
+                return Ok(self.end(Outcome::Complete { summary }));
+            }
+            let candidates = plan_candidates(&self.journal.checkpoint.plan);
+            if candidates.is_empty() {
+                let checkpoint = &self.journal.checkpoint;
+                if let Some((_, step)) = checkpoint
+                    .plan
+                    .steps()
+                    .find(|(_, s)| s.status == Status::Error)
+                {
+                    return Err(RollError::StepInError {
+                        step: step.id.clone(),
+                        message: step.message.clone(),
+                    });
+                }
+                let reason = self
+                    .held_reason(false)
+                    .unwrap_or_else(|| self.continue_command());
+                return self.held(reason).await;
+            }
+            let mut tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
+            let mut finished = false;
+            let mut begun = false;
+            let steps_before = self.kinds.len();
+            for at in candidates {
+                if self.stopped() {
+                    break;
+                }
+                match self.advance(at, &mut tick).await? {
+                    Advanced::Done => finished = true,
+                    Advanced::Waiting => begun = true,
+                    Advanced::NotYet => {}
+                    Advanced::Pause(reason) => return self.pause(at, reason).await,
+                }
+            }
+            // A step added this tick (the drain's next wave) runs at once.
+            finished |= self.kinds.len() != steps_before;
+            self.journal.save().await?;
+            // Every step offered is waiting for another to begin (the
+            // drain's terminations while an operator or a canary holds the
+            // drain): nothing moves until the hold is released.
+            if !finished && !begun && !self.stopped() {
+                let reason = format!(
+                    "the plan is held (an operator's `roller plan interrupt`, or a canary waiting): \
+                     no step can begin; let it go on with: {}",
+                    self.continue_command()
+                );
+                return self.held(reason).await;
+            }
+            if !finished {
+                wait::sleep_poll(&self.clock, &mut self.stop, self.env.poll_interval).await;
+            }
+        }
+    }
+
+    /// One tick of one step, with the bookkeeping around it: the step's
+    /// start, its wait and deadline, its completion or failure.
+    async fn advance(
+        &mut self,
+        at: StepIndex,
+        tick: &mut TickContext<P>,
+    ) -> Result<Advanced, RollError> {
+        let Some(kind) = self.kinds.get(&at).cloned() else {
+            return Err(RollError::refused(format!(
+                "the plan's step at {at:?} was not in the checkpoint when the run began"
+            )));
+        };
+        let checkpoint = &mut self.journal.checkpoint;
+        let id = checkpoint.plan.step(at).id.clone();
+        let now = self.clock.now_unix_ms();
+        let began = !checkpoint.progress.contains_key(&id);
+        checkpoint
+            .progress
+            .entry(id.clone())
+            .or_insert(StepProgress {
+                started_unix_ms: now,
+                wait: None,
+            });
+        let step = checkpoint.plan.step_mut(at);
+        let before = step.status;
+        if !matches!(step.status, Status::Starting | Status::Started) {
+            step.status = Status::Starting;
+            step.message = "acting".to_string();
+        }
+        let name = checkpoint.step_name(at);
+        let ticked = self.tick(&kind, tick).await;
+        let checkpoint = &mut self.journal.checkpoint;
+        match ticked {
+            // Nothing was done: the step has not begun.
+            Ok(Tick::NotYet(why)) => {
+                if began {
+                    checkpoint.progress.remove(&id);
+                }
+                let step = checkpoint.plan.step_mut(at);
+                step.status = before;
+                step.message = why;
+                Ok(Advanced::NotYet)
+            }
+            Ok(Tick::Done(message)) => {
+                let took = checkpoint
+                    .progress
+                    .remove(&id)
+                    .map(|p| self.clock.since(p.started_unix_ms))
+                    .unwrap_or_default();
+                if let Some(live) = &self.options.live {
+                    live.step_took(took);
+                }
+                let step = checkpoint.plan.step_mut(at);
+                step.status = Status::Complete;
+                step.message = format!("{message} (took {})", human(took));
+                checkpoint.log(EventKind::Step, format!("{name} complete: {message}"));
+                self.journal.save().await?;
+                Ok(Advanced::Done)
+            }
+            Ok(Tick::Waiting(wait)) => Ok(self.waiting(at, &id, wait)),
+            // A call that failed for a passing reason counts against the
+            // wait the step is in; outside a wait it starts one of its own
+            // (`retry`): every step is safe to run again (intent first),
+            // so the next tick does what a rerun would.
+            Err(err) if err.is_transient() => {
+                let kind = checkpoint
+                    .progress
+                    .get(&id)
+                    .and_then(|p| p.wait.as_ref())
+                    .map_or(WaitKind::Retry, |record| record.kind);
+                let message = match kind {
+                    WaitKind::Retry => format!("retrying: {err}"),
+                    _ => format!("last look failed: {err}"),
+                };
+                Ok(self.waiting(at, &id, Wait { kind, message }))
+            }
+            // Another writer changed the group: stop and call a human,
+            // never change it back.
+            Err(RollError::OtherWriter(reason)) => {
+                checkpoint.plan.step_mut(at).status = Status::Started;
+                Ok(Advanced::Pause(reason))
+            }
+            Err(err) => self.fail(at, &name, err).await,
+        }
+    }
+
+    /// One tick of the step `kind`, over `tick`, with the context the
+    /// runner lends it; the steps it appends are dispatched from now on.
+    async fn tick(
+        &mut self,
+        kind: &StepKind,
+        tick: &mut TickContext<P>,
+    ) -> Result<Tick, RollError> {
+        let mut appended = Vec::new();
+        let mut cx = StepContext::new(
+            self.ports,
+            self.env,
+            &self.options,
+            &self.clock,
+            tick,
+            &mut self.journal,
+            &mut self.memory,
+            &mut self.stop,
+            &mut appended,
+        );
+        let ticked = steps::tick(kind, &mut cx).await;
+        self.kinds.extend(appended);
+        ticked
+    }
+
+    /// Records the wait and checks its deadline.
+    fn waiting(&mut self, at: StepIndex, id: &str, wait: Wait) -> Advanced {
+        match wait::record_wait(
+            &mut self.journal.checkpoint,
+            at,
+            id,
+            (wait.kind, &wait.message),
+            &self.clock,
+            &self.env.timeouts,
+        ) {
+            Some(reason) => Advanced::Pause(reason),
+            None => Advanced::Waiting,
+        }
+    }
+
+    /// The step keeps its status (a rerun re-enters it); its message says
+    /// what went wrong, for `roller status`.
+    async fn fail(
+        &mut self,
+        at: StepIndex,
+        name: &str,
+        err: RollError,
+    ) -> Result<Advanced, RollError> {
+        let checkpoint = &mut self.journal.checkpoint;
+        checkpoint.plan.step_mut(at).message =
+            format!("failed at {}: {err}; rerun to retry", self.clock.utc());
+        checkpoint.log(EventKind::Failure, format!("{name}: {err}"));
+        if let Some(event) = checkpoint.events.last_mut() {
+            event.label = Some(err.label().to_string());
+        }
+        self.journal.save().await?;
+        Err(err)
+    }
+
+    /// Applies the operations queued since the last tick (files, then the
+    /// plan API's).
+    async fn take_operations(&mut self) -> Result<(), RollError> {
+        let handed = match &self.options.live {
+            Some(live) => live.take_operations(),
+            None => Vec::new(),
+        };
+        inbox::take_operations(&mut self.journal, handed, &self.clock).await?;
+        Ok(())
+    }
+
+    /// Why the plan offers no step, with the command that releases it;
+    /// `None` when it is not held. With `past_pause`, the paused step
+    /// counts as running again (what a rerun would make of it).
+    fn held_reason(&self, past_pause: bool) -> Option<String> {
+        let mut plan = self.journal.checkpoint.plan.clone();
+        if let Some(at) = self.paused_step().filter(|_| past_pause) {
+            plan.step_mut(at).status = Status::Started;
+        }
+        let held = !plan.is_complete()
+            && plan_candidates(&plan).is_empty()
+            && !plan.steps().any(|(_, s)| s.status == Status::Error);
+        held.then(|| {
+            format!(
+                "the plan is held (an operator's `roller plan interrupt`, or a canary waiting); \
+                 let it go on with: {}",
+                continue_command(&plan, &self.journal.store().for_command())
+            )
+        })
+    }
+
+    fn continue_command(&self) -> String {
+        continue_command(
+            &self.journal.checkpoint.plan,
+            &self.journal.store().for_command(),
+        )
+    }
+
+    async fn held(mut self, reason: String) -> Result<Ended, RollError> {
+        self.journal.checkpoint.log(EventKind::Held, reason.clone());
+        self.journal.save().await?;
+        Ok(self.end(Outcome::Held { reason }))
+    }
+
+    /// A wait outlived its timeout: pause (the step reads DELAYED, so no
+    /// tick offers it), page, and stop with exit 3.
+    async fn pause(mut self, at: StepIndex, reason: String) -> Result<Ended, RollError> {
+        let step = self.journal.checkpoint.step_name(at);
+        let source = (self.env.pager.source.clone()).unwrap_or_else(paging::host_name);
+        let origin = PageOrigin {
+            source: &source,
+            resume_command: &self.options.resume_command,
+        };
+        let since = self.clock.utc();
+        let paged = paging::pause(
+            &mut self.journal,
+            self.ports.pager(),
+            at,
+            &reason,
+            since,
+            origin,
+        )
+        .await?;
+        Ok(self.end(Outcome::Paused {
+            step,
+            reason,
+            paged,
+        }))
+    }
+
+    /// The run ends with `outcome`, the checkpoint as last saved.
+    fn end(self, outcome: Outcome) -> Ended {
+        let (checkpoint, store) = self.journal.into_parts();
+        (outcome, checkpoint, store)
+    }
+
+    fn paused_step(&self) -> Option<StepIndex> {
+        let checkpoint = &self.journal.checkpoint;
+        paging::paused_step(checkpoint, &checkpoint.pause.as_ref()?.step)
+    }
+
+    /// One tick of the step `kind` outside the loop, with a tick context
+    /// of its own: what `roller abandon` runs its finish steps with.
+    pub async fn tick_alone(&mut self, kind: &StepKind) -> Result<Tick, RollError> {
+        let mut tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
+        self.tick(kind, &mut tick).await
+    }
+
+    /// Every surge not finished set back to its app's instance count
+    /// before it (`roller abandon`); `None` when there was none.
+    pub async fn undo_surges(&mut self) -> Result<Option<String>, RollError> {
+        let mut tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
+        let mut appended = Vec::new();
+        let mut cx = StepContext::new(
+            self.ports,
+            self.env,
+            &self.options,
+            &self.clock,
+            &mut tick,
+            &mut self.journal,
+            &mut self.memory,
+            &mut self.stop,
+            &mut appended,
+        );
+        cx.undo_surges().await
+    }
+
+    /// Resolves the roll's page, a paused one's included (`roller
+    /// abandon`); the event it logged, if there was a page.
+    pub async fn resolve_page(&mut self) -> Result<Option<String>, RollError> {
+        let checkpoint = &mut self.journal.checkpoint;
+        if let Some(page) = checkpoint
+            .pause
+            .take()
+            .as_ref()
+            .and_then(paging::keep_page_open)
+        {
+            checkpoint.open_page = Some(page);
+        }
+        if checkpoint.open_page.is_none() {
+            return Ok(None);
+        }
+        paging::resolve_open_page(&mut self.journal, self.ports.pager()).await?;
+        Ok(self
+            .journal
+            .checkpoint
+            .events
+            .last()
+            .map(|event| match event.kind {
+                EventKind::PageResolved => "resolved the roll's open page".to_string(),
+                _ => event.message.clone(),
+            }))
+    }
+
+    pub fn into_checkpoint(self) -> Checkpoint {
+        self.journal.checkpoint
+    }
+}

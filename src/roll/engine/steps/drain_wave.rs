@@ -1,0 +1,303 @@
+//! One wave of the drain: every old agent at once. The old agents are all
+//! under one maintenance window (the scale-up's last step), so Marathon
+//! relaunches every task killed there on a new agent: each task moves
+//! once. Which tasks a wave kills is `drain_plan::next_wave`'s pure answer
+//! from live placement: per app, as many as keep it at its floor; apps
+//! that cannot spare one are surged. The wave is recorded (its task ids
+//! and apps) before any kill is sent, and ends when every app it moved is
+//! back to all its instances healthy; then, if any task is left on an old
+//! agent, it appends the next wave to the drain phase.
+
+use std::collections::{BTreeSet, HashSet};
+
+use super::{StepAction, StepContext, Tick, excused_note};
+use crate::roll::decide::drain_plan::next_wave;
+use crate::roll::decide::health::task_is_healthy;
+use crate::roll::decide::roll_plan::{DRAIN, wave_id, wave_step};
+use crate::roll::engine::tick_context::Observation;
+use crate::roll::error::RollError;
+use crate::roll::ports::Ports;
+use crate::roll::ports::marathon::{App, Marathon, MarathonError};
+use crate::roll::record::checkpoint::{EventKind, Surge, SurgeState, WaveRecord};
+use crate::roll::record::kinds::{StepKind, WaitKind};
+
+/// One wave of the drain.
+///
+/// Safe to re-run after a crash at any point: a wave not yet recorded is
+/// planned afresh from what Marathon lists now; a recorded one resends its
+/// kills only for tasks still listed and only if Marathon never accepted
+/// them, and its surges are absolute instance counts (`task_moves.rs`).
+pub struct DrainWave {
+    pub wave: u32,
+}
+
+impl StepAction for DrainWave {
+    async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
+        let wave = self.wave;
+        let id = wave_id(wave);
+        let seen = cx.tick.observation().await?;
+        let Some(n) = cx
+            .journal
+            .checkpoint
+            .waves
+            .iter()
+            .position(|w| w.step == id)
+        else {
+            return plan_wave(cx, wave, &seen).await;
+        };
+        let record = cx.journal.checkpoint.waves[n].clone();
+        let listed = seen.task_ids();
+        let still: Vec<String> = record
+            .kills
+            .iter()
+            .filter(|t| listed.contains(t.as_str()))
+            .cloned()
+            .collect();
+        let mut waiting = Vec::new();
+        if !record.sent {
+            if send_kills(cx, &still).await? {
+                cx.journal.checkpoint.waves[n].sent = true;
+                cx.save().await?;
+            } else {
+                waiting.push(
+                    "Marathon refused the kills for now (a deployment holds an app)".to_string(),
+                );
+            }
+        }
+        waiting.extend(cx.surge_round(&id, &seen.apps).await?);
+        if !still.is_empty() {
+            waiting.push(format!("{} killed task(s) still listed", still.len()));
+        }
+        let allowed = &cx.journal.checkpoint.allow_unhealthy;
+        for app in seen.apps.iter().filter(|a| record.apps.contains(&a.id)) {
+            if allowed.contains(&app.id) {
+                continue;
+            }
+            let healthy = app.tasks.iter().filter(|t| task_is_healthy(app, t)).count();
+            if healthy < app.instances as usize {
+                waiting.push(format!(
+                    "{}: {healthy} of {} healthy",
+                    app.id, app.instances
+                ));
+            }
+        }
+        if !waiting.is_empty() {
+            let more = waiting.len().saturating_sub(3);
+            let mut text = waiting[..waiting.len().min(3)].join("; ");
+            if more > 0 {
+                text.push_str(&format!("; and {more} more"));
+            }
+            return Ok(Tick::waiting(
+                WaitKind::TaskMoves,
+                format!("{id}: waiting for the moved tasks to be healthy on new agents: {text}"),
+            ));
+        }
+        let left = tasks_on_old_agents(cx, &seen);
+        let excused = excused_note(
+            record
+                .apps
+                .iter()
+                .filter(|a| allowed.contains(a))
+                .map(String::as_str),
+            ", not waited for",
+        );
+        let moved = format!(
+            "{} task(s) moved and {} app(s) moved in all{excused}",
+            record.kills.len(),
+            record.apps.len()
+        );
+        if left == 0 {
+            return Ok(Tick::Done(format!("{moved}; the old agents are empty")));
+        }
+        append_wave(cx, wave + 1);
+        Ok(Tick::Done(format!(
+            "{moved}; {left} task(s) left on old agents for wave-{}",
+            wave + 1
+        )))
+    }
+}
+
+/// Plans wave `wave` from live placement, records it, then sends its
+/// kills (one call, `scale=false`) and its surges.
+async fn plan_wave<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    wave: u32,
+    seen: &Observation,
+) -> Result<Tick, RollError> {
+    let id = wave_id(wave);
+    let old = cx.old_agents();
+    let allowed = cx.journal.checkpoint.allow_unhealthy.clone();
+    let (guarded, free): (Vec<App>, Vec<App>) = seen
+        .apps
+        .iter()
+        .cloned()
+        .partition(|a| !allowed.contains(&a.id));
+    let in_flight: HashSet<String> = cx
+        .journal
+        .checkpoint
+        .waves
+        .iter()
+        .flat_map(|w| w.kills.iter().cloned())
+        .chain(cx.memory.killed.iter().cloned())
+        .collect();
+    let surging: HashSet<String> = cx
+        .journal
+        .checkpoint
+        .surges
+        .iter()
+        .filter(|s| s.state != SurgeState::Done)
+        .map(|s| s.app.clone())
+        .collect();
+    let planned = next_wave(&guarded, &old, &in_flight, &surging, cx.floor());
+    let mut kills: Vec<String> = planned.kills.values().flatten().cloned().collect();
+    let mut apps: BTreeSet<String> = planned.kills.keys().cloned().collect();
+    // An app the operator allowed to be unhealthy has no floor to keep:
+    // all its tasks on old agents go in this wave.
+    for app in &free {
+        let here: Vec<String> = app
+            .tasks
+            .iter()
+            .filter(|t| !in_flight.contains(&t.id))
+            .filter(|t| t.agent_id.as_ref().is_some_and(|a| old.contains(a)))
+            .map(|t| t.id.clone())
+            .collect();
+        if !here.is_empty() {
+            apps.insert(app.id.clone());
+            kills.extend(here);
+        }
+    }
+    apps.extend(planned.surges.iter().map(|s| s.app.clone()));
+    if kills.is_empty() && planned.surges.is_empty() {
+        if planned.waiting.is_empty() && surging.is_empty() && tasks_on_old_agents(cx, seen) == 0 {
+            return Ok(Tick::Done("nothing left on the old agents".to_string()));
+        }
+        let why: Vec<String> = planned
+            .waiting
+            .iter()
+            .take(3)
+            .map(|(app, why)| format!("{app}: {why}"))
+            .collect();
+        return Ok(Tick::waiting(
+            WaitKind::TaskMoves,
+            format!(
+                "{id}: no task can move yet ({} app(s) waiting: {})",
+                planned.waiting.len(),
+                why.join("; ")
+            ),
+        ));
+    }
+    let surges = planned.surges.len();
+    cx.journal.checkpoint.waves.push(WaveRecord {
+        step: id.clone(),
+        kills: kills.clone(),
+        apps: apps.iter().cloned().collect(),
+        sent: false,
+    });
+    for s in &planned.surges {
+        let (first, rest) = s.tasks.split_first().expect("a planned surge has a task");
+        cx.journal.checkpoint.surges.push(Surge {
+            app: s.app.clone(),
+            instances: s.instances,
+            instance: id.clone(),
+            task: first.clone(),
+            extra_tasks: rest.to_vec(),
+            state: SurgeState::ScalingUp,
+            kill_sent: false,
+        });
+    }
+    let title = format!("{id}: {} tasks, {surges} surges", kills.len());
+    if let Some(at) = cx.journal.checkpoint.find_step(&format!("{DRAIN}/{id}")) {
+        cx.journal.checkpoint.plan.step_mut(at).name = title.clone();
+    }
+    cx.journal.checkpoint.intend(format!(
+        "{id}: kill {} task(s) of {} app(s) on old agents (scale=false), surge {surges} app(s){}",
+        kills.len(),
+        apps.len().saturating_sub(surges),
+        if planned.waiting.is_empty() {
+            String::new()
+        } else {
+            format!("; {} app(s) wait for the next wave", planned.waiting.len())
+        }
+    ));
+    cx.save().await?;
+    if send_kills(cx, &kills).await?
+        && let Some(record) = cx.journal.checkpoint.waves.last_mut()
+    {
+        record.sent = true;
+    }
+    for s in &planned.surges {
+        let to = s.instances + u32::try_from(s.tasks.len()).unwrap_or(u32::MAX);
+        cx.journal
+            .checkpoint
+            .intend(format!("surge {} {} -> {to}", s.app, s.instances));
+        cx.scale(&s.app, to).await?;
+    }
+    cx.save().await?;
+    Ok(Tick::waiting(
+        WaitKind::TaskMoves,
+        format!("{title}: sent; waiting for the replacements to be healthy on new agents"),
+    ))
+}
+
+/// Kills `tasks` with `scale=false` in one call; `false` when Marathon
+/// refused it for now (409: a deployment holds an app).
+async fn send_kills<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    tasks: &[String],
+) -> Result<bool, RollError> {
+    if tasks.is_empty() {
+        return Ok(true);
+    }
+    match cx.ports.marathon().kill_tasks(tasks, false).await {
+        Ok(_) => {
+            cx.memory.killed.extend(tasks.iter().cloned());
+            Ok(true)
+        }
+        Err(MarathonError::Conflict { .. }) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn append_wave<P: Ports>(cx: &mut StepContext<'_, '_, P>, wave: u32) {
+    if let Some(phase) = cx
+        .journal
+        .checkpoint
+        .plan
+        .phases
+        .iter()
+        .position(|p| p.id == DRAIN)
+    {
+        cx.append_step(phase, wave_step(wave), StepKind::DrainWave { wave });
+    }
+}
+
+/// Reopens a drain that ended with tasks left on old agents (an
+/// operator force-completed a wave, or the phase): appends the next
+/// wave, once. Returns its id.
+pub(super) fn extend_drain<P: Ports>(cx: &mut StepContext<'_, '_, P>) -> Option<String> {
+    let phase = cx
+        .journal
+        .checkpoint
+        .plan
+        .phases
+        .iter()
+        .find(|p| p.id == DRAIN)?;
+    if !phase.steps.iter().all(|s| s.is_complete()) {
+        return None;
+    }
+    let next = u32::try_from(phase.steps.len()).ok()?.checked_add(1)?;
+    append_wave(cx, next);
+    cx.journal.checkpoint.log(
+        EventKind::Step,
+        format!(
+            "drain: tasks are left on old agents; {} appended",
+            wave_id(next)
+        ),
+    );
+    Some(wave_id(next))
+}
+
+/// Tasks Marathon lists on old agents (being killed included).
+fn tasks_on_old_agents<P: Ports>(cx: &StepContext<'_, '_, P>, seen: &Observation) -> usize {
+    cx.old_agents().iter().map(|a| seen.tasks_on(a)).sum()
+}

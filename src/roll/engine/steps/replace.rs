@@ -1,0 +1,171 @@
+//! `Replace`: one instance's replacement, tick by tick (the serial
+//! strategy, and the drain's canaries): move what must move off its agent
+//! (`task_moves.rs`), check that nobody else changed the group, terminate
+//! it with a decrement, then wait for Mesos to drop the agent and for
+//! Marathon to report every app healthy.
+
+use super::{StepAction, StepContext, Tick, excused_note};
+use crate::roll::decide::health;
+use crate::roll::error::RollError;
+use crate::roll::ports::Ports;
+use crate::roll::ports::auto_scaling::AutoScaling;
+use crate::roll::ports::marathon::Marathon;
+use crate::roll::record::checkpoint::EventKind;
+use crate::roll::record::kinds::WaitKind;
+
+/// Replaces one instance.
+///
+/// Safe to re-run after a crash at any point: the termination is recorded
+/// before it is sent; a resume (or the tick after a call that failed)
+/// sends it again only while the group still has the instance in service,
+/// and the adapter reads the group right before it terminates
+/// (`AlreadyGone` if the first call landed meanwhile), so the desired
+/// capacity is never decremented twice. The moves are recomputed from
+/// Marathon each tick, and the waits only read.
+pub struct Replace<'k> {
+    pub instance: &'k str,
+}
+
+impl StepAction for Replace<'_> {
+    async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
+        let instance = self.instance;
+        let record = cx.rolled(instance)?;
+        let group = cx.tick.group().await?;
+        let present = group
+            .instance(instance)
+            .is_some_and(|i| !i.lifecycle_state.is_leaving());
+        if record.terminate_sent && present {
+            // The intent was written but the call never landed (a crash
+            // between the two, or a call that failed): send it again,
+            // after the same check as the first time. The intent is
+            // already recorded; the event says it is sent again, once per
+            // run, not once per tick of a failing call.
+            cx.tick
+                .check_no_other_writer(&cx.journal.checkpoint)
+                .await?;
+            if cx.memory.resent.insert(instance.to_string()) {
+                cx.intend(format!(
+                    "terminate {instance} with decrement (again: the first call did not land)"
+                ))
+                .await?;
+            }
+            return send_termination(cx, instance, &record.agent_id).await;
+        }
+        if !record.terminate_sent {
+            if present {
+                if let Some(moving) = cx.make_safe(&record).await? {
+                    return Ok(Tick::Waiting(moving));
+                }
+                if cx.stopped() {
+                    return Ok(Tick::waiting(
+                        WaitKind::TaskMoves,
+                        format!("{instance} is safe to terminate; stopping first"),
+                    ));
+                }
+            }
+            // Also when the instance is already gone: gone by another
+            // writer's hand, the group's count says so before it is
+            // recorded as this roll's.
+            cx.tick
+                .check_no_other_writer(&cx.journal.checkpoint)
+                .await?;
+            if let Some(r) = cx.journal.checkpoint.instance_mut(instance) {
+                r.terminate_sent = true;
+            }
+            cx.intend(format!("terminate {instance} with decrement"))
+                .await?;
+            return send_termination(cx, instance, &record.agent_id).await;
+        }
+        let agent = &record.agent_id;
+        if cx
+            .tick
+            .agents()
+            .await?
+            .iter()
+            .any(|a| a.active && a.id.0 == *agent)
+        {
+            return Ok(Tick::waiting(
+                WaitKind::Deregistered,
+                format!("waiting for Mesos to deregister agent {agent}: still active"),
+            ));
+        }
+        let healthy = "waiting for every Marathon app to be healthy";
+        let seen = cx.tick.observation().await?;
+        if seen.lost > 0 {
+            return Ok(Tick::waiting(
+                WaitKind::Healthy,
+                format!(
+                    "{healthy}: {} task(s) still listed on agents Mesos no longer has",
+                    seen.lost
+                ),
+            ));
+        }
+        // `/v2/deployments` can only add reasons to what the apps say of
+        // themselves: it is read only once they look healthy.
+        let allowed = &cx.journal.checkpoint.allow_unhealthy;
+        if let Some(waiting) = still_unhealthy(&health::judge(&seen.apps, &[]), allowed) {
+            return Ok(Tick::waiting(
+                WaitKind::Healthy,
+                format!("{healthy}: {waiting}"),
+            ));
+        }
+        let deployments = cx.ports.marathon().deployments().await?;
+        let verdict = health::judge(&seen.apps, &deployments);
+        if let Some(waiting) = still_unhealthy(&verdict, allowed) {
+            return Ok(Tick::waiting(
+                WaitKind::Healthy,
+                format!("{healthy}: {waiting}"),
+            ));
+        }
+        let excused = excused_note(
+            verdict
+                .unhealthy()
+                .map(|a| a.id.as_str())
+                .filter(|id| allowed.iter().any(|a| a == id)),
+            "",
+        );
+        Ok(Tick::Done(format!(
+            "{instance} replaced; Marathon healthy{excused}"
+        )))
+    }
+}
+
+/// Terminates `instance` with a decrement (its intent recorded), and
+/// waits for its agent to go.
+async fn send_termination<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    instance: &str,
+    agent: &str,
+) -> Result<Tick, RollError> {
+    let asg = cx.journal.checkpoint.asg.clone();
+    let result = cx.ports.aws().terminate_instance(&asg, instance).await?;
+    cx.journal
+        .checkpoint
+        .log(EventKind::Terminate, format!("{instance}: {result}"));
+    cx.save().await?;
+    Ok(Tick::waiting(
+        WaitKind::Deregistered,
+        format!("waiting for Mesos to deregister agent {agent}: {instance} terminated"),
+    ))
+}
+
+/// The apps still unhealthy (those the operator allowed left out), the
+/// first three named with why; `None` when there are none.
+fn still_unhealthy(verdict: &health::ClusterHealth, allowed: &[String]) -> Option<String> {
+    let unhealthy: Vec<String> = verdict
+        .unhealthy()
+        .filter(|a| !allowed.contains(&a.id))
+        .map(|a| format!("{} ({})", a.id, a.reason().unwrap_or_default()))
+        .collect();
+    (!unhealthy.is_empty()).then(|| {
+        let more = unhealthy.len().saturating_sub(3);
+        let mut text = format!(
+            "unhealthy: {}",
+            unhealthy[..unhealthy.len().min(3)].join(", ")
+        );
+        if more > 0 {
+            text.push_str(&format!(" and {more} more"));
+        }
+        text
+    })
+}

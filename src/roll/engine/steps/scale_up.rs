@@ -1,0 +1,165 @@
+//! The scale-up phase: the group's desired capacity goes to N + K
+//! (`SetDesired`), the new instances are awaited as active Mesos agents
+//! (`WaitRegistered`), and, for the drain, every old agent goes under one
+//! maintenance window (`Maintenance`).
+
+use std::collections::HashSet;
+use std::time::SystemTime;
+
+use super::task_moves::WINDOW;
+use super::{StepAction, StepContext, Tick};
+use crate::roll::error::RollError;
+use crate::roll::ports::Ports;
+use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
+use crate::roll::ports::mesos::{MesosMaster, Unavailability};
+use crate::roll::record::checkpoint::MaintenanceRecord;
+use crate::roll::record::kinds::WaitKind;
+
+/// Sets the desired capacity to N + K − terminated.
+///
+/// Safe to re-run: the value is absolute, computed from the checkpoint,
+/// so no rerun can overshoot.
+pub struct SetDesired;
+
+impl StepAction for SetDesired {
+    async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
+        let desired = cx.journal.checkpoint.scale_up_desired();
+        let asg = cx.journal.checkpoint.asg.clone();
+        cx.intend(format!("set desired capacity of {asg} to {desired}"))
+            .await?;
+        cx.ports.aws().set_desired_capacity(&asg, desired).await?;
+        Ok(Tick::Done(format!("desired capacity {desired}")))
+    }
+}
+
+/// Waits until the new instances (those not in the group when the roll
+/// began) number desired − remaining originals, are in service, and each
+/// matches one active Mesos agent.
+///
+/// Safe to re-run: it only reads.
+pub struct WaitRegistered;
+
+impl StepAction for WaitRegistered {
+    async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
+        let checkpoint = &cx.journal.checkpoint;
+        let expected = checkpoint
+            .scale_up_desired()
+            .saturating_sub(checkpoint.original_remaining());
+        let waiting = |what: String| {
+            Ok(Tick::waiting(
+                WaitKind::Registered,
+                format!(
+                    "waiting for {expected} new instance(s) to register as Mesos agents: {what}"
+                ),
+            ))
+        };
+        let original: HashSet<&String> = checkpoint.original.instance_ids.iter().collect();
+        let asg = &checkpoint.asg;
+        let aws = cx.ports.aws();
+        let group = aws.describe_group(asg).await?;
+        let new: Vec<String> = group
+            .instances
+            .iter()
+            .filter(|i| !original.contains(&i.id))
+            .filter(|i| i.lifecycle_state == LifecycleState::InService)
+            .map(|i| i.id.clone())
+            .collect();
+        if new.len() < expected as usize {
+            let failed = aws
+                .scaling_activities(asg, 5)
+                .await
+                .ok()
+                .and_then(|a| a.into_iter().find(|a| a.is_failed()))
+                .map(|a| {
+                    format!(
+                        "; last failed launch: {}",
+                        a.status_message.unwrap_or(a.description)
+                    )
+                })
+                .unwrap_or_default();
+            return waiting(format!(
+                "{} of {expected} new instances in service{failed}",
+                new.len()
+            ));
+        }
+        let ec2 = aws.describe_instances(&new).await?;
+        let agents: Vec<_> = cx
+            .tick
+            .agents()
+            .await?
+            .iter()
+            .filter(|a| a.active)
+            .map(|a| a.identity())
+            .collect();
+        let matched = match_agents(&cx.env.agent_match, &ec2, &agents)
+            .matched
+            .len();
+        if matched < expected as usize {
+            return waiting(format!(
+                "{matched} of {expected} new instances are active Mesos agents"
+            ));
+        }
+        Ok(Tick::Done(format!("{matched} new agents registered")))
+    }
+}
+
+/// The drain's first act once the new agents are up: one maintenance
+/// window over every agent to replace (merged into the schedule), so
+/// Marathon places no task on an old agent from now on and every task
+/// killed there relaunches on a new one.
+///
+/// Safe to re-run: the machines are recorded first (so finish removes
+/// their windows whatever happens next), and merging the same machines
+/// into the schedule again changes nothing.
+pub struct Maintenance;
+
+impl StepAction for Maintenance {
+    async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
+        let checkpoint = &mut cx.journal.checkpoint;
+        let machines: Vec<MaintenanceRecord> = checkpoint
+            .instances
+            .iter()
+            .filter(|i| !i.hostname.is_empty())
+            .map(|i| MaintenanceRecord {
+                hostname: i.hostname.clone(),
+                ip: i.ip.clone(),
+            })
+            .collect();
+        if machines.is_empty() {
+            return Ok(Tick::Done(
+                "no old agent to put under maintenance".to_string(),
+            ));
+        }
+        for machine in &machines {
+            if !checkpoint.maintenance.contains(machine) {
+                checkpoint.maintenance.push(machine.clone());
+            }
+        }
+        cx.intend(format!(
+            "one maintenance window for the {} old agent(s)",
+            machines.len()
+        ))
+        .await?;
+        let ids: Vec<_> = machines.iter().map(MaintenanceRecord::machine_id).collect();
+        let start = SystemTime::now() - std::time::Duration::from_secs(60);
+        cx.ports
+            .mesos()
+            .schedule_maintenance(
+                &ids,
+                Unavailability::new(start, cx.clock.window_span(WINDOW)),
+            )
+            .await?;
+        let all: Vec<String> = cx
+            .journal
+            .checkpoint
+            .instances
+            .iter()
+            .map(|i| i.id.clone())
+            .collect();
+        cx.memory.scheduled.extend(all);
+        Ok(Tick::Done(format!(
+            "{} old agent(s) under one maintenance window: Marathon places no new task on them",
+            machines.len()
+        )))
+    }
+}

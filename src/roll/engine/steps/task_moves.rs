@@ -1,0 +1,346 @@
+//! Moving tasks off an agent before it goes, one round per tick, inside a
+//! Mesos maintenance window so that Marathon places the replacements
+//! elsewhere. Which tasks must move is `safety.rs`'s pure answer; here
+//! the kills and surges are made, each recorded in the checkpoint first.
+
+use std::collections::HashSet;
+use std::time::{Duration, SystemTime};
+
+use super::{StepContext, Wait};
+use crate::roll::decide::health;
+use crate::roll::decide::safety::{self, Move};
+use crate::roll::error::RollError;
+use crate::roll::ports::Ports;
+use crate::roll::ports::marathon::{App, Marathon, MarathonError};
+use crate::roll::ports::mesos::{MesosMaster, Unavailability};
+use crate::roll::record::checkpoint::{
+    EventKind, MaintenanceRecord, RolledInstance, Surge, SurgeState,
+};
+use crate::roll::record::kinds::WaitKind;
+
+/// How long a maintenance window lasts (cluster time).
+pub(super) const WINDOW: Duration = Duration::from_secs(4 * 3600);
+
+impl<P: Ports> StepContext<'_, '_, P> {
+    /// One round of moving tasks off `record`'s agent: `None` when nothing
+    /// on it is needed any more (it may go), else what still moves. Every
+    /// round is recomputed from Marathon, so re-running it is safe: a kill
+    /// is resent only while its task is still listed, a surge is an
+    /// absolute instance count.
+    pub async fn make_safe(&mut self, record: &RolledInstance) -> Result<Option<Wait>, RollError> {
+        let agent = record.agent_id.clone();
+        let seen = self.tick.observation().await?;
+        let apps = &seen.apps;
+        // An app the operator allowed to be unhealthy has no floor left to
+        // protect: waiting for it to become healthy elsewhere would wait
+        // for what the operator said will not come.
+        let guarded: Vec<App> = apps
+            .iter()
+            .filter(|a| !self.journal.checkpoint.allow_unhealthy.contains(&a.id))
+            .cloned()
+            .collect();
+        let surging = self
+            .journal
+            .checkpoint
+            .surges
+            .iter()
+            .any(|s| s.instance == record.id && s.state != SurgeState::Done);
+        if safety::at_risk(&guarded, &agent, &self.memory.killed, self.floor()).is_empty()
+            && !surging
+        {
+            return Ok(None);
+        }
+        self.schedule_maintenance(record).await?;
+        let mut pending = self.surge_round(&record.id, apps).await?;
+        let risks = safety::at_risk(&guarded, &agent, &self.memory.killed, self.floor());
+        for risk in &risks {
+            if self.journal.checkpoint.surges.iter().any(|s| {
+                s.app == risk.app && s.instance == record.id && s.state != SurgeState::Done
+            }) {
+                continue;
+            }
+            match safety::next_move(risk) {
+                Move::Kill { app, tasks } => {
+                    self.intend(format!(
+                        "kill {} on {} (scale=false): {}",
+                        app,
+                        record.id,
+                        tasks.join(", ")
+                    ))
+                    .await?;
+                    match self.ports.marathon().kill_tasks(&tasks, false).await {
+                        Ok(_) => self.memory.killed.extend(tasks),
+                        Err(MarathonError::Conflict { .. }) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    pending.push(format!("{app}: moving {}", risk.tasks_here.len()));
+                }
+                Move::Surge {
+                    app,
+                    instances,
+                    task,
+                } => {
+                    self.journal.checkpoint.surges.push(Surge {
+                        app: app.clone(),
+                        instances,
+                        instance: record.id.clone(),
+                        task,
+                        extra_tasks: Vec::new(),
+                        state: SurgeState::ScalingUp,
+                        kill_sent: false,
+                    });
+                    self.intend(format!("surge {app} {instances} -> {}", instances + 1))
+                        .await?;
+                    self.scale(&app, instances + 1).await?;
+                    pending.push(format!("{app}: surging"));
+                }
+                Move::Wait { app, reason } => pending.push(format!("{app}: {reason}")),
+            }
+        }
+        if pending.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Wait {
+            kind: WaitKind::TaskMoves,
+            message: format!(
+                "moving tasks off {} before termination: {}",
+                record.id,
+                pending.join("; ")
+            ),
+        }))
+    }
+
+    /// Scales `app` to an absolute count; a deployment already under way
+    /// (409) is left to finish and looked at again next round.
+    pub async fn scale(&mut self, app: &str, instances: u32) -> Result<(), RollError> {
+        match self.ports.marathon().scale_app(app, instances).await {
+            Ok(_) | Err(MarathonError::Conflict { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Abandon: every surge not finished is set back to the app's instance
+    /// count before it (an absolute count: re-running is safe), so no app
+    /// is left surged. A surge's scale-up still deploying (409) is waited
+    /// for, never forced. `None` when there was none.
+    pub async fn undo_surges(&mut self) -> Result<Option<String>, RollError> {
+        let open: Vec<usize> = (0..self.journal.checkpoint.surges.len())
+            .filter(|&n| self.journal.checkpoint.surges[n].state != SurgeState::Done)
+            .collect();
+        if open.is_empty() {
+            return Ok(None);
+        }
+        let mut apps = Vec::new();
+        for n in open {
+            let surge = self.journal.checkpoint.surges[n].clone();
+            self.intend(format!(
+                "abandon: scale {} back to {}",
+                surge.app, surge.instances
+            ))
+            .await?;
+            // The surge's own scale-up may still be deploying (409): wait
+            // for it (never forced), for up to the healthy timeout. The tag
+            // stays until this succeeds, so abandon can be run again.
+            let since = self.clock.now_unix_ms();
+            loop {
+                match self
+                    .ports
+                    .marathon()
+                    .scale_app(&surge.app, surge.instances)
+                    .await
+                {
+                    Ok(_) | Err(MarathonError::AppNotFound { .. }) => break,
+                    Err(MarathonError::Conflict { .. })
+                        if self.clock.since(since) < self.env.timeouts.healthy
+                            && !self.stopped() =>
+                    {
+                        self.sleep_poll().await;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            self.journal.checkpoint.surges[n].state = SurgeState::Done;
+            self.journal.save().await?;
+            apps.push(format!("{} -> {}", surge.app, surge.instances));
+        }
+        Ok(Some(format!(
+            "scaled {} surged app(s) back: {}",
+            apps.len(),
+            apps.join(", ")
+        )))
+    }
+
+    /// Advances the surges of `owner` (an instance being replaced, or a
+    /// drain wave) by one round; returns what they still wait for. A surge is recorded before its scale-up and before
+    /// its kill, so a resume finishes it: the scale-up is an absolute
+    /// instance count, and the kill is only resent while the old task is
+    /// still on the agent.
+    pub async fn surge_round(
+        &mut self,
+        owner: &str,
+        apps: &[App],
+    ) -> Result<Vec<String>, RollError> {
+        let mut waiting = Vec::new();
+        // Surges whose old tasks may go (with the tasks their app lists
+        // now): killed together, in one call.
+        let mut ready: Vec<(usize, HashSet<String>)> = Vec::new();
+        for n in 0..self.journal.checkpoint.surges.len() {
+            let surge = self.journal.checkpoint.surges[n].clone();
+            if surge.instance != owner || surge.state == SurgeState::Done {
+                continue;
+            }
+            let Some(app) = apps.iter().find(|a| a.id == surge.app) else {
+                self.journal.checkpoint.surges[n].state = SurgeState::Done;
+                self.journal.checkpoint.log(
+                    EventKind::Surge,
+                    format!("{} is gone; surge dropped", surge.app),
+                );
+                continue;
+            };
+            // Only the recorded tasks: killing exactly those with
+            // scale=true takes back the instances the surge added.
+            let old_listed = app.tasks.iter().any(|t| surge.tasks().any(|o| *o == t.id));
+            // The old tasks may go once the others keep the app at its
+            // floor (counted at the instances before the surge).
+            let healthy_without_old = u32::try_from(
+                app.tasks
+                    .iter()
+                    .filter(|t| !surge.tasks().any(|o| *o == t.id))
+                    .filter(|t| health::task_is_healthy(app, t))
+                    .count(),
+            )
+            .unwrap_or(u32::MAX);
+            let floor = safety::floor(
+                &App {
+                    instances: surge.instances,
+                    ..app.clone()
+                },
+                self.floor(),
+            );
+            if !old_listed {
+                if app.instances > surge.instances {
+                    // An old task went some other way (a crash): undo the
+                    // extra instance so the app ends where it started.
+                    self.intend(format!("surge {}: undo to {}", surge.app, surge.instances))
+                        .await?;
+                    self.scale(&surge.app, surge.instances).await?;
+                }
+                // Bookkeeping only: written with the tick.
+                self.journal.checkpoint.surges[n].state = SurgeState::Done;
+                self.journal.checkpoint.log(
+                    EventKind::Surge,
+                    format!("{} moved off the old agents ({owner})", surge.app),
+                );
+                continue;
+            }
+            match surge.state {
+                SurgeState::ScalingUp if app.instances < surge.surged_instances() => {
+                    // Not applied yet (or lost): send the absolute count again.
+                    self.scale(&surge.app, surge.surged_instances()).await?;
+                    waiting.push(format!("{}: surge sent", surge.app));
+                }
+                SurgeState::ScalingUp
+                    if healthy_without_old < floor || !app.deployments.is_empty() =>
+                {
+                    waiting.push(format!("{}: surge task not healthy yet", surge.app));
+                }
+                SurgeState::ScalingUp | SurgeState::Killing => {
+                    ready.push((n, app.tasks.iter().map(|t| t.id.clone()).collect()));
+                    waiting.push(format!("{}: old task(s) killed", surge.app));
+                }
+                SurgeState::Done => {}
+            }
+        }
+        self.kill_surged(&ready).await?;
+        Ok(waiting)
+    }
+
+    /// Kills the old tasks still listed of the surges in `ready` whose kill
+    /// Marathon has not accepted yet, with `scale=true`, in one call
+    /// (recorded first). Marathon refuses the whole call (409) when a
+    /// deployment holds one of the apps: then each app's are sent alone,
+    /// so one busy app does not hold back the others.
+    async fn kill_surged(&mut self, ready: &[(usize, HashSet<String>)]) -> Result<(), RollError> {
+        let mut by_app: Vec<(usize, Vec<String>)> = Vec::new();
+        for (n, listed) in ready {
+            let surge = &mut self.journal.checkpoint.surges[*n];
+            surge.state = SurgeState::Killing;
+            if surge.kill_sent {
+                continue;
+            }
+            let old: Vec<String> = surge
+                .tasks()
+                .filter(|t| listed.contains(*t))
+                .cloned()
+                .collect();
+            if !old.is_empty() {
+                by_app.push((*n, old));
+            }
+        }
+        if by_app.is_empty() {
+            return Ok(());
+        }
+        let apps: Vec<&str> = by_app
+            .iter()
+            .map(|(n, _)| self.journal.checkpoint.surges[*n].app.as_str())
+            .collect();
+        let tasks: Vec<String> = by_app.iter().flat_map(|(_, t)| t).cloned().collect();
+        let shown = apps.len().min(5);
+        let message = format!(
+            "kill {} old task(s) of {} surged app(s) (scale=true): {}{}",
+            tasks.len(),
+            apps.len(),
+            apps[..shown].join(", "),
+            if apps.len() > shown { ", …" } else { "" }
+        );
+        self.intend(message).await?;
+        match self.ports.marathon().kill_tasks(&tasks, true).await {
+            Ok(_) => {
+                for (n, _) in &by_app {
+                    self.journal.checkpoint.surges[*n].kill_sent = true;
+                }
+            }
+            Err(MarathonError::Conflict { .. }) => {
+                for (n, old) in &by_app {
+                    match self.ports.marathon().kill_tasks(old, true).await {
+                        Ok(_) => self.journal.checkpoint.surges[*n].kill_sent = true,
+                        Err(MarathonError::Conflict { .. }) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+        self.journal.save().await?;
+        Ok(())
+    }
+
+    /// Puts the agent's machine in a maintenance window (merged into the
+    /// schedule; already there is a no-op), recorded first so finish
+    /// removes it. Asked once per process and machine.
+    async fn schedule_maintenance(&mut self, record: &RolledInstance) -> Result<(), RollError> {
+        if self.memory.scheduled.contains(&record.id) {
+            return Ok(());
+        }
+        let machine = MaintenanceRecord {
+            hostname: record.hostname.clone(),
+            ip: record.ip.clone(),
+        };
+        let id = machine.machine_id();
+        if !self.journal.checkpoint.maintenance.contains(&machine) {
+            self.journal.checkpoint.maintenance.push(machine);
+        }
+        self.intend(format!("maintenance window for {}", record.hostname))
+            .await?;
+        let start = SystemTime::now() - Duration::from_secs(60);
+        self.ports
+            .mesos()
+            .schedule_maintenance(
+                &[id],
+                Unavailability::new(start, self.clock.window_span(WINDOW)),
+            )
+            .await?;
+        self.memory.scheduled.insert(record.id.clone());
+        Ok(())
+    }
+}

@@ -1,0 +1,315 @@
+//! `TickContext`: what one tick of the roll has read of the world, built
+//! when the tick starts and handed to every step of it. A drain has a
+//! step per old agent, and each would otherwise read the whole cluster on
+//! every tick: here Marathon's apps, Mesos' agents, the group and Mesos'
+//! maintenance status are each read at most once per tick, on first ask
+//! (a tick whose steps need none of them reads none). A new tick starts
+//! with a new context, so nothing read in one tick is trusted in the next.
+//!
+//! It also counts what the tick itself does that its reads cannot show
+//! yet: the terminations it sent, and the old agents per AZ being
+//! terminated. And it holds the check every write to the group is made
+//! after: nobody else changed the group (`check_no_other_writer`).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::plan::Status;
+use crate::roll::decide::health;
+use crate::roll::decide::roll_plan::TERMINATE;
+use crate::roll::error::RollError;
+use crate::roll::ports::Ports;
+use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
+use crate::roll::ports::marathon::{App, Marathon};
+use crate::roll::ports::mesos::{Agent, MaintenanceStatus, MesosMaster};
+use crate::roll::record::checkpoint::Checkpoint;
+
+pub struct TickContext<P> {
+    ports: P,
+    /// The group the roll is on.
+    asg: String,
+    agents: Option<Arc<Vec<Agent>>>,
+    observation: Option<Arc<Observation>>,
+    group: Option<Arc<AutoScalingGroup>>,
+    maintenance: Option<Arc<MaintenanceStatus>>,
+    /// Old agents per AZ being terminated (sent, step not complete),
+    /// counted on first ask and kept up to date by this tick's sends.
+    terminating: Option<HashMap<String, usize>>,
+    /// Instances whose termination this tick sent (the group this tick
+    /// read still shows them in service).
+    sent: HashSet<String>,
+}
+
+impl<P: Ports> TickContext<P> {
+    pub fn new(ports: P, asg: &str) -> TickContext<P> {
+        TickContext {
+            ports,
+            asg: asg.to_string(),
+            agents: None,
+            observation: None,
+            group: None,
+            maintenance: None,
+            terminating: None,
+            sent: HashSet::new(),
+        }
+    }
+
+    /// Every agent Mesos lists as registered, active or not.
+    pub async fn agents(&mut self) -> Result<Arc<Vec<Agent>>, RollError> {
+        if let Some(agents) = &self.agents {
+            return Ok(agents.clone());
+        }
+        let agents = Arc::new(self.ports.mesos().agents().await?.registered);
+        self.agents = Some(agents.clone());
+        Ok(agents)
+    }
+
+    /// Marathon and Mesos as this tick sees them: Marathon's apps are
+    /// read first, then Mesos' agents (unless this tick has read them).
+    pub async fn observation(&mut self) -> Result<Arc<Observation>, RollError> {
+        if let Some(seen) = &self.observation {
+            return Ok(seen.clone());
+        }
+        let apps = self.ports.marathon().apps().await?;
+        let agents = self.agents().await?;
+        let seen = Arc::new(Observation::new(apps, agents));
+        self.observation = Some(seen.clone());
+        Ok(seen)
+    }
+
+    /// The group as this tick sees it (a termination this tick is not in
+    /// it: `sent` and `check_no_other_writer` account for those).
+    pub async fn group(&mut self) -> Result<Arc<AutoScalingGroup>, RollError> {
+        if let Some(group) = &self.group {
+            return Ok(group.clone());
+        }
+        let group = Arc::new(self.ports.aws().describe_group(&self.asg).await?);
+        self.group = Some(group.clone());
+        Ok(group)
+    }
+
+    /// Mesos' maintenance status as this tick sees it.
+    pub async fn maintenance(&mut self) -> Result<Arc<MaintenanceStatus>, RollError> {
+        if let Some(status) = &self.maintenance {
+            return Ok(status.clone());
+        }
+        let status = Arc::new(self.ports.mesos().maintenance_status().await?);
+        self.maintenance = Some(status.clone());
+        Ok(status)
+    }
+
+    /// Check before write, on this tick's look at the group: its desired
+    /// capacity must be N + K minus the terminations that look shows
+    /// landed (this roll's instances it no longer has in service). An
+    /// intent whose call never landed (a crash) is not counted, nor is a
+    /// termination sent since the look. The look is at most one tick old;
+    /// the adapter reads the group again right before it terminates (the
+    /// instance must still be in service, MinSize kept).
+    pub async fn check_no_other_writer(
+        &mut self,
+        checkpoint: &Checkpoint,
+    ) -> Result<(), RollError> {
+        let group = self.group().await?;
+        let landed = checkpoint
+            .instances
+            .iter()
+            .filter(|i| i.terminate_sent)
+            .filter(|i| {
+                group
+                    .instance(&i.id)
+                    .is_none_or(|g| g.lifecycle_state.is_leaving())
+            })
+            .count();
+        let expected = checkpoint.desired_after(u32::try_from(landed).unwrap_or(u32::MAX));
+        other_writer(checkpoint, &group, expected)
+    }
+
+    /// Whether this tick sent `instance`'s termination.
+    pub fn sent(&self, instance: &str) -> bool {
+        self.sent.contains(instance)
+    }
+
+    /// Counts a termination this tick sends, in `az`.
+    pub fn sending(&mut self, instance: &str, az: &str) {
+        if let Some(counts) = &mut self.terminating {
+            *counts.entry(az.to_string()).or_default() += 1;
+        }
+        self.sent.insert(instance.to_string());
+    }
+
+    /// Old agents of `az` whose termination was sent and whose step has
+    /// not completed (Mesos has not dropped them yet), counted once per
+    /// tick (a drain has a step per old agent) and kept up to date by this
+    /// tick's terminations.
+    pub fn terminating_in(&mut self, az: &str, checkpoint: &Checkpoint) -> usize {
+        let counts = self.terminating.get_or_insert_with(|| {
+            let open: HashSet<&str> = checkpoint
+                .plan
+                .phases
+                .iter()
+                .filter(|p| p.id == TERMINATE)
+                .flat_map(|p| &p.steps)
+                .filter(|s| s.status != Status::Complete)
+                .map(|s| s.id.as_str())
+                .collect();
+            let mut counts = HashMap::new();
+            for i in &checkpoint.instances {
+                if i.terminate_sent && open.contains(i.id.as_str()) {
+                    *counts.entry(i.availability_zone.clone()).or_default() += 1;
+                }
+            }
+            counts
+        });
+        counts.get(az).copied().unwrap_or(0)
+    }
+}
+
+pub struct Observation {
+    /// Marathon's apps, with the tasks on agents Mesos no longer has
+    /// taken out (see `health::drop_tasks_on_lost_agents`).
+    pub apps: Vec<App>,
+    /// Every agent Mesos lists as registered, active or not.
+    pub agents: Arc<Vec<Agent>>,
+    /// How many tasks Marathon lists on agents Mesos no longer has active
+    /// (taken out of `apps`).
+    pub lost: usize,
+    /// Tasks Marathon lists per agent id, before any is taken out: an
+    /// agent is empty only once Marathon lists nothing on it.
+    tasks_by_agent: HashMap<String, usize>,
+    /// Index of each agent in `agents`, by id.
+    agent_at: HashMap<String, usize>,
+}
+
+impl Observation {
+    pub fn new(mut apps: Vec<App>, agents: Arc<Vec<Agent>>) -> Observation {
+        let mut tasks_by_agent: HashMap<String, usize> = HashMap::new();
+        for task in apps.iter().flat_map(|a| &a.tasks) {
+            if let Some(agent) = &task.agent_id {
+                *tasks_by_agent.entry(agent.clone()).or_default() += 1;
+            }
+        }
+        let active: HashSet<String> = agents
+            .iter()
+            .filter(|a| a.active)
+            .map(|a| a.id.0.clone())
+            .collect();
+        let lost = health::drop_tasks_on_lost_agents(&mut apps, &active);
+        let agent_at = agents
+            .iter()
+            .enumerate()
+            .map(|(n, a)| (a.id.0.clone(), n))
+            .collect();
+        Observation {
+            apps,
+            agents,
+            lost,
+            tasks_by_agent,
+            agent_at,
+        }
+    }
+
+    /// Tasks Marathon lists on `agent` (being killed included).
+    pub fn tasks_on(&self, agent: &str) -> usize {
+        self.tasks_by_agent.get(agent).copied().unwrap_or(0)
+    }
+
+    pub fn agent(&self, id: &str) -> Option<&Agent> {
+        self.agent_at.get(id).map(|&n| &self.agents[n])
+    }
+
+    pub fn is_active(&self, id: &str) -> bool {
+        self.agent(id).is_some_and(|a| a.active)
+    }
+
+    /// Ids of every task Marathon lists.
+    pub fn task_ids(&self) -> HashSet<&str> {
+        self.apps
+            .iter()
+            .flat_map(|a| &a.tasks)
+            .map(|t| t.id.as_str())
+            .collect()
+    }
+
+    /// Why `agent` is not empty yet, or `None` when nothing runs on it:
+    /// no task of Marathon's, and no resource in use as Mesos sees it
+    /// (another framework's task, which Marathon cannot show).
+    pub fn busy(&self, agent: &str) -> Option<String> {
+        let tasks = self.tasks_on(agent);
+        if tasks > 0 {
+            return Some(format!("{tasks} Marathon task(s) still on agent {agent}"));
+        }
+        let used = &self.agent(agent)?.used_resources;
+        (used.cpus > 0.0 || used.mem > 0.0).then(|| {
+            format!(
+                "Marathon lists nothing on agent {agent}, but Mesos reports {} cpus and {} MB in use there (another framework's tasks?)",
+                used.cpus, used.mem
+            )
+        })
+    }
+}
+
+/// The group as the roll left it: desired capacity `expected` (N + K −
+/// the terminations landed), MinSize as found, MaxSize as found or as
+/// `--raise-max` set it, the processes suspended before the roll and by
+/// it. Any difference is another writer's change, all of them said at
+/// once: the roll stops and pages, and never changes anything back.
+pub fn other_writer(
+    checkpoint: &Checkpoint,
+    group: &AutoScalingGroup,
+    expected: u32,
+) -> Result<(), RollError> {
+    let asg = &checkpoint.asg;
+    let min = checkpoint.original.min_size;
+    // `--raise-max` sets MaxSize to N + K.
+    let max = match checkpoint.raised_max_from {
+        Some(_) => checkpoint.desired_after(0),
+        None => checkpoint.original.max_size,
+    };
+    let suspended: BTreeSet<&str> = checkpoint
+        .suspended_before
+        .iter()
+        .chain(&checkpoint.suspended_by_roll)
+        .map(String::as_str)
+        .collect();
+    let found: BTreeSet<&str> = group
+        .suspended_processes
+        .iter()
+        .map(|p| p.as_str())
+        .collect();
+    let mut changes = Vec::new();
+    if group.desired_capacity != expected {
+        changes.push(format!(
+            "desired capacity is {}, not {expected} (N + K - terminated)",
+            group.desired_capacity
+        ));
+    }
+    if group.min_size != min {
+        changes.push(format!("MinSize is {}, not {min}", group.min_size));
+    }
+    if group.max_size != max {
+        changes.push(format!("MaxSize is {}, not {max}", group.max_size));
+    }
+    if found != suspended {
+        let list = |set: &BTreeSet<&str>| {
+            if set.is_empty() {
+                "none".to_string()
+            } else {
+                set.iter().copied().collect::<Vec<_>>().join(", ")
+            }
+        };
+        changes.push(format!(
+            "the suspended processes are {}, not {}",
+            list(&found),
+            list(&suspended)
+        ));
+    }
+    if changes.is_empty() {
+        return Ok(());
+    }
+    Err(RollError::OtherWriter(format!(
+        "ASG {asg}: {}, as this roll left it: another writer changed the group. Nothing was \
+         terminated and nothing is changed back. Find out who, set it back (or abandon the roll), \
+         then rerun",
+        changes.join("; ")
+    )))
+}

@@ -1,0 +1,72 @@
+//! Waiting, as the runner does it: what a step waits for and since when
+//! (recorded in the checkpoint, so a resumed run knows how long it has
+//! waited), whether its deadline has passed, and the sleep between ticks,
+//! cut short by a stop signal.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use tokio::sync::watch;
+
+use super::clock::{RollClock, human};
+use crate::plan::{Status, StepIndex};
+use crate::roll::record::checkpoint::{Checkpoint, StepProgress, WaitRecord, utc};
+use crate::roll::record::env::Timeouts;
+use crate::roll::record::kinds::WaitKind;
+
+/// Records what the step at `at` (id `id`) waits for (`wait`: its kind
+/// and what it waits for now) (since when, if the
+/// wait is new) in its message and progress; `Some(reason)` once its
+/// deadline has passed, the reason as the pause and the page say it.
+pub fn record_wait(
+    checkpoint: &mut Checkpoint,
+    at: StepIndex,
+    id: &str,
+    wait: (WaitKind, &str),
+    clock: &RollClock,
+    timeouts: &Timeouts,
+) -> Option<String> {
+    let (kind, message) = wait;
+    let now = clock.now_unix_ms();
+    let progress = checkpoint
+        .progress
+        .entry(id.to_string())
+        .or_insert(StepProgress {
+            started_unix_ms: now,
+            wait: None,
+        });
+    let since = match &progress.wait {
+        Some(record) if record.kind == kind => record.since_unix_ms,
+        _ => {
+            progress.wait = Some(WaitRecord {
+                kind,
+                since_unix_ms: now,
+            });
+            now
+        }
+    };
+    let since_utc = utc(UNIX_EPOCH + Duration::from_millis(since));
+    let message = format!("{message} (since {since_utc})");
+    let step = checkpoint.plan.step_mut(at);
+    step.status = Status::Started;
+    step.message = message.clone();
+    let timeout = kind.timeout(timeouts);
+    (clock.since(since) >= timeout)
+        .then(|| format!("timed out after {}: {message}", human(timeout)))
+}
+
+/// Sleeps `poll` of cluster time, or less if a stop signal comes first.
+pub async fn sleep_poll(clock: &RollClock, stop: &mut watch::Receiver<bool>, poll: Duration) {
+    let sleep = clock.sleep(poll);
+    tokio::pin!(sleep);
+    loop {
+        tokio::select! {
+            _ = &mut sleep => return,
+            changed = stop.changed() => match changed {
+                Ok(()) if *stop.borrow() => return,
+                Ok(()) => {}
+                // Nobody can signal any more: just wait out the poll.
+                Err(_) => return (&mut sleep).await,
+            },
+        }
+    }
+}

@@ -1,0 +1,696 @@
+//! The checkpoint: everything a roll must remember to be resumed by another
+//! process after a pause, a crash or a signal. A versioned JSON document
+//! holding the environment it was made for (no secrets), the run id, the
+//! original instances and sizes, what the roll changed (suspended
+//! processes, a raised MaxSize, maintenance windows, app surges), the plan
+//! with every step's status, and an intent log of timestamped events.
+//!
+//! It is written atomically (temp file, fsync, rename, fsync the folder),
+//! mode 0600, before and after every side effect: intent, then result. A
+//! checkpoint for another group, of a newer schema or that does not parse
+//! is refused and left untouched. A checkpoint of schema 1 is migrated
+//! when read (each step gets its typed kind, a pause becomes a `DELAYED`
+//! step); it is written back as schema 2.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use super::kinds::StepKind;
+use crate::atomic_file;
+use crate::plan::{Plan, StepIndex};
+
+mod migrate;
+mod run_lock;
+mod store;
+
+pub use run_lock::{RunLock, RunLockError};
+pub use store::CheckpointStore;
+
+/// The schema this build writes and reads (schema 1 is migrated).
+pub const VERSION: u32 = 2;
+
+/// Checkpoints name instances and hosts: readable by the owner only.
+pub const FILE_MODE: u32 = 0o600;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Checkpoint {
+    pub version: u32,
+    /// Identifies this roll in the ASG tag, pages and `roller abandon`.
+    pub run_id: String,
+    pub asg: String,
+    /// Where the roll runs, as resolved when it started (no secrets).
+    pub environment: RecordedEnvironment,
+    /// Agents the cluster must have when done.
+    pub target: u32,
+    /// Which instances were selected (`all`, `outdated`, `older-than=14d`).
+    pub select: String,
+    /// Keep ceil(instances x minimumHealthCapacity) healthy, not just one
+    /// (`--honor-min-health`; fixed for the whole roll).
+    #[serde(default)]
+    pub honor_min_health: bool,
+    /// The ASG as the roll found it.
+    pub original: OriginalGroup,
+    /// The instances being replaced, in plan order.
+    pub instances: Vec<RolledInstance>,
+    /// Scaling processes suspended before the roll: never resumed by it.
+    pub suspended_before: Vec<String>,
+    /// Scaling processes the roll suspended: resumed at finish.
+    pub suspended_by_roll: Vec<String>,
+    /// MaxSize before `--raise-max` raised it; restored at finish.
+    pub raised_max_from: Option<u32>,
+    /// Machines the roll put in a Mesos maintenance window (removed at
+    /// finish), as `hostname/ip`.
+    #[serde(default)]
+    pub maintenance: Vec<MaintenanceRecord>,
+    /// App surges (single-instance apps scaled up by one to move a task).
+    #[serde(default)]
+    pub surges: Vec<Surge>,
+    /// The drain's waves, each recorded (with the tasks it kills) before
+    /// its kills are sent.
+    #[serde(default)]
+    pub waves: Vec<WaveRecord>,
+    /// The drain's limit on old agents being terminated at once, per AZ
+    /// (`--max-unavailable`; fixed for the roll).
+    #[serde(default = "default_max_unavailable")]
+    pub max_unavailable: u32,
+    /// Apps allowed to be unhealthy (`--allow-unhealthy`, at the start or
+    /// on any resume): the preflight and every health wait leave them out.
+    #[serde(default)]
+    pub allow_unhealthy: Vec<String>,
+    /// Set while the roll is paused by a timeout (its step reads DELAYED).
+    pub pause: Option<Pause>,
+    /// A page that went out for a pause the roll has since resumed from:
+    /// resolved when that step completes, the plan completes, the step is
+    /// force-completed, or the roll is abandoned.
+    #[serde(default)]
+    pub open_page: Option<OpenPage>,
+    /// When each unfinished step started and what it waits for since when,
+    /// by step id, so that a resume knows how long a wait has run.
+    #[serde(default)]
+    pub progress: BTreeMap<String, StepProgress>,
+    /// Ids of the operator operations queued for a live run that it has
+    /// applied (`roller plan …` while a run holds the checkpoint).
+    #[serde(default)]
+    pub operations_applied: Vec<String>,
+    /// What the roll concluded (the AZ rebalance report), once known.
+    #[serde(default)]
+    pub summary: Option<String>,
+    pub plan: Plan,
+    pub events: Vec<Event>,
+}
+
+/// When a step started, and the wait it is in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepProgress {
+    pub started_unix_ms: u64,
+    #[serde(default)]
+    pub wait: Option<WaitRecord>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaitRecord {
+    pub kind: super::kinds::WaitKind,
+    pub since_unix_ms: u64,
+}
+
+/// A page still open for a step the roll resumed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenPage {
+    /// `phase/step`.
+    pub step: String,
+    pub dedup_key: String,
+}
+
+/// The environment's non-secret keys, to refuse resuming somewhere else.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedEnvironment {
+    pub region: Option<String>,
+    pub aws_endpoint_url: Option<String>,
+    pub mesos: Vec<String>,
+    pub marathon: Vec<String>,
+    #[serde(rename = "match")]
+    pub agent_match: String,
+    pub time_scale: f64,
+}
+
+impl RecordedEnvironment {
+    /// What differs between the environment this checkpoint was made for
+    /// and `now`, one phrase each (empty: the same cluster). The time
+    /// scale may differ: it is how fast a simulator runs, not where.
+    pub fn differences(&self, now: &RecordedEnvironment) -> Vec<String> {
+        fn sorted(list: &[String]) -> Vec<&str> {
+            let mut list: Vec<&str> = list.iter().map(|s| s.trim_end_matches('/')).collect();
+            list.sort_unstable();
+            list
+        }
+        let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(unset)".to_string());
+        let mut out = Vec::new();
+        if self.region != now.region {
+            out.push(format!(
+                "region {} then, {} now",
+                show(&self.region),
+                show(&now.region)
+            ));
+        }
+        if self.aws_endpoint_url != now.aws_endpoint_url {
+            out.push(format!(
+                "AWS endpoint {} then, {} now",
+                show(&self.aws_endpoint_url),
+                show(&now.aws_endpoint_url)
+            ));
+        }
+        for (what, then, current) in [
+            ("Mesos masters", &self.mesos, &now.mesos),
+            ("Marathons", &self.marathon, &now.marathon),
+        ] {
+            if sorted(then) != sorted(current) {
+                out.push(format!(
+                    "{what} {} then, {} now",
+                    then.join(","),
+                    current.join(",")
+                ));
+            }
+        }
+        if self.agent_match != now.agent_match {
+            out.push(format!(
+                "match {} then, {} now",
+                self.agent_match, now.agent_match
+            ));
+        }
+        out
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OriginalGroup {
+    pub min_size: u32,
+    pub max_size: u32,
+    pub desired_capacity: u32,
+    /// In-service instances per AZ when the roll started.
+    pub zones: std::collections::BTreeMap<String, u32>,
+    /// Every instance in the group when the roll started, selected or not:
+    /// the rest are the new ones.
+    pub instance_ids: Vec<String>,
+}
+
+/// One instance to replace and the agent it runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RolledInstance {
+    pub id: String,
+    pub availability_zone: String,
+    pub agent_id: String,
+    pub hostname: String,
+    pub ip: Option<String>,
+    /// Set when TerminateInstanceInAutoScalingGroup was sent (intent), so a
+    /// resume counts it in the desired capacity and never sends it twice
+    /// without checking.
+    #[serde(default)]
+    pub terminate_sent: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaintenanceRecord {
+    pub hostname: String,
+    pub ip: Option<String>,
+}
+
+impl MaintenanceRecord {
+    /// The machine as Mesos names it in a maintenance schedule.
+    pub fn machine_id(&self) -> crate::roll::ports::mesos::MachineId {
+        crate::roll::ports::mesos::MachineId {
+            hostname: Some(self.hostname.clone()),
+            ip: self.ip.clone(),
+        }
+    }
+}
+
+/// The least default `--max-unavailable` (old agents being terminated at
+/// once per AZ; see `preflight::default_max_unavailable`), and what a
+/// checkpoint without the field reads as.
+pub const DEFAULT_MAX_UNAVAILABLE: u32 = 5;
+
+fn default_max_unavailable() -> u32 {
+    DEFAULT_MAX_UNAVAILABLE
+}
+
+/// One drain wave: which tasks it kills (with `scale=false`; Marathon
+/// relaunches each on a new agent) and which apps it moves, recorded
+/// before anything is sent, so a resume resends only kills of tasks still
+/// listed and waits for the same apps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaveRecord {
+    /// The wave's step id (`wave-1`).
+    pub step: String,
+    pub kills: Vec<String>,
+    /// Apps this wave moves tasks of (killed or surged): the wave ends
+    /// when each is back to all its instances healthy.
+    pub apps: Vec<String>,
+    /// The kills were accepted by Marathon.
+    #[serde(default)]
+    pub sent: bool,
+}
+
+/// A surge: `app` scaled from `instances` to `instances + 1` so that the
+/// task on `instance`'s agent can be killed with `scale=true` once the
+/// extra task is healthy. Recorded before the scale-up is sent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Surge {
+    pub app: String,
+    pub instances: u32,
+    /// Who surged it: the instance being replaced (serial, canary) or the
+    /// drain wave's step id.
+    pub instance: String,
+    /// The one task on the agent this surge replaces (killed with
+    /// `scale=true`, which takes back exactly the one instance added).
+    pub task: String,
+    /// A drain surge may replace more of the app's old tasks at once: the
+    /// app is scaled up by one per task (`task` and these), and each is
+    /// killed with `scale=true` once the new ones keep the app at its
+    /// floor.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_tasks: Vec<String>,
+    pub state: SurgeState,
+    /// Marathon accepted the kill of the old tasks: it is never sent again
+    /// (a second `scale=true` kill of a task still being killed could take
+    /// the app below its count).
+    #[serde(default)]
+    pub kill_sent: bool,
+}
+
+impl Surge {
+    /// Every old task this surge replaces.
+    pub fn tasks(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.task).chain(&self.extra_tasks)
+    }
+
+    /// The instance count while surged.
+    pub fn surged_instances(&self) -> u32 {
+        let k = u32::try_from(1 + self.extra_tasks.len()).unwrap_or(u32::MAX);
+        self.instances.saturating_add(k)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SurgeState {
+    /// The scale-up is (about to be) sent.
+    ScalingUp,
+    /// The old task's kill with `scale=true` is (about to be) sent.
+    Killing,
+    Done,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pause {
+    /// `phase/step` that timed out.
+    pub step: String,
+    pub reason: String,
+    pub since: String,
+    /// The page's dedup key, resolved when a resume gets past the step.
+    pub dedup_key: String,
+    /// Whether a pager is configured and accepted the page.
+    #[serde(default)]
+    pub paged: bool,
+}
+
+impl Pause {
+    /// The paused step's phase and step ids.
+    pub fn ids(&self) -> (&str, &str) {
+        self.step
+            .split_once('/')
+            .unwrap_or(("", self.step.as_str()))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Event {
+    /// UTC, RFC 3339.
+    pub at: String,
+    pub kind: EventKind,
+    pub message: String,
+    /// Who, for operator operations (`roller plan …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// The error's stable label, for failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// What an event records. The checkpoint's log is an intent log: an
+/// `intent` is written before its side effect, the result after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// Preflight passed; the roll begins.
+    Start,
+    /// A side effect about to be sent.
+    Intent,
+    /// A step completed.
+    Step,
+    /// The run stopped on a signal.
+    Stop,
+    /// A run resumed after a pause.
+    Resume,
+    /// A wait timed out: the roll paused.
+    Pause,
+    /// A page went out.
+    Paged,
+    /// A page could not be sent or resolved.
+    PageFailed,
+    PageResolved,
+    /// A step failed; the run stopped with exit 1.
+    Failure,
+    /// A termination's answer.
+    Terminate,
+    /// A surge's progress.
+    Surge,
+    /// The AZ rebalance report.
+    Rebalance,
+    /// An operator's `roller plan …` operation, or a flag given on resume.
+    Operator,
+    /// The run stopped because the plan is held by an operator or a canary.
+    Held,
+}
+
+impl EventKind {
+    /// The name written in the checkpoint.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Start => "start",
+            EventKind::Intent => "intent",
+            EventKind::Step => "step",
+            EventKind::Stop => "stop",
+            EventKind::Resume => "resume",
+            EventKind::Pause => "pause",
+            EventKind::Paged => "paged",
+            EventKind::PageFailed => "page_failed",
+            EventKind::PageResolved => "page_resolved",
+            EventKind::Failure => "failure",
+            EventKind::Terminate => "terminate",
+            EventKind::Surge => "surge",
+            EventKind::Rebalance => "rebalance",
+            EventKind::Operator => "operator",
+            EventKind::Held => "held",
+        }
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("cannot read checkpoint '{}': {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    #[error(
+        "checkpoint '{}' is not a roller checkpoint this build understands: {reason}; it is left untouched (move it away only after checking what it recorded)",
+        path.display()
+    )]
+    Corrupt { path: PathBuf, reason: String },
+    #[error(
+        "checkpoint '{}' has schema version {found}, newer than this roller's {VERSION}: use a newer roller; the file is left untouched",
+        path.display()
+    )]
+    Newer { path: PathBuf, found: u64 },
+    #[error(
+        "checkpoint '{}' belongs to ASG '{found}', not '{expected}': pass --checkpoint with the right file",
+        path.display()
+    )]
+    OtherGroup {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    #[error("cannot write checkpoint '{}' (the previous content is intact): {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+    #[error(
+        "checkpoint '{}' was written by someone else since this run last wrote it ({reason}): \
+         another run holds it now, so this one stops before its next action. Check who runs the roll \
+         (`roller status --checkpoint {}`) before running it again",
+        path.display(),
+        path.display()
+    )]
+    LeaseLost { path: PathBuf, reason: String },
+}
+
+impl CheckpointError {
+    pub fn label(&self) -> &'static str {
+        match self {
+            CheckpointError::Read { .. } => "checkpoint_unreadable",
+            CheckpointError::Corrupt { .. } => "checkpoint_corrupt",
+            CheckpointError::Newer { .. } => "checkpoint_newer",
+            CheckpointError::OtherGroup { .. } => "checkpoint_other_group",
+            CheckpointError::Write { .. } => "checkpoint_write",
+            CheckpointError::LeaseLost { .. } => "checkpoint_lease_lost",
+        }
+    }
+}
+
+impl Checkpoint {
+    /// The default place: `<dir>/<asg>.json`.
+    pub fn default_path(dir: &Path, asg: &str) -> PathBuf {
+        dir.join(format!("{asg}.json"))
+    }
+
+    /// Reads a checkpoint; `Ok(None)` when there is none.
+    pub fn load(path: &Path) -> Result<Option<Checkpoint>, CheckpointError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(CheckpointError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        Checkpoint::parse(path, &text).map(Some)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Checkpoint, CheckpointError> {
+        let corrupt = |reason: String| CheckpointError::Corrupt {
+            path: path.to_path_buf(),
+            reason,
+        };
+        // The version is read first, so that a newer schema is named as such
+        // rather than as whatever field this build does not know.
+        let mut value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
+        let migrated = match value.get("version").and_then(serde_json::Value::as_u64) {
+            Some(found) if found > u64::from(VERSION) => {
+                return Err(CheckpointError::Newer {
+                    path: path.to_path_buf(),
+                    found,
+                });
+            }
+            Some(1) => {
+                migrate::from_v1(&mut value).map_err(corrupt)?;
+                true
+            }
+            Some(found) if found == u64::from(VERSION) => false,
+            Some(found) => {
+                return Err(corrupt(format!(
+                    "schema version {found} does not exist (this roller reads 1 and {VERSION})"
+                )));
+            }
+            None => return Err(corrupt("no numeric \"version\"".to_string())),
+        };
+        let mut checkpoint: Checkpoint =
+            serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
+        if migrated {
+            migrate::after_v1(&mut checkpoint);
+        }
+        // The plan is run as stored: one a plan document would refuse
+        // (a dangling dependency, two steps with one id, a canary phase
+        // without its canaries) would misbehave silently.
+        checkpoint
+            .plan
+            .check_stored()
+            .map_err(|e| corrupt(format!("its plan is not valid: {e}")))?;
+        checkpoint.step_kinds().map_err(corrupt)?;
+        Ok(checkpoint)
+    }
+
+    /// Every step of the plan with its typed kind, in tree order; an
+    /// error names the first step whose kind is missing or unknown.
+    pub fn step_kinds(&self) -> Result<Vec<(StepIndex, StepKind)>, String> {
+        self.plan
+            .steps()
+            .map(|(at, step)| {
+                let value = step
+                    .kind
+                    .as_ref()
+                    .ok_or_else(|| format!("step '{}' of the plan has no \"kind\"", step.id))?;
+                StepKind::from_value(value)
+                    .map(|kind| (at, kind))
+                    .map_err(|e| format!("step '{}' has an unknown kind: {e}", step.id))
+            })
+            .collect()
+    }
+
+    /// Refuses a checkpoint made for another group.
+    pub fn check_group(&self, path: &Path, asg: &str) -> Result<(), CheckpointError> {
+        if self.asg == asg {
+            Ok(())
+        } else {
+            Err(CheckpointError::OtherGroup {
+                path: path.to_path_buf(),
+                expected: asg.to_string(),
+                found: self.asg.clone(),
+            })
+        }
+    }
+
+    /// Writes the whole checkpoint atomically.
+    pub fn save(&self, path: &Path) -> Result<(), CheckpointError> {
+        let json = self.to_json(path)?;
+        self.write(path, &json)
+    }
+
+    /// The checkpoint as written to `path`.
+    pub fn to_json(&self, path: &Path) -> Result<Vec<u8>, CheckpointError> {
+        let mut json = serde_json::to_vec_pretty(self).map_err(|e| CheckpointError::Write {
+            path: path.to_path_buf(),
+            source: io::Error::other(e),
+        })?;
+        json.push(b'\n');
+        Ok(json)
+    }
+
+    /// Writes `json` (from `to_json`) to `path` atomically, mode 0600.
+    pub fn write(&self, path: &Path, json: &[u8]) -> Result<(), CheckpointError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| CheckpointError::Write {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        }
+        crate::crash_point::before_checkpoint_write();
+        atomic_file::replace(path, json, FILE_MODE).map_err(|source| CheckpointError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        crate::crash_point::after_checkpoint_write();
+        Ok(())
+    }
+
+    /// Appends an event stamped now.
+    /// Records the intent of a side effect, unless the last event is that
+    /// same intent: a call failing tick after tick is sent again under the
+    /// one intent, not one per tick.
+    pub fn intend(&mut self, message: impl Into<String>) {
+        let message = message.into();
+        let repeated = self
+            .events
+            .last()
+            .is_some_and(|e| e.kind == EventKind::Intent && e.message == message);
+        if !repeated {
+            self.log(EventKind::Intent, message);
+        }
+    }
+
+    pub fn log(&mut self, kind: EventKind, message: impl Into<String>) {
+        self.events.push(Event {
+            at: utc(SystemTime::now()),
+            kind,
+            message: message.into(),
+            user: None,
+            label: None,
+        });
+    }
+
+    /// Where the step `phase/step` (as a pause names it) sits in the plan.
+    pub fn find_step(&self, name: &str) -> Option<StepIndex> {
+        let (phase, step) = name.split_once('/')?;
+        self.plan.steps().find_map(|(at, s)| {
+            (self.plan.phases[at.phase].id == phase && s.id == step).then_some(at)
+        })
+    }
+
+    /// `phase/step`, as pauses, pages and events name the step at `at`.
+    pub fn step_name(&self, at: StepIndex) -> String {
+        let phase = &self.plan.phases[at.phase];
+        format!("{}/{}", phase.id, phase.steps[at.step].id)
+    }
+
+    /// Instances whose termination was sent: they count as gone when the
+    /// desired capacity is computed.
+    pub fn terminated(&self) -> u32 {
+        u32::try_from(self.instances.iter().filter(|i| i.terminate_sent).count())
+            .unwrap_or(u32::MAX)
+    }
+
+    /// The absolute desired capacity of the scale-up: N + K − terminated.
+    /// Computed from the checkpoint, so no rerun of the step can overshoot.
+    /// Saturating: preflight keeps N + K far below `u32::MAX`, but a
+    /// checkpoint is a file anyone may edit, and a panic mid-roll is worse
+    /// than a desired capacity AWS then refuses.
+    pub fn scale_up_desired(&self) -> u32 {
+        self.desired_after(self.terminated())
+    }
+
+    /// N + K − `terminated`.
+    pub fn desired_after(&self, terminated: u32) -> u32 {
+        let k = u32::try_from(self.instances.len()).unwrap_or(u32::MAX);
+        self.target.saturating_add(k).saturating_sub(terminated)
+    }
+
+    /// Instances of the original group still counted in the capacity.
+    pub fn original_remaining(&self) -> u32 {
+        u32::try_from(self.original.instance_ids.len())
+            .unwrap_or(u32::MAX)
+            .saturating_sub(self.terminated())
+    }
+
+    pub fn instance_mut(&mut self, id: &str) -> Option<&mut RolledInstance> {
+        self.instances.iter_mut().find(|i| i.id == id)
+    }
+}
+
+/// RFC 3339 UTC with second precision, without a date crate.
+pub fn utc(at: SystemTime) -> String {
+    let secs = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs();
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests;

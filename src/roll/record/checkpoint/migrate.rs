@@ -1,0 +1,132 @@
+//! Schema 1 → 2. Schema 1 named a step's work only by its phase and step
+//! ids, paused by interrupting the whole plan, and kept the roll's summary
+//! only in the event log. Migration gives every step its typed kind, turns
+//! a pause into a `DELAYED` step (the plan's interrupt flag is left to
+//! operators), and lifts the summary into its field.
+
+use serde_json::Value;
+
+use super::{Checkpoint, EventKind};
+use crate::plan::Status;
+use crate::roll::record::kinds::StepKind;
+
+/// Rewrites the JSON of a schema-1 checkpoint in place.
+pub(super) fn from_v1(value: &mut Value) -> Result<(), String> {
+    value["version"] = Value::from(super::VERSION);
+    let paged = paged_v1(value);
+    if let Some(pause) = value.get_mut("pause").filter(|p| p.is_object()) {
+        pause["paged"] = Value::Bool(paged);
+    }
+    let phases = value
+        .pointer_mut("/plan/phases")
+        .and_then(Value::as_array_mut)
+        .ok_or("schema 1 checkpoint without plan phases")?;
+    for phase in phases {
+        let phase_id = phase["id"].as_str().unwrap_or_default().to_string();
+        let steps = phase
+            .get_mut("steps")
+            .and_then(Value::as_array_mut)
+            .ok_or_else(|| format!("phase '{phase_id}' has no steps"))?;
+        for step in steps {
+            let step_id = step["id"].as_str().unwrap_or_default();
+            let kind = v1_step_kind(&phase_id, step_id).ok_or_else(|| {
+                format!("schema 1 step '{phase_id}/{step_id}' is not a step roller knows")
+            })?;
+            step["kind"] = kind.to_value();
+        }
+    }
+    Ok(())
+}
+
+/// The kind of a schema-1 step, which had only its phase and step ids.
+/// The ids are schema 1's, spelled out: they are history, and must read
+/// the same whatever later plans call their phases.
+fn v1_step_kind(phase: &str, step: &str) -> Option<StepKind> {
+    Some(match (phase, step) {
+        ("prepare", "lock") => StepKind::Lock,
+        ("prepare", "suspend-processes") => StepKind::SuspendProcesses,
+        ("prepare", "raise-max-size") => StepKind::RaiseMaxSize,
+        ("scale-up", "set-desired") => StepKind::SetDesired,
+        ("scale-up", "wait-registered") => StepKind::WaitRegistered,
+        ("scale-up", "maintenance") => StepKind::Maintenance,
+        ("replace", instance) => StepKind::Replace {
+            instance: instance.to_string(),
+        },
+        ("finish", "resume-processes") => StepKind::ResumeProcesses,
+        ("finish", "restore-max-size") => StepKind::RestoreMaxSize,
+        ("finish", "end-maintenance") => StepKind::EndMaintenance,
+        ("finish", "report-rebalance") => StepKind::ReportRebalance,
+        ("finish", "unlock") => StepKind::Unlock,
+        _ => return None,
+    })
+}
+
+/// Whether the last pause's page went out: schema 1 logged only failures.
+fn paged_v1(value: &Value) -> bool {
+    let Some(events) = value.get("events").and_then(Value::as_array) else {
+        return false;
+    };
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e.get("kind").and_then(Value::as_str))
+        .collect();
+    match kinds.iter().rposition(|k| *k == "pause") {
+        Some(at) => !kinds[at..].contains(&"page_failed"),
+        None => false,
+    }
+}
+
+/// What the typed schema-1 checkpoint still needs.
+pub(super) fn after_v1(checkpoint: &mut Checkpoint) {
+    if let Some(pause) = checkpoint.pause.clone() {
+        // Schema 1 paused by interrupting the plan, and cleared that on
+        // the next run whoever had set it: the pause's step reads DELAYED
+        // now, and the plan's flag is left to operators.
+        checkpoint.plan.interrupted = false;
+        if let Some(at) = checkpoint.find_step(&pause.step) {
+            checkpoint.plan.step_mut(at).status = Status::Delayed;
+        }
+    }
+    checkpoint.summary = checkpoint
+        .events
+        .iter()
+        .rev()
+        .find(|e| e.kind == EventKind::Rebalance)
+        .map(|e| e.message.clone());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roll::decide::roll_plan::{PlanOptions, RollStrategy, build};
+    use crate::roll::record::checkpoint::RolledInstance;
+
+    /// Schema 1 knew only the serial plan: each of its steps' ids must
+    /// migrate to the kind today's serial plan gives the same step.
+    #[test]
+    fn schema_1_ids_migrate_to_the_kinds_todays_serial_plan_gives_them() {
+        let instance = |id: &str| RolledInstance {
+            id: id.to_string(),
+            availability_zone: "a".to_string(),
+            agent_id: format!("agent-{id}"),
+            hostname: format!("host-{id}"),
+            ip: None,
+            terminate_sent: false,
+        };
+        let plan = build(
+            "asg",
+            &[instance("i-1"), instance("i-2")],
+            PlanOptions {
+                strategy: RollStrategy::Serial,
+                raise_max: true,
+                ..PlanOptions::default()
+            },
+        );
+        for phase in &plan.phases {
+            for step in &phase.steps {
+                let kind = StepKind::from_value(step.kind.as_ref().unwrap()).unwrap();
+                assert_eq!(v1_step_kind(&phase.id, &step.id), Some(kind));
+            }
+        }
+    }
+}

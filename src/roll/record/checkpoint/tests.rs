@@ -1,0 +1,223 @@
+//! The checkpoint's own tests: time formatting, schema versions and
+//! migration, environment differences, the run lock.
+
+use super::*;
+
+#[test]
+fn utc_formats_known_instants() {
+    assert_eq!(utc(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_300_000);
+    assert_eq!(utc(at), "2026-11-21T22:26:40Z");
+    let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
+    assert_eq!(utc(leap), "2000-02-29T00:00:00Z");
+}
+
+#[test]
+fn a_newer_schema_is_named_as_such_and_garbage_as_corrupt() {
+    let path = Path::new("c.json");
+    let newer = Checkpoint::parse(path, r#"{"version": 99, "whatever": 1}"#).unwrap_err();
+    assert!(
+        matches!(newer, CheckpointError::Newer { found: 99, .. }),
+        "{newer}"
+    );
+    let corrupt = Checkpoint::parse(path, "{not json").unwrap_err();
+    assert!(
+        matches!(corrupt, CheckpointError::Corrupt { .. }),
+        "{corrupt}"
+    );
+    let unversioned = Checkpoint::parse(path, "{}").unwrap_err();
+    assert!(unversioned.to_string().contains("version"), "{unversioned}");
+}
+
+#[test]
+fn a_paused_schema_1_checkpoint_is_migrated_to_typed_steps_and_a_delayed_step() {
+    let text = include_str!("v1_paused.json");
+    let checkpoint = Checkpoint::parse(Path::new("v1.json"), text).unwrap();
+    assert_eq!(checkpoint.version, VERSION);
+    // The pause no longer holds the plan: its step reads DELAYED.
+    assert!(!checkpoint.plan.interrupted);
+    let at = checkpoint.find_step("replace/i-1").unwrap();
+    assert_eq!(
+        checkpoint.plan.step(at).status,
+        crate::plan::Status::Delayed
+    );
+    assert!(checkpoint.pause.as_ref().unwrap().paged);
+    let kinds = checkpoint.step_kinds().unwrap();
+    assert_eq!(kinds.len(), 9);
+    assert!(kinds.contains(&(
+        at,
+        StepKind::Replace {
+            instance: "i-1".to_string()
+        }
+    )));
+    assert_eq!(checkpoint.events[4].kind, EventKind::Operator);
+    // Written back, it reads the same as schema 2.
+    let again = Checkpoint::parse(
+        Path::new("v2.json"),
+        std::str::from_utf8(&checkpoint.to_json(Path::new("v2.json")).unwrap()).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(again, checkpoint);
+}
+
+#[test]
+fn a_schema_1_step_roller_does_not_know_is_refused_by_name() {
+    let text = include_str!("v1_paused.json").replace("\"unlock\"", "\"reboot\"");
+    let err = Checkpoint::parse(Path::new("v1.json"), &text).unwrap_err();
+    assert!(err.to_string().contains("finish/reboot"), "{err}");
+}
+
+#[test]
+fn event_kinds_are_written_as_their_names() {
+    for kind in [
+        EventKind::Start,
+        EventKind::Intent,
+        EventKind::Step,
+        EventKind::Stop,
+        EventKind::Resume,
+        EventKind::Pause,
+        EventKind::Paged,
+        EventKind::PageFailed,
+        EventKind::PageResolved,
+        EventKind::Failure,
+        EventKind::Terminate,
+        EventKind::Surge,
+        EventKind::Rebalance,
+        EventKind::Operator,
+        EventKind::Held,
+    ] {
+        let json = serde_json::to_value(kind).unwrap();
+        assert_eq!(json, serde_json::Value::from(kind.as_str()));
+        assert_eq!(serde_json::from_value::<EventKind>(json).unwrap(), kind);
+    }
+}
+
+#[test]
+fn another_region_or_master_is_a_difference_but_order_and_time_scale_are_not() {
+    let then = RecordedEnvironment {
+        region: Some("us-east-1".to_string()),
+        aws_endpoint_url: None,
+        mesos: vec!["http://m1:5050".to_string(), "http://m2:5050/".to_string()],
+        marathon: vec!["http://k:8080".to_string()],
+        agent_match: "ip".to_string(),
+        time_scale: 1.0,
+    };
+    let mut now = then.clone();
+    now.mesos.reverse();
+    now.time_scale = 300.0;
+    assert!(then.differences(&now).is_empty());
+    now.region = Some("eu-west-1".to_string());
+    now.marathon = vec!["http://other:8080".to_string()];
+    let found = then.differences(&now);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].contains("eu-west-1"), "{found:?}");
+    assert!(found[1].contains("http://other:8080"), "{found:?}");
+}
+
+#[test]
+fn a_second_lock_on_one_checkpoint_is_refused_until_the_first_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoint = dir.path().join("asg.json");
+    let first = RunLock::acquire(&checkpoint).unwrap();
+    assert!(matches!(
+        RunLock::acquire(&checkpoint),
+        Err(RunLockError::Held { .. })
+    ));
+    assert!(RunLock::is_held(&checkpoint));
+    drop(first);
+    assert!(!RunLock::is_held(&checkpoint));
+    assert!(RunLock::acquire(&checkpoint).is_ok());
+}
+
+/// A checkpoint roller wrote (a serial roll midway), as JSON to edit.
+fn written() -> serde_json::Value {
+    serde_json::from_str(include_str!(
+        "../../../../fuzz/seeds/checkpoint/serial-1.json"
+    ))
+    .unwrap()
+}
+
+fn parse_value(value: &serde_json::Value) -> Result<Checkpoint, CheckpointError> {
+    Checkpoint::parse(Path::new("c.json"), &value.to_string())
+}
+
+#[test]
+fn a_checkpoint_roller_wrote_loads() {
+    parse_value(&written()).unwrap();
+}
+
+// Found by fuzzing (`scripts/fuzz checkpoint`): a checkpoint's plan was
+// never checked as a plan, so a dependency on no phase loaded, and the
+// phase waited for it forever.
+#[test]
+fn a_checkpoint_whose_plan_depends_on_a_phase_it_lacks_is_refused() {
+    let mut value = written();
+    value["plan"]["phases"][1]["depends_on"] = serde_json::json!(["prepar{e"]);
+    let err = parse_value(&value).unwrap_err();
+    assert_eq!(err.label(), "checkpoint_corrupt");
+    assert!(
+        err.to_string()
+            .contains("its plan is not valid: 'scale-up' depends on 'prepar{e'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_checkpoint_with_two_steps_of_one_id_is_refused() {
+    let mut value = written();
+    let first = value["plan"]["phases"][0]["steps"][0]["id"].clone();
+    value["plan"]["phases"][0]["steps"][1]["id"] = first;
+    let err = parse_value(&value).unwrap_err();
+    assert!(
+        err.to_string().contains("used by more than one element"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_checkpoint_with_a_step_without_an_id_is_refused() {
+    let mut value = written();
+    value["plan"]["phases"][0]["steps"][0]["id"] = serde_json::json!("");
+    let err = parse_value(&value).unwrap_err();
+    assert!(err.to_string().contains("step 'lock' has no id"), "{err}");
+}
+
+#[test]
+fn a_checkpoint_with_a_canary_phase_that_never_chose_its_canaries_is_refused() {
+    let mut value = written();
+    let phase = &mut value["plan"]["phases"][2];
+    phase["strategy"] = serde_json::json!("serial-canary");
+    phase.as_object_mut().unwrap().remove("canary");
+    let err = parse_value(&value).unwrap_err();
+    assert!(err.to_string().contains("no chosen canary steps"), "{err}");
+}
+
+#[test]
+fn a_checkpoint_of_a_schema_that_never_existed_is_refused() {
+    let mut value = written();
+    value["version"] = serde_json::json!(0);
+    let err = parse_value(&value).unwrap_err();
+    assert_eq!(err.label(), "checkpoint_corrupt");
+    assert!(
+        err.to_string().contains("schema version 0 does not exist"),
+        "{err}"
+    );
+}
+
+// Found by fuzzing (`scripts/fuzz checkpoint`): a time scale written with
+// more digits than an f64 holds was read one unit in the last place off,
+// and read differently again once saved: each save and load changed it.
+#[test]
+fn a_checkpoint_reads_the_same_after_a_save_whatever_its_floats_digits() {
+    let digits = "1.06666666666666666666666666666666666666666";
+    let text = written()
+        .to_string()
+        .replace("\"time_scale\":1.0", &format!("\"time_scale\":{digits}"));
+    assert!(text.contains(digits), "the seed's time_scale changed");
+    let path = Path::new("c.json");
+    let loaded = Checkpoint::parse(path, &text).unwrap();
+    assert_eq!(loaded.environment.time_scale, 1.0666666666666667);
+    let saved = loaded.to_json(path).unwrap();
+    let again = Checkpoint::parse(path, std::str::from_utf8(&saved).unwrap()).unwrap();
+    assert_eq!(again, loaded);
+}

@@ -1,0 +1,293 @@
+//! Whole serial rolls (`--strategy serial`) in this process, on paused
+//! tokio time (the drain's are in `drain_tests.rs`): the simulator's
+//! clock and the roll's both follow tokio's, so a roll of hours of
+//! cluster time runs in a fraction of a second of real time and cannot
+//! flake on a loaded machine. roller's real clients talk HTTP to the
+//! simulator on loopback, as in production.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crate::plan::{self, Status};
+use crate::roll::engine::{Outcome, RunOptions};
+use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState};
+use crate::roll::preflight::{Request, Selection};
+use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, EventKind};
+use crate::roll::run::{RunResult, RunSettings, run};
+use crate::sim::Scenario;
+use crate::simulated::SimulatedCluster;
+
+/// Boots `scenario` at cluster speed (time_scale 1: paused time needs no
+/// compression) and lets it settle for five minutes.
+pub(crate) async fn cluster(scenario: &str, dir: &Path) -> SimulatedCluster {
+    let scenario = Scenario::load(scenario).expect("built-in scenario");
+    let cluster = SimulatedCluster::start(&scenario, 1.0, dir.to_path_buf())
+        .await
+        .expect("simulated cluster");
+    tokio::time::sleep(Duration::from_secs(300)).await;
+    cluster
+}
+
+pub(crate) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> RunSettings {
+    RunSettings {
+        checkpoint: CheckpointStore::file(path),
+        request: Request {
+            target,
+            select: Selection::All,
+            raise_max: false,
+            canary: None,
+            allow_unhealthy: allow_unhealthy.iter().map(|s| s.to_string()).collect(),
+            honor_min_health: false,
+            skip_not_in_service: false,
+            strategy: crate::roll::decide::roll_plan::RollStrategy::Serial,
+            max_unavailable: None,
+        },
+        target_given: true,
+        select_given: false,
+        strategy_given: false,
+        options: RunOptions {
+            resume_az_rebalance: false,
+            resume_command: "roller run (test)".to_string(),
+            live: None,
+        },
+    }
+}
+
+/// Runs the roll to its outcome; also says how often the checkpoint was
+/// written (the observer sees every write).
+pub(super) async fn roll(
+    cluster: &SimulatedCluster,
+    settings: RunSettings,
+) -> (Outcome, Checkpoint, usize) {
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let writes = Arc::new(AtomicUsize::new(0));
+    let counted = writes.clone();
+    let observer = Box::new(move |_: &Checkpoint| {
+        counted.fetch_add(1, Ordering::Relaxed);
+    });
+    let result = run(cluster.ports(), &cluster.env, settings, stop, observer)
+        .await
+        .expect("the run");
+    // The observer's first call is the roll as taken up, not a write.
+    let writes = writes.load(Ordering::Relaxed).saturating_sub(1);
+    match result {
+        RunResult::Finished {
+            outcome,
+            checkpoint,
+            ..
+        } => (outcome, *checkpoint, writes),
+        RunResult::NothingToDo(message) => panic!("nothing to do: {message}"),
+    }
+}
+
+/// Each app's instance count, as the simulator has it.
+pub(super) fn app_counts(cluster: &SimulatedCluster) -> std::collections::BTreeMap<String, u32> {
+    cluster.sim.world().with(|w| {
+        w.apps(false)
+            .into_iter()
+            .map(|a| (a.id, a.instances))
+            .collect()
+    })
+}
+
+pub(crate) async fn in_service(cluster: &SimulatedCluster) -> HashSet<String> {
+    cluster
+        .aws
+        .describe_group(&cluster.env.asg)
+        .await
+        .expect("group")
+        .instances
+        .into_iter()
+        .filter(|i| i.lifecycle_state == LifecycleState::InService)
+        .map(|i| i.id)
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_whole_demo_roll_on_paused_time_replaces_every_agent_without_an_outage() {
+    let real = std::time::Instant::now();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let target = u32::try_from(originals.len()).unwrap();
+    let path = dir.path().join("demo.json");
+    let started = tokio::time::Instant::now();
+
+    let (outcome, done, writes) = roll(&cluster, settings(&path, target, &[])).await;
+
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    let tree = plan::tree(&done.plan);
+    assert!(
+        tree.starts_with("roll-mesos-agents-demo (serial strategy) (COMPLETE)"),
+        "{tree}"
+    );
+    assert!(done.plan.steps().all(|(_, s)| s.status == Status::Complete));
+    assert!(done.progress.is_empty(), "{:?}", done.progress);
+    let now = in_service(&cluster).await;
+    assert_eq!(now.len(), originals.len(), "{now:?}");
+    assert!(
+        now.is_disjoint(&originals),
+        "an original is still in service"
+    );
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    assert!(done.summary.is_some());
+    eprintln!(
+        "demo roll: {:.0} cluster s in {:.3} s of real time; {writes} checkpoint writes; API calls {:?}",
+        started.elapsed().as_secs_f64(),
+        real.elapsed().as_secs_f64(),
+        report.api_calls
+    );
+    cluster.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_never_healthy_app_pauses_the_roll_and_allow_unhealthy_on_the_resume_lets_it_finish() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("hazards", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let target = u32::try_from(originals.len()).unwrap();
+    let path = dir.path().join("hazards.json");
+
+    let (outcome, paused, _) = roll(&cluster, settings(&path, target, &[])).await;
+    let Outcome::Paused {
+        step,
+        reason,
+        paged,
+    } = outcome
+    else {
+        panic!("expected a pause: {outcome:?}");
+    };
+    assert!(step.starts_with("replace/"), "{step}");
+    assert!(reason.contains("/hazard/never-healthy"), "{reason}");
+    assert!(!paged, "no pager is configured: no page can have gone out");
+    let at = paused.find_step(&step).expect("the paused step");
+    assert_eq!(paused.plan.step(at).status, Status::Delayed);
+    assert_eq!(paused.plan.status(), Status::Delayed);
+
+    // The operator lets the broken app be; the resume records it and every
+    // health wait after it leaves that app out.
+    let mut resume = settings(&path, target, &["/hazard/never-healthy"]);
+    resume.target_given = false;
+    let (outcome, done, _) = roll(&cluster, resume).await;
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert_eq!(done.allow_unhealthy, ["/hazard/never-healthy"]);
+    assert!(
+        done.events
+            .iter()
+            .any(|e| e.kind == EventKind::Operator && e.message.contains("--allow-unhealthy"))
+    );
+    assert!(
+        done.plan
+            .steps()
+            .any(|(_, s)| s.message.contains("allowed unhealthy by --allow-unhealthy")),
+        "{}",
+        plan::tree(&done.plan)
+    );
+    assert!(in_service(&cluster).await.is_disjoint(&originals));
+    cluster.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn honoring_min_health_keeps_every_app_at_its_own_floor_through_the_roll() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let target = u32::try_from(originals.len()).unwrap();
+    let mut honor = settings(&dir.path().join("demo.json"), target, &[]);
+    honor.request.honor_min_health = true;
+
+    let (outcome, done, _) = roll(&cluster, honor).await;
+
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert!(done.honor_min_health);
+    assert!(in_service(&cluster).await.is_disjoint(&originals));
+    // The monitor's floor is ceil(instances x minimumHealthCapacity): with
+    // the flag, every task moves before its agent goes.
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_ever_below_floor, 0, "{}", report.summary());
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    cluster.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_standby_instance_is_refused_by_name_unless_skipped_and_then_left_running() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut scenario = Scenario::load("demo").expect("built-in scenario");
+    scenario.group.standby = 1;
+    let cluster = SimulatedCluster::start(&scenario, 1.0, dir.path().to_path_buf())
+        .await
+        .expect("simulated cluster");
+    tokio::time::sleep(Duration::from_secs(300)).await;
+    let group = cluster
+        .aws
+        .describe_group(&cluster.env.asg)
+        .await
+        .expect("group");
+    let standby: Vec<String> = group
+        .instances
+        .iter()
+        .filter(|i| i.lifecycle_state == LifecycleState::Standby)
+        .map(|i| i.id.clone())
+        .collect();
+    assert_eq!(standby.len(), 1, "{:?}", group.instances);
+    let originals = in_service(&cluster).await;
+    let target = u32::try_from(originals.len()).unwrap();
+    assert_eq!(target, group.desired_capacity);
+    let path = dir.path().join("standby.json");
+
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let refused = run(
+        cluster.ports(),
+        &cluster.env,
+        settings(&path, target, &[]),
+        stop.clone(),
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .await;
+    let Err(refused) = refused else {
+        panic!("a Standby instance was not refused");
+    };
+    let message = refused.to_string();
+    assert!(
+        message.contains(&standby[0]) && message.contains("Standby"),
+        "{message}"
+    );
+    assert!(message.contains("--skip-not-in-service"), "{message}");
+    assert!(!path.exists(), "a refusal writes no checkpoint");
+
+    let mut skip = settings(&path, target, &[]);
+    skip.request.skip_not_in_service = true;
+    let result = run(
+        cluster.ports(),
+        &cluster.env,
+        skip,
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .await
+    .expect("the run");
+    let RunResult::Finished { outcome, notes, .. } = result else {
+        panic!("nothing to do");
+    };
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("left out of the roll") && n.contains(&standby[0])),
+        "{notes:?}"
+    );
+    assert!(in_service(&cluster).await.is_disjoint(&originals));
+    let after = cluster
+        .aws
+        .describe_group(&cluster.env.asg)
+        .await
+        .expect("group");
+    let left = after.instance(&standby[0]).expect("still in the group");
+    assert_eq!(left.lifecycle_state, LifecycleState::Standby);
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+}

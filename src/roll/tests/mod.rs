@@ -1,0 +1,9 @@
+//! Whole rolls, in process: roller's real clients against the simulator on
+//! loopback, on paused tokio time (hours of cluster time in about a second),
+//! checked against the simulator's ground truth.
+
+mod drain;
+mod faults;
+pub(crate) mod in_process;
+mod moto;
+mod surge;
