@@ -31,6 +31,8 @@ pub mod demo;
 #[doc(hidden)]
 pub mod fuzz_targets;
 pub mod http;
+#[cfg(test)]
+mod layout_tests;
 pub mod marathon;
 pub mod mesos;
 pub mod metrics;

@@ -14,8 +14,8 @@ use super::plan_client::{self, operator};
 use super::{OperationArgs, PlanCommand};
 use crate::atomic_file::{LockError, Locked};
 use crate::plan::{self, Operation, Outcome, Plan, PlanInfo};
-use crate::roll::engine::inbox::{self, QueuedOperation};
 use crate::roll::record::checkpoint::{Checkpoint, Event, EventKind, RunLock, RunLockError, utc};
+use crate::roll::record::operations::{self, QueuedOperation};
 
 /// Plan files may hold instance ids and messages: readable by the owner only.
 const PLAN_FILE_MODE: u32 = 0o600;
@@ -273,8 +273,8 @@ fn queue_for_live_run(
         user: operator(),
         at: utc(SystemTime::now()),
     };
-    let file = inbox::queue(file, &queued).map_err(|source| CliError::WritePlan {
-        path: inbox::folder(file),
+    let file = operations::queue(file, &queued).map_err(|source| CliError::WritePlan {
+        path: operations::folder(file),
         source,
     })?;
     if args.json {

@@ -170,8 +170,8 @@ fn an_interrupt_while_a_run_is_live_is_applied_at_its_next_tick_and_the_run_exit
         "the operator is in the event log"
     );
     assert!(
-        !roller::roll::engine::inbox::folder(&file).exists()
-            || std::fs::read_dir(roller::roll::engine::inbox::folder(&file))
+        !roller::roll::record::operations::folder(&file).exists()
+            || std::fs::read_dir(roller::roll::record::operations::folder(&file))
                 .unwrap()
                 .next()
                 .is_none(),

@@ -10,10 +10,10 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
-use super::inbox::QueuedOperation;
 use crate::plan::{AddressError, Operation, Outcome, Plan, Status};
 use crate::roll::record::checkpoint::{Checkpoint, utc};
 use crate::roll::record::env::Timeouts;
+use crate::roll::record::operations::QueuedOperation;
 
 /// Upper bounds (cluster seconds) of the step-duration histogram's
 /// buckets: from a quick group call to an hour-long wait.

@@ -5,6 +5,7 @@
 //!   tick starts and handed to every step of it.
 //! - `steps/`: each step of the plan as its own type behind one trait,
 //!   over one context.
+//! - `outcome`: how a run ends.
 //! - `run_options`: what a run is told besides its environment.
 //! - `journal`: the checkpoint as the run keeps it (intent before effect).
 //! - `wait`: deadlines, and the sleep between ticks.
@@ -20,6 +21,7 @@ pub mod clock;
 pub mod inbox;
 mod journal;
 pub mod live;
+mod outcome;
 mod paging;
 pub mod run_options;
 pub mod runner;
@@ -27,5 +29,6 @@ pub mod steps;
 pub mod tick_context;
 mod wait;
 
+pub use outcome::{Ended, Outcome};
 pub use run_options::RunOptions;
-pub use runner::{Ended, Outcome, Runner};
+pub use runner::Runner;

@@ -140,6 +140,30 @@ pub async fn resolve_open_page<G: Pager>(
     journal.save().await
 }
 
+/// `roller abandon`: resolves the roll's page, a paused one's included;
+/// what it logged, if there was a page.
+pub async fn resolve_page_of_abandoned<G: Pager>(
+    journal: &mut Journal<'_>,
+    pager: &G,
+) -> Result<Option<String>, CheckpointError> {
+    let checkpoint = &mut journal.checkpoint;
+    if let Some(page) = checkpoint.pause.take().as_ref().and_then(keep_page_open) {
+        checkpoint.open_page = Some(page);
+    }
+    if checkpoint.open_page.is_none() {
+        return Ok(None);
+    }
+    resolve_open_page(journal, pager).await?;
+    Ok(journal
+        .checkpoint
+        .events
+        .last()
+        .map(|event| match event.kind {
+            EventKind::PageResolved => "resolved the roll's open page".to_string(),
+            _ => event.message.clone(),
+        }))
+}
+
 /// A paused roll that is resumed or abandoned keeps its page open until
 /// it is resolved: the pause's page becomes the open page.
 pub fn keep_page_open(pause: &Pause) -> Option<OpenPage> {

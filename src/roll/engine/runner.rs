@@ -21,6 +21,7 @@ use tokio::sync::watch;
 use super::clock::{RollClock, human};
 use super::inbox;
 use super::journal::Journal;
+use super::outcome::{Ended, Outcome};
 use super::paging::{self, PageOrigin};
 use super::run_options::RunOptions;
 use super::steps::{self, Memory, StepContext, Tick, Wait};
@@ -35,30 +36,6 @@ use crate::roll::record::checkpoint::{
 };
 use crate::roll::record::env::Environment;
 use crate::roll::record::kinds::{StepKind, WaitKind};
-
-#[derive(Debug)]
-pub enum Outcome {
-    Complete {
-        /// The AZ rebalance report.
-        summary: String,
-    },
-    /// A wait timed out: the step reads DELAYED; `paged` says whether a
-    /// configured pager accepted the page.
-    Paused {
-        step: String,
-        reason: String,
-        paged: bool,
-    },
-    /// An operator interrupted the plan, a phase or a step, or a canary
-    /// waits: `reason` ends with the exact `roller plan continue` command.
-    Held { reason: String },
-    /// A stop signal arrived; the checkpoint is consistent.
-    Stopped,
-}
-
-/// How a run ended: the outcome, the checkpoint as last written, and the
-/// store it was written to.
-pub type Ended = (Outcome, Checkpoint, CheckpointStore);
 
 /// What one step's tick came to, as the loop sees it.
 enum Advanced {
@@ -299,7 +276,19 @@ impl<'a, P: Ports> Runner<'a, P> {
         tick: &mut TickContext<P>,
     ) -> Result<Tick, RollError> {
         let mut appended = Vec::new();
-        let mut cx = StepContext::new(
+        let ticked = steps::tick(kind, &mut self.context(tick, &mut appended)).await;
+        self.kinds.extend(appended);
+        ticked
+    }
+
+    /// What the runner lends a step for one tick over `tick`; the steps it
+    /// appends go to `appended`.
+    fn context<'r>(
+        &'r mut self,
+        tick: &'r mut TickContext<P>,
+        appended: &'r mut Vec<(StepIndex, StepKind)>,
+    ) -> StepContext<'r, 'a, P> {
+        StepContext::new(
             self.ports,
             self.env,
             &self.options,
@@ -308,11 +297,8 @@ impl<'a, P: Ports> Runner<'a, P> {
             &mut self.journal,
             &mut self.memory,
             &mut self.stop,
-            &mut appended,
-        );
-        let ticked = steps::tick(kind, &mut cx).await;
-        self.kinds.extend(appended);
-        ticked
+            appended,
+        )
     }
 
     /// Records the wait and checks its deadline.
@@ -442,45 +428,13 @@ impl<'a, P: Ports> Runner<'a, P> {
     pub async fn undo_surges(&mut self) -> Result<Option<String>, RollError> {
         let mut tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
         let mut appended = Vec::new();
-        let mut cx = StepContext::new(
-            self.ports,
-            self.env,
-            &self.options,
-            &self.clock,
-            &mut tick,
-            &mut self.journal,
-            &mut self.memory,
-            &mut self.stop,
-            &mut appended,
-        );
-        cx.undo_surges().await
+        self.context(&mut tick, &mut appended).undo_surges().await
     }
 
     /// Resolves the roll's page, a paused one's included (`roller
     /// abandon`); the event it logged, if there was a page.
     pub async fn resolve_page(&mut self) -> Result<Option<String>, RollError> {
-        let checkpoint = &mut self.journal.checkpoint;
-        if let Some(page) = checkpoint
-            .pause
-            .take()
-            .as_ref()
-            .and_then(paging::keep_page_open)
-        {
-            checkpoint.open_page = Some(page);
-        }
-        if checkpoint.open_page.is_none() {
-            return Ok(None);
-        }
-        paging::resolve_open_page(&mut self.journal, self.ports.pager()).await?;
-        Ok(self
-            .journal
-            .checkpoint
-            .events
-            .last()
-            .map(|event| match event.kind {
-                EventKind::PageResolved => "resolved the roll's open page".to_string(),
-                _ => event.message.clone(),
-            }))
+        Ok(paging::resolve_page_of_abandoned(&mut self.journal, self.ports.pager()).await?)
     }
 
     pub fn into_checkpoint(self) -> Checkpoint {

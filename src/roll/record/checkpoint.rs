@@ -23,10 +23,16 @@ use super::kinds::StepKind;
 use crate::atomic_file;
 use crate::plan::{Plan, StepIndex};
 
+mod error;
+mod events;
 mod migrate;
+mod moves;
 mod run_lock;
 mod store;
 
+pub use error::CheckpointError;
+pub use events::{Event, EventKind};
+pub use moves::{Surge, SurgeState, WaveRecord};
 pub use run_lock::{RunLock, RunLockError};
 pub use store::CheckpointStore;
 
@@ -245,75 +251,6 @@ fn default_max_unavailable() -> u32 {
     DEFAULT_MAX_UNAVAILABLE
 }
 
-/// One drain wave: which tasks it kills (with `scale=false`; Marathon
-/// relaunches each on a new agent) and which apps it moves, recorded
-/// before anything is sent, so a resume resends only kills of tasks still
-/// listed and waits for the same apps.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WaveRecord {
-    /// The wave's step id (`wave-1`).
-    pub step: String,
-    pub kills: Vec<String>,
-    /// Apps this wave moves tasks of (killed or surged): the wave ends
-    /// when each is back to all its instances healthy.
-    pub apps: Vec<String>,
-    /// The kills were accepted by Marathon.
-    #[serde(default)]
-    pub sent: bool,
-}
-
-/// A surge: `app` scaled from `instances` to `instances + 1` so that the
-/// task on `instance`'s agent can be killed with `scale=true` once the
-/// extra task is healthy. Recorded before the scale-up is sent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Surge {
-    pub app: String,
-    pub instances: u32,
-    /// Who surged it: the instance being replaced (serial, canary) or the
-    /// drain wave's step id.
-    pub instance: String,
-    /// The one task on the agent this surge replaces (killed with
-    /// `scale=true`, which takes back exactly the one instance added).
-    pub task: String,
-    /// A drain surge may replace more of the app's old tasks at once: the
-    /// app is scaled up by one per task (`task` and these), and each is
-    /// killed with `scale=true` once the new ones keep the app at its
-    /// floor.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extra_tasks: Vec<String>,
-    pub state: SurgeState,
-    /// Marathon accepted the kill of the old tasks: it is never sent again
-    /// (a second `scale=true` kill of a task still being killed could take
-    /// the app below its count).
-    #[serde(default)]
-    pub kill_sent: bool,
-}
-
-impl Surge {
-    /// Every old task this surge replaces.
-    pub fn tasks(&self) -> impl Iterator<Item = &String> {
-        std::iter::once(&self.task).chain(&self.extra_tasks)
-    }
-
-    /// The instance count while surged.
-    pub fn surged_instances(&self) -> u32 {
-        let k = u32::try_from(1 + self.extra_tasks.len()).unwrap_or(u32::MAX);
-        self.instances.saturating_add(k)
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SurgeState {
-    /// The scale-up is (about to be) sent.
-    ScalingUp,
-    /// The old task's kill with `scale=true` is (about to be) sent.
-    Killing,
-    Done,
-}
-
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pause {
@@ -334,134 +271,6 @@ impl Pause {
         self.step
             .split_once('/')
             .unwrap_or(("", self.step.as_str()))
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Event {
-    /// UTC, RFC 3339.
-    pub at: String,
-    pub kind: EventKind,
-    pub message: String,
-    /// Who, for operator operations (`roller plan …`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user: Option<String>,
-    /// The error's stable label, for failures.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-}
-
-/// What an event records. The checkpoint's log is an intent log: an
-/// `intent` is written before its side effect, the result after it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
-    /// Preflight passed; the roll begins.
-    Start,
-    /// A side effect about to be sent.
-    Intent,
-    /// A step completed.
-    Step,
-    /// The run stopped on a signal.
-    Stop,
-    /// A run resumed after a pause.
-    Resume,
-    /// A wait timed out: the roll paused.
-    Pause,
-    /// A page went out.
-    Paged,
-    /// A page could not be sent or resolved.
-    PageFailed,
-    PageResolved,
-    /// A step failed; the run stopped with exit 1.
-    Failure,
-    /// A termination's answer.
-    Terminate,
-    /// A surge's progress.
-    Surge,
-    /// The AZ rebalance report.
-    Rebalance,
-    /// An operator's `roller plan …` operation, or a flag given on resume.
-    Operator,
-    /// The run stopped because the plan is held by an operator or a canary.
-    Held,
-}
-
-impl EventKind {
-    /// The name written in the checkpoint.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventKind::Start => "start",
-            EventKind::Intent => "intent",
-            EventKind::Step => "step",
-            EventKind::Stop => "stop",
-            EventKind::Resume => "resume",
-            EventKind::Pause => "pause",
-            EventKind::Paged => "paged",
-            EventKind::PageFailed => "page_failed",
-            EventKind::PageResolved => "page_resolved",
-            EventKind::Failure => "failure",
-            EventKind::Terminate => "terminate",
-            EventKind::Surge => "surge",
-            EventKind::Rebalance => "rebalance",
-            EventKind::Operator => "operator",
-            EventKind::Held => "held",
-        }
-    }
-}
-
-impl std::fmt::Display for EventKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum CheckpointError {
-    #[error("cannot read checkpoint '{}': {source}", path.display())]
-    Read { path: PathBuf, source: io::Error },
-    #[error(
-        "checkpoint '{}' is not a roller checkpoint this build understands: {reason}; it is left untouched (move it away only after checking what it recorded)",
-        path.display()
-    )]
-    Corrupt { path: PathBuf, reason: String },
-    #[error(
-        "checkpoint '{}' has schema version {found}, newer than this roller's {VERSION}: use a newer roller; the file is left untouched",
-        path.display()
-    )]
-    Newer { path: PathBuf, found: u64 },
-    #[error(
-        "checkpoint '{}' belongs to ASG '{found}', not '{expected}': pass --checkpoint with the right file",
-        path.display()
-    )]
-    OtherGroup {
-        path: PathBuf,
-        expected: String,
-        found: String,
-    },
-    #[error("cannot write checkpoint '{}' (the previous content is intact): {source}", path.display())]
-    Write { path: PathBuf, source: io::Error },
-    #[error(
-        "checkpoint '{}' was written by someone else since this run last wrote it ({reason}): \
-         another run holds it now, so this one stops before its next action. Check who runs the roll \
-         (`roller status --checkpoint {}`) before running it again",
-        path.display(),
-        path.display()
-    )]
-    LeaseLost { path: PathBuf, reason: String },
-}
-
-impl CheckpointError {
-    pub fn label(&self) -> &'static str {
-        match self {
-            CheckpointError::Read { .. } => "checkpoint_unreadable",
-            CheckpointError::Corrupt { .. } => "checkpoint_corrupt",
-            CheckpointError::Newer { .. } => "checkpoint_newer",
-            CheckpointError::OtherGroup { .. } => "checkpoint_other_group",
-            CheckpointError::Write { .. } => "checkpoint_write",
-            CheckpointError::LeaseLost { .. } => "checkpoint_lease_lost",
-        }
     }
 }
 

@@ -171,7 +171,7 @@ impl CheckpointStore {
                     path: to.clone(),
                     source,
                 })?;
-                crate::roll::engine::inbox::tidy(path);
+                crate::roll::record::operations::tidy(path);
                 Ok(to)
             }
             Place::Object { object, etag } => {

@@ -1,0 +1,85 @@
+//! The checkpoint's event log: an intent log. An `intent` is written
+//! before its side effect, the result after it; pauses, pages, operator
+//! operations and failures are logged as they happen.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Event {
+    /// UTC, RFC 3339.
+    pub at: String,
+    pub kind: EventKind,
+    pub message: String,
+    /// Who, for operator operations (`roller plan …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// The error's stable label, for failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// What an event records. The checkpoint's log is an intent log: an
+/// `intent` is written before its side effect, the result after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// Preflight passed; the roll begins.
+    Start,
+    /// A side effect about to be sent.
+    Intent,
+    /// A step completed.
+    Step,
+    /// The run stopped on a signal.
+    Stop,
+    /// A run resumed after a pause.
+    Resume,
+    /// A wait timed out: the roll paused.
+    Pause,
+    /// A page went out.
+    Paged,
+    /// A page could not be sent or resolved.
+    PageFailed,
+    PageResolved,
+    /// A step failed; the run stopped with exit 1.
+    Failure,
+    /// A termination's answer.
+    Terminate,
+    /// A surge's progress.
+    Surge,
+    /// The AZ rebalance report.
+    Rebalance,
+    /// An operator's `roller plan …` operation, or a flag given on resume.
+    Operator,
+    /// The run stopped because the plan is held by an operator or a canary.
+    Held,
+}
+
+impl EventKind {
+    /// The name written in the checkpoint.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Start => "start",
+            EventKind::Intent => "intent",
+            EventKind::Step => "step",
+            EventKind::Stop => "stop",
+            EventKind::Resume => "resume",
+            EventKind::Pause => "pause",
+            EventKind::Paged => "paged",
+            EventKind::PageFailed => "page_failed",
+            EventKind::PageResolved => "page_resolved",
+            EventKind::Failure => "failure",
+            EventKind::Terminate => "terminate",
+            EventKind::Surge => "surge",
+            EventKind::Rebalance => "rebalance",
+            EventKind::Operator => "operator",
+            EventKind::Held => "held",
+        }
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
