@@ -182,13 +182,7 @@ impl AutoScaling for AwsAutoScaling {
                 // 500 for an instance no group holds, AWS's "not found"):
                 // look again instead of guessing or resending.
                 match self.describe_group(group).await {
-                    Ok(now)
-                        if now
-                            .instance(instance)
-                            .is_none_or(|i| i.lifecycle_state.is_leaving()) =>
-                    {
-                        Ok(Termination::AlreadyGone)
-                    }
+                    Ok(now) if !now.still_has(instance) => Ok(Termination::AlreadyGone),
                     _ => Err(err),
                 }
             }

@@ -114,11 +114,7 @@ impl<P: Ports> TickContext<P> {
             .instances
             .iter()
             .filter(|i| i.terminate_sent)
-            .filter(|i| {
-                group
-                    .instance(&i.id)
-                    .is_none_or(|g| g.lifecycle_state.is_leaving())
-            })
+            .filter(|i| !group.still_has(&i.id))
             .count();
         let expected = checkpoint.desired_after(u32::try_from(landed).unwrap_or(u32::MAX));
         other_writer(checkpoint, &group, expected)
@@ -312,4 +308,68 @@ pub fn other_writer(
          then rerun",
         changes.join("; ")
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::roll::tests::in_process::cluster;
+    use crate::simulated::SimulatedCluster;
+
+    /// Calls the simulator answered since `before`, by system and route.
+    fn since(cluster: &SimulatedCluster, before: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+        cluster
+            .sim
+            .report()
+            .api_calls
+            .into_iter()
+            .map(|(call, n)| (call.clone(), n - before.get(&call).copied().unwrap_or(0)))
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
+    /// Every read a step can ask of the tick, `times` over.
+    async fn ask<P: Ports>(tick: &mut TickContext<P>, times: usize) {
+        for _ in 0..times {
+            tick.observation().await.expect("apps and agents");
+            tick.agents().await.expect("agents");
+            tick.group().await.expect("the group");
+            tick.maintenance().await.expect("maintenance status");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_tick_reads_each_thing_once_however_often_its_steps_ask_and_the_next_tick_reads_again()
+     {
+        let dir = tempfile::tempdir().unwrap();
+        let cluster = cluster("demo", dir.path()).await;
+        let asg = cluster.env.asg.clone();
+        // A first tick, so that whatever the clients do once (finding the
+        // leaders) is behind us.
+        ask(&mut TickContext::new(cluster.ports(), &asg), 1).await;
+
+        let before = cluster.sim.report().api_calls;
+        ask(&mut TickContext::new(cluster.ports(), &asg), 1).await;
+        let asked_once = since(&cluster, &before);
+
+        let before = cluster.sim.report().api_calls;
+        let mut tick = TickContext::new(cluster.ports(), &asg);
+        ask(&mut tick, 5).await;
+        let asked_five_times = since(&cluster, &before);
+
+        assert_eq!(asked_five_times, asked_once);
+        for system in ["aws:", "mesos:", "marathon:"] {
+            assert!(
+                asked_once.keys().any(|call| call.starts_with(system)),
+                "no {system} call in {asked_once:?}"
+            );
+        }
+        // The next tick trusts nothing the last one read.
+        let before = cluster.sim.report().api_calls;
+        ask(&mut TickContext::new(cluster.ports(), &asg), 1).await;
+        assert_eq!(since(&cluster, &before), asked_once);
+        cluster.sim.shutdown().await;
+    }
 }

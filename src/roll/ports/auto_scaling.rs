@@ -119,6 +119,13 @@ impl AutoScalingGroup {
         self.instances.iter().find(|i| i.id == id)
     }
 
+    /// Whether the group still has instance `id` and it is not on its way
+    /// out (terminating, lifecycle hook waits included).
+    pub fn still_has(&self, id: &str) -> bool {
+        self.instance(id)
+            .is_some_and(|i| !i.lifecycle_state.is_leaving())
+    }
+
     pub fn tag(&self, key: &str) -> Option<&str> {
         self.tags
             .iter()

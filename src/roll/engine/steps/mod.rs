@@ -21,6 +21,9 @@
 //!   `ReportRebalance`, `Unlock` (also what `roller abandon` runs).
 //! - `task_moves.rs`: moving tasks off an agent (kills, surges, a
 //!   maintenance window), shared by `Replace` and `DrainWave`.
+//!
+//! May import: what the engine may, but never the runner: a step gets all
+//! it uses through its `StepContext`.
 
 mod drain_wave;
 mod finish;

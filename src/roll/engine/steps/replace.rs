@@ -31,9 +31,7 @@ impl StepAction for Replace<'_> {
         let instance = self.instance;
         let record = cx.rolled(instance)?;
         let group = cx.tick.group().await?;
-        let present = group
-            .instance(instance)
-            .is_some_and(|i| !i.lifecycle_state.is_leaving());
+        let present = group.still_has(instance);
         if record.terminate_sent && present {
             // The intent was written but the call never landed (a crash
             // between the two, or a call that failed): send it again,

@@ -38,9 +38,7 @@ impl StepAction for Terminate<'_> {
         let instance = self.instance;
         let record = cx.rolled(instance)?;
         let group = cx.tick.group().await?;
-        let present = group
-            .instance(instance)
-            .is_some_and(|i| !i.lifecycle_state.is_leaving());
+        let present = group.still_has(instance);
         if record.terminate_sent {
             if present && !cx.tick.sent(instance) {
                 // The intent was written but the call never landed: sent
@@ -168,10 +166,7 @@ fn releasable_with<P: Ports>(
         let Some(i) = checkpoint.instances.iter().find(|i| i.id == step.id) else {
             continue;
         };
-        let in_service = group
-            .instance(&i.id)
-            .is_some_and(|g| !g.lifecycle_state.is_leaving());
-        if i.terminate_sent || !in_service || seen.busy(&i.agent_id).is_some() {
+        if i.terminate_sent || !group.still_has(&i.id) || seen.busy(&i.agent_id).is_some() {
             continue;
         }
         let now = match going.get(&i.availability_zone) {
