@@ -209,7 +209,7 @@ async fn plan_wave<P: Ports>(
     if let Some(at) = cx.journal.checkpoint.find_step(&format!("{DRAIN}/{id}")) {
         cx.journal.checkpoint.plan.step_mut(at).name = title.clone();
     }
-    cx.journal.checkpoint.intend(format!(
+    cx.intend(format!(
         "{id}: kill {} task(s) of {} app(s) on old agents (scale=false), surge {surges} app(s){}",
         kills.len(),
         apps.len().saturating_sub(surges),
@@ -218,8 +218,8 @@ async fn plan_wave<P: Ports>(
         } else {
             format!("; {} app(s) wait for the next wave", planned.waiting.len())
         }
-    ));
-    cx.save().await?;
+    ))
+    .await?;
     if send_kills(cx, &kills).await?
         && let Some(record) = cx.journal.checkpoint.waves.last_mut()
     {
