@@ -193,7 +193,8 @@ fn main() {
     // deploying and the failing ones unhealthy.
     let apps = roller::marathon::parse_apps(&body).expect("the generated response parses");
     let tasks: usize = apps.iter().map(|app| app.tasks.len()).sum();
-    let verdict = roller::roll::decide::health::judge(&apps, &[]);
+    let verdict =
+        roller::roll::decide::health::judge(&apps, &[], roller::roll::decide::health::Settle::NONE);
     let unhealthy = verdict.unhealthy().count();
     assert_eq!((apps.len(), tasks), (APPS, APPS * TASKS_PER_APP));
     assert!(unhealthy > 0 && unhealthy < APPS);
@@ -201,7 +202,11 @@ fn main() {
 
     let typed = measure(&body, |body| {
         let apps = roller::marathon::parse_apps(body).expect("parses");
-        let verdict = roller::roll::decide::health::judge(&apps, &[]);
+        let verdict = roller::roll::decide::health::judge(
+            &apps,
+            &[],
+            roller::roll::decide::health::Settle::NONE,
+        );
         verdict.unhealthy().count()
     });
     let value = measure(&body, |body| {

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::api::ApiSettings;
 use crate::plan;
+use crate::roll::decide::safety::Floor;
 use crate::roll::engine::live::Live;
 use crate::roll::engine::{Outcome, RunOptions};
 use crate::roll::preflight::{Request, Selection};
@@ -151,7 +152,7 @@ async fn demo(
             raise_max: false,
             canary: None,
             allow_unhealthy: Vec::new(),
-            honor_min_health: false,
+            floor: Floor::default(),
             skip_not_in_service: false,
             strategy: crate::roll::decide::roll_plan::RollStrategy::default(),
             max_unavailable: None,
@@ -159,6 +160,7 @@ async fn demo(
         target_given: true,
         select_given: true,
         strategy_given: true,
+        floor_given: true,
         options: RunOptions {
             resume_az_rebalance: false,
             resume_command: "roller demo".to_string(),

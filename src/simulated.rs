@@ -77,6 +77,7 @@ impl SimulatedCluster {
             agent_match: AgentMatch::PrivateIp,
             time_scale,
             poll_interval: Duration::from_secs(5),
+            settle_time: crate::roll::record::env::DEFAULT_SETTLE_TIME,
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir,

@@ -139,7 +139,7 @@ fn look(args: &HealthArgs) -> Result<Look, String> {
                     health::drop_tasks_on_lost_agents(&mut apps, &active);
                 }
                 Ok(Look {
-                    health: health::judge(&apps, &deployments),
+                    health: health::judge(&apps, &deployments, health::Settle::NONE),
                     agents,
                 })
             }

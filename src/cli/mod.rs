@@ -113,7 +113,7 @@ pub enum Command {
     /// Roll the cluster: replace every selected agent of the ASG, pausing
     /// (exit 3) when a wait times out; run again to resume.
     #[command(after_help = run_command::RUN_HELP)]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Show a roll's checkpoint: the plan tree, a pause, whether a run
     /// holds its lock; the exit code says the roll's state.
     #[command(after_help = status_command::HELP)]
@@ -291,11 +291,18 @@ pub struct RunArgs {
     /// An app allowed to be unhealthy when the roll starts (repeatable).
     #[arg(long, value_name = "APP")]
     pub allow_unhealthy: Vec<String>,
-    /// Before each termination keep ceil(instances x
-    /// upgradeStrategy.minimumHealthCapacity) healthy tasks per app (at
-    /// least one), instead of one: more task moves and surges, no app
-    /// below its own floor. Fixed for the roll when it starts.
-    #[arg(long)]
+    /// How many healthy tasks each app keeps while its tasks move.
+    /// capacity (default): ceil(instances x
+    /// upgradeStrategy.minimumHealthCapacity), at least one, as Marathon
+    /// keeps it during a deployment (its default capacity 1 means a
+    /// replacement starts, and is healthy, before the old task is
+    /// killed). one: a single healthy task per app, fewer surges, apps
+    /// below their own floor meanwhile. Fixed for the roll when it starts.
+    #[arg(long, value_name = "capacity|one")]
+    pub min_healthy: Option<String>,
+    /// The same as --min-healthy capacity, the default now; still
+    /// accepted so that scripts passing it keep working.
+    #[arg(long, conflicts_with = "min_healthy")]
     pub honor_min_health: bool,
     /// Leave instances that are not InService (Standby, Pending,
     /// lifecycle-hook waits) out of the roll instead of refusing to start.

@@ -14,7 +14,7 @@ use super::wiring::{Clients, checkpoint_store, clients, environment_from, runtim
 use crate::plan;
 use crate::roll::decide::drain_plan::preview;
 use crate::roll::decide::roll_plan::RollStrategy;
-use crate::roll::decide::safety::Floor;
+use crate::roll::decide::safety::{Floor, Rules};
 use crate::roll::engine::{Outcome, RunOptions};
 use crate::roll::error::RollError;
 use crate::roll::ports::marathon::Marathon;
@@ -114,7 +114,14 @@ fn request(args: &RunArgs) -> Result<Request, CliError> {
         raise_max: args.raise_max,
         canary: args.canary,
         allow_unhealthy: args.allow_unhealthy.clone(),
-        honor_min_health: args.honor_min_health,
+        // --honor-min-health asks for the default.
+        floor: args
+            .min_healthy
+            .as_deref()
+            .map(Floor::parse)
+            .transpose()
+            .map_err(CliError::BadFlag)?
+            .unwrap_or_default(),
         skip_not_in_service: args.skip_not_in_service,
         strategy: RollStrategy::parse(args.strategy.as_deref().unwrap_or("drain"))
             .map_err(CliError::BadFlag)?,
@@ -230,6 +237,7 @@ fn roll(
             target_given: args.target.is_some(),
             select_given: args.select.is_some(),
             strategy_given: args.strategy.is_some(),
+            floor_given: args.min_healthy.is_some() || args.honor_min_health,
             options: RunOptions {
                 resume_az_rebalance: args.resume_az_rebalance,
                 resume_command: resume.clone(),
@@ -351,12 +359,8 @@ async fn dry_run(
                     .iter()
                     .map(|i| i.agent_id.clone())
                     .collect();
-                let floor = if request.honor_min_health {
-                    Floor::MinHealth
-                } else {
-                    Floor::One
-                };
-                Some(preview(&apps, &old, &request.allow_unhealthy, floor).to_string())
+                let rules = Rules::floor_only(request.floor);
+                Some(preview(&apps, &old, &request.allow_unhealthy, rules).to_string())
             } else {
                 None
             };

@@ -254,7 +254,7 @@ async fn write_checkpoint_seeds() {
                 raise_max: true,
                 canary,
                 allow_unhealthy: Vec::new(),
-                honor_min_health: false,
+                floor: crate::roll::decide::safety::Floor::One,
                 skip_not_in_service: false,
                 strategy,
                 max_unavailable: None,
@@ -262,6 +262,7 @@ async fn write_checkpoint_seeds() {
             target_given: true,
             select_given: true,
             strategy_given: true,
+            floor_given: true,
             options: RunOptions {
                 resume_az_rebalance: false,
                 resume_command: "roller run (seeds)".to_string(),

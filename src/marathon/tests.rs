@@ -117,7 +117,7 @@ fn marathon_1_5_apps_carry_agents_states_instance_ids_and_an_unreachable_strateg
                 && t.health_results[0].alive)
     );
 
-    let verdict = health::judge(&apps, &[]);
+    let verdict = health::judge(&apps, &[], health::Settle::NONE);
     assert!(verdict.is_healthy());
     let per_agent: BTreeMap<String, u32> = [
         ("c28a2184-c702-482c-91c8-5af9318434d4-S0".to_string(), 1),
@@ -151,7 +151,7 @@ fn an_app_without_health_checks_reports_zero_healthy_and_is_judged_by_running_ta
         (app.instances, app.tasks_running, app.tasks_healthy),
         (1, 1, 0)
     );
-    let verdict = health::judge(&apps, &[]);
+    let verdict = health::judge(&apps, &[], health::Settle::NONE);
     assert!(verdict.is_healthy());
     assert_eq!(
         verdict.apps[0].healthy_per_agent,
@@ -171,7 +171,7 @@ fn pre_1_5_apps_have_task_ids_in_health_results_and_tasks_without_state() {
             .flat_map(|a| &a.tasks)
             .all(|t| t.state.is_none() && t.started && t.health_results[0].alive)
     );
-    let verdict = health::judge(&apps, &[]);
+    let verdict = health::judge(&apps, &[], health::Settle::NONE);
     assert!(verdict.is_healthy());
     assert_eq!(
         verdict.apps[1].healthy_per_agent,
@@ -193,7 +193,7 @@ fn a_0_7_app_with_a_staged_task_and_a_deployment_is_unhealthy_for_every_reason()
         (task.state.as_deref(), task.agent_id.as_deref()),
         (None, None)
     );
-    let verdict = health::judge(&apps, &[]);
+    let verdict = health::judge(&apps, &[], health::Settle::NONE);
     assert_eq!(
         verdict.apps[0].reason().as_deref(),
         Some(
@@ -216,7 +216,7 @@ fn a_0_7_app_list_without_tasks_is_judged_by_its_counts() {
         (2, 2, 1)
     );
     assert!(apps[0].tasks.is_empty());
-    assert!(health::judge(&apps, &[]).is_healthy());
+    assert!(health::judge(&apps, &[], health::Settle::NONE).is_healthy());
 }
 
 #[test]
@@ -245,7 +245,7 @@ fn the_raml_app_list_shows_a_deploying_app_with_no_running_task() {
         apps[0].deployments,
         ["9538079c-3898-4e32-aa31-799bf9097f74"]
     );
-    let verdict = health::judge(&apps, &[]);
+    let verdict = health::judge(&apps, &[], health::Settle::NONE);
     assert_eq!(
         verdict.apps[0].reason().as_deref(),
         Some("deploying (9538079c-3898-4e32-aa31-799bf9097f74); 0 of 3 running (no health checks)")
@@ -875,4 +875,74 @@ fn unusable_urls_are_refused_before_anything_is_sent() {
         assert_eq!(err.label(), label, "{urls:?}");
         assert!(!err.to_string().contains("secret"), "{err}");
     }
+}
+
+#[test]
+fn marathon_timestamps_are_read_to_the_millisecond_and_anything_else_is_none() {
+    let at = |secs: u64, millis: u64| {
+        Some(std::time::SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis))
+    };
+    // 2014-10-10T05:35:52Z is 1,412,919,352 s after the epoch.
+    assert_eq!(
+        wire::timestamp("2014-10-10T05:35:52.025Z"),
+        at(1_412_919_352, 25)
+    );
+    assert_eq!(
+        wire::timestamp("2014-10-10T05:35:52Z"),
+        at(1_412_919_352, 0)
+    );
+    assert_eq!(
+        wire::timestamp("2014-10-10T07:35:52.025+02:00"),
+        at(1_412_919_352, 25)
+    );
+    assert_eq!(
+        wire::timestamp("2014-10-10T03:35:52.025-02:00"),
+        at(1_412_919_352, 25)
+    );
+    assert_eq!(wire::timestamp("2000-02-29T00:00:00Z"), at(951_782_400, 0));
+    for bad in [
+        "",
+        "2014-10-10",
+        "2014-13-10T05:35:52Z",
+        "2014-10-10T25:35:52Z",
+        "2014-10-10T05:35:52",
+        "2014-10-10T05:35:xxZ",
+        "1960-01-01T00:00:00Z",
+    ] {
+        assert_eq!(wire::timestamp(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn start_times_health_check_times_and_the_last_task_failure_are_read_from_real_answers() {
+    // 0.7's docs: a lastTaskFailure (no slaveId yet), a staged task.
+    let apps = wire::parse_apps(&fixture(APPS_0_7_STAGED)).unwrap();
+    let failure = apps[0].last_task_failure.clone().expect("lastTaskFailure");
+    assert_eq!(
+        failure.task_id,
+        "ubuntu.4b20f4a9-503f-11e4-bd18-56847afe9799"
+    );
+    assert_eq!(failure.state, "TASK_FAILED");
+    assert_eq!(failure.message, "Abnormal executor termination");
+    assert_eq!(failure.host.as_deref(), Some("10.141.141.10"));
+    assert_eq!(failure.agent_id, None);
+    assert_eq!(failure.at, wire::timestamp("2014-10-10T05:35:52.025Z"));
+    assert!(failure.at.is_some());
+    assert_eq!(
+        apps[0].tasks[0].started_at, None,
+        "startedAt is null while staged"
+    );
+    // 1.5: startedAt and the health check's last success, no failure.
+    let apps = wire::parse_apps(&fixture(APPS_1_5)).unwrap();
+    let task = &apps[0].tasks[0];
+    assert_eq!(task.started_at, wire::timestamp("2017-07-14T15:13:58.326Z"));
+    assert!(task.started_at.is_some());
+    let result = &task.health_results[0];
+    assert_eq!(
+        result.last_success,
+        wire::timestamp("2017-07-14T15:14:18.395Z")
+    );
+    assert_eq!(result.last_failure, None);
+    assert_eq!(result.last_failure_cause, None);
+    assert!(apps.iter().all(|a| a.last_task_failure.is_none()));
 }

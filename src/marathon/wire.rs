@@ -8,11 +8,13 @@
 //! fields are skipped without being built, which keeps parsing a large
 //! `/v2/apps` cheaper than building a `serde_json::Value`.
 
+use std::time::{Duration, SystemTime};
+
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::roll::ports::marathon::{
-    App, Deployment, HealthResult, KillOutcome, Task, UnreachableStrategy,
+    App, Deployment, HealthResult, KillOutcome, Task, TaskFailure, UnreachableStrategy,
 };
 
 /// `GET /v2/apps`.
@@ -42,6 +44,22 @@ pub(crate) struct WireApp {
     pub tasks: Option<Vec<WireTask>>,
     pub unreachable_strategy: Option<WireUnreachableStrategy>,
     pub upgrade_strategy: Option<WireUpgradeStrategy>,
+    pub last_task_failure: Option<WireTaskFailure>,
+}
+
+/// An app's `lastTaskFailure` (`slaveId` since Marathon 0.8; `version` is
+/// not read).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WireTaskFailure {
+    pub task_id: String,
+    pub slave_id: Option<String>,
+    pub host: Option<String>,
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub message: String,
+    pub timestamp: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -76,8 +94,8 @@ pub(crate) struct WireTask {
     pub slave_id: Option<String>,
     pub host: Option<String>,
     pub state: Option<String>,
-    /// Null while staged; only whether it is set matters.
-    pub started_at: Option<IgnoredAny>,
+    /// Null while staged.
+    pub started_at: Option<String>,
     pub health_check_results: Option<Vec<WireHealthResult>>,
 }
 
@@ -88,6 +106,10 @@ pub(crate) struct WireHealthResult {
     #[serde(default)]
     pub alive: bool,
     pub consecutive_failures: Option<u32>,
+    pub last_success: Option<String>,
+    pub last_failure: Option<String>,
+    /// Marathon ≥ 1.0.
+    pub last_failure_cause: Option<String>,
     // The id of what the result is about (`instanceId` in Marathon ≥ 1.5,
     // `taskId` before) is not read: results come embedded in their task.
 }
@@ -200,6 +222,14 @@ impl From<WireApp> for App {
                 .upgrade_strategy
                 .and_then(|u| u.minimum_health_capacity)
                 .filter(|c| c.is_finite()),
+            last_task_failure: wire.last_task_failure.map(|f| TaskFailure {
+                task_id: f.task_id,
+                agent_id: f.slave_id,
+                host: f.host,
+                state: f.state,
+                message: f.message,
+                at: f.timestamp.as_deref().and_then(timestamp),
+            }),
             id: wire.id,
             instances: wire.instances,
             tasks,
@@ -215,6 +245,7 @@ impl From<WireTask> for Task {
             host: wire.host,
             state: wire.state,
             started: wire.started_at.is_some(),
+            started_at: wire.started_at.as_deref().and_then(timestamp),
             health_results: wire
                 .health_check_results
                 .unwrap_or_default()
@@ -222,6 +253,9 @@ impl From<WireTask> for Task {
                 .map(|r| HealthResult {
                     alive: r.alive,
                     consecutive_failures: r.consecutive_failures.unwrap_or(0),
+                    last_success: r.last_success.as_deref().and_then(timestamp),
+                    last_failure: r.last_failure.as_deref().and_then(timestamp),
+                    last_failure_cause: r.last_failure_cause,
                 })
                 .collect(),
         }
@@ -291,4 +325,49 @@ pub(crate) mod fixture_only {
         pub elected: bool,
         pub leader: Option<String>,
     }
+}
+
+/// A Marathon timestamp (`2014-10-10T05:35:52.025Z`; ISO 8601 in UTC, or
+/// with an offset), `None` when it is not one.
+pub(crate) fn timestamp(text: &str) -> Option<SystemTime> {
+    let (date, time) = text.split_once('T')?;
+    let mut ymd = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (year, month, day) = (ymd.next()??, ymd.next()??, ymd.next()??);
+    // The offset: `Z`, or `+hh:mm` / `-hh:mm` after the seconds.
+    let (clock, offset_s) = match time.find(['Z', '+', '-']) {
+        Some(at) if &time[at..] == "Z" => (&time[..at], 0),
+        Some(at) => {
+            let sign = if time[at..].starts_with('-') { -1 } else { 1 };
+            let (h, m) = time[at + 1..].split_once(':')?;
+            (
+                &time[..at],
+                sign * (h.parse::<i64>().ok()? * 3600 + m.parse::<i64>().ok()? * 60),
+            )
+        }
+        None => return None,
+    };
+    let (whole, fraction) = clock.split_once('.').unwrap_or((clock, ""));
+    let mut hms = whole.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    let (hour, minute, second) = (hms.next()??, hms.next()??, hms.next()??);
+    let valid = (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && (0..24).contains(&hour)
+        && (0..60).contains(&minute)
+        && (0..=60).contains(&second)
+        && fraction.chars().all(|c| c.is_ascii_digit());
+    if !valid {
+        return None;
+    }
+    // Howard Hinnant's days-from-civil.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
+    let nanos: u32 = format!("{fraction:0<9}")[..9].parse().ok()?;
+    let secs = u64::try_from(secs).ok()?;
+    Some(SystemTime::UNIX_EPOCH + Duration::new(secs, nanos))
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use super::decide::health;
 use super::decide::roll_plan::{self, PlanOptions, RollStrategy};
+use super::decide::safety::Floor;
 use super::error::RollError;
 use super::ports::Ports;
 use super::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
@@ -92,8 +93,9 @@ pub struct Request {
     pub canary: Option<u32>,
     /// Apps allowed to be unhealthy at the start (`--allow-unhealthy`).
     pub allow_unhealthy: Vec<String>,
-    /// Floor = ceil(instances x minimumHealthCapacity) (`--honor-min-health`).
-    pub honor_min_health: bool,
+    /// What each app keeps while its tasks move (`--min-healthy`; the
+    /// default is its `minimumHealthCapacity`).
+    pub floor: Floor,
     /// Leave instances that are not InService (Standby, Pending, lifecycle
     /// hook waits) out of the roll instead of refusing
     /// (`--skip-not-in-service`).
@@ -254,7 +256,9 @@ pub async fn preflight<P: Ports>(
     }
     let (apps, deployments) = tokio::try_join!(marathon.apps(), marathon.deployments())
         .map_err(|e| RollError::refused(format!("preflight cannot read Marathon: {e}")))?;
-    let verdict = health::judge(&apps, &deployments);
+    // Marathon's own view (running is up): a settle time would only hold
+    // up the start of a roll behind a task that started a moment ago.
+    let verdict = health::judge(&apps, &deployments, health::Settle::NONE);
     let unhealthy: Vec<String> = verdict
         .unhealthy()
         .filter(|a| !request.allow_unhealthy.contains(&a.id))
@@ -310,7 +314,7 @@ pub async fn preflight<P: Ports>(
         environment: RecordedEnvironment::of(env),
         target: n,
         select: request.select.to_string(),
-        honor_min_health: request.honor_min_health,
+        honor_min_health: request.floor == Floor::MinHealth,
         original: OriginalGroup {
             min_size: group.min_size,
             max_size: group.max_size,
@@ -460,7 +464,7 @@ mod tests {
             raise_max: true,
             canary,
             allow_unhealthy: Vec::new(),
-            honor_min_health: false,
+            floor: Floor::default(),
             skip_not_in_service: false,
             strategy: RollStrategy::default(),
             max_unavailable: None,

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::watch;
 
+use super::decide::safety::Floor;
 use super::engine::{Outcome, RunOptions, Runner};
 use super::error::RollError;
 use super::ports::Ports;
@@ -35,6 +36,9 @@ pub struct RunSettings {
     pub select_given: bool,
     /// Whether `--strategy` was given (a resume compares it).
     pub strategy_given: bool,
+    /// Whether `--min-healthy` (or `--honor-min-health`) was given (a
+    /// resume compares it).
+    pub floor_given: bool,
     pub options: RunOptions,
 }
 
@@ -222,6 +226,19 @@ fn check_resume(
             path.display(),
             strategy.as_str(),
             settings.request.strategy.as_str()
+        )));
+    }
+    let floor = if existing.honor_min_health {
+        Floor::MinHealth
+    } else {
+        Floor::One
+    };
+    if settings.floor_given && floor != settings.request.floor {
+        return Err(RollError::refused(format!(
+            "checkpoint {} is a roll with --min-healthy {}; --min-healthy {} differs: resume without it",
+            path.display(),
+            floor.as_str(),
+            settings.request.floor.as_str()
         )));
     }
     Ok(())

@@ -113,6 +113,8 @@ fn demo_rolls_the_simulated_cluster_without_an_outage_and_ends_with_the_monitors
         ":\nfinal plan:\nroll-mesos-agents-demo (dependency strategy) (COMPLETE)\n",
         "\naz rebalance: ",
         "\nreport at ",
+        // Every app kept at its own floor (capacity floors by default).
+        " apps, 0 below their floor at some point (0.0 s in all), 0 with an outage",
         // The monitor's ground truth: every original instance terminated,
         // twelve new ones, balanced AZs, never beyond desired.
         "instances launched 24, terminated 12, failed launches 0\n",

@@ -372,6 +372,25 @@ fn a_timeout_pauses_with_exit_3_and_a_rerun_resumes_while_another_target_is_refu
     let bad = cluster.run(&["--strategy", "fast"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown strategy 'fast'"));
+    // The floor is the roll's (capacity, the default): another is refused,
+    // an unknown one named, and the old flag with the new one refused.
+    let other = cluster.run(&["--min-healthy", "one"]);
+    assert_eq!(other.status.code(), Some(2), "{}", text(&other));
+    assert!(
+        String::from_utf8_lossy(&other.stderr)
+            .contains("--min-healthy capacity; --min-healthy one differs"),
+        "{}",
+        text(&other)
+    );
+    let bad = cluster.run(&["--min-healthy", "half"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("unknown floor 'half': expected capacity"),
+        "{}",
+        text(&bad)
+    );
+    let both = cluster.run(&["--min-healthy", "one", "--honor-min-health"]);
+    assert_eq!(both.status.code(), Some(2), "{}", text(&both));
 
     // The scenario "heals": the operator gives the wait its real timeout.
     let resumed = cluster.resume_patiently(&[]);

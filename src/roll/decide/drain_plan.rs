@@ -20,8 +20,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use super::health::task_is_healthy;
-use super::safety::{Floor, floor};
+use super::health::{Standing, standing};
+use super::safety::{Rules, floor};
 use crate::roll::ports::marathon::App;
 
 /// One wave of moves over every old agent.
@@ -67,33 +67,36 @@ pub fn next_wave(
     old: &HashSet<String>,
     in_flight: &HashSet<String>,
     surging: &HashSet<String>,
-    policy: Floor,
+    rules: Rules,
 ) -> Wave {
     let mut wave = Wave::default();
     for app in apps {
         if surging.contains(&app.id) {
             continue;
         }
-        let floor = floor(app, policy);
+        let floor = floor(app, rules.floor);
         let mut healthy = 0u32;
         let mut live = 0u32;
         let mut old_healthy = Vec::new();
         let mut old_unhealthy = Vec::new();
+        let mut old_settling = 0u32;
         for task in app.tasks.iter().filter(|t| !in_flight.contains(&t.id)) {
             live += 1;
-            let is_healthy = task_is_healthy(app, task);
-            healthy += u32::from(is_healthy);
+            let standing = standing(app, task, rules.settle);
+            healthy += u32::from(standing == Standing::Up);
             let on_old = task.agent_id.as_ref().is_some_and(|a| old.contains(a));
-            match (on_old, is_healthy) {
-                (true, true) => old_healthy.push(task.id.clone()),
-                (true, false) => old_unhealthy.push(task.id.clone()),
+            match (on_old, standing) {
+                (true, Standing::Up) => old_healthy.push(task.id.clone()),
+                (true, Standing::Down) => old_unhealthy.push(task.id.clone()),
+                (true, Standing::Settling) => old_settling += 1,
                 _ => {}
             }
         }
-        if old_healthy.is_empty() && old_unhealthy.is_empty() {
+        if old_healthy.is_empty() && old_unhealthy.is_empty() && old_settling == 0 {
             continue;
         }
-        // A task that is not healthy holds nothing up: it moves at once.
+        // A task that is down holds nothing up: it moves at once. One
+        // still settling is neither: it waits until it is up.
         let spare = healthy.saturating_sub(floor) as usize;
         let mut kills = old_unhealthy;
         kills.extend(old_healthy.iter().take(spare).cloned());
@@ -164,10 +167,10 @@ impl std::fmt::Display for Preview {
 
 /// The first wave over `apps` (apps in `allowed`, let be unhealthy by the
 /// operator, have no floor: all their tasks on old agents move).
-pub fn preview(apps: &[App], old: &HashSet<String>, allowed: &[String], policy: Floor) -> Preview {
+pub fn preview(apps: &[App], old: &HashSet<String>, allowed: &[String], rules: Rules) -> Preview {
     let (guarded, free): (Vec<App>, Vec<App>) =
         apps.iter().cloned().partition(|a| !allowed.contains(&a.id));
-    let wave = next_wave(&guarded, old, &HashSet::new(), &HashSet::new(), policy);
+    let wave = next_wave(&guarded, old, &HashSet::new(), &HashSet::new(), rules);
     let on_old = |t: &&crate::roll::ports::marathon::Task| {
         t.agent_id.as_ref().is_some_and(|a| old.contains(a))
     };
@@ -220,6 +223,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::roll::decide::health::task_is_healthy;
+    use crate::roll::decide::safety::Floor;
     use crate::roll::decide::test_apps::{app, task};
 
     fn set(items: &[&str]) -> HashSet<String> {
@@ -246,7 +251,13 @@ mod tests {
             ),
         ];
         let old = set(&["old-1", "old-2", "old-3"]);
-        let wave = next_wave(&apps, &old, &HashSet::new(), &HashSet::new(), Floor::One);
+        let wave = next_wave(
+            &apps,
+            &old,
+            &HashSet::new(),
+            &HashSet::new(),
+            Rules::floor_only(Floor::One),
+        );
         // /web keeps one healthy task (on the new agent): three move.
         assert_eq!(wave.kills["/web"], ["w1", "w2", "w3"]);
         // /api: the unhealthy task moves; its one healthy task must stay.
@@ -272,7 +283,13 @@ mod tests {
             ),
         ];
         let old = set(&["old-1", "old-2"]);
-        let wave = next_wave(&apps, &old, &HashSet::new(), &HashSet::new(), Floor::One);
+        let wave = next_wave(
+            &apps,
+            &old,
+            &HashSet::new(),
+            &HashSet::new(),
+            Rules::floor_only(Floor::One),
+        );
         assert_eq!(
             wave.surges,
             [PlannedSurge {
@@ -287,13 +304,13 @@ mod tests {
             wave.waiting["/moving"].contains("1 replacement"),
             "{wave:?}"
         );
-        // With --honor-min-health (capacity 1) /both-old cannot spare one.
+        // With capacity floors (capacity 1) /both-old cannot spare one.
         let strict = next_wave(
             &apps,
             &old,
             &HashSet::new(),
             &HashSet::new(),
-            Floor::MinHealth,
+            Rules::floor_only(Floor::MinHealth),
         );
         assert!(!strict.kills.contains_key("/both-old"), "{strict:?}");
         // Both its old tasks are replaced by one surge of two.
@@ -318,7 +335,12 @@ mod tests {
             app("/let-be", 1, vec![task("l1", "old-3", false)]),
         ];
         let old = set(&["old-1", "old-2", "old-3"]);
-        let preview = preview(&apps, &old, &["/let-be".to_string()], Floor::One);
+        let preview = preview(
+            &apps,
+            &old,
+            &["/let-be".to_string()],
+            Rules::floor_only(Floor::One),
+        );
         assert_eq!(
             preview,
             Preview {
@@ -386,15 +408,16 @@ mod tests {
             (apps, in_flight, policy) in cluster()
         ) {
             let old = set(&["old-0", "old-1", "old-2"]);
-            let wave = next_wave(&apps, &old, &in_flight, &HashSet::new(), policy);
+            let rules = Rules::floor_only(policy);
+            let wave = next_wave(&apps, &old, &in_flight, &HashSet::new(), rules);
             let mut planned = HashSet::new();
             for app in &apps {
                 let live: Vec<_> = app.tasks.iter().filter(|t| !in_flight.contains(&t.id)).collect();
-                let healthy = live.iter().filter(|t| task_is_healthy(app, t)).count() as u32;
+                let healthy = live.iter().filter(|t| task_is_healthy(app, t, rules.settle)).count() as u32;
                 let kills = wave.kills.get(&app.id).cloned().unwrap_or_default();
                 let killed_healthy = kills
                     .iter()
-                    .filter(|id| live.iter().any(|t| t.id == **id && task_is_healthy(app, t)))
+                    .filter(|id| live.iter().any(|t| t.id == **id && task_is_healthy(app, t, rules.settle)))
                     .count() as u32;
                 // Never below the floor, and never below what it had.
                 let floor = floor(app, policy);
@@ -415,5 +438,62 @@ mod tests {
                 prop_assert_eq!(ways == 1, on_old, "{:?} {:?}", app, wave);
             }
         }
+    }
+
+    /// An app without health checks whose task on an old agent started a
+    /// moment ago (`settling`) and one that has run long (`settled`).
+    fn settling_app() -> (App, Rules) {
+        use std::time::{Duration, SystemTime};
+        let at = |s: u64| Some(SystemTime::UNIX_EPOCH + Duration::from_secs(s));
+        let mut settled = task("settled", "old-0", true);
+        settled.health_results.clear();
+        settled.started_at = at(100);
+        let mut settling = task("settling", "old-1", true);
+        settling.health_results.clear();
+        settling.started_at = at(990);
+        let mut app = app("/worker", 2, vec![settled, settling]);
+        app.health_checks = 0;
+        let settle = crate::roll::decide::health::Settle {
+            at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_000),
+            after: Duration::from_secs(30),
+        };
+        (
+            app,
+            Rules {
+                floor: Floor::One,
+                settle,
+            },
+        )
+    }
+
+    #[test]
+    fn a_task_still_settling_on_an_old_agent_is_neither_killed_for_free_nor_counted_as_up() {
+        let (app, rules) = settling_app();
+        let old = set(&["old-0", "old-1"]);
+        let wave = next_wave(
+            std::slice::from_ref(&app),
+            &old,
+            &HashSet::new(),
+            &HashSet::new(),
+            rules,
+        );
+        // Not costless: the settling task is not killed at once; and the
+        // settled one is the only healthy task, which the floor keeps.
+        assert!(wave.kills.is_empty(), "{wave:?}");
+        assert!(wave.surges.is_empty(), "{wave:?}");
+        assert!(
+            wave.waiting["/worker"].contains("1 replacement"),
+            "{wave:?}"
+        );
+        // Once it has settled, one of the two may go.
+        let later = Rules {
+            settle: crate::roll::decide::health::Settle {
+                at: rules.settle.at + std::time::Duration::from_secs(30),
+                ..rules.settle
+            },
+            ..rules
+        };
+        let wave = next_wave(&[app], &old, &HashSet::new(), &HashSet::new(), later);
+        assert_eq!(wave.kills["/worker"].len(), 1, "{wave:?}");
     }
 }

@@ -4,10 +4,17 @@
 //! tasks, for an app without health checks, since Marathon then always
 //! reports 0 healthy). Also where each app's healthy tasks sit, per agent,
 //! so the roll can tell whether taking an agent away would leave an app
-//! without healthy tasks. Pure: no I/O, the same answer for the same input.
+//! without healthy tasks. Pure: no I/O, the same answer for the same input
+//! (the time it judges at is an input: `Settle`).
+//!
+//! A task of an app without health checks counts as up only once it has
+//! run for a settle time: Marathon calls such a task running the moment
+//! it starts, so a task that crashes seconds later (a bad image) would
+//! otherwise count as a healthy replacement, and its old task be killed.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
+use std::time::{Duration, SystemTime};
 
 use crate::roll::ports::marathon::{App, Deployment, Task};
 
@@ -88,10 +95,39 @@ impl ClusterHealth {
     }
 }
 
+/// When a task of an app without health checks counts as up: once it has
+/// run for `after`, judged at `at` (cluster time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settle {
+    pub at: SystemTime,
+    pub after: Duration,
+}
+
+impl Settle {
+    /// Running is up at once (no settle time).
+    pub const NONE: Settle = Settle {
+        at: SystemTime::UNIX_EPOCH,
+        after: Duration::ZERO,
+    };
+
+    /// Whether a task started at `started_at` has run long enough. A task
+    /// whose start is unknown has not, unless no settle time is asked.
+    pub fn settled(&self, started_at: Option<SystemTime>) -> bool {
+        if self.after.is_zero() {
+            return true;
+        }
+        started_at.is_some_and(|start| {
+            self.at
+                .duration_since(start)
+                .is_ok_and(|ran| ran >= self.after)
+        })
+    }
+}
+
 /// Judges every app. `deployments` is `/v2/deployments`: an app counts as
 /// deploying when either its own `deployments` or a listed deployment's
 /// `affectedApps` names it, since the two are read at different moments.
-pub fn judge(apps: &[App], deployments: &[Deployment]) -> ClusterHealth {
+pub fn judge(apps: &[App], deployments: &[Deployment], settle: Settle) -> ClusterHealth {
     let mut by_app: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for deployment in deployments {
         for app in &deployment.affected_apps {
@@ -103,7 +139,10 @@ pub fn judge(apps: &[App], deployments: &[Deployment]) -> ClusterHealth {
     }
     let mut verdicts: Vec<AppHealth> = apps
         .iter()
-        .map(|app| judge_app(app, by_app.get(app.id.as_str()).map_or(&[], Vec::as_slice)))
+        .map(|app| {
+            let others = by_app.get(app.id.as_str()).map_or(&[][..], Vec::as_slice);
+            judge_app(app, others, settle)
+        })
         .collect();
     verdicts.sort_by(|a, b| a.id.cmp(&b.id));
     ClusterHealth { apps: verdicts }
@@ -111,7 +150,7 @@ pub fn judge(apps: &[App], deployments: &[Deployment]) -> ClusterHealth {
 
 /// Judges one app; `other_deployments` are ids of listed deployments that
 /// affect it (merged with the app's own).
-pub fn judge_app(app: &App, other_deployments: &[&str]) -> AppHealth {
+pub fn judge_app(app: &App, other_deployments: &[&str], settle: Settle) -> AppHealth {
     let mut reasons = Vec::new();
     // A suspended app has nothing to keep available: whatever its tasks
     // or deployments do, it cannot cause an outage.
@@ -134,11 +173,26 @@ pub fn judge_app(app: &App, other_deployments: &[&str]) -> AppHealth {
                     instances: app.instances,
                 });
             }
-        } else if app.tasks_running < app.instances {
-            reasons.push(Unhealthy::TooFewRunning {
-                running: app.tasks_running,
-                instances: app.instances,
-            });
+        } else {
+            // Marathon's count, but only tasks that have settled: a task
+            // just started may yet crash.
+            let running = if settle.after.is_zero() {
+                app.tasks_running
+            } else {
+                let settled = app
+                    .tasks
+                    .iter()
+                    .filter(|t| t.is_running() && settle.settled(t.started_at))
+                    .count();
+                app.tasks_running
+                    .min(u32::try_from(settled).unwrap_or(u32::MAX))
+            };
+            if running < app.instances {
+                reasons.push(Unhealthy::TooFewRunning {
+                    running,
+                    instances: app.instances,
+                });
+            }
         }
         // Only details of an app already found wanting: with enough healthy
         // tasks and no deployment, a staged or failing extra is not an outage.
@@ -157,34 +211,55 @@ pub fn judge_app(app: &App, other_deployments: &[&str]) -> AppHealth {
         instances: app.instances,
         tasks_running: app.tasks_running,
         tasks_healthy: app.tasks_healthy,
-        healthy_per_agent: healthy_per_agent(app),
+        healthy_per_agent: healthy_per_agent(app, settle),
     }
 }
 
-/// Whether one task of `app` counts as healthy: running, and with all its
-/// health results alive (at least one) when the app has health checks.
-/// A task whose state is known and not `TASK_RUNNING` (e.g. being killed)
-/// is not counted, even with alive results: it is about to go.
-pub fn task_is_healthy(app: &App, task: &Task) -> bool {
+/// Where a task stands, as the roll counts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// Healthy: it keeps its app up.
+    Up,
+    /// Running, in an app without health checks, for less than the settle
+    /// time (as far as Marathon's clock can be told): not up yet, and not
+    /// failing either, so never killed as if it cost nothing.
+    Settling,
+    /// Not running, or failing its health checks: it keeps nothing up.
+    Down,
+}
+
+/// Where one task of `app` stands: up when running and, for an app with
+/// health checks, with all its results alive (at least one); for an app
+/// without, once it has run for the settle time. A task whose state is
+/// known and not `TASK_RUNNING` (e.g. being killed) is down, even with
+/// alive results: it is about to go.
+pub fn standing(app: &App, task: &Task, settle: Settle) -> Standing {
     let running = match &task.state {
         Some(state) => state == "TASK_RUNNING",
         None => task.started,
     };
     if !running {
-        return false;
-    }
-    if app.has_health_checks() {
-        !task.health_results.is_empty() && task.health_results.iter().all(|r| r.alive)
+        Standing::Down
+    } else if app.has_health_checks() {
+        let alive = !task.health_results.is_empty() && task.health_results.iter().all(|r| r.alive);
+        if alive { Standing::Up } else { Standing::Down }
+    } else if settle.settled(task.started_at) {
+        Standing::Up
     } else {
-        true
+        Standing::Settling
     }
 }
 
-fn healthy_per_agent(app: &App) -> BTreeMap<String, u32> {
+/// Whether one task of `app` counts as healthy (`Standing::Up`).
+pub fn task_is_healthy(app: &App, task: &Task, settle: Settle) -> bool {
+    standing(app, task, settle) == Standing::Up
+}
+
+fn healthy_per_agent(app: &App, settle: Settle) -> BTreeMap<String, u32> {
     let mut per_agent = BTreeMap::new();
     for task in &app.tasks {
         if let Some(agent) = &task.agent_id
-            && task_is_healthy(app, task)
+            && task_is_healthy(app, task, settle)
         {
             *per_agent.entry(agent.clone()).or_insert(0) += 1;
         }
@@ -239,11 +314,13 @@ mod tests {
             host: None,
             state: state.map(str::to_string),
             started,
+            started_at: None,
             health_results: alive
                 .iter()
                 .map(|&alive| HealthResult {
                     alive,
                     consecutive_failures: u32::from(!alive),
+                    ..HealthResult::default()
                 })
                 .collect(),
         }
@@ -342,7 +419,7 @@ mod tests {
             ),
         ];
         for (what, app, listed, expected) in rows {
-            let verdict = judge_app(&app, &listed);
+            let verdict = judge_app(&app, &listed, Settle::NONE);
             assert_eq!(verdict.reason().as_deref(), expected, "{what}");
             assert_eq!(verdict.is_healthy(), expected.is_none(), "{what}");
         }
@@ -352,7 +429,7 @@ mod tests {
     fn both_sources_of_deployments_are_merged_without_repeats() {
         let mut app = checked(app("/a", 1), 0, 0);
         app.deployments = vec!["dep-b".into(), "dep-a".into()];
-        let verdict = judge_app(&app, &["dep-a", "dep-c"]);
+        let verdict = judge_app(&app, &["dep-a", "dep-c"], Settle::NONE);
         assert_eq!(
             verdict.reasons[0],
             Unhealthy::Deploying(vec!["dep-a".into(), "dep-b".into(), "dep-c".into()])
@@ -422,7 +499,11 @@ mod tests {
             ),
         ];
         for (what, app, task, expected) in rows {
-            assert_eq!(task_is_healthy(app, &task), expected, "{what}");
+            assert_eq!(
+                task_is_healthy(app, &task, Settle::NONE),
+                expected,
+                "{what}"
+            );
         }
     }
 
@@ -436,7 +517,7 @@ mod tests {
             task(Some("S3"), Some("TASK_RUNNING"), true, &[false]),
             task(None, Some("TASK_RUNNING"), true, &[true]),
         ];
-        let verdict = judge_app(&app, &[]);
+        let verdict = judge_app(&app, &[], Settle::NONE);
         let expected: BTreeMap<String, u32> = [("S1".to_string(), 2), ("S2".to_string(), 1)].into();
         assert_eq!(verdict.healthy_per_agent, expected);
     }
@@ -454,7 +535,7 @@ mod tests {
             current_step: 1,
             total_steps: 1,
         }];
-        let health = judge(&apps, &deployments);
+        let health = judge(&apps, &deployments, Settle::NONE);
         let ids: Vec<&str> = health.apps.iter().map(|a| a.id.as_str()).collect();
         assert_eq!(ids, ["/a", "/b", "/c"]);
         assert!(!health.is_healthy());
@@ -469,7 +550,70 @@ mod tests {
                 ("/c", Some("1 of 2 healthy".to_string())),
             ]
         );
-        assert!(judge(&apps[..2], &[]).is_healthy());
-        assert!(judge(&[], &[]).is_healthy());
+        assert!(judge(&apps[..2], &[], Settle::NONE).is_healthy());
+        assert!(judge(&[], &[], Settle::NONE).is_healthy());
+    }
+
+    /// A task of an app without health checks, running since `started`
+    /// seconds after the epoch.
+    fn started_at(secs: u64) -> Task {
+        let mut task = task(Some("a"), Some("TASK_RUNNING"), true, &[]);
+        task.started_at = Some(SystemTime::UNIX_EPOCH + Duration::from_secs(secs));
+        task
+    }
+
+    #[test]
+    fn a_task_without_health_checks_is_up_only_once_it_has_run_the_settle_time() {
+        let app = unchecked(app("/worker", 1), 1);
+        let settle = Settle {
+            at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_000),
+            after: Duration::from_secs(30),
+        };
+        assert_eq!(standing(&app, &started_at(990), settle), Standing::Settling);
+        assert_eq!(standing(&app, &started_at(970), settle), Standing::Up);
+        // A start after the time judged at (another clock ahead): not up.
+        assert_eq!(
+            standing(&app, &started_at(1_010), settle),
+            Standing::Settling
+        );
+        // Unknown start: not up while a settle time is asked, up without.
+        let mut unknown = started_at(0);
+        unknown.started_at = None;
+        assert_eq!(standing(&app, &unknown, settle), Standing::Settling);
+        assert_eq!(standing(&app, &unknown, Settle::NONE), Standing::Up);
+        // Not running is down, settled or not; health checks ignore settle.
+        let mut staging = started_at(0);
+        staging.state = Some("TASK_STAGING".to_string());
+        assert_eq!(standing(&app, &staging, settle), Standing::Down);
+        let checked = checked(app.clone(), 1, 1);
+        let young = task(Some("a"), Some("TASK_RUNNING"), true, &[true]);
+        assert_eq!(standing(&checked, &young, settle), Standing::Up);
+    }
+
+    /// A crash loop: Marathon counts each new task running the moment it
+    /// starts, and it dies seconds later. With a settle time the app is
+    /// never judged healthy on such tasks; without, it would be.
+    #[test]
+    fn a_crash_looping_app_without_a_health_check_is_never_counted_as_up() {
+        let mut app = unchecked(app("/crashy", 2), 2);
+        let settle = |now: u64| Settle {
+            at: SystemTime::UNIX_EPOCH + Duration::from_secs(now),
+            after: Duration::from_secs(30),
+        };
+        // Every few seconds a new pair of tasks, each gone within 5 s.
+        for start in (100..400).step_by(5) {
+            app.tasks = vec![started_at(start), started_at(start)];
+            let now = start + 4;
+            let verdict = judge_app(&app, &[], settle(now));
+            assert!(
+                !verdict.is_healthy(),
+                "judged healthy at {now}: {verdict:?}"
+            );
+            assert!(verdict.healthy_per_agent.is_empty());
+            assert!(judge_app(&app, &[], Settle::NONE).is_healthy());
+        }
+        // Once they stay up past the settle time, the app is up.
+        app.tasks = vec![started_at(500), started_at(500)];
+        assert!(judge_app(&app, &[], settle(531)).is_healthy());
     }
 }

@@ -2,10 +2,13 @@
 //! which apps would fall below their floor if an agent went away now, and
 //! what to do about each, one round at a time.
 //!
-//! An app's floor is 1 healthy task (healthy = running and passing its
-//! health checks; running, for apps without any). The write-up accepted
-//! outages of single-task apps and of apps whose every task sat on the
-//! agent being replaced; this module exists so the roll does not.
+//! An app's floor is ceil(instances x its `minimumHealthCapacity`), at
+//! least one healthy task, as Marathon keeps it during a deployment (or
+//! one healthy task, `--min-healthy one`). Healthy = running and passing
+//! its health checks; running for a settle time, for apps without any.
+//! The write-up accepted outages of single-task apps and of apps whose
+//! every task sat on the agent being replaced; this module exists so the
+//! roll does not.
 //!
 //! Each round is computed from a fresh look at Marathon, so a kill that is
 //! still in flight, a replacement not yet healthy or a surge deployment all
@@ -13,7 +16,7 @@
 
 use std::collections::HashSet;
 
-use crate::roll::decide::health::task_is_healthy;
+use crate::roll::decide::health::{Settle, Standing, standing};
 use crate::roll::ports::marathon::App;
 
 /// What to do next for one app on the agent about to go.
@@ -53,12 +56,51 @@ pub struct AtRisk {
 /// How many healthy tasks an app must keep.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Floor {
-    /// One healthy task (the default).
-    #[default]
+    /// One healthy task (`--min-healthy one`).
     One,
-    /// ceil(instances x minimumHealthCapacity), at least one
-    /// (`--honor-min-health`; Marathon's default capacity is 1).
+    /// ceil(instances x minimumHealthCapacity), at least one (the
+    /// default; Marathon's default capacity is 1).
+    #[default]
     MinHealth,
+}
+
+impl Floor {
+    /// The value of `--min-healthy`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Floor::One => "one",
+            Floor::MinHealth => "capacity",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Floor, String> {
+        match text {
+            "one" => Ok(Floor::One),
+            "capacity" => Ok(Floor::MinHealth),
+            other => Err(format!(
+                "unknown floor '{other}': expected capacity (ceil(instances x minimumHealthCapacity) \
+                 healthy tasks per app, at least one) or one (one healthy task per app)"
+            )),
+        }
+    }
+}
+
+/// What a roll keeps each app at: its floor, and when a task counts as up
+/// (healthy, or settled for an app without health checks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rules {
+    pub floor: Floor,
+    pub settle: Settle,
+}
+
+impl Rules {
+    /// `floor`, with a task up as soon as it runs (no settle time).
+    pub fn floor_only(floor: Floor) -> Rules {
+        Rules {
+            floor,
+            settle: Settle::NONE,
+        }
+    }
 }
 
 /// The floor of an app: no app with instances may drop below one healthy
@@ -81,12 +123,13 @@ pub fn floor(app: &App, policy: Floor) -> u32 {
 /// `killed` are tasks this roll has asked Marathon to kill: while one is
 /// still listed, or the app has fewer tasks than instances, replacements
 /// are on their way and count as pending.
-pub fn at_risk(apps: &[App], agent: &str, killed: &HashSet<String>, policy: Floor) -> Vec<AtRisk> {
+pub fn at_risk(apps: &[App], agent: &str, killed: &HashSet<String>, rules: Rules) -> Vec<AtRisk> {
     let mut risks = Vec::new();
     for app in apps {
-        let floor = floor(app, policy);
+        let floor = floor(app, rules.floor);
         let mut here_healthy = Vec::new();
         let mut here_unhealthy = Vec::new();
+        let mut here_settling = Vec::new();
         let mut healthy_elsewhere = 0;
         let mut pending = 0;
         let mut live = 0u32;
@@ -96,23 +139,32 @@ pub fn at_risk(apps: &[App], agent: &str, killed: &HashSet<String>, policy: Floo
                 continue;
             }
             live += 1;
-            let healthy = task_is_healthy(app, task);
+            let standing = standing(app, task, rules.settle);
             let on_agent = task.agent_id.as_deref() == Some(agent);
-            match (on_agent, healthy) {
-                (true, true) => here_healthy.push(task.id.clone()),
-                (true, false) => here_unhealthy.push(task.id.clone()),
-                (false, true) => healthy_elsewhere += 1,
-                (false, false) => pending += 1,
+            match (on_agent, standing) {
+                (true, Standing::Up) => here_healthy.push(task.id.clone()),
+                (true, Standing::Down) => here_unhealthy.push(task.id.clone()),
+                // Not up yet, nor failing: the agent is not safe to go,
+                // and the app waits until it has settled.
+                (true, Standing::Settling) => {
+                    here_settling.push(task.id.clone());
+                    pending += 1;
+                }
+                (false, Standing::Up) => healthy_elsewhere += 1,
+                (false, _) => pending += 1,
             }
         }
-        if here_healthy.is_empty() && here_unhealthy.is_empty() {
+        if here_healthy.is_empty() && here_unhealthy.is_empty() && here_settling.is_empty() {
             continue;
         }
         if healthy_elsewhere >= floor {
             continue;
         }
         let healthy_total = healthy_elsewhere + count(&here_healthy);
+        // Settling ones last: never killed as if they cost nothing (the
+        // app waits for them: they count as pending).
         here_unhealthy.extend(here_healthy);
+        here_unhealthy.extend(here_settling);
         risks.push(AtRisk {
             app: app.id.clone(),
             instances: app.instances,
@@ -184,7 +236,7 @@ mod tests {
             "/a",
             vec![task("a1", "X", true), task("a2", "Y", true)],
         )];
-        assert!(at_risk(&apps, "X", &HashSet::new(), Floor::One).is_empty());
+        assert!(at_risk(&apps, "X", &HashSet::new(), Rules::floor_only(Floor::One)).is_empty());
     }
 
     #[test]
@@ -197,7 +249,7 @@ mod tests {
                 task("a3", "X", true),
             ],
         )];
-        let risks = at_risk(&apps, "X", &HashSet::new(), Floor::One);
+        let risks = at_risk(&apps, "X", &HashSet::new(), Rules::floor_only(Floor::One));
         assert_eq!(risks.len(), 1);
         assert_eq!(
             next_move(&risks[0]),
@@ -211,7 +263,7 @@ mod tests {
     #[test]
     fn a_single_instance_app_on_the_agent_surges() {
         let apps = [app("/one", vec![task("o1", "X", true)])];
-        let risks = at_risk(&apps, "X", &HashSet::new(), Floor::One);
+        let risks = at_risk(&apps, "X", &HashSet::new(), Rules::floor_only(Floor::One));
         assert_eq!(
             next_move(&risks[0]),
             Move::Surge {
@@ -228,7 +280,7 @@ mod tests {
             "/a",
             vec![task("a1", "X", true), task("a2", "Y", false)],
         )];
-        let risks = at_risk(&apps, "X", &HashSet::new(), Floor::One);
+        let risks = at_risk(&apps, "X", &HashSet::new(), Rules::floor_only(Floor::One));
         assert!(matches!(next_move(&risks[0]), Move::Wait { .. }));
     }
 
@@ -239,14 +291,14 @@ mod tests {
             vec![task("a1", "X", true), task("a2", "X", true)],
         )];
         let killed: HashSet<String> = ["a1".to_string()].into();
-        let risks = at_risk(&apps, "X", &killed, Floor::One);
+        let risks = at_risk(&apps, "X", &killed, Rules::floor_only(Floor::One));
         assert!(
             matches!(next_move(&risks[0]), Move::Wait { .. }),
             "{risks:?}"
         );
         let mut gone = app("/a", vec![task("a2", "X", true)]);
         gone.instances = 2;
-        let risks = at_risk(&[gone], "X", &HashSet::new(), Floor::One);
+        let risks = at_risk(&[gone], "X", &HashSet::new(), Rules::floor_only(Floor::One));
         assert!(
             matches!(next_move(&risks[0]), Move::Wait { .. }),
             "{risks:?}"
@@ -259,7 +311,7 @@ mod tests {
             "/a",
             vec![task("a1", "X", true), task("a2", "X", false)],
         )];
-        let risks = at_risk(&apps, "X", &HashSet::new(), Floor::One);
+        let risks = at_risk(&apps, "X", &HashSet::new(), Rules::floor_only(Floor::One));
         assert_eq!(
             next_move(&risks[0]),
             Move::Kill {
@@ -281,7 +333,15 @@ mod tests {
             ],
         );
         // One healthy elsewhere is enough by default...
-        assert!(at_risk(std::slice::from_ref(&a), "X", &HashSet::new(), Floor::One).is_empty());
+        assert!(
+            at_risk(
+                std::slice::from_ref(&a),
+                "X",
+                &HashSet::new(),
+                Rules::floor_only(Floor::One)
+            )
+            .is_empty()
+        );
         // ...but 0.75 x 4 = 3 must stay healthy: two elsewhere is too few,
         // and one task may be killed (4 healthy - 3).
         a.min_health_capacity = Some(0.75);
@@ -289,7 +349,7 @@ mod tests {
             std::slice::from_ref(&a),
             "X",
             &HashSet::new(),
-            Floor::MinHealth,
+            Rules::floor_only(Floor::MinHealth),
         );
         assert_eq!(risks[0].floor, 3);
         assert_eq!(
@@ -313,6 +373,42 @@ mod tests {
         for t in &mut a.tasks {
             t.health_results.clear();
         }
-        assert!(at_risk(&[a], "X", &HashSet::new(), Floor::One).is_empty());
+        assert!(at_risk(&[a], "X", &HashSet::new(), Rules::floor_only(Floor::One)).is_empty());
+    }
+
+    #[test]
+    fn an_agent_with_a_task_still_settling_waits_and_never_kills_it_for_free() {
+        use std::time::{Duration, SystemTime};
+        let mut settling = task("t1", "X", true);
+        settling.health_results.clear();
+        settling.started_at = Some(SystemTime::UNIX_EPOCH + Duration::from_secs(990));
+        let mut elsewhere = task("t2", "Y", true);
+        elsewhere.health_results.clear();
+        elsewhere.started_at = Some(SystemTime::UNIX_EPOCH + Duration::from_secs(100));
+        let mut a = crate::roll::decide::test_apps::app("/w", 2, vec![settling, elsewhere]);
+        a.health_checks = 0;
+        let rules = Rules {
+            floor: Floor::MinHealth,
+            settle: Settle {
+                at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_000),
+                after: Duration::from_secs(30),
+            },
+        };
+        let risks = at_risk(std::slice::from_ref(&a), "X", &HashSet::new(), rules);
+        assert_eq!(risks.len(), 1, "the agent is not safe to go: {risks:?}");
+        assert!(
+            matches!(next_move(&risks[0]), Move::Wait { .. }),
+            "{:?}",
+            next_move(&risks[0])
+        );
+        // Without a settle time the same task would be up, and (floor 2 of
+        // 2) surged rather than killed.
+        let risks = at_risk(
+            &[a],
+            "X",
+            &HashSet::new(),
+            Rules::floor_only(Floor::MinHealth),
+        );
+        assert!(matches!(next_move(&risks[0]), Move::Surge { .. }));
     }
 }

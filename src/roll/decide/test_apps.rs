@@ -11,9 +11,11 @@ pub fn task(id: &str, agent: &str, healthy: bool) -> Task {
         host: Some(agent.to_string()),
         state: Some("TASK_RUNNING".to_string()),
         started: true,
+        started_at: None,
         health_results: vec![HealthResult {
             alive: healthy,
             consecutive_failures: u32::from(!healthy),
+            ..HealthResult::default()
         }],
     }
 }

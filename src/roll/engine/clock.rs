@@ -7,9 +7,14 @@
 //! on paused tokio time runs a whole roll, timeouts included, in no real
 //! time, and the simulator in the same process (whose clock also follows
 //! tokio's) sees the same time pass.
+//!
+//! Marathon's own clock (`MarathonClock`) is another matter: task start
+//! times are Marathon's, and another host's clock (or a simulator that
+//! started earlier) may run ahead of or behind this one.
 
 use std::time::{Duration, SystemTime};
 
+use crate::roll::ports::marathon::App;
 use crate::roll::record::checkpoint::utc;
 
 #[derive(Clone, Debug)]
@@ -70,6 +75,65 @@ impl RollClock {
     }
 }
 
+/// Marathon's "now", as late as its own reports prove it to be: no clock
+/// is shared with Marathon (it need not send a `Date` header), but every
+/// time it reports (a task's start, a health check's last success or
+/// failure, a task failure) happened before it answered. The largest lead
+/// of such a time over this roll's clock at the look, kept across looks,
+/// gives a lower bound of Marathon's clock that advances with the roll's.
+/// A lower bound is the safe side: a task looks younger than it is, never
+/// older, so a crash-looping task is never taken for a settled one.
+#[derive(Clone, Debug, Default)]
+pub struct MarathonClock {
+    /// Marathon's clock minus the roll's, at least (milliseconds).
+    lead_ms: Option<i128>,
+}
+
+impl MarathonClock {
+    /// Takes every time Marathon reported in `apps`, read at `now` (the
+    /// roll's clock).
+    pub fn saw(&mut self, apps: &[App], now: SystemTime) {
+        let times = apps.iter().flat_map(|app| {
+            let failed = app.last_task_failure.as_ref().and_then(|f| f.at);
+            let tasks = app.tasks.iter().flat_map(|task| {
+                let checks = task
+                    .health_results
+                    .iter()
+                    .flat_map(|r| [r.last_success, r.last_failure]);
+                std::iter::once(task.started_at).chain(checks)
+            });
+            std::iter::once(failed).chain(tasks).flatten()
+        });
+        let now = millis(now);
+        for at in times {
+            let lead = millis(at) - now;
+            if self.lead_ms.is_none_or(|known| lead > known) {
+                self.lead_ms = Some(lead);
+            }
+        }
+    }
+
+    /// Marathon's clock when the roll's reads `now`, at the latest it can
+    /// be; `now` itself before Marathon has reported any time.
+    pub fn now(&self, now: SystemTime) -> SystemTime {
+        match self.lead_ms {
+            None => now,
+            Some(lead) => {
+                let at = millis(now) + lead;
+                let at = u64::try_from(at.max(0)).unwrap_or(u64::MAX);
+                SystemTime::UNIX_EPOCH + Duration::from_millis(at)
+            }
+        }
+    }
+}
+
+fn millis(at: SystemTime) -> i128 {
+    match at.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(after) => i128::try_from(after.as_millis()).unwrap_or(i128::MAX),
+        Err(before) => -i128::try_from(before.duration().as_millis()).unwrap_or(i128::MAX),
+    }
+}
+
 pub fn unix_ms(at: SystemTime) -> u64 {
     at.duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -116,5 +180,40 @@ mod tests {
         assert_eq!(human(Duration::from_secs(5)), "5s");
         assert_eq!(human(Duration::from_secs(125)), "2m 5s");
         assert_eq!(human(Duration::from_secs(7_300)), "2h 1m");
+    }
+
+    fn at(secs: u64) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    fn started(secs: u64) -> App {
+        App {
+            tasks: vec![crate::roll::ports::marathon::Task {
+                started_at: Some(at(secs)),
+                ..Default::default()
+            }],
+            ..App::default()
+        }
+    }
+
+    #[test]
+    fn marathons_clock_is_as_late_as_its_reports_prove_and_advances_with_the_rolls() {
+        let mut marathon = MarathonClock::default();
+        // Nothing reported yet: the roll's own clock.
+        assert_eq!(marathon.now(at(1_000)), at(1_000));
+        // Marathon runs 300 s ahead (a simulator that started earlier): a
+        // task it started at 1,290 proves it is at least that late.
+        marathon.saw(&[started(1_200), started(1_290)], at(1_000));
+        assert_eq!(marathon.now(at(1_000)), at(1_290));
+        assert_eq!(marathon.now(at(1_030)), at(1_320));
+        // An older report changes nothing; a newer, tighter one raises it.
+        marathon.saw(&[started(1_100)], at(1_030));
+        assert_eq!(marathon.now(at(1_030)), at(1_320));
+        marathon.saw(&[started(1_329)], at(1_030));
+        assert_eq!(marathon.now(at(1_030)), at(1_329));
+        // Behind this host's clock: never ahead of what was reported.
+        let mut behind = MarathonClock::default();
+        behind.saw(&[started(500)], at(1_000));
+        assert_eq!(behind.now(at(1_010)), at(510));
     }
 }

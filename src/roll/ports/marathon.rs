@@ -4,7 +4,7 @@
 //! `crate::marathon`; no wire type crosses this trait.
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// An app as the roll judges it: its target, Marathon's own counts and the
 /// tasks it runs.
@@ -34,6 +34,23 @@ pub struct App {
     /// Marathon left it out (its default is 1). With `--honor-min-health`
     /// the roll keeps ceil(instances x this) healthy.
     pub min_health_capacity: Option<f64>,
+    /// The app's latest failed task (`lastTaskFailure`), when Marathon
+    /// keeps one: a failed task leaves the task list, this stays.
+    pub last_task_failure: Option<TaskFailure>,
+}
+
+/// A task that ended badly, as Marathon's `lastTaskFailure` says it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskFailure {
+    pub task_id: String,
+    /// The Mesos agent (`slaveId`) it ran on, when reported.
+    pub agent_id: Option<String>,
+    pub host: Option<String>,
+    /// `TASK_FAILED`, `TASK_KILLED`, …
+    pub state: String,
+    pub message: String,
+    /// When it ended; `None` when Marathon's timestamp did not parse.
+    pub at: Option<SystemTime>,
 }
 
 impl App {
@@ -73,6 +90,8 @@ pub struct Task {
     pub state: Option<String>,
     /// Whether `startedAt` is set (it is null while the task is staged).
     pub started: bool,
+    /// `startedAt`, when set and readable: how long the task has run.
+    pub started_at: Option<SystemTime>,
     /// One entry per health check; each says whether it currently passes.
     pub health_results: Vec<HealthResult>,
 }
@@ -88,10 +107,16 @@ impl Task {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HealthResult {
     pub alive: bool,
     pub consecutive_failures: u32,
+    /// When the check last passed (`lastSuccess`), if it has.
+    pub last_success: Option<SystemTime>,
+    /// When the check last failed (`lastFailure`), if it has.
+    pub last_failure: Option<SystemTime>,
+    /// Why it last failed (`lastFailureCause`), if Marathon says.
+    pub last_failure_cause: Option<String>,
 }
 
 /// A deployment in progress. It is finished when its id is no longer

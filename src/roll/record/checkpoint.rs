@@ -56,7 +56,9 @@ pub struct Checkpoint {
     /// Which instances were selected (`all`, `outdated`, `older-than=14d`).
     pub select: String,
     /// Keep ceil(instances x minimumHealthCapacity) healthy, not just one
-    /// (`--honor-min-health`; fixed for the whole roll).
+    /// (`--min-healthy capacity`, the default since roller 0.2; fixed for
+    /// the whole roll). A checkpoint without it is an older roll's, which
+    /// kept one.
     #[serde(default)]
     pub honor_min_health: bool,
     /// The ASG as the roll found it.

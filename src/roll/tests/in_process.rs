@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::plan::{self, Status};
+use crate::roll::decide::safety::Floor;
 use crate::roll::engine::{Outcome, RunOptions};
 use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState};
 use crate::roll::preflight::{Request, Selection};
@@ -40,7 +41,7 @@ pub(crate) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> Ru
             raise_max: false,
             canary: None,
             allow_unhealthy: allow_unhealthy.iter().map(|s| s.to_string()).collect(),
-            honor_min_health: false,
+            floor: Floor::default(),
             skip_not_in_service: false,
             strategy: crate::roll::decide::roll_plan::RollStrategy::Serial,
             max_unavailable: None,
@@ -48,6 +49,7 @@ pub(crate) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> Ru
         target_given: true,
         select_given: false,
         strategy_given: false,
+        floor_given: false,
         options: RunOptions {
             resume_az_rebalance: false,
             resume_command: "roller run (test)".to_string(),
@@ -134,6 +136,8 @@ async fn a_whole_demo_roll_on_paused_time_replaces_every_agent_without_an_outage
     );
     let report = cluster.sim.report();
     assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    // The defaults keep every app at its own floor.
+    assert_eq!(report.apps_ever_below_floor, 0, "{}", report.summary());
     assert!(done.summary.is_some());
     eprintln!(
         "demo roll: {:.0} cluster s in {:.3} s of real time; {writes} checkpoint writes; API calls {:?}",
@@ -151,8 +155,15 @@ async fn a_never_healthy_app_pauses_the_roll_and_allow_unhealthy_on_the_resume_l
     let originals = in_service(&cluster).await;
     let target = u32::try_from(originals.len()).unwrap();
     let path = dir.path().join("hazards.json");
+    // One-task floors: with capacity floors the never-healthy app is
+    // surged, and its surge's deployment can never finish; getting past it
+    // once the app is allowed needs a deployment cancel (not yet done).
+    let one = |mut s: RunSettings| {
+        s.request.floor = Floor::One;
+        s
+    };
 
-    let (outcome, paused, _) = roll(&cluster, settings(&path, target, &[])).await;
+    let (outcome, paused, _) = roll(&cluster, one(settings(&path, target, &[]))).await;
     let Outcome::Paused {
         step,
         reason,
@@ -198,7 +209,7 @@ async fn honoring_min_health_keeps_every_app_at_its_own_floor_through_the_roll()
     let originals = in_service(&cluster).await;
     let target = u32::try_from(originals.len()).unwrap();
     let mut honor = settings(&dir.path().join("demo.json"), target, &[]);
-    honor.request.honor_min_health = true;
+    honor.request.floor = Floor::MinHealth;
 
     let (outcome, done, _) = roll(&cluster, honor).await;
 

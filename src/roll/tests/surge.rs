@@ -37,7 +37,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
         raise_max: false,
         canary: None,
         allow_unhealthy: Vec::new(),
-        honor_min_health: false,
+        floor: crate::roll::decide::safety::Floor::One,
         skip_not_in_service: false,
         strategy: crate::roll::decide::roll_plan::RollStrategy::Serial,
         max_unavailable: None,

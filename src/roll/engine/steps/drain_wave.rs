@@ -64,7 +64,8 @@ impl StepAction for DrainWave {
                 );
             }
         }
-        waiting.extend(cx.surge_round(&id, &seen.apps).await?);
+        waiting.extend(cx.surge_round(&id, &seen).await?);
+        let rules = cx.rules(&seen);
         if !still.is_empty() {
             waiting.push(format!("{} killed task(s) still listed", still.len()));
         }
@@ -73,7 +74,11 @@ impl StepAction for DrainWave {
             if allowed.contains(&app.id) {
                 continue;
             }
-            let healthy = app.tasks.iter().filter(|t| task_is_healthy(app, t)).count();
+            let healthy = app
+                .tasks
+                .iter()
+                .filter(|t| task_is_healthy(app, t, rules.settle))
+                .count();
             if healthy < app.instances as usize {
                 waiting.push(format!(
                     "{}: {healthy} of {} healthy",
@@ -148,7 +153,8 @@ async fn plan_wave<P: Ports>(
         .filter(|s| s.state != SurgeState::Done)
         .map(|s| s.app.clone())
         .collect();
-    let planned = next_wave(&guarded, &old, &in_flight, &surging, cx.floor());
+    let rules = cx.rules(seen);
+    let planned = next_wave(&guarded, &old, &in_flight, &surging, rules);
     let mut kills: Vec<String> = planned.kills.values().flatten().cloned().collect();
     let mut apps: BTreeSet<String> = planned.kills.keys().cloned().collect();
     // An app the operator allowed to be unhealthy has no floor to keep:

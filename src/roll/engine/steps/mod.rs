@@ -38,12 +38,14 @@ use std::future::Future;
 
 use tokio::sync::watch;
 
-use super::clock::RollClock;
+use super::clock::{MarathonClock, RollClock};
 use super::journal::Journal;
 use super::run_options::RunOptions;
+use super::tick_context::Observation;
 use super::tick_context::TickContext;
 use crate::plan::{Step, StepIndex};
-use crate::roll::decide::safety;
+use crate::roll::decide::health::Settle;
+use crate::roll::decide::safety::{self, Rules};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::record::checkpoint::{CheckpointError, RolledInstance};
@@ -128,6 +130,8 @@ pub struct Memory {
     /// Instances whose termination this process has sent again (a call
     /// failing tick after tick is logged once, not once per tick).
     pub resent: HashSet<String>,
+    /// Marathon's clock, as late as its reports so far prove it.
+    pub marathon_clock: MarathonClock,
 }
 
 /// Everything a step's tick may use, lent by the runner for that tick:
@@ -231,6 +235,21 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
             safety::Floor::MinHealth
         } else {
             safety::Floor::One
+        }
+    }
+
+    /// What apps are kept at, judged as of `seen`: the roll's floor, and
+    /// a task of an app without health checks up once it has run
+    /// `settle_time` by Marathon's clock (at the latest `seen` proves).
+    pub fn rules(&mut self, seen: &Observation) -> Rules {
+        let now = self.clock.now();
+        self.memory.marathon_clock.saw(&seen.apps, now);
+        Rules {
+            floor: self.floor(),
+            settle: Settle {
+                at: self.memory.marathon_clock.now(now),
+                after: self.env.settle_time,
+            },
         }
     }
 

@@ -100,15 +100,16 @@ impl StepAction for Replace<'_> {
         }
         // `/v2/deployments` can only add reasons to what the apps say of
         // themselves: it is read only once they look healthy.
+        let settle = cx.rules(&seen).settle;
         let allowed = &cx.journal.checkpoint.allow_unhealthy;
-        if let Some(waiting) = still_unhealthy(&health::judge(&seen.apps, &[]), allowed) {
+        if let Some(waiting) = still_unhealthy(&health::judge(&seen.apps, &[], settle), allowed) {
             return Ok(Tick::waiting(
                 WaitKind::Healthy,
                 format!("{healthy}: {waiting}"),
             ));
         }
         let deployments = cx.ports.marathon().deployments().await?;
-        let verdict = health::judge(&seen.apps, &deployments);
+        let verdict = health::judge(&seen.apps, &deployments, settle);
         if let Some(waiting) = still_unhealthy(&verdict, allowed) {
             return Ok(Tick::waiting(
                 WaitKind::Healthy,

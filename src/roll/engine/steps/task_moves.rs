@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use super::{StepContext, Wait};
 use crate::roll::decide::health;
 use crate::roll::decide::safety::{self, Move};
+use crate::roll::engine::tick_context::Observation;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::marathon::{App, Marathon, MarathonError};
@@ -45,14 +46,13 @@ impl<P: Ports> StepContext<'_, '_, P> {
             .surges
             .iter()
             .any(|s| s.instance == record.id && s.state != SurgeState::Done);
-        if safety::at_risk(&guarded, &agent, &self.memory.killed, self.floor()).is_empty()
-            && !surging
-        {
+        let rules = self.rules(&seen);
+        if safety::at_risk(&guarded, &agent, &self.memory.killed, rules).is_empty() && !surging {
             return Ok(None);
         }
         self.schedule_maintenance(record).await?;
-        let mut pending = self.surge_round(&record.id, apps).await?;
-        let risks = safety::at_risk(&guarded, &agent, &self.memory.killed, self.floor());
+        let mut pending = self.surge_round(&record.id, &seen).await?;
+        let risks = safety::at_risk(&guarded, &agent, &self.memory.killed, rules);
         for risk in &risks {
             if self.journal.checkpoint.surges.iter().any(|s| {
                 s.app == risk.app && s.instance == record.id && s.state != SurgeState::Done
@@ -178,8 +178,10 @@ impl<P: Ports> StepContext<'_, '_, P> {
     pub async fn surge_round(
         &mut self,
         owner: &str,
-        apps: &[App],
+        seen: &Observation,
     ) -> Result<Vec<String>, RollError> {
+        let apps = &seen.apps;
+        let rules = self.rules(seen);
         let mut waiting = Vec::new();
         // Surges whose old tasks may go (with the tasks their app lists
         // now): killed together, in one call.
@@ -206,7 +208,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
                 app.tasks
                     .iter()
                     .filter(|t| !surge.tasks().any(|o| *o == t.id))
-                    .filter(|t| health::task_is_healthy(app, t))
+                    .filter(|t| health::task_is_healthy(app, t, rules.settle))
                     .count(),
             )
             .unwrap_or(u32::MAX);
@@ -215,7 +217,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
                     instances: surge.instances,
                     ..app.clone()
                 },
-                self.floor(),
+                rules.floor,
             );
             if !old_listed {
                 if app.instances > surge.instances {
@@ -233,6 +235,9 @@ impl<P: Ports> StepContext<'_, '_, P> {
                 );
                 continue;
             }
+            // An app the operator allowed to be unhealthy has no floor to
+            // keep: its old tasks go once the scale-up is applied.
+            let allowed = self.journal.checkpoint.allow_unhealthy.contains(&app.id);
             match surge.state {
                 SurgeState::ScalingUp if app.instances < surge.surged_instances() => {
                     // Not applied yet (or lost): send the absolute count again.
@@ -240,7 +245,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
                     waiting.push(format!("{}: surge sent", surge.app));
                 }
                 SurgeState::ScalingUp
-                    if healthy_without_old < floor || !app.deployments.is_empty() =>
+                    if !allowed && (healthy_without_old < floor || !app.deployments.is_empty()) =>
                 {
                     waiting.push(format!("{}: surge task not healthy yet", surge.app));
                 }

@@ -115,7 +115,11 @@ async fn at_steady_state_the_health_verdict_is_healthy() {
     let apps = client.apps().await.expect("apps");
     let deployments = client.deployments().await.expect("deployments");
     assert!(deployments.is_empty());
-    let health = judge(&apps, &deployments);
+    let health = judge(
+        &apps,
+        &deployments,
+        crate::roll::decide::health::Settle::NONE,
+    );
     let sick: Vec<_> = health.unhealthy().map(|a| a.reason()).collect();
     assert!(health.is_healthy(), "{sick:?}");
 }
