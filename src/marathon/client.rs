@@ -21,7 +21,9 @@ use super::wire;
 use crate::http::{HttpAuth, HttpConfigError, HttpSettings};
 use crate::metrics::System;
 use crate::retry::{Backoff, retry};
-use crate::roll::ports::marathon::{App, Deployment, KillOutcome, Marathon, MarathonError};
+use crate::roll::ports::marathon::{
+    App, Deployment, KillOutcome, Marathon, MarathonError, QueuedLaunch,
+};
 
 /// The header by which every Marathon names the leader that served a
 /// request (`http://host:port`).
@@ -374,6 +376,15 @@ impl Marathon for MarathonClient {
             return Err(unexpected(call.operation, &answer, None));
         }
         wire::parse_deployments(&answer.body).map_err(|err| unparsable(call.operation, &err))
+    }
+
+    async fn launch_queue(&self) -> Result<Vec<QueuedLaunch>, MarathonError> {
+        let call = Call::read("GET /v2/queue", &["v2", "queue"], &[]);
+        let answer = self.execute(&call).await?;
+        if !answer.status.is_success() {
+            return Err(unexpected(call.operation, &answer, None));
+        }
+        wire::parse_queue(&answer.body).map_err(|err| unparsable(call.operation, &err))
     }
 
     async fn scale_app(&self, id: &str, instances: u32) -> Result<String, MarathonError> {

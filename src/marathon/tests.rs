@@ -40,9 +40,10 @@ const DEPLOYMENTS_DCOSUI: &str = "marathon-v2-deployments-readiness-dcosui.json"
 const INFO_RAML: &str = "marathon-v2-info-raml-example.json";
 const LEADER: &str = "marathon-v2-leader-docs-example.json";
 const TASKS_RAML: &str = "marathon-v2-tasks-raml-example.json";
+const QUEUE: &str = "marathon-v2-queue-docs-example.json";
 
 /// The fixtures the tests below parse; a new one must be added here.
-const PARSED: [&str; 14] = [
+const PARSED: [&str; 15] = [
     APPS_0_7,
     APPS_0_7_STAGED,
     APP_0_7_TASKS,
@@ -57,6 +58,7 @@ const PARSED: [&str; 14] = [
     INFO_RAML,
     LEADER,
     TASKS_RAML,
+    QUEUE,
 ];
 
 #[test]
@@ -945,4 +947,31 @@ fn start_times_health_check_times_and_the_last_task_failure_are_read_from_real_a
     assert_eq!(result.last_failure, None);
     assert_eq!(result.last_failure_cause, None);
     assert!(apps.iter().all(|a| a.last_task_failure.is_none()));
+}
+
+#[test]
+fn the_launch_queue_is_read_with_each_apps_count_and_delay() {
+    let queue = wire::parse_queue(&fixture(QUEUE)).unwrap();
+    let read: Vec<(&str, u32, Duration)> = queue
+        .iter()
+        .map(|q| (q.app.as_str(), q.count, q.delay_left))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            ("/tools/datadog-agent", 1, Duration::ZERO),
+            ("/foo", 2, Duration::ZERO)
+        ]
+    );
+    // The same answer while a delay holds the launch back, as Marathon
+    // writes it for an app whose tasks keep failing; and a pod's entry
+    // (no `app`) is not an app's.
+    let mut held: serde_json::Value = serde_json::from_slice(&fixture(QUEUE)).unwrap();
+    held["queue"][1]["delay"] = serde_json::json!({"timeLeftSeconds": 784, "overdue": false});
+    held["queue"][0] = serde_json::json!({"pod": {"id": "/pod"}, "count": 1,
+        "delay": {"timeLeftSeconds": 3, "overdue": false}});
+    let queue = wire::parse_queue(&serde_json::to_vec(&held).unwrap()).unwrap();
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue[0].app, "/foo");
+    assert_eq!(queue[0].delay_left, Duration::from_secs(784));
 }

@@ -14,7 +14,8 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::roll::ports::marathon::{
-    App, Deployment, HealthResult, KillOutcome, Task, TaskFailure, UnreachableStrategy,
+    App, Deployment, HealthResult, KillOutcome, QueuedLaunch, Task, TaskFailure,
+    UnreachableStrategy,
 };
 
 /// `GET /v2/apps`.
@@ -112,6 +113,36 @@ pub(crate) struct WireHealthResult {
     pub last_failure_cause: Option<String>,
     // The id of what the result is about (`instanceId` in Marathon ≥ 1.5,
     // `taskId` before) is not read: results come embedded in their task.
+}
+
+/// `GET /v2/queue`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct WireQueue {
+    pub queue: Vec<WireQueueItem>,
+}
+
+/// One queue entry: an app's (or, in Marathon ≥ 1.4, a pod's: `pod`
+/// instead of `app`, not read) instances left to launch.
+#[derive(Debug, Deserialize)]
+pub(crate) struct WireQueueItem {
+    pub app: Option<QueuedAppRef>,
+    #[serde(default)]
+    pub count: u32,
+    pub delay: Option<WireQueueDelay>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct QueuedAppRef {
+    pub id: String,
+}
+
+/// `timeLeftSeconds` since Marathon 1.0; before, only `overdue`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WireQueueDelay {
+    pub time_left_seconds: Option<u64>,
+    #[serde(default)]
+    pub overdue: bool,
 }
 
 /// `GET /v2/deployments` is a bare array of these.
@@ -303,6 +334,34 @@ pub(crate) fn parse_app(body: &[u8]) -> Result<App, serde_json::Error> {
 pub(crate) fn parse_deployments(body: &[u8]) -> Result<Vec<Deployment>, serde_json::Error> {
     let list: Vec<WireDeployment> = serde_json::from_slice(body)?;
     Ok(list.into_iter().map(Deployment::from).collect())
+}
+
+pub(crate) fn parse_queue(body: &[u8]) -> Result<Vec<QueuedLaunch>, serde_json::Error> {
+    let list: WireQueue = serde_json::from_slice(body)?;
+    Ok(list
+        .queue
+        .into_iter()
+        .filter_map(|item| {
+            let app = item.app?.id;
+            let delay_left = match item.delay {
+                Some(WireQueueDelay { overdue: true, .. }) | None => Duration::ZERO,
+                Some(WireQueueDelay {
+                    time_left_seconds: Some(left),
+                    ..
+                }) => Duration::from_secs(left),
+                // Held back, for how long Marathon does not say.
+                Some(WireQueueDelay {
+                    time_left_seconds: None,
+                    ..
+                }) => Duration::from_secs(1),
+            };
+            Some(QueuedLaunch {
+                app,
+                count: item.count,
+                delay_left,
+            })
+        })
+        .collect())
 }
 
 /// Test-only shapes: endpoints the adapter does not call, whose fixtures

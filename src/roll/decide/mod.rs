@@ -7,12 +7,14 @@
 //! - `safety`: the floors, and which tasks must move before an agent goes.
 //! - `rebalance`: the AZ moves rebalancing needs.
 //! - `health`: the verdict over what Marathon reports.
+//! - `failure`: whether what the roll placed on the new agents failed.
 //!
 //! May import: the ports' domain types (`App`, `Agent`, the group), never
 //! a port trait; the records' types (`RolledInstance`, `StepKind`), never
 //! a store; `crate::plan`. Never the engine.
 
 pub mod drain_plan;
+pub mod failure;
 pub mod health;
 pub mod rebalance;
 pub mod roll_plan;

@@ -130,6 +130,19 @@ pub struct Deployment {
     pub total_steps: u32,
 }
 
+/// An app in Marathon's launch queue (`GET /v2/queue`): instances it
+/// still has to launch, held back by a launch delay while its tasks keep
+/// failing (Marathon's backoff).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueuedLaunch {
+    pub app: String,
+    /// Instances left to launch.
+    pub count: u32,
+    /// How long the launch delay still holds them back; zero when it is
+    /// over (`overdue`) or there is none.
+    pub delay_left: Duration,
+}
+
 /// What `POST /v2/tasks/delete` did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KillOutcome {
@@ -151,6 +164,11 @@ pub trait Marathon {
 
     /// The deployments in progress.
     fn deployments(&self) -> impl Future<Output = Result<Vec<Deployment>, MarathonError>> + Send;
+
+    /// The launch queue: apps with instances left to launch, and their
+    /// launch delays.
+    fn launch_queue(&self)
+    -> impl Future<Output = Result<Vec<QueuedLaunch>, MarathonError>> + Send;
 
     /// Sets the app's instance count to `instances` (an absolute count, so
     /// that re-running the step after a crash asks for the same target

@@ -25,6 +25,7 @@ use crate::plan::{Plan, StepIndex};
 
 mod error;
 mod events;
+mod failure;
 mod migrate;
 mod moves;
 mod run_lock;
@@ -32,6 +33,7 @@ mod store;
 
 pub use error::CheckpointError;
 pub use events::{Event, EventKind};
+pub use failure::{FailureRecord, NewAgent};
 pub use moves::{Surge, SurgeState, WaveRecord};
 pub use run_lock::{RunLock, RunLockError};
 pub use store::CheckpointStore;
@@ -86,6 +88,18 @@ pub struct Checkpoint {
     /// (`--max-unavailable`; fixed for the roll).
     #[serde(default = "default_max_unavailable")]
     pub max_unavailable: u32,
+    /// The new instances' agents, as they registered (recorded by the
+    /// scale-up's wait): what the roll watches for failure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub new_agents: Vec<NewAgent>,
+    /// A failure found on the new agents: nothing more was moved,
+    /// surged or terminated once it was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureRecord>,
+    /// Keys of failures an operator acknowledged by resuming the roll
+    /// that paused on them: never reported again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acknowledged_failures: Vec<String>,
     /// Apps allowed to be unhealthy (`--allow-unhealthy`, at the start or
     /// on any resume): the preflight and every health wait leave them out.
     #[serde(default)]

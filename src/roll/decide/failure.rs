@@ -1,0 +1,327 @@
+//! Failure on the new agents (pure): from what Marathon reports, whether
+//! anything the roll placed on a new agent has failed, which would mean the
+//! new image is bad. Marathon's signs, each checked against its source:
+//!
+//! - an app's `lastTaskFailure` on a new agent: a task that failed
+//!   (`TASK_FAILED`, `TASK_ERROR`), was lost (`TASK_LOST`), or was killed
+//!   for failing its health checks (`TASK_KILLED` with Marathon's message
+//!   "Task was killed since health check failed"; kills asked through the
+//!   API leave no task failure: `TaskFailure.scala`);
+//! - a task on a new agent whose health check has failed (Marathon counts
+//!   no failure during the check's grace period, so one counted is real);
+//! - a launch delay on Marathon's queue for an app the roll moved (its
+//!   `RateLimiter` delays an app's launches only after failed tasks).
+//!
+//! Apps the operator allowed to be unhealthy are left out, and so is any
+//! failure an operator has already acknowledged (by resuming a roll it
+//! paused).
+
+use std::collections::HashSet;
+use std::time::{Duration, SystemTime};
+
+use crate::roll::ports::marathon::{App, QueuedLaunch};
+
+/// Marathon's message for a task it killed for failing its health checks
+/// (`TaskFailure.FromUnhealthyTaskKillEvent`).
+const HEALTH_KILL: &str = "Task was killed since health check failed";
+
+/// A new agent, as the roll recorded it when it registered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewAgentRef<'a> {
+    pub instance: &'a str,
+    pub agent_id: &'a str,
+    pub hostname: &'a str,
+}
+
+/// What failed, with the evidence a human needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evidence {
+    /// Names this failure, so one acknowledged is never reported again.
+    pub key: String,
+    pub app: Option<String>,
+    pub task: Option<String>,
+    pub agent: Option<String>,
+    pub instance: Option<String>,
+    /// What failed, as a phrase ("TASK_FAILED: Abnormal executor
+    /// termination", "health check failed 2 time(s) in a row").
+    pub what: String,
+    /// When it failed, by Marathon's clock, when Marathon says.
+    pub since: Option<SystemTime>,
+}
+
+/// What the watch looks at.
+pub struct Watched<'a> {
+    pub apps: &'a [App],
+    pub queue: &'a [QueuedLaunch],
+    pub new_agents: &'a [NewAgentRef<'a>],
+    /// Apps whose tasks the roll moved (a wave's or a surge's).
+    pub moved: &'a HashSet<String>,
+    /// Apps allowed to be unhealthy (`--allow-unhealthy`).
+    pub allowed: &'a [String],
+    /// Keys of failures already acknowledged.
+    pub acknowledged: &'a [String],
+}
+
+/// The first sign that something the roll placed on a new agent failed,
+/// `None` when there is none: failed tasks first, then failing health
+/// checks, then launch delays, each in the order Marathon lists apps.
+pub fn detect(watched: &Watched<'_>) -> Option<Evidence> {
+    let new_agent = |agent: Option<&str>, host: Option<&str>| {
+        watched.new_agents.iter().find(|a| {
+            agent.is_some_and(|id| id == a.agent_id)
+                || (agent.is_none() && host.is_some_and(|h| h.eq_ignore_ascii_case(a.hostname)))
+        })
+    };
+    let fresh = |key: &str| !watched.acknowledged.iter().any(|k| k == key);
+    let guarded = |app: &App| !watched.allowed.contains(&app.id);
+
+    for app in watched.apps.iter().filter(|a| guarded(a)) {
+        let Some(failure) = &app.last_task_failure else {
+            continue;
+        };
+        let failed = matches!(
+            failure.state.as_str(),
+            "TASK_FAILED" | "TASK_ERROR" | "TASK_LOST"
+        ) || (failure.state == "TASK_KILLED"
+            && failure.message.starts_with(HEALTH_KILL));
+        let Some(agent) = new_agent(failure.agent_id.as_deref(), failure.host.as_deref()) else {
+            continue;
+        };
+        let key = format!("task-failure/{}", failure.task_id);
+        if failed && fresh(&key) {
+            return Some(Evidence {
+                key,
+                app: Some(app.id.clone()),
+                task: Some(failure.task_id.clone()),
+                agent: Some(agent.agent_id.to_string()),
+                instance: Some(agent.instance.to_string()),
+                what: if failure.message.is_empty() {
+                    failure.state.clone()
+                } else {
+                    format!("{}: {}", failure.state, failure.message)
+                },
+                since: failure.at,
+            });
+        }
+    }
+    for app in watched.apps.iter().filter(|a| guarded(a)) {
+        for task in &app.tasks {
+            let Some(agent) = new_agent(task.agent_id.as_deref(), task.host.as_deref()) else {
+                continue;
+            };
+            let Some(result) = task
+                .health_results
+                .iter()
+                .find(|r| r.consecutive_failures > 0)
+            else {
+                continue;
+            };
+            let key = format!("failing-checks/{}", task.id);
+            if !fresh(&key) {
+                continue;
+            }
+            let cause = result
+                .last_failure_cause
+                .as_deref()
+                .map(|c| format!(" ({c})"))
+                .unwrap_or_default();
+            return Some(Evidence {
+                key,
+                app: Some(app.id.clone()),
+                task: Some(task.id.clone()),
+                agent: Some(agent.agent_id.to_string()),
+                instance: Some(agent.instance.to_string()),
+                what: format!(
+                    "health check failed {} time(s) in a row{cause}",
+                    result.consecutive_failures
+                ),
+                since: result.last_failure,
+            });
+        }
+    }
+    for queued in watched.queue {
+        if queued.delay_left == Duration::ZERO
+            || !watched.moved.contains(&queued.app)
+            || watched.allowed.contains(&queued.app)
+        {
+            continue;
+        }
+        let key = format!("launch-delay/{}", queued.app);
+        if fresh(&key) {
+            return Some(Evidence {
+                key,
+                app: Some(queued.app.clone()),
+                task: None,
+                agent: None,
+                instance: None,
+                what: format!(
+                    "Marathon holds back its launches for {} s more (a launch delay: its tasks keep failing)",
+                    queued.delay_left.as_secs()
+                ),
+                since: None,
+            });
+        }
+    }
+    None
+}
+
+impl Evidence {
+    /// One line: what failed where, as the pause, the page and the log say
+    /// it.
+    pub fn sentence(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(app) = &self.app {
+            parts.push(format!("app {app}"));
+        }
+        if let Some(task) = &self.task {
+            parts.push(format!("task {task}"));
+        }
+        if let Some(agent) = &self.agent {
+            parts.push(format!("new agent {agent}"));
+        }
+        if let Some(instance) = &self.instance {
+            parts.push(format!("instance {instance}"));
+        }
+        format!("{}: {}", parts.join(", "), self.what)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roll::decide::test_apps::{app, task};
+    use crate::roll::ports::marathon::{HealthResult, TaskFailure};
+
+    fn agents() -> Vec<NewAgentRef<'static>> {
+        vec![NewAgentRef {
+            instance: "i-new",
+            agent_id: "S-new",
+            hostname: "new-host",
+        }]
+    }
+
+    fn watch<'a>(
+        apps: &'a [App],
+        queue: &'a [QueuedLaunch],
+        agents: &'a [NewAgentRef<'a>],
+        moved: &'a HashSet<String>,
+        allowed: &'a [String],
+        acknowledged: &'a [String],
+    ) -> Option<Evidence> {
+        detect(&Watched {
+            apps,
+            queue,
+            new_agents: agents,
+            moved,
+            allowed,
+            acknowledged,
+        })
+    }
+
+    fn failed(agent: Option<&str>, host: &str, state: &str, message: &str) -> TaskFailure {
+        TaskFailure {
+            task_id: "t-1".to_string(),
+            agent_id: agent.map(str::to_string),
+            host: Some(host.to_string()),
+            state: state.to_string(),
+            message: message.to_string(),
+            at: Some(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000)),
+        }
+    }
+
+    #[test]
+    fn a_task_that_failed_on_a_new_agent_is_a_failure_with_its_evidence() {
+        let agents = agents();
+        let mut a = app("/web", 2, vec![]);
+        a.last_task_failure = Some(failed(Some("S-new"), "new-host", "TASK_FAILED", "exit 1"));
+        let found = watch(&[a], &[], &agents, &HashSet::new(), &[], &[]).expect("a failure");
+        assert_eq!(found.app.as_deref(), Some("/web"));
+        assert_eq!(found.task.as_deref(), Some("t-1"));
+        assert_eq!(found.instance.as_deref(), Some("i-new"));
+        assert_eq!(found.what, "TASK_FAILED: exit 1");
+        assert_eq!(
+            found.sentence(),
+            "app /web, task t-1, new agent S-new, instance i-new: TASK_FAILED: exit 1"
+        );
+    }
+
+    #[test]
+    fn only_failures_on_new_agents_of_apps_not_allowed_and_not_acknowledged_count() {
+        let agents = agents();
+        let moved = HashSet::new();
+        // On an old agent: not the new image's doing.
+        let mut old = app("/web", 2, vec![]);
+        old.last_task_failure = Some(failed(Some("S-old"), "old-host", "TASK_FAILED", ""));
+        assert_eq!(watch(&[old], &[], &agents, &moved, &[], &[]), None);
+        // Killed through the API (no task failure is recorded for those,
+        // but a kill with another message is not a health kill either).
+        let mut killed = app("/web", 2, vec![]);
+        killed.last_task_failure = Some(failed(Some("S-new"), "new-host", "TASK_KILLED", ""));
+        assert_eq!(watch(&[killed], &[], &agents, &moved, &[], &[]), None);
+        // Killed for failing its health checks: a failure. Matched by host
+        // when Marathon (< 0.8) does not give the agent.
+        let mut health = app("/web", 2, vec![]);
+        health.last_task_failure = Some(failed(
+            None,
+            "NEW-HOST",
+            "TASK_KILLED",
+            "Task was killed since health check failed. Reason: 503",
+        ));
+        let apps = [health];
+        let found = watch(&apps, &[], &agents, &moved, &[], &[]).expect("a health kill");
+        assert_eq!(found.agent.as_deref(), Some("S-new"));
+        // Allowed, or acknowledged: not again.
+        let allowed = ["/web".to_string()];
+        assert_eq!(watch(&apps, &[], &agents, &moved, &allowed, &[]), None);
+        let acknowledged = [found.key.clone()];
+        assert_eq!(watch(&apps, &[], &agents, &moved, &[], &acknowledged), None);
+    }
+
+    #[test]
+    fn a_failing_health_check_on_a_new_agent_is_a_failure_and_one_elsewhere_is_not() {
+        let agents = agents();
+        let moved = HashSet::new();
+        let failing = |agent: &str| {
+            let mut t = task("t-2", agent, false);
+            t.health_results = vec![HealthResult {
+                alive: false,
+                consecutive_failures: 2,
+                last_failure_cause: Some("503 Service Unavailable".to_string()),
+                ..HealthResult::default()
+            }];
+            t
+        };
+        let elsewhere = [app(
+            "/api",
+            2,
+            vec![failing("S-old"), task("t-3", "S-new", true)],
+        )];
+        assert_eq!(watch(&elsewhere, &[], &agents, &moved, &[], &[]), None);
+        let here = [app("/api", 2, vec![failing("S-new")])];
+        let found = watch(&here, &[], &agents, &moved, &[], &[]).expect("failing checks");
+        assert_eq!(
+            found.what,
+            "health check failed 2 time(s) in a row (503 Service Unavailable)"
+        );
+        assert_eq!(found.task.as_deref(), Some("t-2"));
+    }
+
+    #[test]
+    fn a_launch_delay_counts_only_for_an_app_the_roll_moved() {
+        let agents = agents();
+        let queue = [QueuedLaunch {
+            app: "/jobs".to_string(),
+            count: 1,
+            delay_left: Duration::from_secs(40),
+        }];
+        assert_eq!(watch(&[], &queue, &agents, &HashSet::new(), &[], &[]), None);
+        let moved: HashSet<String> = ["/jobs".to_string()].into();
+        let found = watch(&[], &queue, &agents, &moved, &[], &[]).expect("a delay");
+        assert_eq!(found.app.as_deref(), Some("/jobs"));
+        let over = [QueuedLaunch {
+            delay_left: Duration::ZERO,
+            ..queue[0].clone()
+        }];
+        assert_eq!(watch(&[], &over, &agents, &moved, &[], &[]), None);
+    }
+}
