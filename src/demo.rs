@@ -156,14 +156,17 @@ async fn demo(
             skip_not_in_service: false,
             strategy: crate::roll::decide::roll_plan::RollStrategy::default(),
             max_unavailable: None,
+            on_failure: Default::default(),
         },
         target_given: true,
         select_given: true,
         strategy_given: true,
         floor_given: true,
+        on_failure_given: false,
         options: RunOptions {
             resume_az_rebalance: false,
             resume_command: "roller demo".to_string(),
+            acknowledge_failure: false,
             live,
         },
     };
@@ -209,6 +212,9 @@ async fn demo(
             Err(DemoError::NotClean(format!("paused at {step}: {reason}")))
         }
         Outcome::Held { reason } => Err(DemoError::NotClean(reason)),
+        Outcome::RolledBack { failure, .. } => Err(DemoError::NotClean(format!(
+            "rolled back after a failure on a new agent: {failure}"
+        ))),
         Outcome::Stopped => Err(DemoError::NotClean("stopped".to_string())),
     }
 }

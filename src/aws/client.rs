@@ -255,6 +255,39 @@ impl AutoScaling for AwsAutoScaling {
         Ok(())
     }
 
+    async fn set_launch_source(&self, group: &str, source: &LaunchSource) -> Result<(), AwsError> {
+        const OP: &str = "UpdateAutoScalingGroup";
+        self.group_for_write(group).await?;
+        let update = self
+            .asg
+            .update_auto_scaling_group()
+            .auto_scaling_group_name(group);
+        let update = match source {
+            LaunchSource::Template { id, name, version } => {
+                if id.is_none() && name.is_none() {
+                    return Err(AwsError::Refused {
+                        operation: OP,
+                        target: group.to_string(),
+                        reason: "a launch template needs an id or a name".to_string(),
+                    });
+                }
+                update.launch_template(
+                    asg::LaunchTemplateSpecification::builder()
+                        .set_launch_template_id(id.clone())
+                        .set_launch_template_name(if id.is_some() { None } else { name.clone() })
+                        .set_version(version.clone())
+                        .build(),
+                )
+            }
+            LaunchSource::Configuration { name } => update.launch_configuration_name(name),
+        };
+        update
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        Ok(())
+    }
+
     async fn put_tags(&self, group: &str, tags: &[GroupTag]) -> Result<(), AwsError> {
         const OP: &str = "CreateOrUpdateTags";
         if tags.is_empty() {

@@ -18,6 +18,9 @@ pub mod exit_code {
     /// `roller abandon` stopped after changing something (listed on
     /// stdout); rerun it once the cause is fixed.
     pub const PARTLY_DONE: u8 = 4;
+    /// A failure on the new agents turned the roll around, and the
+    /// rollback put the cluster back as it was (`--on-failure rollback`).
+    pub const ROLLED_BACK: u8 = 5;
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -88,6 +91,12 @@ pub enum CliError {
     #[error("{0}")]
     Held(String),
     #[error(
+        "rolled back after a failure on a new agent: {failure}. The cluster is as it was before the roll \
+         (old agents, original size, launch template); {}",
+        if *paged { "a page went out." } else { "no page went out (no pager configured, or it failed)." }
+    )]
+    RolledBack { failure: String, paged: bool },
+    #[error(
         "{error}; what was already undone is listed above. Fix the cause, then run the same abandon again (each step is safe to repeat)"
     )]
     AbandonPartial { error: String },
@@ -145,6 +154,7 @@ impl CliError {
             },
             CliError::Run(err) => run_exit_code(err),
             CliError::Paused { .. } | CliError::Held(_) => exit_code::PAUSED,
+            CliError::RolledBack { .. } => exit_code::ROLLED_BACK,
             CliError::AbandonPartial { .. } => exit_code::PARTLY_DONE,
             CliError::RollNotDone { exit_code, .. } => *exit_code,
             CliError::Interrupted { .. } => exit_code::INTERRUPTED,
@@ -189,6 +199,7 @@ impl CliError {
             CliError::Run(err) => err.label(),
             CliError::Paused { .. } => "paused",
             CliError::Held(_) => "held",
+            CliError::RolledBack { .. } => "rolled_back",
             CliError::AbandonPartial { .. } => "abandon_partial",
             CliError::RollNotDone { .. } => "roll_not_done",
             CliError::Interrupted { .. } => "interrupted",

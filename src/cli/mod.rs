@@ -304,6 +304,24 @@ pub struct RunArgs {
     /// accepted so that scripts passing it keep working.
     #[arg(long, conflicts_with = "min_healthy")]
     pub honor_min_health: bool,
+    /// What a failure on the new agents leads to. Through every wave,
+    /// surge and replacement the roll watches what it placed on new
+    /// agents (a task failed, or killed by a failing health check; a
+    /// health check failing; a launch delay). The first such failure of
+    /// an app not --allow-unhealthy stops every kill, surge and
+    /// termination at once, and then: rollback (default): a `rollback`
+    /// phase moves every task back to the old agents within their
+    /// floors, terminates the new instances down to the original size,
+    /// restores the group (size, MaxSize, processes, tags, launch
+    /// template) and pages; the run exits 5. pause: pause and page with
+    /// the evidence (exit 3); resume with --acknowledge-failure to go on,
+    /// or --on-failure rollback to roll back. A resume may change it.
+    #[arg(long, value_name = "rollback|pause")]
+    pub on_failure: Option<String>,
+    /// Resume past the failure the roll paused on (--on-failure pause):
+    /// it is acknowledged, logged, and never reported again.
+    #[arg(long)]
+    pub acknowledge_failure: bool,
     /// Leave instances that are not InService (Standby, Pending,
     /// lifecycle-hook waits) out of the roll instead of refusing to start.
     #[arg(long)]

@@ -19,7 +19,7 @@ use crate::roll::engine::{Outcome, RunOptions};
 use crate::roll::error::RollError;
 use crate::roll::ports::marathon::Marathon;
 use crate::roll::preflight::{Preflight, Request, Selection, preflight};
-use crate::roll::record::checkpoint::CheckpointStore;
+use crate::roll::record::checkpoint::{CheckpointStore, OnFailure};
 use crate::roll::record::env::Environment;
 use crate::roll::run::{RunResult, RunSettings, run};
 
@@ -60,7 +60,9 @@ Examples:
 
 Exit codes: 0 done (or nothing to replace), 1 failed, 2 refused (bad input,
 preflight, or a checkpoint for another group, environment or run; nothing
-changed), 3 paused or held, 130 interrupted (resumable).";
+changed), 3 paused or held, 5 rolled back after a failure on the new
+agents (the cluster is as it was before the roll), 130 interrupted
+(resumable).";
 
 /// The environment: the file, then `ROLLER_*` variables, then flags.
 fn environment(args: &RunArgs) -> Result<Environment, CliError> {
@@ -126,6 +128,13 @@ fn request(args: &RunArgs) -> Result<Request, CliError> {
         strategy: RollStrategy::parse(args.strategy.as_deref().unwrap_or("drain"))
             .map_err(CliError::BadFlag)?,
         max_unavailable: args.max_unavailable,
+        on_failure: args
+            .on_failure
+            .as_deref()
+            .map(OnFailure::parse)
+            .transpose()
+            .map_err(CliError::BadFlag)?
+            .unwrap_or_default(),
     })
 }
 
@@ -238,9 +247,11 @@ fn roll(
             select_given: args.select.is_some(),
             strategy_given: args.strategy.is_some(),
             floor_given: args.min_healthy.is_some() || args.honor_min_health,
+            on_failure_given: args.on_failure.is_some(),
             options: RunOptions {
                 resume_az_rebalance: args.resume_az_rebalance,
                 resume_command: resume.clone(),
+                acknowledge_failure: args.acknowledge_failure,
                 live,
             },
         };
@@ -284,6 +295,14 @@ fn roll(
                         resume,
                     }),
                     Outcome::Held { reason } => Err(CliError::Held(reason)),
+                    Outcome::RolledBack {
+                        failure,
+                        summary,
+                        paged,
+                    } => {
+                        writeln!(out, "rolled back: {summary}")?;
+                        Err(CliError::RolledBack { failure, paged })
+                    }
                     Outcome::Stopped => Err(CliError::Interrupted {
                         checkpoint: checkpoint.clone(),
                         run_id: record.run_id.clone(),

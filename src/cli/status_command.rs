@@ -361,6 +361,8 @@ mod tests {
             new_agents: Vec::new(),
             failure: None,
             acknowledged_failures: Vec::new(),
+            on_failure: Default::default(),
+            bake_until_unix_ms: None,
             allow_unhealthy: Vec::new(),
             pause: None,
             open_page: None,

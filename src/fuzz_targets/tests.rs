@@ -258,14 +258,17 @@ async fn write_checkpoint_seeds() {
                 skip_not_in_service: false,
                 strategy,
                 max_unavailable: None,
+                on_failure: Default::default(),
             },
             target_given: true,
             select_given: true,
             strategy_given: true,
             floor_given: true,
+            on_failure_given: false,
             options: RunOptions {
                 resume_az_rebalance: false,
                 resume_command: "roller run (seeds)".to_string(),
+                acknowledge_failure: false,
                 live: None,
             },
         };

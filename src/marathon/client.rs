@@ -342,6 +342,9 @@ impl Marathon for MarathonClient {
                 ("embed", "apps.tasks"),
                 ("embed", "apps.counts"),
                 ("embed", "apps.deployments"),
+                // Not in the list's answer unless asked (`/v2/apps/{id}`
+                // embeds it always): the failure watch reads it.
+                ("embed", "apps.lastTaskFailure"),
             ],
         );
         let answer = self.execute(&call).await?;
@@ -431,6 +434,46 @@ impl Marathon for MarathonClient {
             }
             tokio::time::sleep_until(deadline.min(now + self.poll_interval)).await;
         }
+    }
+
+    async fn cancel_deployment(&self, id: &str) -> Result<Option<String>, MarathonError> {
+        let call = Call {
+            operation: "DELETE /v2/deployments/{id}",
+            method: Method::DELETE,
+            path: &["v2", "deployments", id],
+            query: &[],
+            body: None,
+            idempotent: false,
+        };
+        let answer = self.execute(&call).await?;
+        if answer.status == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !answer.status.is_success() {
+            return Err(unexpected(call.operation, &answer, None));
+        }
+        let result: wire::DeploymentResult = parse(call.operation, &answer.body)?;
+        Ok(Some(result.deployment_id))
+    }
+
+    async fn reset_delay(&self, app: &str) -> Result<(), MarathonError> {
+        let mut path = vec!["v2", "queue"];
+        path.extend(app.trim_matches('/').split('/'));
+        path.push("delay");
+        let call = Call {
+            operation: "DELETE /v2/queue/{id}/delay",
+            method: Method::DELETE,
+            path: &path,
+            query: &[],
+            body: None,
+            // Dropping a delay twice is dropping it once.
+            idempotent: true,
+        };
+        let answer = self.execute(&call).await?;
+        if answer.status.is_success() || answer.status == StatusCode::NOT_FOUND {
+            return Ok(());
+        }
+        Err(unexpected(call.operation, &answer, None))
     }
 
     async fn kill_tasks(

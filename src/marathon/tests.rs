@@ -510,7 +510,7 @@ async fn apps_are_asked_for_with_every_embed_and_the_credentials() {
     assert_eq!(hits[0].path, "/v2/apps");
     assert_eq!(
         hits[0].query,
-        "embed=apps.tasks&embed=apps.counts&embed=apps.deployments"
+        "embed=apps.tasks&embed=apps.counts&embed=apps.deployments&embed=apps.lastTaskFailure"
     );
     assert_eq!(hits[0].authorization.as_deref(), Some("token=abc.def"));
 }

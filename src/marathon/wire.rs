@@ -11,7 +11,6 @@
 use std::time::{Duration, SystemTime};
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 
 use crate::roll::ports::marathon::{
     App, Deployment, HealthResult, KillOutcome, QueuedLaunch, Task, TaskFailure,
@@ -30,6 +29,17 @@ pub(crate) struct AppEnvelope {
     pub app: WireApp,
 }
 
+/// One of an app's health checks; only its interval is read.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WireHealthCheck {
+    /// Seconds between checks; Marathon's default is 60.
+    pub interval_seconds: Option<u64>,
+}
+
+/// Marathon's default `intervalSeconds` of a health check.
+const DEFAULT_CHECK_INTERVAL_S: u64 = 60;
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireApp {
@@ -39,8 +49,9 @@ pub(crate) struct WireApp {
     pub tasks_running: Option<u32>,
     pub tasks_healthy: Option<u32>,
     pub tasks_unhealthy: Option<u32>,
-    /// Only counted: what the checks probe does not matter here.
-    pub health_checks: Option<Vec<IgnoredAny>>,
+    /// Counted, and their intervals read: what they probe does not
+    /// matter here.
+    pub health_checks: Option<Vec<WireHealthCheck>>,
     pub deployments: Option<Vec<DeploymentRef>>,
     pub tasks: Option<Vec<WireTask>>,
     pub unreachable_strategy: Option<WireUnreachableStrategy>,
@@ -227,6 +238,13 @@ impl From<WireApp> for App {
             tasks_unhealthy: wire
                 .tasks_unhealthy
                 .unwrap_or_else(|| count(|t| t.health_results.iter().any(|r| !r.alive))),
+            health_check_interval: wire.health_checks.as_ref().and_then(|checks| {
+                checks
+                    .iter()
+                    .map(|c| c.interval_seconds.unwrap_or(DEFAULT_CHECK_INTERVAL_S))
+                    .max()
+                    .map(Duration::from_secs)
+            }),
             health_checks: wire.health_checks.map_or(0, |checks| checks.len()),
             deployments: wire
                 .deployments

@@ -17,7 +17,7 @@ use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
 use super::record::RUN_ID_TAG;
 use super::record::checkpoint::{
-    Checkpoint, EventKind, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION,
+    Checkpoint, EventKind, OnFailure, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION,
 };
 use super::record::env::Environment;
 
@@ -105,6 +105,8 @@ pub struct Request {
     /// Drain: old agents being terminated at once, per AZ (`None`: the
     /// default, `default_max_unavailable`).
     pub max_unavailable: Option<u32>,
+    /// What a failure on the new agents leads to (`--on-failure`).
+    pub on_failure: OnFailure,
 }
 
 pub enum Preflight {
@@ -337,6 +339,8 @@ pub async fn preflight<P: Ports>(
         new_agents: Vec::new(),
         failure: None,
         acknowledged_failures: Vec::new(),
+        on_failure: request.on_failure,
+        bake_until_unix_ms: None,
         allow_unhealthy: request.allow_unhealthy.clone(),
         pause: None,
         open_page: None,
@@ -471,6 +475,7 @@ mod tests {
             skip_not_in_service: false,
             strategy: RollStrategy::default(),
             max_unavailable: None,
+            on_failure: Default::default(),
         }
     }
 

@@ -39,6 +39,8 @@ pub struct RunSettings {
     /// Whether `--min-healthy` (or `--honor-min-health`) was given (a
     /// resume compares it).
     pub floor_given: bool,
+    /// Whether `--on-failure` was given (a resume takes it).
+    pub on_failure_given: bool,
     pub options: RunOptions,
 }
 
@@ -102,6 +104,20 @@ pub async fn run<P: Ports>(
                 .filter(|app| !existing.allow_unhealthy.contains(app))
                 .cloned()
                 .collect();
+            let mut changed = !added.is_empty();
+            if settings.on_failure_given && existing.on_failure != settings.request.on_failure {
+                let now = settings.request.on_failure;
+                existing.log(
+                    EventKind::Operator,
+                    format!(
+                        "--on-failure {} on resume (was {})",
+                        now.as_str(),
+                        existing.on_failure.as_str()
+                    ),
+                );
+                existing.on_failure = now;
+                changed = true;
+            }
             if !added.is_empty() {
                 existing.log(
                     EventKind::Operator,
@@ -111,6 +127,8 @@ pub async fn run<P: Ports>(
                     ),
                 );
                 existing.allow_unhealthy.extend(added);
+            }
+            if changed {
                 settings
                     .checkpoint
                     .save(&existing)

@@ -122,7 +122,7 @@ verdict: healthy (2 apps)
     let requests = marathon.requests.lock().unwrap().clone();
     assert!(
         requests
-            .contains(&"/v2/apps?embed=apps.tasks&embed=apps.counts&embed=apps.deployments".into()),
+            .contains(&"/v2/apps?embed=apps.tasks&embed=apps.counts&embed=apps.deployments&embed=apps.lastTaskFailure".into()),
         "{requests:?}"
     );
 }

@@ -45,6 +45,7 @@ pub const FINISH: &str = "finish";
 pub const CANARY: &str = "canary";
 pub const DRAIN: &str = "drain";
 pub const TERMINATE: &str = "terminate";
+pub const ROLLBACK: &str = "rollback";
 
 pub const LOCK: &str = "lock";
 pub const SUSPEND: &str = "suspend-processes";
@@ -57,6 +58,10 @@ pub const RESTORE_MAX: &str = "restore-max-size";
 pub const END_MAINTENANCE: &str = "end-maintenance";
 pub const REPORT_REBALANCE: &str = "report-rebalance";
 pub const UNLOCK: &str = "unlock";
+pub const ROLLBACK_WINDOWS: &str = "windows";
+pub const ROLLBACK_MOVES: &str = "move-back";
+pub const ROLLBACK_TERMINATE: &str = "terminate-new";
+pub const ROLLBACK_LAUNCH_SOURCE: &str = "launch-template";
 
 /// How the old agents are emptied (`--strategy`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -284,6 +289,66 @@ pub fn build(asg: &str, instances: &[RolledInstance], options: PlanOptions) -> P
             Plan::new(plan_name(asg), Strategy::Dependency, phases)
         }
     }
+}
+
+/// Whether the plan has turned around (it has a rollback phase).
+pub fn rolling_back(plan: &Plan) -> bool {
+    plan.phases.iter().any(|p| p.id == ROLLBACK)
+}
+
+/// Turns the plan around after a failure on the new agents: every step
+/// not complete before the finish phase is closed as not run (COMPLETE,
+/// its message saying why, as `force-complete` would leave it), and a
+/// `rollback` phase runs before the finish phase, which then leaves the
+/// group as the roll found it. Returns the ids of the steps closed (their
+/// progress is dropped). Turning around twice changes nothing.
+pub fn turn_around(plan: &mut Plan, why: &str) -> Vec<String> {
+    if rolling_back(plan) {
+        return Vec::new();
+    }
+    let mut closed = Vec::new();
+    for phase in plan.phases.iter_mut().filter(|p| p.id != FINISH) {
+        phase.interrupted = false;
+        for step in phase.steps.iter_mut().filter(|s| !s.is_complete()) {
+            step.status = Status::Complete;
+            step.interrupted = false;
+            step.message = format!("not run: the roll turned around ({why})");
+            closed.push(step.id.clone());
+        }
+    }
+    let steps = vec![
+        step(
+            ROLLBACK_WINDOWS,
+            StepKind::RollbackWindows,
+            "put the new agents under maintenance, lift the old agents' windows",
+        ),
+        step(
+            ROLLBACK_MOVES,
+            StepKind::RollbackMoves,
+            "set surges back, move every task on a new agent back to the old agents",
+        ),
+        step(
+            ROLLBACK_TERMINATE,
+            StepKind::RollbackTerminate,
+            "terminate the new instances (decrement), down to the original size",
+        ),
+        step(
+            ROLLBACK_LAUNCH_SOURCE,
+            StepKind::RollbackLaunchSource,
+            "set the group's launch template back to the one the old instances run",
+        ),
+    ];
+    let mut rollback = phase(ROLLBACK, Strategy::Serial, steps);
+    let at = plan
+        .phases
+        .iter()
+        .position(|p| p.id == FINISH)
+        .unwrap_or(plan.phases.len());
+    if let Some(finish) = plan.phases.get_mut(at) {
+        rollback.depends_on = std::mem::replace(&mut finish.depends_on, vec![ROLLBACK.to_string()]);
+    }
+    plan.phases.insert(at, rollback);
+    closed
 }
 
 /// The exact `roller plan continue` that releases what holds `plan`: the

@@ -26,6 +26,7 @@ pub fn app(id: &str, instances: u32, tasks: Vec<Task>) -> App {
         id: id.to_string(),
         instances,
         health_checks: 1,
+        health_check_interval: Some(std::time::Duration::from_secs(10)),
         tasks,
         ..App::default()
     }

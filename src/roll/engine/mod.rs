@@ -9,6 +9,7 @@
 //! - `run_options`: what a run is told besides its environment.
 //! - `journal`: the checkpoint as the run keeps it (intent before effect).
 //! - `wait`: deadlines, and the sleep between ticks.
+//! - `failure_watch`: the failure watch on the new agents, each tick.
 //! - `paging`: pausing on a timeout, the page, resuming after it.
 //! - `inbox`: operator operations queued for a live run.
 //! - `live`: what a running roll shares with the plan API.
@@ -18,6 +19,7 @@
 //! `crate::plan`. Nothing below imports the engine.
 
 pub mod clock;
+mod failure_watch;
 pub mod inbox;
 mod journal;
 pub mod live;

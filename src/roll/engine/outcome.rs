@@ -1,4 +1,5 @@
-//! How a run ends: `Outcome` (complete, paused, held, stopped), and
+//! How a run ends: `Outcome` (complete, paused, held, rolled back,
+//! stopped), and
 //! `Ended`, the outcome with the checkpoint as last written and its store.
 
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore};
@@ -19,6 +20,16 @@ pub enum Outcome {
     /// An operator interrupted the plan, a phase or a step, or a canary
     /// waits: `reason` ends with the exact `roller plan continue` command.
     Held { reason: String },
+    /// A failure on the new agents turned the roll around, and the
+    /// rollback phase put the cluster back as it was (exit 5).
+    RolledBack {
+        /// What failed, and where.
+        failure: String,
+        /// The finish phase's AZ report.
+        summary: String,
+        /// Whether a configured pager accepted the page that says so.
+        paged: bool,
+    },
     /// A stop signal arrived; the checkpoint is consistent.
     Stopped,
 }

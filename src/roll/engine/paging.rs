@@ -91,13 +91,93 @@ fn page(
         component: Some(asg.clone()),
         group: Some("roller".to_string()),
         class: Some("roll_paused".to_string()),
-        details: BTreeMap::from([
-            ("asg".to_string(), asg),
-            ("step".to_string(), name.to_string()),
-            ("run_id".to_string(), journal.checkpoint.run_id.clone()),
-            ("resume_command".to_string(), resume),
-        ]),
+        details: {
+            let mut details = failure_details(&journal.checkpoint);
+            details.extend([
+                ("asg".to_string(), asg),
+                ("step".to_string(), name.to_string()),
+                ("run_id".to_string(), journal.checkpoint.run_id.clone()),
+                ("resume_command".to_string(), resume),
+            ]);
+            details
+        },
     }
+}
+
+/// The rollback is complete: logs it and pages (when a pager is
+/// configured) that the cluster was rolled back and what failed. The
+/// page stays open: a bad image needs a human. Returns whether it went
+/// out.
+pub async fn rolled_back<G: Pager>(
+    journal: &mut Journal<'_>,
+    pager: &G,
+    failure: &str,
+    source: &str,
+) -> Result<bool, CheckpointError> {
+    let checkpoint = &mut journal.checkpoint;
+    let asg = checkpoint.asg.clone();
+    checkpoint.log(
+        EventKind::RolledBack,
+        format!("rolled back after a failure on a new agent: {failure}"),
+    );
+    journal.save().await?;
+    if !pager.is_configured() {
+        return Ok(false);
+    }
+    let checkpoint = &journal.checkpoint;
+    let mut details = failure_details(checkpoint);
+    details.insert("asg".to_string(), asg.clone());
+    details.insert("run_id".to_string(), checkpoint.run_id.clone());
+    let page = Page {
+        dedup_key: format!("roller/{}/rolled-back", checkpoint.run_id),
+        summary: format!(
+            "roller rolled ASG {asg} back after a failure on a new agent: {failure}. \
+             The cluster is as it was before the roll; the new image needs a look"
+        ),
+        severity: Severity::Warning,
+        source: source.to_string(),
+        component: Some(asg),
+        group: Some("roller".to_string()),
+        class: Some("roll_rolled_back".to_string()),
+        details,
+    };
+    let paged = match pager.trigger(&page).await {
+        Ok(()) => {
+            journal
+                .checkpoint
+                .log(EventKind::Paged, "page sent: rolled back".to_string());
+            true
+        }
+        Err(err) => {
+            journal.checkpoint.log(
+                EventKind::PageFailed,
+                format!("the page did not go out: {err}"),
+            );
+            false
+        }
+    };
+    journal.save().await?;
+    Ok(paged)
+}
+
+/// The evidence of the failure found on the new agents, as page details
+/// (`failure_app`, `failure_task`, …); empty when there is none.
+fn failure_details(checkpoint: &Checkpoint) -> BTreeMap<String, String> {
+    let Some(f) = &checkpoint.failure else {
+        return BTreeMap::new();
+    };
+    [
+        ("failure", Some(&f.what)),
+        ("failure_app", f.app.as_ref()),
+        ("failure_task", f.task.as_ref()),
+        ("failure_agent", f.agent.as_ref()),
+        ("failure_instance", f.instance.as_ref()),
+        ("failure_since", f.since.as_ref()),
+        ("failure_found", Some(&f.found)),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.map(|v| (k.to_string(), v.clone())))
+    .collect()
 }
 
 /// Resolves the open page once its step is COMPLETE (done, or

@@ -12,6 +12,9 @@ pub struct RunOptions {
     pub resume_az_rebalance: bool,
     /// The command an operator runs to resume (printed and paged).
     pub resume_command: String,
+    /// Go on past a failure the roll paused on (`--acknowledge-failure`):
+    /// it is acknowledged and never reported again.
+    pub acknowledge_failure: bool,
     /// Shared with the plan API (`--listen`): the runner keeps its
     /// snapshot current, drains its operations at each tick with the
     /// queued files, and reports step durations to it.

@@ -28,7 +28,7 @@ use super::steps::{self, Memory, StepContext, Tick, Wait};
 use super::tick_context::TickContext;
 use super::wait;
 use crate::plan::{Status, StepIndex, plan_candidates};
-use crate::roll::decide::roll_plan::continue_command;
+use crate::roll::decide::roll_plan::{self, continue_command};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::record::checkpoint::{
@@ -47,6 +47,8 @@ enum Advanced {
     /// writer changed the group. The reason, as the page says it.
     Pause(String),
 }
+
+mod on_failure;
 
 pub struct Runner<'a, P> {
     ports: P,
@@ -113,6 +115,9 @@ impl<'a, P: Ports> Runner<'a, P> {
         if let Some(reason) = self.held_reason(true) {
             return self.held(reason).await;
         }
+        if let Some(outcome) = self.failure_on_resume().await? {
+            return Ok(self.end(outcome));
+        }
         paging::resume_after_pause(&mut self.journal, &self.clock).await?;
         loop {
             if self.stopped() {
@@ -126,6 +131,9 @@ impl<'a, P: Ports> Runner<'a, P> {
             paging::resolve_settled_page(&mut self.journal, self.ports.pager()).await?;
             if self.journal.checkpoint.plan.is_complete() {
                 paging::resolve_open_page(&mut self.journal, self.ports.pager()).await?;
+                if roll_plan::rolling_back(&self.journal.checkpoint.plan) {
+                    return self.rolled_back().await;
+                }
                 let summary = self.journal.checkpoint.summary.clone().unwrap_or_default();
                 return Ok(self.end(Outcome::Complete { summary }));
             }
@@ -148,6 +156,13 @@ impl<'a, P: Ports> Runner<'a, P> {
                 return self.held(reason).await;
             }
             let mut tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
+            if let Some(found) = self.watch(&mut tick).await? {
+                if let Some(reason) = self.failure_found(found).await? {
+                    return self.pause(candidates[0], reason).await;
+                }
+                // Turned around: the next tick runs the rollback phase.
+                continue;
+            }
             let mut finished = false;
             let mut begun = false;
             let steps_before = self.kinds.len();

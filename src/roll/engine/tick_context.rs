@@ -3,7 +3,8 @@
 //! step per old agent, and each would otherwise read the whole cluster on
 //! every tick: here Marathon's apps, Mesos' agents, the group and Mesos'
 //! maintenance status are each read at most once per tick, on first ask
-//! (a tick whose steps need none of them reads none). A new tick starts
+//! (a tick whose steps need none of them reads none); so is the launch
+//! queue the failure watch reads. A new tick starts
 //! with a new context, so nothing read in one tick is trusted in the next.
 //!
 //! It also counts what the tick itself does that its reads cannot show
@@ -20,7 +21,7 @@ use crate::roll::decide::roll_plan::TERMINATE;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
-use crate::roll::ports::marathon::{App, Marathon};
+use crate::roll::ports::marathon::{App, Marathon, QueuedLaunch};
 use crate::roll::ports::mesos::{Agent, MaintenanceStatus, MesosMaster};
 use crate::roll::record::checkpoint::Checkpoint;
 
@@ -32,6 +33,7 @@ pub struct TickContext<P> {
     observation: Option<Arc<Observation>>,
     group: Option<Arc<AutoScalingGroup>>,
     maintenance: Option<Arc<MaintenanceStatus>>,
+    queue: Option<Arc<Vec<QueuedLaunch>>>,
     /// Old agents per AZ being terminated (sent, step not complete),
     /// counted on first ask and kept up to date by this tick's sends.
     terminating: Option<HashMap<String, usize>>,
@@ -49,6 +51,7 @@ impl<P: Ports> TickContext<P> {
             observation: None,
             group: None,
             maintenance: None,
+            queue: None,
             terminating: None,
             sent: HashSet::new(),
         }
@@ -96,6 +99,16 @@ impl<P: Ports> TickContext<P> {
         let status = Arc::new(self.ports.mesos().maintenance_status().await?);
         self.maintenance = Some(status.clone());
         Ok(status)
+    }
+
+    /// Marathon's launch queue as this tick sees it.
+    pub async fn queue(&mut self) -> Result<Arc<Vec<QueuedLaunch>>, RollError> {
+        if let Some(queue) = &self.queue {
+            return Ok(queue.clone());
+        }
+        let queue = Arc::new(self.ports.marathon().launch_queue().await?);
+        self.queue = Some(queue.clone());
+        Ok(queue)
     }
 
     /// Check before write, on this tick's look at the group: its desired

@@ -68,6 +68,15 @@ pub trait AutoScaling {
         max: u32,
     ) -> impl Future<Output = Result<(), AutoScalingError>> + Send;
 
+    /// Sets what the group launches new instances from: a launch template
+    /// (by id or name, and version) or a launch configuration (absolute,
+    /// so idempotent). Instances already running are not touched.
+    fn set_launch_source(
+        &self,
+        group: &str,
+        source: &LaunchSource,
+    ) -> impl Future<Output = Result<(), AutoScalingError>> + Send;
+
     /// Creates or overwrites tags on the group (idempotent).
     fn put_tags(
         &self,

@@ -23,6 +23,8 @@ pub struct App {
     /// How many health checks the app defines; 0 changes what "healthy"
     /// means for it (running counts instead).
     pub health_checks: usize,
+    /// The longest `intervalSeconds` of its health checks, if it has any.
+    pub health_check_interval: Option<Duration>,
     /// Ids of the deployments that touch the app right now; an app with
     /// one is locked (changes answer 409) and not settled.
     pub deployments: Vec<String>,
@@ -188,6 +190,20 @@ pub trait Marathon {
         id: &str,
         timeout: Duration,
     ) -> impl Future<Output = Result<(), MarathonError>> + Send;
+
+    /// Cancels deployment `id` without `force`: Marathon stops it and
+    /// deploys the app's previous definition back (a surge's scale-up is
+    /// undone). Returns the id of that rollback deployment, or `None` when
+    /// the deployment is no longer there (finished, or cancelled before).
+    fn cancel_deployment(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<String>, MarathonError>> + Send;
+
+    /// Drops the app's launch delay, so that its next launch is not held
+    /// back by the failures before (`DELETE /v2/queue/{id}/delay`). An app
+    /// not in the queue is not an error.
+    fn reset_delay(&self, app: &str) -> impl Future<Output = Result<(), MarathonError>> + Send;
 
     /// Kills tasks: with `scale` false Marathon relaunches them elsewhere
     /// (moving them off an agent); with `scale` true the apps shrink.

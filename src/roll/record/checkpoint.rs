@@ -33,7 +33,7 @@ mod store;
 
 pub use error::CheckpointError;
 pub use events::{Event, EventKind};
-pub use failure::{FailureRecord, NewAgent};
+pub use failure::{FailureRecord, NewAgent, OnFailure};
 pub use moves::{Surge, SurgeState, WaveRecord};
 pub use run_lock::{RunLock, RunLockError};
 pub use store::CheckpointStore;
@@ -100,6 +100,14 @@ pub struct Checkpoint {
     /// that paused on them: never reported again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub acknowledged_failures: Vec<String>,
+    /// When the bake of the first moves on the new agents ends (Unix
+    /// ms; set when it starts): no old agent goes before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bake_until_unix_ms: Option<u64>,
+    /// What the roll does on a failure found on the new agents
+    /// (`--on-failure`; a resume may change it).
+    #[serde(default)]
+    pub on_failure: OnFailure,
     /// Apps allowed to be unhealthy (`--allow-unhealthy`, at the start or
     /// on any resume): the preflight and every health wait leave them out.
     #[serde(default)]

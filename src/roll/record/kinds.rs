@@ -34,6 +34,18 @@ pub enum StepKind {
     DrainWave { wave: u32 },
     /// Put one emptied agent down and terminate its instance (drain).
     Terminate { instance: String },
+    /// Rollback: the new agents under maintenance, the old agents' windows
+    /// lifted (machines brought up).
+    RollbackWindows,
+    /// Rollback: surges set back, every task on a new agent moved back to
+    /// the old agents within its app's floor.
+    RollbackMoves,
+    /// Rollback: the new instances terminated with decrement, down to the
+    /// group's original size.
+    RollbackTerminate,
+    /// Rollback: the group's launch template (or configuration) set back
+    /// to the one the old instances run.
+    RollbackLaunchSource,
     /// Resume what the roll suspended.
     ResumeProcesses,
     /// Restore the MaxSize `--raise-max` raised.

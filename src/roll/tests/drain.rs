@@ -15,7 +15,7 @@ use super::in_process::{app_counts, cluster, in_service, roll, settings};
 use crate::plan::{self, Status};
 use crate::roll::decide::roll_plan::{DRAIN, RollStrategy, TERMINATE};
 use crate::roll::engine::Outcome;
-use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore};
+use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, OnFailure};
 use crate::roll::run::{RunResult, RunSettings, run};
 use crate::simulated::SimulatedCluster;
 
@@ -187,6 +187,8 @@ async fn a_drain_of_hazards_pauses_on_the_never_healthy_app_and_finishes_once_it
     // once the app is allowed needs a deployment cancel (not yet done).
     let mut first = drain(&path, target);
     first.request.floor = crate::roll::decide::safety::Floor::One;
+    // Pause on the failure (the default would roll back).
+    first.request.on_failure = OnFailure::Pause;
 
     let (outcome, paused, _) = roll(&cluster, first).await;
     let Outcome::Paused { step, reason, .. } = outcome else {

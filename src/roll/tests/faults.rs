@@ -14,8 +14,8 @@ use crate::roll::decide::roll_plan::{RollStrategy, WAIT_REGISTERED};
 use crate::roll::engine::Outcome;
 use crate::roll::ports::PortSet;
 use crate::roll::ports::auto_scaling::{
-    AutoScaling, AutoScalingError, AutoScalingGroup, Ec2Instance, GroupTag, ScalingActivity,
-    ScalingProcess, Termination,
+    AutoScaling, AutoScalingError, AutoScalingGroup, Ec2Instance, GroupTag, LaunchSource,
+    ScalingActivity, ScalingProcess, Termination,
 };
 use crate::roll::ports::pager::{Page, Pager, PagerError};
 use crate::roll::record::checkpoint::Checkpoint;
@@ -645,6 +645,13 @@ impl AutoScaling for FailingTerminations<'_> {
         max: u32,
     ) -> Result<(), AutoScalingError> {
         self.aws.update_size_limits(group, min, max).await
+    }
+    async fn set_launch_source(
+        &self,
+        group: &str,
+        source: &LaunchSource,
+    ) -> Result<(), AutoScalingError> {
+        self.aws.set_launch_source(group, source).await
     }
     async fn put_tags(&self, group: &str, tags: &[GroupTag]) -> Result<(), AutoScalingError> {
         self.aws.put_tags(group, tags).await

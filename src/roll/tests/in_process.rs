@@ -16,7 +16,7 @@ use crate::roll::decide::safety::Floor;
 use crate::roll::engine::{Outcome, RunOptions};
 use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState};
 use crate::roll::preflight::{Request, Selection};
-use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, EventKind};
+use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, EventKind, OnFailure};
 use crate::roll::run::{RunResult, RunSettings, run};
 use crate::sim::Scenario;
 use crate::simulated::SimulatedCluster;
@@ -45,14 +45,17 @@ pub(crate) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> Ru
             skip_not_in_service: false,
             strategy: crate::roll::decide::roll_plan::RollStrategy::Serial,
             max_unavailable: None,
+            on_failure: Default::default(),
         },
         target_given: true,
         select_given: false,
         strategy_given: false,
         floor_given: false,
+        on_failure_given: false,
         options: RunOptions {
             resume_az_rebalance: false,
             resume_command: "roller run (test)".to_string(),
+            acknowledge_failure: false,
             live: None,
         },
     }
@@ -160,6 +163,8 @@ async fn a_never_healthy_app_pauses_the_roll_and_allow_unhealthy_on_the_resume_l
     // once the app is allowed needs a deployment cancel (not yet done).
     let one = |mut s: RunSettings| {
         s.request.floor = Floor::One;
+        // Pause on the failure (the default would roll back).
+        s.request.on_failure = OnFailure::Pause;
         s
     };
 

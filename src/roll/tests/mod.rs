@@ -6,4 +6,5 @@ mod drain;
 mod faults;
 pub(crate) mod in_process;
 mod moto;
+mod rollback;
 mod surge;

@@ -125,6 +125,8 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         new_agents: Vec::new(),
         failure: None,
         acknowledged_failures: Vec::new(),
+        on_failure: Default::default(),
+        bake_until_unix_ms: None,
         allow_unhealthy: Vec::new(),
         pause: None,
         open_page: None,

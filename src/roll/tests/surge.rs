@@ -41,6 +41,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
         skip_not_in_service: false,
         strategy: crate::roll::decide::roll_plan::RollStrategy::Serial,
         max_unavailable: None,
+        on_failure: Default::default(),
     };
     // The never-healthy app may not be relaunched during this test: only
     // the single-instance app's agent is replaced, the first in the plan.

@@ -35,6 +35,12 @@ impl StepAction for DrainWave {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
         let wave = self.wave;
         let id = wave_id(wave);
+        // The first wave's moves bake on the new agents before the next.
+        if wave > 1
+            && let Some(baking) = cx.bake_gate(true).await?
+        {
+            return Ok(Tick::Waiting(baking));
+        }
         let seen = cx.tick.observation().await?;
         let Some(n) = cx
             .journal

@@ -19,16 +19,23 @@
 //!   instance terminated.
 //! - `finish.rs`: `ResumeProcesses`, `RestoreMaxSize`, `EndMaintenance`,
 //!   `ReportRebalance`, `Unlock` (also what `roller abandon` runs).
+//! - `rollback.rs`: `RollbackWindows`, `RollbackMoves`,
+//!   `RollbackTerminate`, `RollbackLaunchSource`: the rollback phase after
+//!   a failure on the new agents.
+//! - `bake.rs`: no old agent goes before the first moves have stayed up
+//!   on the new agents for a bake time.
 //! - `task_moves.rs`: moving tasks off an agent (kills, surges, a
 //!   maintenance window), shared by `Replace` and `DrainWave`.
 //!
 //! May import: what the engine may, but never the runner: a step gets all
 //! it uses through its `StepContext`.
 
+mod bake;
 mod drain_wave;
 mod finish;
 mod prepare;
 mod replace;
+mod rollback;
 mod scale_up;
 mod task_moves;
 mod terminate;
@@ -78,6 +85,10 @@ pub async fn tick<P: Ports>(
         StepKind::Replace { instance } => replace::Replace { instance }.tick(cx).await,
         StepKind::DrainWave { wave } => drain_wave::DrainWave { wave: *wave }.tick(cx).await,
         StepKind::Terminate { instance } => terminate::Terminate { instance }.tick(cx).await,
+        StepKind::RollbackWindows => rollback::RollbackWindows.tick(cx).await,
+        StepKind::RollbackMoves => rollback::RollbackMoves.tick(cx).await,
+        StepKind::RollbackTerminate => rollback::RollbackTerminate.tick(cx).await,
+        StepKind::RollbackLaunchSource => rollback::RollbackLaunchSource.tick(cx).await,
         StepKind::ResumeProcesses => finish::ResumeProcesses.tick(cx).await,
         StepKind::RestoreMaxSize => finish::RestoreMaxSize.tick(cx).await,
         StepKind::EndMaintenance => finish::EndMaintenance.tick(cx).await,

@@ -60,6 +60,11 @@ impl StepAction for Replace<'_> {
                         format!("{instance} is safe to terminate; stopping first"),
                     ));
                 }
+                // Its tasks are on the new agents now: the first
+                // replacement bakes there before its instance goes.
+                if let Some(baking) = cx.bake_gate(true).await? {
+                    return Ok(Tick::Waiting(baking));
+                }
             }
             // Also when the instance is already gone: gone by another
             // writer's hand, the group's count says so before it is

@@ -12,7 +12,7 @@ use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
 use crate::roll::ports::mesos::{MesosMaster, Unavailability};
-use crate::roll::record::checkpoint::MaintenanceRecord;
+use crate::roll::record::checkpoint::{MaintenanceRecord, NewAgent};
 use crate::roll::record::kinds::WaitKind;
 
 /// Sets the desired capacity to N + K − terminated.
@@ -91,13 +91,29 @@ impl StepAction for WaitRegistered {
             .filter(|a| a.active)
             .map(|a| a.identity())
             .collect();
-        let matched = match_agents(&cx.env.agent_match, &ec2, &agents)
-            .matched
-            .len();
+        let pairs = match_agents(&cx.env.agent_match, &ec2, &agents).matched;
+        let matched = pairs.len();
         if matched < expected as usize {
             return waiting(format!(
                 "{matched} of {expected} new instances are active Mesos agents"
             ));
+        }
+        // What the roll watches for failure from now on (kept across
+        // reruns: a rerun of this step records the same agents).
+        let recorded = &mut cx.journal.checkpoint.new_agents;
+        for (instance, agent_id) in pairs {
+            let Some(agent) = agents.iter().find(|a| a.id == agent_id) else {
+                continue;
+            };
+            if recorded.iter().any(|r| r.instance == instance) {
+                continue;
+            }
+            recorded.push(NewAgent {
+                instance,
+                agent_id,
+                hostname: agent.hostname.clone(),
+                ip: agent.ip.map(|ip| ip.to_string()),
+            });
         }
         Ok(Tick::Done(format!("{matched} new agents registered")))
     }

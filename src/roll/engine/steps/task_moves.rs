@@ -222,10 +222,27 @@ impl<P: Ports> StepContext<'_, '_, P> {
             if !old_listed {
                 if app.instances > surge.instances {
                     // An old task went some other way (a crash): undo the
-                    // extra instance so the app ends where it started.
+                    // extra instance so the app ends where it started. A
+                    // deployment holding the app (409) is waited for: the
+                    // surge stays open until the undo is accepted.
                     self.intend(format!("surge {}: undo to {}", surge.app, surge.instances))
                         .await?;
-                    self.scale(&surge.app, surge.instances).await?;
+                    match self
+                        .ports
+                        .marathon()
+                        .scale_app(&surge.app, surge.instances)
+                        .await
+                    {
+                        Ok(_) | Err(MarathonError::AppNotFound { .. }) => {}
+                        Err(MarathonError::Conflict { .. }) => {
+                            waiting.push(format!(
+                                "{}: undoing its surge once its deployment ends",
+                                surge.app
+                            ));
+                            continue;
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
                 }
                 // Bookkeeping only: written with the tick.
                 self.journal.checkpoint.surges[n].state = SurgeState::Done;

@@ -95,6 +95,10 @@ impl StepAction for Terminate<'_> {
                 "waiting for the drain to begin (no old agent goes before it does)".to_string(),
             ));
         }
+        let first_wave_done = wave_one_complete(&cx.journal.checkpoint);
+        if let Some(baking) = cx.bake_gate(first_wave_done).await? {
+            return Ok(Tick::Waiting(baking));
+        }
         let seen = cx.tick.observation().await?;
         if let Some(why) = seen.busy(&record.agent_id) {
             if drain == Some(Status::Complete) && seen.tasks_on(&record.agent_id) > 0 {
@@ -292,4 +296,12 @@ fn drain_held_before_start(checkpoint: &Checkpoint) -> bool {
         .iter()
         .find(|p| p.id == DRAIN)
         .is_some_and(|p| p.is_interrupted() && p.steps.iter().all(|s| s.status == Status::Pending))
+}
+
+/// Whether the drain's first wave is complete (its bake may begin).
+fn wave_one_complete(checkpoint: &Checkpoint) -> bool {
+    let first = crate::roll::decide::roll_plan::wave_id(1);
+    checkpoint
+        .find_step(&format!("{DRAIN}/{first}"))
+        .is_some_and(|at| checkpoint.plan.step(at).is_complete())
 }

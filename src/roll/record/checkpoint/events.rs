@@ -53,6 +53,12 @@ pub enum EventKind {
     Operator,
     /// The run stopped because the plan is held by an operator or a canary.
     Held,
+    /// The failure watch found a failure on a new agent.
+    FailureFound,
+    /// The plan turned around: the rollback phase runs.
+    RollingBack,
+    /// The rollback is complete.
+    RolledBack,
 }
 
 impl EventKind {
@@ -69,6 +75,9 @@ impl EventKind {
             EventKind::PageFailed => "page_failed",
             EventKind::PageResolved => "page_resolved",
             EventKind::Failure => "failure",
+            EventKind::FailureFound => "failure_found",
+            EventKind::RollingBack => "rolling_back",
+            EventKind::RolledBack => "rolled_back",
             EventKind::Terminate => "terminate",
             EventKind::Surge => "surge",
             EventKind::Rebalance => "rebalance",

@@ -32,3 +32,36 @@ pub struct FailureRecord {
     /// When the roll found it (UTC, RFC 3339).
     pub found: String,
 }
+
+/// What the roll does when it finds a failure on the new agents
+/// (`--on-failure`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnFailure {
+    /// Turn around: a `rollback` phase puts every task back on the old
+    /// agents and the group back as it was.
+    #[default]
+    Rollback,
+    /// Pause and page; a human decides (`roller rollback`, or resume with
+    /// `--acknowledge-failure`).
+    Pause,
+}
+
+impl OnFailure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnFailure::Rollback => "rollback",
+            OnFailure::Pause => "pause",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<OnFailure, String> {
+        match text {
+            "rollback" => Ok(OnFailure::Rollback),
+            "pause" => Ok(OnFailure::Pause),
+            other => Err(format!(
+                "--on-failure {other:?}: expected rollback (the default: put the cluster back as it was) or pause (stop and page a human)"
+            )),
+        }
+    }
+}

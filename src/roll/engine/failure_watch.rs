@@ -1,0 +1,84 @@
+//! The failure watch: at the start of every tick, before any step may
+//! kill, surge or terminate, the runner looks at what the roll placed on
+//! its new agents (`decide::failure` says what counts as a failure). One
+//! failure found stops the roll's moves at once: it is recorded in the
+//! checkpoint with its evidence, and the runner pauses or rolls back
+//! (`--on-failure`).
+//!
+//! The watch reads Marathon's apps through the tick's context (the steps
+//! of the same tick reuse them) and its launch queue; it runs only while
+//! there is something to protect: new agents recorded, no failure
+//! recorded, and steps that move tasks or terminate old agents not all
+//! complete.
+
+use std::collections::HashSet;
+
+use super::clock::RollClock;
+use super::tick_context::TickContext;
+use crate::roll::decide::failure::{self, Evidence, NewAgentRef, Watched};
+use crate::roll::error::RollError;
+use crate::roll::ports::Ports;
+use crate::roll::record::checkpoint::{Checkpoint, FailureRecord, utc};
+
+/// Whether the watch looks this tick: the roll has new agents, has found
+/// no failure yet, and `moving` (a step that moves tasks or terminates an
+/// old agent is not complete).
+pub fn watching(checkpoint: &Checkpoint, moving: bool) -> bool {
+    moving && checkpoint.failure.is_none() && !checkpoint.new_agents.is_empty()
+}
+
+/// The first failure on the new agents this tick shows, if any.
+pub async fn look<P: Ports>(
+    checkpoint: &Checkpoint,
+    tick: &mut TickContext<P>,
+) -> Result<Option<Evidence>, RollError> {
+    let seen = tick.observation().await?;
+    let queue = tick.queue().await?;
+    let new_agents: Vec<NewAgentRef<'_>> = checkpoint
+        .new_agents
+        .iter()
+        .map(|a| NewAgentRef {
+            instance: &a.instance,
+            agent_id: &a.agent_id,
+            hostname: &a.hostname,
+        })
+        .collect();
+    let on_new: HashSet<&str> = new_agents.iter().map(|a| a.agent_id).collect();
+    let mut moved: HashSet<String> = checkpoint
+        .waves
+        .iter()
+        .flat_map(|w| w.apps.iter().cloned())
+        .chain(checkpoint.surges.iter().map(|s| s.app.clone()))
+        .collect();
+    for app in &seen.apps {
+        let placed = app
+            .tasks
+            .iter()
+            .any(|t| t.agent_id.as_deref().is_some_and(|a| on_new.contains(a)));
+        if placed {
+            moved.insert(app.id.clone());
+        }
+    }
+    Ok(failure::detect(&Watched {
+        apps: &seen.apps,
+        queue: &queue,
+        new_agents: &new_agents,
+        moved: &moved,
+        allowed: &checkpoint.allow_unhealthy,
+        acknowledged: &checkpoint.acknowledged_failures,
+    }))
+}
+
+/// The failure as the checkpoint records it, found now.
+pub fn record(evidence: &Evidence, clock: &RollClock) -> FailureRecord {
+    FailureRecord {
+        key: evidence.key.clone(),
+        app: evidence.app.clone(),
+        task: evidence.task.clone(),
+        agent: evidence.agent.clone(),
+        instance: evidence.instance.clone(),
+        what: evidence.what.clone(),
+        since: evidence.since.map(utc),
+        found: clock.utc(),
+    }
+}

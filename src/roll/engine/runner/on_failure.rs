@@ -1,0 +1,197 @@
+//! What the runner does about a failure on the new agents: the watch's
+//! look each tick (`failure_watch.rs` looks, `decide::failure` judges),
+//! recording what was found, turning the plan around into its rollback
+//! phase or pausing (`--on-failure`), deciding on a rerun of a roll that
+//! paused on one, and the end of a rollback (its page, `RolledBack`).
+
+use super::Runner;
+use crate::roll::decide::failure::Evidence;
+use crate::roll::decide::roll_plan;
+use crate::roll::engine::failure_watch;
+use crate::roll::engine::outcome::{Ended, Outcome};
+use crate::roll::engine::paging;
+use crate::roll::engine::tick_context::TickContext;
+use crate::roll::error::RollError;
+use crate::roll::ports::Ports;
+use crate::roll::record::checkpoint::{CheckpointError, EventKind, OnFailure};
+use crate::roll::record::kinds::StepKind;
+
+impl<P: Ports> Runner<'_, P> {
+    /// The failure watch's look this tick (`failure_watch.rs`), while the
+    /// roll still moves tasks or terminates old agents. A look that fails
+    /// for a passing reason is skipped: the steps' own reads retry.
+    pub(super) async fn watch(
+        &self,
+        tick: &mut TickContext<P>,
+    ) -> Result<Option<Evidence>, RollError> {
+        let plan = &self.journal.checkpoint.plan;
+        let moving = self.kinds.iter().any(|(at, kind)| {
+            matches!(
+                kind,
+                StepKind::Replace { .. } | StepKind::DrainWave { .. } | StepKind::Terminate { .. }
+            ) && !plan.step(*at).is_complete()
+        });
+        if !failure_watch::watching(&self.journal.checkpoint, moving) {
+            return Ok(None);
+        }
+        match failure_watch::look(&self.journal.checkpoint, tick).await {
+            Ok(found) => Ok(found),
+            Err(err) if err.is_transient() => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// A failure on the new agents: recorded (nothing is moved, surged or
+    /// terminated from now on), then the plan turns around
+    /// (`--on-failure rollback`, and `None` is returned: the loop goes
+    /// on) or the roll must pause and page with the evidence (the reason
+    /// is returned).
+    pub(super) async fn failure_found(
+        &mut self,
+        found: Evidence,
+    ) -> Result<Option<String>, RollError> {
+        let record = failure_watch::record(&found, &self.clock);
+        let checkpoint = &mut self.journal.checkpoint;
+        checkpoint.failure = Some(record);
+        checkpoint.log(
+            EventKind::FailureFound,
+            format!("failure on a new agent: {}", found.sentence()),
+        );
+        self.journal.save().await?;
+        match self.journal.checkpoint.on_failure {
+            OnFailure::Rollback => {
+                self.turn_around()?;
+                self.journal.save().await?;
+                Ok(None)
+            }
+            OnFailure::Pause => {
+                let reason = format!(
+                    "a failure on the new agents ({}); nothing more is moved, surged or terminated. \
+                     Resume with --acknowledge-failure to go on with the roll, or with \
+                     --on-failure rollback to put the cluster back as it was",
+                    found.sentence()
+                );
+                Ok(Some(reason))
+            }
+        }
+    }
+
+    /// Turns the plan around (`roll_plan::turn_around`): the steps not run
+    /// are closed, the rollback phase added, and dispatch learns its
+    /// steps.
+    fn turn_around(&mut self) -> Result<(), RollError> {
+        let checkpoint = &mut self.journal.checkpoint;
+        let why = checkpoint
+            .failure
+            .as_ref()
+            .map_or("an operator's order".to_string(), |f| {
+                format!("failure on a new agent: {}", f.what)
+            });
+        let closed = roll_plan::turn_around(&mut checkpoint.plan, &why);
+        for id in &closed {
+            checkpoint.progress.remove(id);
+        }
+        checkpoint.log(
+            EventKind::RollingBack,
+            format!(
+                "rolling back ({why}): {} step(s) not run; the rollback phase puts the cluster back",
+                closed.len()
+            ),
+        );
+        self.kinds = checkpoint
+            .step_kinds()
+            .map_err(|reason| CheckpointError::Corrupt {
+                path: self.journal.store().location().to_path_buf(),
+                reason,
+            })?
+            .into_iter()
+            .collect();
+        Ok(())
+    }
+
+    /// A rerun of a roll that paused on a failure (`--on-failure pause`):
+    /// `--acknowledge-failure` goes on past it, `--on-failure rollback`
+    /// turns around; anything else leaves it paused, as it was. `None`
+    /// when the run goes on.
+    pub(super) async fn failure_on_resume(&mut self) -> Result<Option<Outcome>, RollError> {
+        let checkpoint = &mut self.journal.checkpoint;
+        let Some(failure) = checkpoint.failure.clone() else {
+            return Ok(None);
+        };
+        if roll_plan::rolling_back(&checkpoint.plan) {
+            return Ok(None);
+        }
+        // An app the operator now allows to be unhealthy has no failure
+        // the roll need stop for.
+        let allowed = failure
+            .app
+            .as_ref()
+            .is_some_and(|app| checkpoint.allow_unhealthy.contains(app));
+        if self.options.acknowledge_failure || allowed {
+            checkpoint.acknowledged_failures.push(failure.key.clone());
+            checkpoint.failure = None;
+            let how = if allowed {
+                "its app is allowed unhealthy"
+            } else {
+                "--acknowledge-failure"
+            };
+            checkpoint.log(
+                EventKind::Operator,
+                format!(
+                    "the failure on a new agent ({}) is acknowledged ({how}); the roll goes on",
+                    failure.key
+                ),
+            );
+            self.journal.save().await?;
+            return Ok(None);
+        }
+        if checkpoint.on_failure == OnFailure::Rollback {
+            paging::resume_after_pause(&mut self.journal, &self.clock).await?;
+            self.turn_around()?;
+            self.journal.save().await?;
+            return Ok(None);
+        }
+        let (step, paged) = checkpoint
+            .pause
+            .as_ref()
+            .map_or((String::new(), false), |p| (p.step.clone(), p.paged));
+        Ok(Some(Outcome::Paused {
+            step,
+            reason: format!(
+                "still paused on the failure on a new agent ({}: {}); resume with \
+                 --acknowledge-failure to go on, or --on-failure rollback to roll back",
+                failure.key, failure.what
+            ),
+            paged,
+        }))
+    }
+
+    /// The plan is complete after a rollback: the page says what failed
+    /// and that the cluster was rolled back.
+    pub(super) async fn rolled_back(mut self) -> Result<Ended, RollError> {
+        let checkpoint = &self.journal.checkpoint;
+        let failure = checkpoint
+            .failure
+            .as_ref()
+            .map_or("an operator's order".to_string(), |f| {
+                format!(
+                    "{} ({})",
+                    f.what,
+                    [f.app.as_deref(), f.instance.as_deref()]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join(" on ")
+                )
+            });
+        let source = (self.env.pager.source.clone()).unwrap_or_else(paging::host_name);
+        let paged =
+            paging::rolled_back(&mut self.journal, self.ports.pager(), &failure, &source).await?;
+        let summary = self.journal.checkpoint.summary.clone().unwrap_or_default();
+        Ok(self.end(Outcome::RolledBack {
+            failure,
+            summary,
+            paged,
+        }))
+    }
+}

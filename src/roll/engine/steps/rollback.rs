@@ -1,0 +1,512 @@
+//! The rollback phase, run after a failure on the new agents turned the
+//! plan around (`roll_plan::turn_around`): the cluster goes back to the
+//! old agents and the group back to what it was.
+//!
+//! - `RollbackWindows`: the new agents under maintenance (Marathon places
+//!   nothing more there), the old agents' windows lifted (downed machines
+//!   brought up), so that what moves goes back to the old agents.
+//! - `RollbackMoves`: surges set back (a surge's deployment still running
+//!   is cancelled, which makes Marathon deploy the count before it), then
+//!   every task on a new agent that goes is killed (`scale=false`) within
+//!   its app's floor: unhealthy ones at once, healthy ones while the
+//!   others keep the app at its floor. Launch delays of the apps moving
+//!   are dropped. Done when no task is left there and every app is
+//!   healthy.
+//! - `RollbackTerminate`: the new instances terminated with decrement, so
+//!   the group ends at its original size; it waits for them to leave the
+//!   group and Mesos.
+//! - `RollbackLaunchSource`: the group's launch template (or launch
+//!   configuration) set back to the one the old instances run, when they
+//!   all run one.
+//!
+//! If old instances were already terminated when the failure was found,
+//! as many new instances as were terminated stay (the first registered),
+//! so that the group keeps its size: the steps say which.
+//!
+//! The finish phase runs after this one (processes, MaxSize, the roll's
+//! maintenance windows, the tag), as for any roll.
+
+use std::collections::HashSet;
+use std::time::{Duration, SystemTime};
+
+use super::task_moves::WINDOW;
+use super::{StepAction, StepContext, Tick};
+use crate::roll::decide::{health, safety};
+use crate::roll::error::RollError;
+use crate::roll::ports::Ports;
+use crate::roll::ports::auto_scaling::{AutoScaling, LaunchSource};
+use crate::roll::ports::marathon::{Marathon, MarathonError};
+use crate::roll::ports::mesos::{MachineId, MesosMaster, Unavailability};
+use crate::roll::record::checkpoint::{
+    Checkpoint, EventKind, MaintenanceRecord, NewAgent, Surge, SurgeState,
+};
+use crate::roll::record::kinds::WaitKind;
+
+/// Who the rollback's own surges belong to (`Surge::instance`).
+const ROLLBACK_OWNER: &str = "rollback";
+
+/// The new agents the rollback keeps (as many as old instances were
+/// terminated, in the order they registered) and those that go.
+fn kept_and_going(checkpoint: &Checkpoint) -> (Vec<&NewAgent>, Vec<&NewAgent>) {
+    let terminated = checkpoint
+        .instances
+        .iter()
+        .filter(|i| i.terminate_sent)
+        .count();
+    let keep = terminated.min(checkpoint.new_agents.len());
+    let (kept, going) = checkpoint.new_agents.split_at(keep);
+    (kept.iter().collect(), going.iter().collect())
+}
+
+/// ` (kept to stay at N: i-1, i-2)`, or nothing.
+fn kept_note(checkpoint: &Checkpoint) -> String {
+    let (kept, _) = kept_and_going(checkpoint);
+    if kept.is_empty() {
+        return String::new();
+    }
+    let ids: Vec<&str> = kept.iter().map(|a| a.instance.as_str()).collect();
+    format!(
+        "; {} new instance(s) kept, as {} old one(s) were already terminated: {}",
+        ids.len(),
+        ids.len(),
+        ids.join(", ")
+    )
+}
+
+/// Puts the new agents that go under maintenance and lifts the old
+/// agents' windows (bringing downed ones up).
+///
+/// Safe to re-run: the new machines are recorded first (finish removes
+/// their windows), merging machines already scheduled changes nothing,
+/// only DOWN machines are brought up, and removing an absent window is a
+/// no-op.
+pub struct RollbackWindows;
+
+impl StepAction for RollbackWindows {
+    async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
+        let checkpoint = &mut cx.journal.checkpoint;
+        let (_, going) = kept_and_going(checkpoint);
+        let new: Vec<MaintenanceRecord> = going
+            .iter()
+            .map(|a| MaintenanceRecord {
+                hostname: a.hostname.clone(),
+                ip: a.ip.clone(),
+            })
+            .collect();
+        let old: Vec<MachineId> = checkpoint
+            .instances
+            .iter()
+            .filter(|i| !i.terminate_sent && !i.hostname.is_empty())
+            .map(|i| {
+                MaintenanceRecord {
+                    hostname: i.hostname.clone(),
+                    ip: i.ip.clone(),
+                }
+                .machine_id()
+            })
+            .collect();
+        for machine in &new {
+            if !checkpoint.maintenance.contains(machine) {
+                checkpoint.maintenance.push(machine.clone());
+            }
+        }
+        cx.intend(format!(
+            "rollback: {} new agent(s) under maintenance, windows of {} old agent(s) lifted",
+            new.len(),
+            old.len()
+        ))
+        .await?;
+        let mesos = cx.ports.mesos();
+        if !new.is_empty() {
+            let ids: Vec<MachineId> = new.iter().map(MaintenanceRecord::machine_id).collect();
+            let start = SystemTime::now() - Duration::from_secs(60);
+            mesos
+                .schedule_maintenance(
+                    &ids,
+                    Unavailability::new(start, cx.clock.window_span(WINDOW)),
+                )
+                .await?;
+        }
+        let status = mesos.maintenance_status().await?;
+        let down: Vec<MachineId> = status
+            .down
+            .into_iter()
+            .filter(|d| old.iter().any(|m| m.same_machine(d)))
+            .collect();
+        if !down.is_empty() {
+            mesos.machines_up(&down).await?;
+        }
+        if !old.is_empty() {
+            mesos.cancel_maintenance(&old).await?;
+        }
+        let note = kept_note(&cx.journal.checkpoint);
+        Ok(Tick::Done(format!(
+            "{} new agent(s) under maintenance; {} old agent(s) open again ({} brought up){note}",
+            new.len(),
+            old.len(),
+            down.len()
+        )))
+    }
+}
+
+/// Sets surges back and moves every task off the new agents that go,
+/// back to the old agents, within each app's floor; done when none is
+/// left there and every app is healthy.
+///
+/// Safe to re-run: counts are absolute, a kill is resent only while its
+/// task is listed (and not by the process that sent it), a cancel of a
+/// deployment already gone is a no-op, and every round is recomputed from
+/// what Marathon reports.
+pub struct RollbackMoves;
+
+impl StepAction for RollbackMoves {
+    async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
+        let mut pending = undo_surges(cx).await?;
+        let seen = cx.tick.observation().await?;
+        let rules = cx.rules(&seen);
+        let (_, going) = kept_and_going(&cx.journal.checkpoint);
+        let going: HashSet<String> = going.iter().map(|a| a.agent_id.clone()).collect();
+        let allowed = cx.journal.checkpoint.allow_unhealthy.clone();
+        // Apps a surge of the roll still holds: set back first.
+        let surged: HashSet<String> = cx
+            .journal
+            .checkpoint
+            .surges
+            .iter()
+            .filter(|s| s.state != SurgeState::Done)
+            .map(|s| s.app.clone())
+            .collect();
+        let mut surges: Vec<Surge> = Vec::new();
+        let on_going = |t: &crate::roll::ports::marathon::Task| {
+            t.agent_id.as_deref().is_some_and(|a| going.contains(a))
+        };
+        let mut kills: Vec<String> = Vec::new();
+        let mut moving: Vec<String> = Vec::new();
+        for app in &seen.apps {
+            let there: Vec<_> = app.tasks.iter().filter(|t| on_going(t)).collect();
+            if there.is_empty() {
+                continue;
+            }
+            moving.push(app.id.clone());
+            if surged.contains(&app.id) {
+                continue;
+            }
+            let floor = safety::floor(app, rules.floor);
+            let killed = &cx.memory.killed;
+            let mut healthy = app
+                .tasks
+                .iter()
+                .filter(|t| !killed.contains(&t.id))
+                .filter(|t| health::task_is_healthy(app, t, rules.settle))
+                .count();
+            let mut sent = 0;
+            // Healthy tasks the floor keeps: a surge starts their
+            // replacements (on the old agents) first.
+            let mut kept = Vec::new();
+            for task in there.iter().filter(|t| !killed.contains(&t.id)) {
+                if !health::task_is_healthy(app, task, rules.settle) {
+                    kills.push(task.id.clone());
+                    sent += 1;
+                } else if allowed.contains(&app.id) || healthy > floor as usize {
+                    kills.push(task.id.clone());
+                    healthy -= 1;
+                    sent += 1;
+                } else {
+                    kept.push(task.id.clone());
+                }
+            }
+            if let Some((task, extra)) = kept.split_first() {
+                surges.push(Surge {
+                    app: app.id.clone(),
+                    instances: app.instances,
+                    instance: ROLLBACK_OWNER.to_string(),
+                    task: task.clone(),
+                    extra_tasks: extra.to_vec(),
+                    state: SurgeState::ScalingUp,
+                    kill_sent: false,
+                });
+            }
+            pending.push(format!(
+                "{}: {} task(s) on new agents ({sent} moving now)",
+                app.id,
+                there.len()
+            ));
+        }
+        // A launch delay earned on the bad agents would hold the moves
+        // back on the good ones.
+        let queue = cx.tick.queue().await?;
+        let delayed: Vec<String> = queue
+            .iter()
+            .filter(|q| q.delay_left > Duration::ZERO && moving.contains(&q.app))
+            .map(|q| q.app.clone())
+            .collect();
+        for app in &delayed {
+            cx.intend(format!("rollback: drop the launch delay of {app}"))
+                .await?;
+            cx.ports.marathon().reset_delay(app).await?;
+        }
+        for surge in surges {
+            let (app, from, to) = (surge.app.clone(), surge.instances, surge.surged_instances());
+            cx.journal.checkpoint.surges.push(surge);
+            cx.intend(format!("rollback: surge {app} {from} -> {to}"))
+                .await?;
+            cx.scale(&app, to).await?;
+        }
+        pending.extend(cx.surge_round(ROLLBACK_OWNER, &seen).await?);
+        if !kills.is_empty() {
+            cx.intend(format!(
+                "rollback: kill {} task(s) on the new agents (scale=false): {}",
+                kills.len(),
+                kills.join(", ")
+            ))
+            .await?;
+            match cx.ports.marathon().kill_tasks(&kills, false).await {
+                Ok(_) => cx.memory.killed.extend(kills),
+                Err(MarathonError::Conflict { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if !pending.is_empty() {
+            return Ok(Tick::waiting(
+                WaitKind::TaskMoves,
+                format!(
+                    "moving tasks back to the old agents: {}",
+                    pending.join("; ")
+                ),
+            ));
+        }
+        let deployments = cx.ports.marathon().deployments().await?;
+        let verdict = health::judge(&seen.apps, &deployments, rules.settle);
+        let unhealthy: Vec<String> = verdict
+            .unhealthy()
+            .filter(|a| !allowed.contains(&a.id))
+            .map(|a| format!("{} ({})", a.id, a.reason().unwrap_or_default()))
+            .collect();
+        if !unhealthy.is_empty() {
+            return Ok(Tick::waiting(
+                WaitKind::Healthy,
+                format!(
+                    "waiting for every app to be healthy on the old agents: {}",
+                    unhealthy.join(", ")
+                ),
+            ));
+        }
+        Ok(Tick::Done(
+            "every task is back on the old agents; Marathon healthy".to_string(),
+        ))
+    }
+}
+
+/// Sets every open surge back to its app's count before it. A deployment
+/// still holding the app (the surge's own, whose new task never became
+/// healthy) is cancelled: Marathon then deploys the count before it.
+/// Returns what the surges still wait for.
+async fn undo_surges<P: Ports>(cx: &mut StepContext<'_, '_, P>) -> Result<Vec<String>, RollError> {
+    let mut pending = Vec::new();
+    for n in 0..cx.journal.checkpoint.surges.len() {
+        let surge = cx.journal.checkpoint.surges[n].clone();
+        if surge.state == SurgeState::Done || surge.instance == ROLLBACK_OWNER {
+            continue;
+        }
+        let app = match cx.ports.marathon().app(&surge.app).await {
+            Ok(app) => app,
+            Err(MarathonError::AppNotFound { .. }) => {
+                cx.journal.checkpoint.surges[n].state = SurgeState::Done;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if app.instances == surge.instances && app.deployments.is_empty() {
+            cx.journal.checkpoint.surges[n].state = SurgeState::Done;
+            cx.journal.checkpoint.log(
+                EventKind::Surge,
+                format!("rollback: {} back at {}", surge.app, surge.instances),
+            );
+            continue;
+        }
+        pending.push(format!("{}: surge being set back", surge.app));
+        if app.instances == surge.instances {
+            continue;
+        }
+        cx.intend(format!(
+            "rollback: scale {} back to {}",
+            surge.app, surge.instances
+        ))
+        .await?;
+        match cx
+            .ports
+            .marathon()
+            .scale_app(&surge.app, surge.instances)
+            .await
+        {
+            Ok(_) | Err(MarathonError::AppNotFound { .. }) => {}
+            Err(MarathonError::Conflict { deployments, .. }) => {
+                for id in deployments {
+                    cx.intend(format!(
+                        "rollback: cancel deployment {id} of {} (Marathon deploys the count before it)",
+                        surge.app
+                    ))
+                    .await?;
+                    cx.ports.marathon().cancel_deployment(&id).await?;
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(pending)
+}
+
+/// Terminates the new instances that go (decrementing the desired
+/// capacity), then waits for them to leave the group and their agents
+/// to leave Mesos.
+///
+/// Safe to re-run: a termination is sent only to an instance the group
+/// still has in service, and AWS answers one already terminating as such.
+pub struct RollbackTerminate;
+
+impl StepAction for RollbackTerminate {
+    async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
+        let checkpoint = &cx.journal.checkpoint;
+        let asg = checkpoint.asg.clone();
+        let original: HashSet<&String> = checkpoint.original.instance_ids.iter().collect();
+        let (kept, _) = kept_and_going(checkpoint);
+        let kept: HashSet<String> = kept.iter().map(|a| a.instance.clone()).collect();
+        let going_agents: HashSet<String> = kept_and_going(checkpoint)
+            .1
+            .iter()
+            .map(|a| a.agent_id.clone())
+            .collect();
+        let group = cx.ports.aws().describe_group(&asg).await?;
+        let going: Vec<String> = group
+            .instances
+            .iter()
+            .filter(|i| !original.contains(&i.id) && !kept.contains(&i.id))
+            .map(|i| i.id.clone())
+            .collect();
+        let to_send: Vec<String> = going
+            .iter()
+            .filter(|id| group.still_has(id))
+            .cloned()
+            .collect();
+        for instance in &to_send {
+            cx.intend(format!(
+                "rollback: terminate new instance {instance} (decrement)"
+            ))
+            .await?;
+            let result = cx.ports.aws().terminate_instance(&asg, instance).await?;
+            cx.journal.checkpoint.log(
+                EventKind::Terminate,
+                format!("rollback: {instance}: {result}"),
+            );
+            cx.save().await?;
+        }
+        if !going.is_empty() {
+            return Ok(Tick::waiting(
+                WaitKind::Deregistered,
+                format!(
+                    "waiting for {} new instance(s) to leave the group: {}",
+                    going.len(),
+                    going.join(", ")
+                ),
+            ));
+        }
+        let agents = cx.tick.agents().await?;
+        let active: Vec<&str> = agents
+            .iter()
+            .filter(|a| a.active && going_agents.contains(&a.id.0))
+            .map(|a| a.id.0.as_str())
+            .collect();
+        if !active.is_empty() {
+            return Ok(Tick::waiting(
+                WaitKind::Deregistered,
+                format!(
+                    "waiting for Mesos to drop {} new agent(s): {}",
+                    active.len(),
+                    active.join(", ")
+                ),
+            ));
+        }
+        let note = kept_note(&cx.journal.checkpoint);
+        Ok(Tick::Done(format!(
+            "new instances terminated; the group is at {} instance(s), desired {}{note}",
+            group.instances.len(),
+            group.desired_capacity
+        )))
+    }
+}
+
+/// Sets the group's launch source back to the one every old instance
+/// still in the group runs; leaves it, and says why, when they run
+/// different ones or none is left.
+///
+/// Safe to re-run: the value is absolute.
+pub struct RollbackLaunchSource;
+
+impl StepAction for RollbackLaunchSource {
+    async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
+        let checkpoint = &cx.journal.checkpoint;
+        let asg = checkpoint.asg.clone();
+        let original: HashSet<&String> = checkpoint.original.instance_ids.iter().collect();
+        let group = cx.ports.aws().describe_group(&asg).await?;
+        let mut sources: Vec<&LaunchSource> = Vec::new();
+        for source in group
+            .instances
+            .iter()
+            .filter(|i| original.contains(&i.id))
+            .filter_map(|i| i.launch_source.as_ref())
+        {
+            if !sources.contains(&source) {
+                sources.push(source);
+            }
+        }
+        let current = group
+            .launch_source
+            .as_ref()
+            .map_or("none".to_string(), describe);
+        let want = match sources.as_slice() {
+            [] => {
+                return Ok(Tick::Done(format!(
+                    "no old instance says what it was launched from: the group's launch source is left at {current}"
+                )));
+            }
+            [one] => (*one).clone(),
+            many => {
+                let all: Vec<String> = many.iter().map(|s| describe(s)).collect();
+                return Ok(Tick::Done(format!(
+                    "the old instances run different launch sources ({}): the group's is left at {current}; set it by hand",
+                    all.join(", ")
+                )));
+            }
+        };
+        if group.launch_source.as_ref() == Some(&want) {
+            return Ok(Tick::Done(format!(
+                "the group already launches from {current}, as the old instances"
+            )));
+        }
+        let wanted = describe(&want);
+        cx.intend(format!(
+            "rollback: the group launches from {wanted} again (was {current})"
+        ))
+        .await?;
+        cx.ports.aws().set_launch_source(&asg, &want).await?;
+        Ok(Tick::Done(format!(
+            "the group launches from {wanted} again (was {current})"
+        )))
+    }
+}
+
+/// `launch template web (lt-1) version 3`, `launch configuration web-v2`.
+fn describe(source: &LaunchSource) -> String {
+    match source {
+        LaunchSource::Template { id, name, version } => format!(
+            "launch template {}{} version {}",
+            name.as_deref().or(id.as_deref()).unwrap_or("?"),
+            match (name, id) {
+                (Some(_), Some(id)) => format!(" ({id})"),
+                _ => String::new(),
+            },
+            version.as_deref().unwrap_or("$Default")
+        ),
+        LaunchSource::Configuration { name } => format!("launch configuration {name}"),
+    }
+}

@@ -1,0 +1,258 @@
+//! A failure on the new agents, found by the watch: the roll stops moving
+//! at once and rolls back (or pauses, `--on-failure pause`), and the
+//! cluster ends as it started. Checked through the real clients against
+//! the simulator's answers, on paused tokio time.
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::in_process::{app_counts, cluster, in_service, roll, settings};
+use crate::plan::Status;
+use crate::roll::decide::roll_plan::{ROLLBACK, RollStrategy, WAIT_REGISTERED};
+use crate::roll::engine::Outcome;
+use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
+use crate::roll::ports::marathon::Marathon;
+use crate::roll::ports::mesos::MesosMaster;
+use crate::roll::record::checkpoint::{Checkpoint, EventKind, OnFailure};
+use crate::sim::world::Faults;
+use crate::simulated::SimulatedCluster;
+
+const APP: &str = "/web/frontend";
+
+/// What must be as it was after a rollback: the group (size, instances,
+/// MaxSize, processes, tags, launch source) and every app's count.
+#[derive(Debug, PartialEq)]
+struct Shape {
+    desired: u32,
+    max_size: u32,
+    instances: HashSet<String>,
+    suspended: Vec<String>,
+    tags: Vec<(String, String)>,
+    counts: BTreeMap<String, u32>,
+}
+
+async fn shape(cluster: &SimulatedCluster) -> Shape {
+    let group: AutoScalingGroup = cluster
+        .aws
+        .describe_group(&cluster.env.asg)
+        .await
+        .expect("group");
+    let mut suspended: Vec<String> = group
+        .suspended_processes
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    suspended.sort();
+    let mut tags: Vec<(String, String)> = group
+        .tags
+        .iter()
+        .map(|t| (t.key.clone(), t.value.clone()))
+        .collect();
+    tags.sort();
+    Shape {
+        desired: group.desired_capacity,
+        max_size: group.max_size,
+        instances: in_service(cluster).await,
+        suspended,
+        tags,
+        counts: app_counts(cluster),
+    }
+}
+
+/// An observer that switches `never_healthy_apps` on for every app once the
+/// new agents are registered (before anything moves), and off again once
+/// the plan has turned around when `heal_on_rollback`: the tasks started
+/// from then on (those put on the new agents) fail their checks, as on a
+/// bad image, while the old ones stay healthy.
+fn failing_once_registered(
+    cluster: &SimulatedCluster,
+    heal_on_rollback: bool,
+) -> impl FnMut(&Checkpoint) + Send + 'static {
+    let world = cluster.sim.world();
+    let (mut broken, mut healed) = (false, false);
+    move |checkpoint| {
+        let registered = checkpoint
+            .plan
+            .steps()
+            .any(|(_, s)| s.id == WAIT_REGISTERED && s.status == Status::Complete);
+        if registered && !broken {
+            broken = true;
+            world.with(|w| {
+                let every_app = w.apps(false).into_iter().map(|a| a.id).collect();
+                w.set_faults(Faults {
+                    never_healthy_apps: every_app,
+                    ..Faults::default()
+                })
+                .unwrap()
+            });
+        }
+        let turned = checkpoint.plan.phases.iter().any(|p| p.id == ROLLBACK);
+        if heal_on_rollback && turned && !healed {
+            healed = true;
+            world.with(|w| w.set_faults(Faults::default()).unwrap());
+        }
+    }
+}
+
+/// Every Marathon task runs on an agent of the roll's old instances, and
+/// the schedule holds no window.
+async fn all_on_old_agents(cluster: &SimulatedCluster, checkpoint: &Checkpoint) {
+    let old: HashSet<&str> = checkpoint
+        .instances
+        .iter()
+        .map(|i| i.agent_id.as_str())
+        .collect();
+    let apps = cluster.marathon.apps().await.expect("apps");
+    for app in &apps {
+        for task in &app.tasks {
+            let agent = task.agent_id.as_deref().unwrap_or_default();
+            assert!(
+                old.contains(agent),
+                "{} runs {} on {agent}",
+                app.id,
+                task.id
+            );
+        }
+        // Healthy as Marathon counts it; running for an app without checks.
+        let up = if app.has_health_checks() {
+            app.tasks_healthy
+        } else {
+            app.tasks_running
+        };
+        assert_eq!(up, app.instances, "{}", app.id);
+    }
+    let schedule = cluster
+        .mesos
+        .maintenance_schedule()
+        .await
+        .expect("schedule");
+    assert!(schedule.windows.is_empty(), "{schedule:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failure_on_the_new_agents_rolls_back_to_the_start_with_both_strategies() {
+    for strategy in [RollStrategy::Drain, RollStrategy::Serial] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cluster = cluster("demo", dir.path()).await;
+        let before = shape(&cluster).await;
+        let target = u32::try_from(before.instances.len()).unwrap();
+        let mut run = settings(&dir.path().join("roll.json"), target, &[]);
+        run.request.strategy = strategy;
+        let (_stop, stop) = tokio::sync::watch::channel(false);
+        let result = crate::roll::run::run(
+            cluster.ports(),
+            &cluster.env,
+            run,
+            stop,
+            Box::new(failing_once_registered(&cluster, true)),
+        )
+        .await
+        .expect("the run");
+        let crate::roll::run::RunResult::Finished {
+            outcome,
+            checkpoint,
+            ..
+        } = result
+        else {
+            panic!("nothing to do");
+        };
+        let Outcome::RolledBack { failure, .. } = &outcome else {
+            panic!("{strategy:?}: expected a rollback: {outcome:?}");
+        };
+        let found = checkpoint.failure.as_ref().expect("the failure recorded");
+        let app = found.app.as_deref().expect("the failure names its app");
+        assert!(before.counts.contains_key(app), "{strategy:?}: {app}");
+        assert!(failure.contains(app), "{strategy:?}: {failure}");
+        assert!(checkpoint.plan.is_complete());
+        assert!(
+            checkpoint
+                .events
+                .iter()
+                .any(|e| e.kind == EventKind::RollingBack),
+            "{strategy:?}"
+        );
+        // No old instance was terminated; the new ones are gone.
+        assert!(
+            checkpoint.instances.iter().all(|i| !i.terminate_sent),
+            "{strategy:?}"
+        );
+        assert_eq!(shape(&cluster).await, before, "{strategy:?}");
+        all_on_old_agents(&cluster, &checkpoint).await;
+        let report = cluster.sim.report();
+        assert_eq!(
+            report.apps_with_outage,
+            0,
+            "{strategy:?}: {}",
+            report.summary()
+        );
+        cluster.sim.shutdown().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn on_failure_pause_stops_at_the_failure_and_a_rerun_decides() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo", dir.path()).await;
+    let before = shape(&cluster).await;
+    let target = u32::try_from(before.instances.len()).unwrap();
+    let path = dir.path().join("roll.json");
+    let mut first = settings(&path, target, &[]);
+    first.request.strategy = RollStrategy::Drain;
+    first.request.on_failure = OnFailure::Pause;
+    let (_stop, stop) = tokio::sync::watch::channel(false);
+    let result = crate::roll::run::run(
+        cluster.ports(),
+        &cluster.env,
+        first,
+        stop,
+        Box::new(failing_once_registered(&cluster, false)),
+    )
+    .await
+    .expect("the run");
+    let crate::roll::run::RunResult::Finished {
+        outcome,
+        checkpoint,
+        ..
+    } = result
+    else {
+        panic!("nothing to do");
+    };
+    let Outcome::Paused { reason, .. } = &outcome else {
+        panic!("expected a pause: {outcome:?}");
+    };
+    assert!(reason.contains("failure on the new agents"), "{reason}");
+    assert!(reason.contains(APP), "{reason}");
+    assert!(
+        !reason.contains("timed out"),
+        "found, not waited out: {reason}"
+    );
+    assert_eq!(
+        checkpoint.failure.as_ref().unwrap().app.as_deref(),
+        Some(APP)
+    );
+    assert!(checkpoint.instances.iter().all(|i| !i.terminate_sent));
+
+    // A plain rerun changes nothing: still paused on the same failure.
+    let mut again = settings(&path, target, &[]);
+    again.target_given = false;
+    let (outcome, still, _) = roll(&cluster, again).await;
+    let Outcome::Paused { reason, .. } = &outcome else {
+        panic!("expected the pause to hold: {outcome:?}");
+    };
+    assert!(reason.contains("still paused"), "{reason}");
+    assert_eq!(still.events.len(), checkpoint.events.len());
+
+    // The operator heals the app and orders the rollback.
+    cluster
+        .sim
+        .world()
+        .with(|w| w.set_faults(Faults::default()).unwrap());
+    let mut back = settings(&path, target, &[]);
+    back.target_given = false;
+    back.request.on_failure = OnFailure::Rollback;
+    back.on_failure_given = true;
+    let (outcome, done, _) = roll(&cluster, back).await;
+    assert!(matches!(outcome, Outcome::RolledBack { .. }), "{outcome:?}");
+    assert_eq!(shape(&cluster).await, before);
+    all_on_old_agents(&cluster, &done).await;
+    cluster.sim.shutdown().await;
+}
