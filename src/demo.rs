@@ -167,6 +167,7 @@ async fn demo(
             resume_az_rebalance: false,
             resume_command: "roller demo".to_string(),
             acknowledge_failure: false,
+            rollback_ordered: false,
             live,
         },
     };

@@ -78,6 +78,7 @@ impl SimulatedCluster {
             time_scale,
             poll_interval: Duration::from_secs(5),
             settle_time: crate::roll::record::env::DEFAULT_SETTLE_TIME,
+            bake: None,
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir,

@@ -114,6 +114,12 @@ pub enum Command {
     /// (exit 3) when a wait times out; run again to resume.
     #[command(after_help = run_command::RUN_HELP)]
     Run(Box<RunArgs>),
+    /// Roll a paused or held roll back: the plan turns around into its
+    /// rollback phase (tasks back to the old agents, new instances
+    /// terminated down to the original size, the group restored), then
+    /// finishes. Exit 5 once rolled back.
+    #[command(after_help = run_command::ROLLBACK_HELP)]
+    Rollback(Box<RunArgs>),
     /// Show a roll's checkpoint: the plan tree, a pause, whether a run
     /// holds its lock; the exit code says the roll's state.
     #[command(after_help = status_command::HELP)]
@@ -318,8 +324,20 @@ pub struct RunArgs {
     /// or --on-failure rollback to roll back. A resume may change it.
     #[arg(long, value_name = "rollback|pause")]
     pub on_failure: Option<String>,
+    /// How long the first moves onto the new agents must stay up before
+    /// any old agent is terminated or the next drain wave starts (the
+    /// drain's first wave moves only a sample: one task each of a tenth
+    /// of the apps, apps with health checks first; the serial roll's
+    /// first replacement). Default: twice the longest health-check
+    /// interval of the apps moved, at least 60s; `0s` turns it off. Env
+    /// file key `bake`.
+    #[arg(long, value_name = "DURATION")]
+    pub bake: Option<String>,
     /// Resume past the failure the roll paused on (--on-failure pause):
-    /// it is acknowledged, logged, and never reported again.
+    /// it is acknowledged and logged, and the failure watch leaves its app
+    /// alone for the rest of the roll (its other tasks may have failed
+    /// the same way before you healed it). The app's health waits still
+    /// count it; --allow-unhealthy lets an app be unhealthy.
     #[arg(long)]
     pub acknowledge_failure: bool,
     /// Leave instances that are not InService (Standby, Pending,
@@ -508,6 +526,7 @@ impl Command {
             Command::Rebalance(args) => args.json,
             Command::Abandon(args) => args.json,
             Command::Run(_)
+            | Command::Rollback(_)
             | Command::Demo(_)
             | Command::Sim(_)
             | Command::Completions { .. }
@@ -517,7 +536,8 @@ impl Command {
 }
 
 fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
-    let view = cli.live(matches!(&cli.command, Command::Run(args) if args.json));
+    let view =
+        cli.live(matches!(&cli.command, Command::Run(args) | Command::Rollback(args) if args.json));
     match cli.command {
         Command::Plan { command } => plan_command::run(command, out),
         Command::Demo(args) => {
@@ -530,7 +550,8 @@ fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Sim(args) => sim_command::run(&args, out),
         Command::Health(args) => health_command::run(&args, out),
         Command::Rebalance(args) => rebalance_command::run(&args, out),
-        Command::Run(args) => run_command::run_command(&args, view, out),
+        Command::Run(args) => run_command::run_command(&args, false, view, out),
+        Command::Rollback(args) => run_command::run_command(&args, true, view, out),
         Command::Status(args) => status_command::run(&args, out),
         Command::Abandon(args) => abandon_command::run(&args, out),
         Command::Completions { shell } => {

@@ -30,14 +30,25 @@ The roll (see the README's \"The roll\"):
   scale-up  desired = N + K - terminated (absolute), wait for the new agents;
             drain: one maintenance window over every old agent
   drain     (drain) waves of task kills and surges that keep each app at its
-            floor, until the old agents are empty
+            floor, until the old agents are empty; wave-1 moves only a sample
+            (one task each of a tenth of the apps), which bakes on the new
+            agents (--bake) before any old agent goes or wave-2 starts
   terminate (drain) each emptied agent put down and terminated with
             decrement, at most --max-unavailable per AZ at once
   replace   (serial) per instance: move the tasks whose app would lose its
             last healthy task, terminate with decrement, wait for Mesos to drop
             the agent and Marathon to be healthy
+  rollback  (only after a failure on the new agents, --on-failure rollback,
+            or `roller rollback`) new agents under maintenance, old agents
+            opened again, tasks moved back within their floors, the new
+            instances terminated with decrement, the launch template restored
   finish    resume what was suspended, remove maintenance windows, report the
             AZ rebalance moves, remove the tag
+
+Through every wave, surge and replacement roller watches what it placed on the
+new agents (failed tasks, health kills, failing checks, launch delays): the
+first failure stops every kill, surge and termination at once, then rolls back
+(default) or pauses and pages (--on-failure pause).
 
 Output: one line per state change on stderr (RFC 3339 time, level, phase/step,
 status, what it waits for: -v/-q, --log-format json), redrawn in place as a
@@ -64,6 +75,29 @@ changed), 3 paused or held, 5 rolled back after a failure on the new
 agents (the cluster is as it was before the roll), 130 interrupted
 (resumable).";
 
+pub const ROLLBACK_HELP: &str = "\
+Takes the same flags as `roller run` (--env, --checkpoint, ...) and resumes the
+roll's checkpoint with its plan turned around: the steps not run are closed,
+and a rollback phase puts the new agents under maintenance, lifts the old
+agents' windows, moves every task on a new agent back to the old agents within
+its app's floor (surges set back), terminates the new instances with decrement
+down to the original size (if old instances were already terminated, as many
+new ones stay, and the output says which), sets the group's launch template
+back to the one the old instances run, and then finishes as any roll does.
+
+For a roll that is paused or held (no run holds its lock). A roll whose old
+instances are all terminated has nothing to go back to and is refused (exit
+2); so is a path with no roll in progress. A live run rolls back by itself on
+a failure on the new agents (--on-failure rollback, the default).
+
+Examples:
+  roller rollback --env prod.toml
+  roller rollback --env prod.toml --checkpoint s3://ops-rolls/prod/agents.json
+
+Exit codes: 5 rolled back (the checkpoint is archived), 2 refused, 3 paused or
+held again (a wait of the rollback timed out), 1 failed, 130 interrupted (run
+it again to go on).";
+
 /// The environment: the file, then `ROLLER_*` variables, then flags.
 fn environment(args: &RunArgs) -> Result<Environment, CliError> {
     environment_from(&args.env, &flags(args))
@@ -85,6 +119,9 @@ fn flags(args: &RunArgs) -> Vec<(&'static str, String)> {
     }
     if let Some(dir) = &args.checkpoint_dir {
         flags.push(("checkpoint_dir", dir.display().to_string()));
+    }
+    if let Some(bake) = &args.bake {
+        flags.push(("bake", bake.clone()));
     }
     flags
 }
@@ -138,14 +175,21 @@ fn request(args: &RunArgs) -> Result<Request, CliError> {
     })
 }
 
-/// `roller run`. With `--json` the last line on stdout is the result
-/// object, whatever the outcome, the plan as it ended included.
-/// `view`: draw the terminal view on stderr.
-pub(super) fn run_command(args: &RunArgs, view: bool, out: &mut dyn Write) -> Result<(), CliError> {
+/// `roller run` (`rollback`: `roller rollback`, which resumes the roll
+/// with its plan turned around). With `--json` the last line on stdout is
+/// the result object, whatever the outcome, the plan as it ended
+/// included. `view`: draw the terminal view on stderr.
+pub(super) fn run_command(
+    args: &RunArgs,
+    rollback: bool,
+    view: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let mut ended = None;
     let mut text = Vec::new();
     let result = roll(
         args,
+        rollback,
         view,
         if args.json { &mut text } else { out },
         &mut ended,
@@ -171,6 +215,7 @@ pub(super) fn run_command(args: &RunArgs, view: bool, out: &mut dyn Write) -> Re
             let outcome = match err {
                 CliError::Paused { .. } => "paused",
                 CliError::Held(_) => "held",
+                CliError::RolledBack { .. } => "rolled_back",
                 CliError::Interrupted { .. } => "stopped",
                 _ if err.exit_code() == super::exit_code::REFUSED => "refused",
                 _ => "failed",
@@ -211,6 +256,7 @@ struct ResultLine {
 
 fn roll(
     args: &RunArgs,
+    rollback: bool,
     view: bool,
     out: &mut dyn Write,
     ended: &mut Option<plan::Plan>,
@@ -222,6 +268,13 @@ fn roll(
     runtime.block_on(async {
         let clients = clients(&env).await?;
         let store = checkpoint_store(&args.checkpoint, &env).await?;
+        if args.dry_run && rollback {
+            return Err(CliError::BadFlag(
+                "--dry-run with rollback: `roller status` shows the roll, and `roller run --dry-run` \
+                 its plan; a rollback's steps are listed in the README"
+                    .to_string(),
+            ));
+        }
         if args.dry_run {
             return dry_run(&clients, &env, &request, args, store, out).await;
         }
@@ -252,6 +305,7 @@ fn roll(
                 resume_az_rebalance: args.resume_az_rebalance,
                 resume_command: resume.clone(),
                 acknowledge_failure: args.acknowledge_failure,
+                rollback_ordered: rollback,
                 live,
             },
         };
@@ -301,6 +355,9 @@ fn roll(
                         paged,
                     } => {
                         writeln!(out, "rolled back: {summary}")?;
+                        if let Some(path) = archived {
+                            writeln!(out, "checkpoint archived as {}", path.display())?;
+                        }
                         Err(CliError::RolledBack { failure, paged })
                     }
                     Outcome::Stopped => Err(CliError::Interrupted {

@@ -269,6 +269,7 @@ async fn write_checkpoint_seeds() {
                 resume_az_rebalance: false,
                 resume_command: "roller run (seeds)".to_string(),
                 acknowledge_failure: false,
+                rollback_ordered: false,
                 live: None,
             },
         };

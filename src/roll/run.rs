@@ -142,6 +142,14 @@ pub async fn run<P: Ports>(
             ));
             existing
         }
+        None if settings.options.rollback_ordered => {
+            return Err(RollError::refused(format!(
+                "no roll in progress at {}: nothing to roll back (a roll that ended, or was rolled \
+                 back, archived its checkpoint beside it)",
+                path.display()
+            ))
+            .into());
+        }
         None => {
             if !settings.target_given {
                 return Err(RollError::refused(format!(
@@ -178,8 +186,10 @@ pub async fn run<P: Ports>(
         observer,
     )?;
     let (outcome, checkpoint, mut store) = runner.run_keeping_store().await?;
+    // A rolled-back plan is complete too: the group is as it was, and the
+    // next run starts afresh.
     let archived = match outcome {
-        Outcome::Complete { .. } => {
+        Outcome::Complete { .. } | Outcome::RolledBack { .. } => {
             Some(store.archive(&checkpoint).await.map_err(RollError::from)?)
         }
         _ => None,

@@ -357,8 +357,18 @@ fn allow_unhealthy_on_a_resume_is_recorded_and_honoured_and_a_force_completed_st
     );
     let originals = originals(&cluster);
     let env = cluster.env_file.to_str().unwrap();
+    // The broken app's first move is a failure on the new agents: with
+    // --on-failure pause the roll pauses and pages there.
     let paused = cluster
-        .roller(&["run", "--env", env, "--target", "6"])
+        .roller(&[
+            "run",
+            "--env",
+            env,
+            "--target",
+            "6",
+            "--on-failure",
+            "pause",
+        ])
         .env("ROLLER_WEBHOOK_URL", &hook.url)
         .output()
         .unwrap();

@@ -509,7 +509,8 @@ fn a_canary_roll_waits_for_plan_continue_on_the_checkpoint_which_the_event_log_r
 }
 
 #[test]
-fn an_app_never_healthy_after_relaunch_pauses_and_pages_and_once_healed_the_rerun_completes() {
+fn with_on_failure_pause_an_app_never_healthy_after_relaunch_pauses_and_pages_and_once_healed_the_rerun_completes()
+ {
     let hook = Webhook::start();
     let cluster = Cluster::start(
         "hazards",
@@ -524,7 +525,15 @@ fn an_app_never_healthy_after_relaunch_pauses_and_pages_and_once_healed_the_reru
     // The env file is named relative to the folder roller runs in; the
     // page's resume command must work from anywhere.
     let paused = cluster
-        .roller(&["run", "--env", "env.toml", "--target", "6"])
+        .roller(&[
+            "run",
+            "--env",
+            "env.toml",
+            "--target",
+            "6",
+            "--on-failure",
+            "pause",
+        ])
         .env("ROLLER_WEBHOOK_URL", &hook.url)
         .output()
         .unwrap();
@@ -569,8 +578,14 @@ fn an_app_never_healthy_after_relaunch_pauses_and_pages_and_once_healed_the_reru
         assert!(response.status().is_success());
     });
 
+    // The operator, having healed it, acknowledges the failure.
     let resumed = cluster
-        .roller(&["run", "--env", cluster.env_file.to_str().unwrap()])
+        .roller(&[
+            "run",
+            "--env",
+            cluster.env_file.to_str().unwrap(),
+            "--acknowledge-failure",
+        ])
         .env("ROLLER_WEBHOOK_URL", &hook.url)
         .output()
         .unwrap();

@@ -37,6 +37,9 @@ fn no_secret_appears_in_outputs_checkpoint_pages_or_errors() {
     let with_secrets = |args: &[&str], webhook_url: &str| {
         cluster
             .roller(args)
+            // A rerun must pause again, whenever the new agents register:
+            // the first move's wait times out.
+            .env("ROLLER_TIMEOUTS_TASK_MOVE", "1")
             .env("ROLLER_PAGERDUTY_ROUTING_KEY", ROUTING_KEY)
             .env("ROLLER_WEBHOOK_URL", webhook_url)
             .env("AWS_ACCESS_KEY_ID", AWS_KEY_ID)

@@ -124,6 +124,58 @@ pub fn next_wave(
     wave
 }
 
+/// The share of apps the first wave's sample takes (at least one app).
+pub const SAMPLE_SHARE: f64 = 0.10;
+
+/// The first wave cut down to a sample of the new image's first moves:
+/// one task each of at most `SAMPLE_SHARE` of the apps it would move (at
+/// least one app), apps with health checks first (their checks tell a bad
+/// image soonest), then apps that can spare a task before apps that need
+/// a surge, then by id. Nothing else moves until the sample has baked on
+/// the new agents: the other apps wait, saying so. A bad image then
+/// costs one task of a few apps, never a whole wave.
+pub fn sample(wave: Wave, apps: &[App]) -> Wave {
+    let by_id: BTreeMap<&str, &App> = apps.iter().map(|a| (a.id.as_str(), a)).collect();
+    let mut movable: Vec<(bool, bool, &str)> = wave
+        .kills
+        .keys()
+        .map(|id| (true, id.as_str()))
+        .chain(wave.surges.iter().map(|s| (false, s.app.as_str())))
+        .map(|(spares, id)| {
+            let checked = by_id.get(id).is_some_and(|a| a.has_health_checks());
+            (!checked, !spares, id)
+        })
+        .collect();
+    movable.sort();
+    let take = ((movable.len() as f64 * SAMPLE_SHARE).floor() as usize).max(1);
+    let picked: HashSet<String> = movable
+        .iter()
+        .take(take)
+        .map(|(_, _, id)| id.to_string())
+        .collect();
+    let mut out = Wave {
+        waiting: wave.waiting,
+        ..Wave::default()
+    };
+    const LATER: &str = "waits for the first wave's sample to bake on the new agents";
+    for (app, tasks) in wave.kills {
+        if picked.contains(&app) {
+            out.kills.insert(app, tasks.into_iter().take(1).collect());
+        } else {
+            out.waiting.insert(app, LATER.to_string());
+        }
+    }
+    for mut surge in wave.surges {
+        if picked.contains(&surge.app) {
+            surge.tasks.truncate(1);
+            out.surges.push(surge);
+        } else {
+            out.waiting.insert(surge.app, LATER.to_string());
+        }
+    }
+    out
+}
+
 /// Old agents with no task left on them (tasks still listed while being
 /// killed count as there): these may be put down and terminated now.
 pub fn empty_agents(apps: &[App], old: &HashSet<String>) -> BTreeSet<String> {
@@ -165,12 +217,19 @@ impl std::fmt::Display for Preview {
     }
 }
 
-/// The first wave over `apps` (apps in `allowed`, let be unhealthy by the
-/// operator, have no floor: all their tasks on old agents move).
+/// The first wave over `apps`: its sample (`sample`). Apps in `allowed`,
+/// let be unhealthy by the operator, have no floor, but they too wait for
+/// the sample to bake: all their tasks on old agents go in the next wave.
 pub fn preview(apps: &[App], old: &HashSet<String>, allowed: &[String], rules: Rules) -> Preview {
-    let (guarded, free): (Vec<App>, Vec<App>) =
-        apps.iter().cloned().partition(|a| !allowed.contains(&a.id));
-    let wave = next_wave(&guarded, old, &HashSet::new(), &HashSet::new(), rules);
+    let guarded: Vec<App> = apps
+        .iter()
+        .filter(|a| !allowed.contains(&a.id))
+        .cloned()
+        .collect();
+    let wave = sample(
+        next_wave(&guarded, old, &HashSet::new(), &HashSet::new(), rules),
+        &guarded,
+    );
     let on_old = |t: &&crate::roll::ports::marathon::Task| {
         t.agent_id.as_ref().is_some_and(|a| old.contains(a))
     };
@@ -181,12 +240,6 @@ pub fn preview(apps: &[App], old: &HashSet<String>, allowed: &[String], rules: R
             .flat_map(|s| &s.tasks)
             .map(String::as_str),
     );
-    let mut free_apps = 0;
-    for app in &free {
-        let before = moving.len();
-        moving.extend(app.tasks.iter().filter(on_old).map(|t| t.id.as_str()));
-        free_apps += usize::from(moving.len() > before);
-    }
     let agents_freed = old
         .iter()
         .filter(|agent| {
@@ -197,14 +250,10 @@ pub fn preview(apps: &[App], old: &HashSet<String>, allowed: &[String], rules: R
         })
         .count();
     Preview {
-        kills: wave.task_count()
-            + free
-                .iter()
-                .map(|a| a.tasks.iter().filter(on_old).count())
-                .sum::<usize>(),
-        apps: wave.kills.len() + free_apps,
+        kills: wave.task_count(),
+        apps: wave.kills.len(),
         surges: wave.surges.len(),
-        waiting: guarded
+        waiting: apps
             .iter()
             .filter(|a| {
                 a.tasks
@@ -341,19 +390,77 @@ mod tests {
             &["/let-be".to_string()],
             Rules::floor_only(Floor::One),
         );
+        // The first wave is its sample: one app (10% of two, at least
+        // one), the one that can spare a task before the one that needs a
+        // surge, one task of it. The rest waits for the sample to bake,
+        // the app let be unhealthy included.
         assert_eq!(
             preview,
             Preview {
-                kills: 3,
-                apps: 2,
-                surges: 1,
-                waiting: 1,
-                // old-1 (w1 killed, s1 surged) and old-2 (w2): w3 stays on old-3.
-                agents_freed: 2,
+                kills: 1,
+                apps: 1,
+                surges: 0,
+                waiting: 3,
+                agents_freed: 0,
                 old_agents: 3,
             }
         );
-        assert!(preview.to_string().contains("2 of the 3 old agent(s)"));
+        assert!(preview.to_string().contains("kill 1 task(s) of 1 app(s)"));
+    }
+
+    #[test]
+    fn the_first_wave_samples_one_task_of_a_tenth_of_the_apps_checked_ones_first() {
+        // 25 apps, each with three healthy tasks on old agents (floor one:
+        // each could spare two); every fifth has no health check.
+        let apps: Vec<App> = (0..25)
+            .map(|n| {
+                let mut a = app(
+                    &format!("/app-{n:02}"),
+                    3,
+                    (0..3)
+                        .map(|k| task(&format!("t{n}-{k}"), &format!("old-{k}"), true))
+                        .collect(),
+                );
+                if n % 5 == 0 {
+                    a.health_checks = 0;
+                    a.health_check_interval = None;
+                }
+                a
+            })
+            .collect();
+        let old = set(&["old-0", "old-1", "old-2"]);
+        let full = next_wave(
+            &apps,
+            &old,
+            &HashSet::new(),
+            &HashSet::new(),
+            Rules::floor_only(Floor::One),
+        );
+        assert_eq!(full.kills.len(), 25);
+        let wave = sample(full, &apps);
+        // floor(25 x 10%) = 2 apps, both with health checks, one task each.
+        let picked: Vec<&str> = wave.kills.keys().map(String::as_str).collect();
+        assert_eq!(picked, ["/app-01", "/app-02"]);
+        assert!(wave.kills.values().all(|k| k.len() == 1), "{wave:?}");
+        assert_eq!(wave.task_count(), 2);
+        assert_eq!(wave.waiting.len(), 23);
+        assert!(wave.waiting["/app-00"].contains("sample"), "{wave:?}");
+        // A surge in the sample replaces one task, not all the app's.
+        let single = [app(
+            "/pair",
+            2,
+            vec![task("p1", "old-0", true), task("p2", "old-1", true)],
+        )];
+        let strict = next_wave(
+            &single,
+            &old,
+            &HashSet::new(),
+            &HashSet::new(),
+            Rules::floor_only(Floor::MinHealth),
+        );
+        let wave = sample(strict, &single);
+        assert_eq!(wave.surges.len(), 1);
+        assert_eq!(wave.surges[0].tasks, ["p1"]);
     }
 
     #[test]

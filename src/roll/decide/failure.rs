@@ -14,7 +14,10 @@
 //!
 //! Apps the operator allowed to be unhealthy are left out, and so is any
 //! failure an operator has already acknowledged (by resuming a roll it
-//! paused).
+//! paused with `--acknowledge-failure`): acknowledging a failure of an
+//! app acknowledges the app (`acknowledged_app`), whose other tasks may
+//! have failed the same way before it was healed; its health waits still
+//! count it.
 
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
@@ -73,7 +76,8 @@ pub fn detect(watched: &Watched<'_>) -> Option<Evidence> {
         })
     };
     let fresh = |key: &str| !watched.acknowledged.iter().any(|k| k == key);
-    let guarded = |app: &App| !watched.allowed.contains(&app.id);
+    let guarded =
+        |app: &App| !watched.allowed.contains(&app.id) && fresh(&acknowledged_app(&app.id));
 
     for app in watched.apps.iter().filter(|a| guarded(a)) {
         let Some(failure) = &app.last_task_failure else {
@@ -143,6 +147,7 @@ pub fn detect(watched: &Watched<'_>) -> Option<Evidence> {
         if queued.delay_left == Duration::ZERO
             || !watched.moved.contains(&queued.app)
             || watched.allowed.contains(&queued.app)
+            || !fresh(&acknowledged_app(&queued.app))
         {
             continue;
         }
@@ -165,7 +170,19 @@ pub fn detect(watched: &Watched<'_>) -> Option<Evidence> {
     None
 }
 
+/// The key that acknowledges every failure of `app` (`--acknowledge-failure`
+/// on a failure of that app).
+pub fn acknowledged_app(app: &str) -> String {
+    format!("app/{app}")
+}
+
 impl Evidence {
+    /// What an operator's `--acknowledge-failure` records: the app, when
+    /// the failure has one, else this failure's own key.
+    pub fn acknowledgement(app: Option<&str>, key: &str) -> String {
+        app.map_or_else(|| key.to_string(), acknowledged_app)
+    }
+
     /// One line: what failed where, as the pause, the page and the log say
     /// it.
     pub fn sentence(&self) -> String {
@@ -275,6 +292,24 @@ mod tests {
         assert_eq!(watch(&apps, &[], &agents, &moved, &allowed, &[]), None);
         let acknowledged = [found.key.clone()];
         assert_eq!(watch(&apps, &[], &agents, &moved, &[], &acknowledged), None);
+        // Acknowledging the app leaves its other failures alone too.
+        let mut other = apps[0].clone();
+        other.tasks = vec![{
+            let mut t = task("t-9", "S-new", false);
+            t.health_results = vec![HealthResult {
+                alive: false,
+                consecutive_failures: 1,
+                ..HealthResult::default()
+            }];
+            t
+        }];
+        let other = [other];
+        assert!(watch(&other, &[], &agents, &moved, &[], &acknowledged).is_some());
+        let app_acknowledged = [Evidence::acknowledgement(Some("/web"), &found.key)];
+        assert_eq!(
+            watch(&other, &[], &agents, &moved, &[], &app_acknowledged),
+            None
+        );
     }
 
     #[test]

@@ -15,6 +15,9 @@ pub struct RunOptions {
     /// Go on past a failure the roll paused on (`--acknowledge-failure`):
     /// it is acknowledged and never reported again.
     pub acknowledge_failure: bool,
+    /// `roller rollback`: turn the plan around before anything else, as
+    /// a failure on the new agents would (an operator's order).
+    pub rollback_ordered: bool,
     /// Shared with the plan API (`--listen`): the runner keeps its
     /// snapshot current, drains its operations at each tick with the
     /// queued files, and reports step durations to it.

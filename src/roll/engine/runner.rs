@@ -111,6 +111,9 @@ impl<'a, P: Ports> Runner<'a, P> {
     /// `run`, handing back the store (to archive a completed checkpoint).
     pub async fn run_keeping_store(mut self) -> Result<Ended, RollError> {
         self.take_operations().await?;
+        if self.options.rollback_ordered {
+            self.rollback_ordered().await?;
+        }
         // An operator's hold outranks a pause: the rerun changes nothing.
         if let Some(reason) = self.held_reason(true) {
             return self.held(reason).await;

@@ -96,8 +96,9 @@ pub struct Checkpoint {
     /// surged or terminated once it was found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureRecord>,
-    /// Keys of failures an operator acknowledged by resuming the roll
-    /// that paused on them: never reported again.
+    /// What an operator acknowledged by resuming the roll that paused on
+    /// a failure: `app/<id>` for a failure of an app (the watch leaves
+    /// the app alone from then on), else the failure's own key.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub acknowledged_failures: Vec<String>,
     /// When the bake of the first moves on the new agents ends (Unix

@@ -52,6 +52,11 @@ pub struct Environment {
     /// before the roll counts it as up (key `settle_time`, default 30 s):
     /// Marathon calls it running the moment it starts.
     pub settle_time: Duration,
+    /// How long the first moves onto the new agents must stay up before
+    /// any old agent goes or another wave starts (key `bake`, flag
+    /// `--bake`); `None`: twice the longest health-check interval of the
+    /// apps moved, at least a minute. `0s` turns the bake off.
+    pub bake: Option<Duration>,
     /// How long each kind of wait may last before the roll pauses (table
     /// `[timeouts]`).
     pub timeouts: Timeouts,
@@ -166,6 +171,7 @@ const KEYS: &[&str] = &[
     "time_scale",
     "poll_interval",
     "settle_time",
+    "bake",
     "checkpoint_dir",
     "checkpoint_store",
     "checkpoint_endpoint_url",
@@ -238,6 +244,7 @@ impl Environment {
             settle_time: layers
                 .get("settle_time", value::duration)?
                 .unwrap_or(DEFAULT_SETTLE_TIME),
+            bake: layers.get("bake", value::duration)?,
             timeouts: Timeouts {
                 scale_up: layers
                     .get("timeouts.scale_up", value::duration)?

@@ -56,6 +56,7 @@ pub(crate) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> Ru
             resume_az_rebalance: false,
             resume_command: "roller run (test)".to_string(),
             acknowledge_failure: false,
+            rollback_ordered: false,
             live: None,
         },
     }

@@ -2,7 +2,8 @@
 //! look each tick (`failure_watch.rs` looks, `decide::failure` judges),
 //! recording what was found, turning the plan around into its rollback
 //! phase or pausing (`--on-failure`), deciding on a rerun of a roll that
-//! paused on one, and the end of a rollback (its page, `RolledBack`).
+//! paused on one, an operator's `roller rollback`, and the end of a
+//! rollback (its page, `RolledBack`).
 
 use super::Runner;
 use crate::roll::decide::failure::Evidence;
@@ -109,6 +110,35 @@ impl<P: Ports> Runner<'_, P> {
         Ok(())
     }
 
+    /// `roller rollback` on a paused or held roll: the plan's own hold and
+    /// any pause are lifted and the plan turns around, as a failure found
+    /// would turn it (its page says the operator ordered it). Refused when
+    /// every old instance is already terminated: nothing is left to go
+    /// back to. A roll already rolling back just goes on.
+    pub(super) async fn rollback_ordered(&mut self) -> Result<(), RollError> {
+        let checkpoint = &mut self.journal.checkpoint;
+        if roll_plan::rolling_back(&checkpoint.plan) {
+            return Ok(());
+        }
+        if !checkpoint.instances.is_empty() && checkpoint.instances.iter().all(|i| i.terminate_sent)
+        {
+            return Err(RollError::refused(format!(
+                "every old instance of run {} is already terminated: there is nothing to roll back to. \
+                 Resume with `roller run` to finish the roll",
+                checkpoint.run_id
+            )));
+        }
+        checkpoint.plan.interrupted = false;
+        checkpoint.log(
+            EventKind::Operator,
+            "rollback ordered (roller rollback): the roll turns around".to_string(),
+        );
+        paging::resume_after_pause(&mut self.journal, &self.clock).await?;
+        self.turn_around()?;
+        self.journal.save().await?;
+        Ok(())
+    }
+
     /// A rerun of a roll that paused on a failure (`--on-failure pause`):
     /// `--acknowledge-failure` goes on past it, `--on-failure rollback`
     /// turns around; anything else leaves it paused, as it was. `None`
@@ -128,7 +158,12 @@ impl<P: Ports> Runner<'_, P> {
             .as_ref()
             .is_some_and(|app| checkpoint.allow_unhealthy.contains(app));
         if self.options.acknowledge_failure || allowed {
-            checkpoint.acknowledged_failures.push(failure.key.clone());
+            checkpoint
+                .acknowledged_failures
+                .push(Evidence::acknowledgement(
+                    failure.app.as_deref(),
+                    &failure.key,
+                ));
             checkpoint.failure = None;
             let how = if allowed {
                 "its app is allowed unhealthy"

@@ -5,8 +5,9 @@
 //! bad image then costs the first moves only, and the rollback finds
 //! every old agent still there.
 //!
-//! The bake time is twice the longest health-check interval among the
-//! apps on the new agents, at least `MIN_BAKE` (two checks must pass).
+//! The bake time is the environment's `bake` (`--bake`), else twice the
+//! longest health-check interval among the apps on the new agents, at
+//! least `MIN_BAKE` (two checks must pass).
 //! It is recorded when it starts (`Checkpoint::bake_until_unix_ms`), so a
 //! resume keeps the same end.
 
@@ -64,9 +65,13 @@ impl<P: Ports> StepContext<'_, '_, P> {
         }))
     }
 
-    /// Twice the longest health-check interval of the apps with tasks on
-    /// the new agents, at least `MIN_BAKE`.
+    /// The environment's `bake`, else twice the longest health-check
+    /// interval of the apps with tasks on the new agents, at least
+    /// `MIN_BAKE`.
     async fn bake_time(&mut self) -> Result<Duration, RollError> {
+        if let Some(bake) = self.env.bake {
+            return Ok(bake);
+        }
         let seen = self.tick.observation().await?;
         let new: std::collections::HashSet<&str> = self
             .journal

@@ -3,7 +3,10 @@
 //! relaunches every task killed there on a new agent: each task moves
 //! once. Which tasks a wave kills is `drain_plan::next_wave`'s pure answer
 //! from live placement: per app, as many as keep it at its floor; apps
-//! that cannot spare one are surged. The wave is recorded (its task ids
+//! that cannot spare one are surged. The first wave is only a sample of
+//! that (`drain_plan::sample`: one task each of a tenth of the apps), and
+//! the next waits until the sample has baked on the new agents
+//! (`bake.rs`), so a bad image costs a few tasks, not a wave. The wave is recorded (its task ids
 //! and apps) before any kill is sent, and ends when every app it moved is
 //! back to all its instances healthy; then, if any task is left on an old
 //! agent, it appends the next wave to the drain phase.
@@ -11,7 +14,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use super::{StepAction, StepContext, Tick, excused_note};
-use crate::roll::decide::drain_plan::next_wave;
+use crate::roll::decide::drain_plan::{next_wave, sample};
 use crate::roll::decide::health::task_is_healthy;
 use crate::roll::decide::roll_plan::{DRAIN, wave_id, wave_step};
 use crate::roll::engine::tick_context::Observation;
@@ -160,12 +163,20 @@ async fn plan_wave<P: Ports>(
         .map(|s| s.app.clone())
         .collect();
     let rules = cx.rules(seen);
-    let planned = next_wave(&guarded, &old, &in_flight, &surging, rules);
+    let mut planned = next_wave(&guarded, &old, &in_flight, &surging, rules);
+    // The first wave is a sample: the new image's first moves, which bake
+    // on the new agents before anything else moves.
+    let first = wave == 1;
+    if first {
+        planned = sample(planned, &guarded);
+    }
     let mut kills: Vec<String> = planned.kills.values().flatten().cloned().collect();
     let mut apps: BTreeSet<String> = planned.kills.keys().cloned().collect();
     // An app the operator allowed to be unhealthy has no floor to keep:
-    // all its tasks on old agents go in this wave.
-    for app in &free {
+    // all its tasks on old agents go in this wave, but not in a sample
+    // (when there is one: with no guarded app to sample they go at once).
+    let hold_free = first && (!planned.kills.is_empty() || !planned.surges.is_empty());
+    for app in free.iter().filter(|_| !hold_free) {
         let here: Vec<String> = app
             .tasks
             .iter()

@@ -67,6 +67,7 @@ fn a_file_with_only_the_required_keys_gets_every_default() {
             time_scale: 1.0,
             poll_interval: Duration::from_secs(5),
             settle_time: DEFAULT_SETTLE_TIME,
+            bake: None,
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir: PathBuf::from("checkpoints"),
