@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use super::eta::Pace;
 use crate::plan::Status;
 use crate::roll::record::checkpoint::{Checkpoint, EventKind, utc};
 use crate::roll::record::env::Timeouts;
@@ -144,28 +145,18 @@ pub struct Progress {
     pub agents: usize,
     /// Drain waves begun (0 for the serial strategy, or before the first).
     pub waves: usize,
-    /// Cluster time since this process saw the first agent's step begun
-    /// (for the ETA), and how many were replaced then (a resume's).
-    pub replacing_for: Option<Duration>,
-    pub replaced_before: usize,
     /// Cluster time since this process began watching.
     pub elapsed: Duration,
+    /// What is left of the plan at the pace seen so far (`eta.rs`), when
+    /// the progress was taken; `None` before any checkpoint was seen.
+    pub eta: Option<Duration>,
 }
 
 impl Progress {
-    /// The time the remaining agents should take at the rate observed so
-    /// far; `None` until one is replaced.
+    /// The time the rest of the plan should take, as of when the progress
+    /// was taken.
     pub fn eta(&self) -> Option<Duration> {
-        let spent = self.replacing_for?;
-        if self.agents > 0 && self.replaced >= self.agents {
-            return Some(Duration::ZERO);
-        }
-        let done_here = self.replaced.checked_sub(self.replaced_before)?;
-        if done_here == 0 {
-            return None;
-        }
-        let per_agent = spent.div_f64(done_here as f64);
-        Some(per_agent.mul_f64((self.agents - self.replaced) as f64))
+        self.eta
     }
 }
 
@@ -184,9 +175,8 @@ pub struct Tracker {
     phases: HashMap<String, Phase>,
     steps: HashMap<String, (Status, Option<WaitKind>)>,
     events: usize,
-    /// When this process saw the first agent's step begun (cluster
-    /// time), and how many agents were replaced then.
-    replacing_since: Option<(SystemTime, usize)>,
+    /// How long things took, for the ETA.
+    pace: Pace,
     progress: Progress,
 }
 
@@ -201,7 +191,7 @@ impl Tracker {
             phases: HashMap::new(),
             steps: HashMap::new(),
             events: 0,
-            replacing_since: None,
+            pace: Pace::default(),
             progress: Progress::default(),
         }
     }
@@ -325,7 +315,6 @@ impl Tracker {
     fn update_progress(&mut self, checkpoint: &Checkpoint, now: SystemTime, began: SystemTime) {
         let mut replaced = 0;
         let mut waves = 0;
-        let mut replacing = false;
         for (_, step) in checkpoint.plan.steps() {
             let Some(kind) = step
                 .kind
@@ -335,33 +324,22 @@ impl Tracker {
                 continue;
             };
             match kind {
-                StepKind::Replace { .. } | StepKind::Terminate { .. } => {
-                    if step.is_complete() {
-                        replaced += 1;
-                    }
-                    if step.status() != Status::Pending {
-                        replacing = true;
-                    }
+                StepKind::Replace { .. } | StepKind::Terminate { .. } if step.is_complete() => {
+                    replaced += 1;
                 }
                 StepKind::DrainWave { .. } if step.status() != Status::Pending => {
                     waves += 1;
-                    replacing = true;
                 }
                 _ => {}
             }
         }
-        if replacing && self.replacing_since.is_none() {
-            self.replacing_since = Some((now, replaced));
-        }
+        self.pace.observe(checkpoint, now);
         self.progress = Progress {
             replaced,
             agents: checkpoint.instances.len(),
             waves,
-            replacing_for: self
-                .replacing_since
-                .map(|(since, _)| now.duration_since(since).unwrap_or_default()),
-            replaced_before: self.replacing_since.map_or(0, |(_, before)| before),
             elapsed: now.duration_since(began).unwrap_or_default(),
+            eta: Some(self.pace.eta(checkpoint, now)),
         };
     }
 }

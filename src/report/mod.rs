@@ -5,12 +5,14 @@
 //! - as a log line on stderr (`logging`: `tracing`, text or JSON, stamped
 //!   with the cluster's time), which is all a cron job prints;
 //! - as one JSON object a line on stdout with `--json` (the event stream);
-//! - on a terminal, in a frame redrawn in place (`view`).
+//! - on a terminal, in a frame redrawn in place (`view`), whose ETA is
+//!   what is left of the plan at the pace seen (`eta`).
 //!
 //! The plan engine and the roll know nothing of this: it only reads
 //! checkpoints.
 
 pub mod changes;
+pub mod eta;
 pub mod logging;
 pub mod view;
 

@@ -255,21 +255,28 @@ fn a_fresh_roll_prints_its_events_and_no_pending_phases() {
 }
 
 #[test]
-fn the_eta_follows_the_rate_observed_since_this_process_began() {
+fn the_eta_is_what_is_left_of_the_plan_at_the_pace_seen() {
     let (_, _, progress) = changes();
     assert_eq!((progress.replaced, progress.agents), (3, 12));
-    // One agent replaced here in 30 s: nine more take 4m 30s.
-    assert_eq!(progress.replaced_before, 2);
-    assert_eq!(progress.replacing_for, Some(Duration::from_secs(30)));
-    assert_eq!(progress.eta(), Some(Duration::from_secs(270)));
-    let none_yet = Progress {
-        replaced: 2,
-        replaced_before: 2,
-        agents: 12,
-        replacing_for: Some(Duration::from_secs(30)),
-        ..Progress::default()
-    };
-    assert_eq!(none_yet.eta(), None);
+    // One replacement seen from start to end here, in 30 s: the nine left
+    // (the one under way just begun) take 4m 30s, and the finish phase's
+    // four quick steps 5 s each.
+    let finish = seed()
+        .plan
+        .phases
+        .iter()
+        .find(|p| p.id == "finish")
+        .map(|p| p.steps.len())
+        .unwrap();
+    assert_eq!(finish, 4);
+    assert_eq!(progress.eta(), Some(Duration::from_secs(270 + 20)));
+    // Nothing seen done yet: the defaults (3 min a replacement).
+    let mut tracker = Tracker::new(Timeouts::DEFAULT, || fixed(NOW_MS));
+    tracker.changes(&seed());
+    assert_eq!(
+        tracker.progress().eta(),
+        Some(Duration::from_secs(10 * 180 + 20))
+    );
 }
 
 #[test]
@@ -293,7 +300,7 @@ fn the_view_draws_working_steps_progress_and_recent_events_and_erases_its_last_f
         "{first_frame}"
     );
     assert!(
-        first_frame.contains("agents replaced 3/12, elapsed 00:00:30, ETA 00:04:30"),
+        first_frame.contains("agents replaced 3/12, elapsed 00:00:30, ETA 00:04:50"),
         "{first_frame}"
     );
     view.update(&next(seed()), &second, &progress);

@@ -280,9 +280,6 @@ fn frame(state: &State, now: SystemTime) -> Vec<String> {
         .unwrap_or_default();
     p.elapsed += since;
     let eta = p.eta().map(|eta| eta.saturating_sub(since));
-    if let Some(replacing) = p.replacing_for.as_mut() {
-        *replacing += since;
-    }
     let mut line = format!("agents replaced {}/{}", p.replaced, p.agents);
     if p.waves > 0 {
         line.push_str(&format!(", wave {}", p.waves));

@@ -3,6 +3,7 @@
 //! checked against the simulator's ground truth.
 
 mod drain;
+mod eta;
 mod faults;
 pub(crate) mod in_process;
 mod moto;

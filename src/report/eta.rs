@@ -1,0 +1,243 @@
+//! The live view's ETA: what is left of the plan, step by step, at the
+//! pace this roll has shown so far, with a default for what it has not
+//! shown yet. A linear count of agents replaced says nothing of a drain,
+//! which replaces no agent for minutes (scale-up, the sample and its
+//! bake, the bulk wave) and then many at once.
+//!
+//! The model, phase after phase (they run one after another, but for the
+//! drain's terminations, which overlap its waves):
+//! - quick steps (tag, suspend, desired, windows, finish): their mean, or
+//!   `QUICK`;
+//! - the new agents' registration: `REGISTER` less what it has waited;
+//! - a serial replacement: the mean of those done, or `REPLACE`;
+//! - the drain: each wave left at the mean wave's pace, or `WAVE`; a drain
+//!   runs `DRAIN_WAVES` waves as a rule (the sample, the bulk, the rest);
+//!   the bake's time left before wave-2 (`BAKE` when it has not begun);
+//! - terminations: at the rate seen (two or more done; no sooner than one
+//!   termination after the drain's last wave), else, as agents empty
+//!   mostly once the bulk wave is done, after the drain in batches of
+//!   `max_unavailable` per AZ of `TERMINATE` each;
+//! - the rollback's moves and terminations: `ROLLBACK_STEP` each.
+//!
+//! The checkpoint says what is left; `Pace` keeps what this process saw
+//! of how long things took (cluster time), so a resumed run starts with
+//! defaults and learns.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::plan::Status;
+use crate::roll::record::checkpoint::Checkpoint;
+use crate::roll::record::kinds::{StepKind, WaitKind};
+
+/// A step that acts and is done within a tick or two.
+pub const QUICK: Duration = Duration::from_secs(5);
+/// New instances booting and registering as Mesos agents.
+pub const REGISTER: Duration = Duration::from_secs(4 * 60);
+/// One serial replacement (moves, terminate, deregister, healthy).
+pub const REPLACE: Duration = Duration::from_secs(3 * 60);
+/// One drain wave (kills and surges, replacements healthy).
+pub const WAVE: Duration = Duration::from_secs(2 * 60);
+/// Waves a drain runs as a rule: the sample, the bulk, the rest.
+pub const DRAIN_WAVES: usize = 3;
+/// The bake, when it has not begun (its shortest).
+pub const BAKE: Duration = Duration::from_secs(60);
+/// One termination: the machine put down (Mesos drops its agent at
+/// once) and the instance terminated, seen at the next poll or two.
+pub const TERMINATE: Duration = Duration::from_secs(20);
+/// A rollback's moves, or its terminations.
+pub const ROLLBACK_STEP: Duration = Duration::from_secs(3 * 60);
+
+/// How long a class of step took, as seen.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+enum Class {
+    Quick,
+    Replace,
+    Wave,
+    Terminate,
+}
+
+/// What this process saw of the roll's pace.
+#[derive(Debug, Default)]
+pub struct Pace {
+    /// When each step (`phase/step`) was first seen begun.
+    begun: HashMap<String, SystemTime>,
+    /// When each termination was first seen sent (its wait turned to
+    /// Mesos dropping the agent).
+    sent: HashMap<String, SystemTime>,
+    /// Steps seen complete.
+    done: BTreeSet<String>,
+    /// Durations seen, by class: (count, total).
+    took: HashMap<Class, (u32, Duration)>,
+    /// When terminations were seen complete.
+    terminated: Vec<SystemTime>,
+}
+
+impl Pace {
+    /// Takes in what `checkpoint` shows at `now`.
+    pub fn observe(&mut self, checkpoint: &Checkpoint, now: SystemTime) {
+        let bake_until = checkpoint
+            .bake_until_unix_ms
+            .map(|ms| UNIX_EPOCH + Duration::from_millis(ms));
+        for (index, step) in checkpoint.plan.steps() {
+            let name = format!("{}/{}", checkpoint.plan.phases[index.phase].id, step.id);
+            let status = step.status();
+            if status == Status::Pending || self.done.contains(&name) {
+                continue;
+            }
+            let begun = *self.begun.entry(name.clone()).or_insert(now);
+            let kind = kind_of(step);
+            let waiting_for_mesos = checkpoint
+                .progress
+                .get(&step.id)
+                .and_then(|p| p.wait.as_ref())
+                .is_some_and(|w| w.kind == WaitKind::Deregistered);
+            if matches!(kind, Some(StepKind::Terminate { .. })) && waiting_for_mesos {
+                self.sent.entry(name.clone()).or_insert(now);
+            }
+            if !step.is_complete() {
+                continue;
+            }
+            self.done.insert(name.clone());
+            // Seen complete at its first sight: how long it took is unknown.
+            if begun == now {
+                continue;
+            }
+            let (class, from) = match kind {
+                Some(StepKind::Replace { .. }) => (Class::Replace, begun),
+                // A later wave waits out the bake first: not its pace.
+                Some(StepKind::DrainWave { wave }) if wave > 1 => {
+                    (Class::Wave, bake_until.map_or(begun, |b| b.max(begun)))
+                }
+                Some(StepKind::DrainWave { .. }) => (Class::Wave, begun),
+                // A termination waits for the drain from the start: its
+                // own time begins once it is sent.
+                Some(StepKind::Terminate { .. }) => {
+                    self.terminated.push(now);
+                    match self.sent.get(&name) {
+                        Some(&sent) => (Class::Terminate, sent),
+                        None => continue,
+                    }
+                }
+                Some(StepKind::WaitRegistered) | Some(StepKind::RollbackMoves) => continue,
+                Some(StepKind::RollbackTerminate) => continue,
+                _ => (Class::Quick, begun),
+            };
+            let took = now.duration_since(from).unwrap_or_default();
+            let entry = self.took.entry(class).or_insert((0, Duration::ZERO));
+            entry.0 += 1;
+            entry.1 += took;
+        }
+    }
+
+    fn mean(&self, class: Class, default: Duration) -> Duration {
+        match self.took.get(&class) {
+            Some(&(n, total)) if n > 0 => total / n,
+            _ => default,
+        }
+    }
+
+    /// How long since `name` was first seen begun.
+    fn elapsed(&self, name: &str, now: SystemTime) -> Duration {
+        self.begun
+            .get(name)
+            .and_then(|b| now.duration_since(*b).ok())
+            .unwrap_or_default()
+    }
+
+    /// The time left for what `checkpoint` has not done yet, at `now`;
+    /// zero once the plan is complete.
+    pub fn eta(&self, checkpoint: &Checkpoint, now: SystemTime) -> Duration {
+        let plan = &checkpoint.plan;
+        if plan.is_complete() {
+            return Duration::ZERO;
+        }
+        let quick = self.mean(Class::Quick, QUICK);
+        let replace = self.mean(Class::Replace, REPLACE);
+        let wave = self.mean(Class::Wave, WAVE);
+        let terminate = self.mean(Class::Terminate, TERMINATE);
+        let left =
+            |expected: Duration, name: &str| expected.saturating_sub(self.elapsed(name, now));
+
+        let mut serial = Duration::ZERO;
+        let mut drain = Duration::ZERO;
+        let mut waves_seen = 0usize;
+        let mut wave_two_begun = false;
+        let mut terminations_left = 0usize;
+        let mut drains = false;
+        for (index, step) in plan.steps() {
+            let name = format!("{}/{}", plan.phases[index.phase].id, step.id);
+            let kind = kind_of(step);
+            if let Some(StepKind::DrainWave { wave }) = kind {
+                drains = true;
+                waves_seen += 1;
+                wave_two_begun |= wave > 1 && step.status() != Status::Pending;
+            }
+            if step.is_complete() {
+                continue;
+            }
+            match kind {
+                Some(StepKind::WaitRegistered) => serial += left(REGISTER, &name),
+                Some(StepKind::Replace { .. }) => serial += left(replace, &name),
+                Some(StepKind::DrainWave { wave: 1 }) => drain += left(wave, &name),
+                Some(StepKind::DrainWave { .. }) => {
+                    let since_bake = checkpoint
+                        .bake_until_unix_ms
+                        .map(|ms| UNIX_EPOCH + Duration::from_millis(ms))
+                        .and_then(|b| now.duration_since(b).ok())
+                        .unwrap_or_default();
+                    drain += wave.saturating_sub(since_bake);
+                }
+                Some(StepKind::Terminate { .. }) => terminations_left += 1,
+                Some(StepKind::RollbackMoves) | Some(StepKind::RollbackTerminate) => {
+                    serial += left(ROLLBACK_STEP, &name)
+                }
+                _ => serial += left(quick, &name),
+            }
+        }
+        if drains {
+            let drain_open = plan.steps().any(|(_, s)| {
+                matches!(kind_of(s), Some(StepKind::DrainWave { .. })) && !s.is_complete()
+            });
+            // Waves not appended yet, while the drain still runs.
+            if drain_open {
+                drain += wave * DRAIN_WAVES.saturating_sub(waves_seen) as u32;
+            }
+            if !wave_two_begun && drain_open {
+                drain += match checkpoint.bake_until_unix_ms {
+                    Some(ms) => (UNIX_EPOCH + Duration::from_millis(ms))
+                        .duration_since(now)
+                        .unwrap_or_default(),
+                    None => BAKE,
+                };
+            }
+        }
+        let terminating = if terminations_left == 0 {
+            drain
+        } else {
+            match self.terminated.as_slice() {
+                [first, .., last] => {
+                    let span = last.duration_since(*first).unwrap_or_default();
+                    let per = span / (self.terminated.len() as u32 - 1);
+                    (per * terminations_left as u32).max(drain + terminate)
+                }
+                _ => {
+                    let azs: BTreeSet<&str> = checkpoint
+                        .instances
+                        .iter()
+                        .map(|i| i.availability_zone.as_str())
+                        .collect();
+                    let at_once = (checkpoint.max_unavailable.max(1) as usize) * azs.len().max(1);
+                    drain + terminate * terminations_left.div_ceil(at_once) as u32
+                }
+            }
+        };
+        serial + terminating
+    }
+}
+
+fn kind_of(step: &crate::plan::Step) -> Option<StepKind> {
+    step.kind
+        .as_ref()
+        .and_then(|k| StepKind::from_value(k).ok())
+}
