@@ -70,7 +70,7 @@ async fn the_eta_of_a_drain_follows_what_is_left_of_the_plan_not_the_agents_repl
         // Once the bulk wave runs, the pace of the drain is known: within
         // a third of what is really left, or a minute.
         if bulk {
-            let error = if eta > left { eta - left } else { left - eta };
+            let error = eta.abs_diff(left);
             assert!(
                 error <= (left / 3).max(Duration::from_secs(60)),
                 "ETA {eta:?} with {left:?} left (of {total:?})"
