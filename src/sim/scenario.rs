@@ -184,13 +184,27 @@ pub struct GroupSpec {
     pub standby: u32,
 }
 
+/// The group's EC2 launch template, as far as the simulator models one: a
+/// name, versions numbered 1 to `latest_version` (each its own image), and
+/// which of them is the default. The group launches from `version`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchTemplateSpec {
     #[serde(default = "defaults::launch_template_name")]
     pub name: String,
+    /// What the group launches from: a version number, `$Latest` or
+    /// `$Default`, as AWS's `LaunchTemplateSpecification.Version`.
     #[serde(default = "defaults::launch_template_version")]
     pub version: String,
+    /// The template's newest version (EC2's `LatestVersionNumber`); unset,
+    /// `version` if it is a number, else 1. Versions above the group's are
+    /// images an operator published and may switch the group to.
+    #[serde(default)]
+    pub latest_version: Option<u64>,
+    /// The template's default version (EC2's `DefaultVersionNumber`); 1
+    /// unless set, as a new template's first version is its default.
+    #[serde(default)]
+    pub default_version: Option<u64>,
 }
 
 impl Default for LaunchTemplateSpec {
@@ -198,7 +212,38 @@ impl Default for LaunchTemplateSpec {
         LaunchTemplateSpec {
             name: defaults::launch_template_name(),
             version: defaults::launch_template_version(),
+            latest_version: None,
+            default_version: None,
         }
+    }
+}
+
+impl LaunchTemplateSpec {
+    /// The newest version number the template has.
+    pub fn latest(&self) -> u64 {
+        self.latest_version
+            .or_else(|| self.version.parse().ok().filter(|&n| n >= 1))
+            .unwrap_or(1)
+    }
+
+    /// The template's default version number.
+    pub fn default_number(&self) -> u64 {
+        self.default_version.unwrap_or(1)
+    }
+}
+
+/// The version number a launch template's `version` names, as Auto Scaling
+/// resolves it when it launches: `$Latest` the newest, `$Default` the
+/// default, a number itself if the template has it. `None` for a version
+/// the template does not have (or a malformed one).
+pub(crate) fn resolve_template_version(version: &str, latest: u64, default: u64) -> Option<u64> {
+    match version {
+        "$Latest" => Some(latest),
+        "$Default" => Some(default),
+        number => number
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (1..=latest).contains(n) && !number.starts_with('0')),
     }
 }
 
@@ -518,6 +563,30 @@ impl Scenario {
                     format!("unknown process {p:?}; expected one of {PROCESSES:?}"),
                 ));
             }
+        }
+
+        let lt = &g.launch_template;
+        let (latest, default) = (lt.latest(), lt.default_number());
+        if latest == 0 {
+            return Err(invalid(
+                "group.launch_template.latest_version".into(),
+                "must be at least 1".into(),
+            ));
+        }
+        if !(1..=latest).contains(&default) {
+            return Err(invalid(
+                "group.launch_template.default_version".into(),
+                format!("{default} is not a version of the template (1 to {latest})"),
+            ));
+        }
+        if resolve_template_version(&lt.version, latest, default).is_none() {
+            return Err(invalid(
+                "group.launch_template.version".into(),
+                format!(
+                    "{:?} is not a version of the template: expected 1 to {latest}, $Latest or $Default",
+                    lt.version
+                ),
+            ));
         }
 
         let a = &self.agent;
@@ -917,6 +986,42 @@ mod tests {
         let checked = MINIMAL.replace("instances = 2", "instances = 2\n[apps.health_check]");
         let text = format!("{checked}\n[faults]\nfailing_health_checks = [\"/web\"]\n");
         Scenario::from_toml(&text, "test.toml").expect("an app with a check is accepted");
+    }
+
+    #[test]
+    fn a_launch_template_names_its_versions_and_the_group_one_of_them() {
+        let s = Scenario::from_toml(MINIMAL, "minimal").expect("valid");
+        let lt = &s.group.launch_template;
+        assert_eq!(
+            (lt.version.as_str(), lt.latest(), lt.default_number()),
+            ("1", 1, 1)
+        );
+        let with = |table: &str| format!("{MINIMAL}\n[group.launch_template]\n{table}\n");
+        let s = Scenario::from_toml(&with("version = \"3\""), "t").expect("valid");
+        assert_eq!(
+            s.group.launch_template.latest(),
+            3,
+            "the version is the latest"
+        );
+        let s = Scenario::from_toml(&with("version = \"$Latest\"\nlatest_version = 4"), "t")
+            .expect("valid");
+        assert_eq!(s.group.launch_template.latest(), 4);
+        for (table, field) in [
+            (
+                "version = \"3\"\nlatest_version = 2",
+                "group.launch_template.version",
+            ),
+            ("version = \"latest\"", "group.launch_template.version"),
+            ("version = \"0\"", "group.launch_template.version"),
+            ("latest_version = 0", "group.launch_template.latest_version"),
+            (
+                "latest_version = 2\ndefault_version = 3",
+                "group.launch_template.default_version",
+            ),
+        ] {
+            let message = refused(&with(table));
+            assert!(message.contains(field), "{table}: {message}");
+        }
     }
 
     #[test]

@@ -31,8 +31,8 @@ mod tests;
 
 pub use agents::{AgentView, MasterFlagsView, MesosError, ResourcesView};
 pub use asg::{
-    ActivityView, AwsError, Ec2InstanceView, GroupInstanceView, GroupView, LaunchTemplateView,
-    LifecycleState, SuspendedProcessView, TagView,
+    ActivityView, AwsError, Ec2InstanceView, GroupInstanceView, GroupUpdate, GroupView,
+    LaunchTemplateChoice, LaunchTemplateView, LifecycleState, SuspendedProcessView, TagView,
 };
 pub use clock::{Epoch, SimTime};
 pub use faults::Faults;

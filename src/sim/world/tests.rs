@@ -1244,6 +1244,177 @@ fn failing_health_checks_refuse_unknown_apps_and_apps_without_checks() {
     assert_eq!(w.faults(), &Faults::default(), "nothing changed");
 }
 
+// ----- launch template versions and bad images -----
+
+/// Three versions of the template, the group on version 1.
+const THREE_VERSIONS: &str = r#"
+    [group.launch_template]
+    name = "agent-image"
+    version = "1"
+    latest_version = 3
+"#;
+
+fn versions(w: &World) -> Vec<(String, String)> {
+    group(w)
+        .instances
+        .into_iter()
+        .map(|i| (i.instance_id, i.launch_template.version))
+        .collect()
+}
+
+#[test]
+fn a_new_template_version_goes_to_instances_launched_after_it_and_running_ones_keep_theirs() {
+    let mut w = world(THREE_VERSIONS);
+    let old: Vec<String> = versions(&w).into_iter().map(|(id, _)| id).collect();
+    w.set_launch_template_version("2")
+        .expect("version 2 exists");
+    assert_eq!(group(&w).launch_template.version, "2");
+    assert!(versions(&w).iter().all(|(_, v)| v == "1"), "running keep 1");
+    w.set_desired_capacity("agents", 4).expect("within bounds");
+    // `$Latest` shows as set on the group; an instance shows the number
+    // it launched from.
+    w.set_launch_template_version("$Latest").expect("an alias");
+    w.set_desired_capacity("agents", 5).expect("within bounds");
+    w.set_launch_template_version("$Default").expect("an alias");
+    w.set_desired_capacity("agents", 6).expect("within bounds");
+    let g = group(&w);
+    assert_eq!(g.launch_template.version, "$Default");
+    assert_eq!(g.launch_template.name, "agent-image");
+    assert!(
+        g.launch_template.id.starts_with("lt-0"),
+        "{:?}",
+        g.launch_template
+    );
+    let by_launch: Vec<String> = versions(&w)
+        .into_iter()
+        .filter(|(id, _)| !old.contains(id))
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(by_launch, ["2", "3", "1"]);
+    for i in &g.instances {
+        assert_eq!(i.launch_template.id, g.launch_template.id);
+    }
+    // EC2 reports the same version as the group does for each instance.
+    let ec2 = w.ec2_instances(&[]).expect("all");
+    for (id, version) in versions(&w) {
+        let seen = ec2.iter().find(|e| e.instance_id == id).expect("listed");
+        assert_eq!(seen.launch_template.version, version);
+    }
+    // The agents of the new instances register as any other.
+    w.advance_to(secs(120));
+    assert_eq!(w.agents().len(), 6);
+}
+
+#[test]
+fn a_launch_template_aws_would_refuse_is_refused_and_changes_nothing() {
+    let mut w = world(THREE_VERSIONS);
+    let id = group(&w).launch_template.id;
+    let choice = |id: Option<&str>, name: Option<&str>, version: Option<&str>| GroupUpdate {
+        desired: Some(4),
+        launch_template: Some(LaunchTemplateChoice {
+            id: id.map(String::from),
+            name: name.map(String::from),
+            version: version.map(String::from),
+        }),
+        ..GroupUpdate::default()
+    };
+    let cases = [
+        (
+            choice(Some(&id), Some("agent-image"), Some("2")),
+            "Valid requests must contain either launchTemplateId or LaunchTemplateName",
+        ),
+        (
+            choice(None, None, Some("2")),
+            "Valid requests must contain either launchTemplateId or LaunchTemplateName",
+        ),
+        (
+            choice(Some("lt-0123456789abcdef0"), None, Some("2")),
+            "with template ID lt-0123456789abcdef0, does not exist",
+        ),
+        (
+            choice(None, Some("other"), Some("2")),
+            "with template name other, does not exist",
+        ),
+        (
+            choice(Some(&id), None, Some("4")),
+            "version 4 does not exist",
+        ),
+        (
+            choice(Some(&id), None, Some("0")),
+            "version 0 does not exist",
+        ),
+        (
+            choice(Some(&id), None, Some("02")),
+            "version 02 does not exist",
+        ),
+        (
+            choice(Some(&id), None, Some("latest")),
+            "version latest does not exist",
+        ),
+    ];
+    for (update, expected) in cases {
+        let err = w
+            .update_group_with("agents", update.clone())
+            .expect_err("refused");
+        assert_eq!(err.code(), "ValidationError");
+        assert!(err.aws_message().contains(expected), "{update:?}: {err}");
+    }
+    let g = group(&w);
+    assert_eq!(
+        (g.desired_capacity, g.launch_template.version.as_str()),
+        (3, "1"),
+        "nothing changed"
+    );
+    // By id without a version: `$Default`, as AWS takes it; the desired
+    // capacity in the same call launches from it.
+    w.update_group_with("agents", choice(Some(&id), None, None))
+        .expect("valid");
+    let g = group(&w);
+    assert_eq!(g.launch_template.version, "$Default");
+    assert_eq!(g.instances.len(), 4);
+    assert_eq!(
+        w.set_launch_template_version("9")
+            .expect_err("no version 9")
+            .label(),
+        "validation"
+    );
+}
+
+#[test]
+fn a_scale_in_takes_the_oldest_template_version_first_counting_10_after_9() {
+    let mut w = world(
+        r#"
+        [group.launch_template]
+        version = "9"
+        latest_version = 10
+        "#,
+    );
+    w.set_launch_template_version("10").expect("exists");
+    w.set_desired_capacity("agents", 4).expect("within bounds");
+    let new = group(&w)
+        .instances
+        .into_iter()
+        .find(|i| i.launch_template.version == "10")
+        .expect("launched from 10")
+        .instance_id;
+    w.advance_to(secs(120));
+    // us-east-1a now holds a 9 and a 10: the 9 goes.
+    w.set_desired_capacity("agents", 3).expect("within bounds");
+    let leaving: Vec<(String, &str)> = group(&w)
+        .instances
+        .into_iter()
+        .filter(|i| i.lifecycle_state == "Terminating")
+        .map(|i| (i.launch_template.version, i.lifecycle_state))
+        .collect();
+    assert_eq!(leaving, [("9".to_string(), "Terminating")]);
+    assert!(
+        group(&w)
+            .instances
+            .iter()
+            .any(|i| i.instance_id == new && i.lifecycle_state == "InService")
+    );
+}
+
 #[test]
 fn standby_takes_an_instance_out_of_desired_keeps_its_agent_and_exit_brings_it_back() {
     let mut w = world("");
