@@ -749,6 +749,9 @@ impl Scenario {
                 Some(_) => {}
             }
         }
+        self.faults
+            .check_bad_images(latest)
+            .map_err(|message| invalid("faults.bad_image".into(), message))?;
         Ok(())
     }
 }
@@ -865,6 +868,7 @@ pub(crate) mod defaults {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::world::ImageEffect;
 
     const MINIMAL: &str = r#"
         [group]
@@ -1021,6 +1025,38 @@ mod tests {
         ] {
             let message = refused(&with(table));
             assert!(message.contains(field), "{table}: {message}");
+        }
+    }
+
+    #[test]
+    fn a_bad_image_is_one_table_or_a_list_of_the_templates_versions() {
+        let base = format!("{MINIMAL}\n[group.launch_template]\nlatest_version = 3\n");
+        let one = format!(
+            "{base}\n[faults]\nbad_image = {{ version = \"2\", effect = \"unhealthy\" }}\n"
+        );
+        let s = Scenario::from_toml(&one, "one").expect("valid");
+        assert_eq!(s.faults.image_effect("2"), Some(ImageEffect::Unhealthy));
+        assert_eq!(s.faults.image_effect("1"), None);
+        let many = format!(
+            "{base}\n[faults]\nbad_image = [{{ version = \"2\", effect = \"crash\" }}, {{ version = \"3\", effect = \"unregistered\" }}]\n"
+        );
+        let s = Scenario::from_toml(&many, "many").expect("valid");
+        assert_eq!(s.faults.image_effect("2"), Some(ImageEffect::Crash));
+        assert_eq!(s.faults.image_effect("3"), Some(ImageEffect::Unregistered));
+        for (bad, expected) in [
+            (
+                one.replace("\"2\"", "\"4\""),
+                "faults.bad_image: version \"4\" is not a version of the launch template (1 to 3)",
+            ),
+            (
+                many.replace("\"3\", effect", "\"2\", effect"),
+                "faults.bad_image: version 2 appears more than once",
+            ),
+            (one.replace("unhealthy", "sick"), "unknown variant `sick`"),
+            (one.replace("effect", "effects"), "unknown field `effects`"),
+        ] {
+            let message = refused(&bad);
+            assert!(message.contains(expected), "{message}");
         }
     }
 
