@@ -25,6 +25,10 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../tests/scenarios/hazards.toml"),
     ),
     ("big", include_str!("../../tests/scenarios/big.toml")),
+    (
+        "bad-image",
+        include_str!("../../tests/scenarios/bad-image.toml"),
+    ),
 ];
 
 /// The names of the embedded scenarios.
@@ -1058,6 +1062,24 @@ mod tests {
             let message = refused(&bad);
             assert!(message.contains(expected), "{message}");
         }
+    }
+
+    #[test]
+    fn the_bad_image_scenario_starts_on_a_good_image_with_the_bad_one_published() {
+        let s = Scenario::load("bad-image").expect("shipped");
+        let lt = &s.group.launch_template;
+        assert_eq!((lt.version.as_str(), lt.latest()), ("1", 2));
+        assert_eq!(s.faults.image_effect("2"), Some(ImageEffect::Unhealthy));
+        assert_eq!(s.faults.image_effect("1"), None);
+        assert_eq!(s.group.desired_capacity, 6);
+        assert_eq!(s.group.availability_zones.len(), 3);
+        let apps = s.expanded_apps();
+        assert!(apps.iter().any(|a| a.spec.health_check.is_none()));
+        assert!(apps.iter().any(|a| a.spec.instances == 1));
+        assert!(
+            apps.iter()
+                .any(|a| a.spec.instances >= 3 && a.spec.min_health_capacity <= 0.5)
+        );
     }
 
     #[test]

@@ -1707,6 +1707,68 @@ fn only_failures_marathon_records_become_the_apps_last_task_failure() {
 }
 
 #[test]
+fn in_the_bad_image_scenario_version_2_breaks_every_app_and_version_1_heals_them() {
+    let mut w = World::new(&Scenario::load("bad-image").expect("shipped"));
+    w.set_launch_template_version("2").expect("published");
+    w.set_desired_capacity("mesos-agents-bad-image", 12)
+        .expect("within bounds");
+    w.advance_to(secs(120));
+    let agents = w.agents();
+    assert_eq!(agents.len(), 12, "an unhealthy image still registers");
+    let (old, new) = agents.split_at(6);
+    for agent in old {
+        w.deactivate_agent(&agent.id).expect("known");
+    }
+    let every_task: Vec<String> = w.tasks().into_iter().map(|t| t.id).collect();
+    w.kill_tasks(&every_task, false);
+    w.advance_to(secs(600));
+    let causes = [
+        ("/shop/web", "Reason: 503 Service Unavailable"),
+        ("/shop/billing", "Reason: 503 Service Unavailable"),
+        ("/shop/cart", "Reason: ConnectException: Connection refused"),
+        ("/shop/api", "Reason: "),
+    ];
+    for (id, reason) in causes {
+        let a = app(&w, id);
+        assert_eq!(a.tasks_healthy, 0, "{id}");
+        let failure = a.last_task_failure.expect("killed on the bad image");
+        assert_eq!(failure.state, "TASK_KILLED", "{id}");
+        assert!(
+            failure.message.ends_with(reason),
+            "{id}: {}",
+            failure.message
+        );
+        assert!(new.iter().any(|n| n.id == failure.slave_id), "{id}");
+    }
+    let worker = app(&w, "/shop/worker").last_task_failure.expect("crashed");
+    assert_eq!(worker.state, "TASK_FAILED");
+    // Back to the old agents: every app serves again.
+    for agent in old {
+        w.reactivate_agent(&agent.id).expect("known");
+    }
+    for agent in new {
+        w.drain_agent(&agent.id).expect("known");
+    }
+    w.advance_to(secs(1800));
+    for a in w.apps(true) {
+        let up = if a.health_checks.is_empty() {
+            a.tasks_running
+        } else {
+            a.tasks_healthy
+        };
+        assert_eq!(up, a.instances, "{}", a.id);
+        for t in a.tasks.expect("embedded") {
+            assert!(
+                old.iter().any(|o| o.id == t.slave_id),
+                "{} on {}",
+                t.id,
+                t.slave_id
+            );
+        }
+    }
+}
+
+#[test]
 fn standby_takes_an_instance_out_of_desired_keeps_its_agent_and_exit_brings_it_back() {
     let mut w = world("");
     let first = group(&w).instances[0].instance_id.clone();
