@@ -187,7 +187,7 @@ mod tests {
     use super::*;
     use crate::sim::Scenario;
     use crate::sim::shared::SimClock;
-    use crate::sim::world::World;
+    use crate::sim::world::{ImageEffect, World};
 
     /// The control routes alone on a loopback port, over the demo world.
     struct Control {
@@ -325,6 +325,60 @@ mod tests {
         let world = control.state.world.with(|w| w.faults().clone());
         assert!(world.launches_fail);
         assert_eq!(world.never_healthy_apps, vec!["/web/api".to_string()]);
+    }
+
+    #[tokio::test]
+    async fn a_bad_image_is_switched_on_as_one_entry_or_a_list_and_a_bad_one_is_a_400() {
+        let control = Control::start().await;
+        // The demo's template has versions 1 to 7.
+        let (status, after) = control
+            .post(
+                "/sim/faults",
+                r#"{"world": {"bad_image": {"version": "7", "effect": "crash"}}}"#,
+            )
+            .await;
+        assert_eq!(status, 200, "{after}");
+        assert_eq!(
+            after["world"]["bad_image"],
+            serde_json::json!([{"version": "7", "effect": "crash"}])
+        );
+        assert_eq!(control.get("/sim/faults").await.1, after);
+        let (status, after) = control
+            .post(
+                "/sim/faults",
+                r#"{"world": {"bad_image": [{"version": "6", "effect": "unregistered"},
+                                            {"version": "7", "effect": "unhealthy"}]}}"#,
+            )
+            .await;
+        assert_eq!(status, 200, "{after}");
+        let effect = |version: &str| {
+            control
+                .state
+                .world
+                .with(|w| w.faults().image_effect(version))
+        };
+        assert_eq!(effect("6"), Some(ImageEffect::Unregistered));
+        assert_eq!(effect("7"), Some(ImageEffect::Unhealthy));
+        for (body, expected) in [
+            (
+                r#"{"world": {"bad_image": {"version": "8", "effect": "crash"}}}"#,
+                "world.bad_image: version \"8\" is not a version of the launch template (1 to 7)",
+            ),
+            (
+                r#"{"world": {"bad_image": {"version": "7", "effect": "unhealty"}}}"#,
+                "unknown variant `unhealty`",
+            ),
+            (
+                r#"{"world": {"bad_image": {"version": "7"}}}"#,
+                "missing field `effect`",
+            ),
+        ] {
+            let (status, answer) = control.post("/sim/faults", body).await;
+            assert_eq!(status, 400, "{body} -> {answer}");
+            let message = answer["message"].as_str().unwrap();
+            assert!(message.contains(expected), "{body} -> {message}");
+        }
+        assert_eq!(effect("7"), Some(ImageEffect::Unhealthy), "unchanged");
     }
 
     #[tokio::test]

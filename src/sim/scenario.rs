@@ -25,6 +25,10 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../tests/scenarios/hazards.toml"),
     ),
     ("big", include_str!("../../tests/scenarios/big.toml")),
+    (
+        "bad-image",
+        include_str!("../../tests/scenarios/bad-image.toml"),
+    ),
 ];
 
 /// The names of the embedded scenarios.
@@ -184,13 +188,27 @@ pub struct GroupSpec {
     pub standby: u32,
 }
 
+/// The group's EC2 launch template, as far as the simulator models one: a
+/// name, versions numbered 1 to `latest_version` (each its own image), and
+/// which of them is the default. The group launches from `version`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchTemplateSpec {
     #[serde(default = "defaults::launch_template_name")]
     pub name: String,
+    /// What the group launches from: a version number, `$Latest` or
+    /// `$Default`, as AWS's `LaunchTemplateSpecification.Version`.
     #[serde(default = "defaults::launch_template_version")]
     pub version: String,
+    /// The template's newest version (EC2's `LatestVersionNumber`); unset,
+    /// `version` if it is a number, else 1. Versions above the group's are
+    /// images an operator published and may switch the group to.
+    #[serde(default)]
+    pub latest_version: Option<u64>,
+    /// The template's default version (EC2's `DefaultVersionNumber`); 1
+    /// unless set, as a new template's first version is its default.
+    #[serde(default)]
+    pub default_version: Option<u64>,
 }
 
 impl Default for LaunchTemplateSpec {
@@ -198,7 +216,38 @@ impl Default for LaunchTemplateSpec {
         LaunchTemplateSpec {
             name: defaults::launch_template_name(),
             version: defaults::launch_template_version(),
+            latest_version: None,
+            default_version: None,
         }
+    }
+}
+
+impl LaunchTemplateSpec {
+    /// The newest version number the template has.
+    pub fn latest(&self) -> u64 {
+        self.latest_version
+            .or_else(|| self.version.parse().ok().filter(|&n| n >= 1))
+            .unwrap_or(1)
+    }
+
+    /// The template's default version number.
+    pub fn default_number(&self) -> u64 {
+        self.default_version.unwrap_or(1)
+    }
+}
+
+/// The version number a launch template's `version` names, as Auto Scaling
+/// resolves it when it launches: `$Latest` the newest, `$Default` the
+/// default, a number itself if the template has it. `None` for a version
+/// the template does not have (or a malformed one).
+pub(crate) fn resolve_template_version(version: &str, latest: u64, default: u64) -> Option<u64> {
+    match version {
+        "$Latest" => Some(latest),
+        "$Default" => Some(default),
+        number => number
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (1..=latest).contains(n) && !number.starts_with('0')),
     }
 }
 
@@ -520,6 +569,30 @@ impl Scenario {
             }
         }
 
+        let lt = &g.launch_template;
+        let (latest, default) = (lt.latest(), lt.default_number());
+        if latest == 0 {
+            return Err(invalid(
+                "group.launch_template.latest_version".into(),
+                "must be at least 1".into(),
+            ));
+        }
+        if !(1..=latest).contains(&default) {
+            return Err(invalid(
+                "group.launch_template.default_version".into(),
+                format!("{default} is not a version of the template (1 to {latest})"),
+            ));
+        }
+        if resolve_template_version(&lt.version, latest, default).is_none() {
+            return Err(invalid(
+                "group.launch_template.version".into(),
+                format!(
+                    "{:?} is not a version of the template: expected 1 to {latest}, $Latest or $Default",
+                    lt.version
+                ),
+            ));
+        }
+
         let a = &self.agent;
         for (name, value) in [("cpus", a.cpus), ("mem", a.mem), ("disk", a.disk)] {
             if !value.is_finite() || value <= 0.0 {
@@ -680,6 +753,9 @@ impl Scenario {
                 Some(_) => {}
             }
         }
+        self.faults
+            .check_bad_images(latest)
+            .map_err(|message| invalid("faults.bad_image".into(), message))?;
         Ok(())
     }
 }
@@ -796,6 +872,7 @@ pub(crate) mod defaults {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::world::ImageEffect;
 
     const MINIMAL: &str = r#"
         [group]
@@ -917,6 +994,92 @@ mod tests {
         let checked = MINIMAL.replace("instances = 2", "instances = 2\n[apps.health_check]");
         let text = format!("{checked}\n[faults]\nfailing_health_checks = [\"/web\"]\n");
         Scenario::from_toml(&text, "test.toml").expect("an app with a check is accepted");
+    }
+
+    #[test]
+    fn a_launch_template_names_its_versions_and_the_group_one_of_them() {
+        let s = Scenario::from_toml(MINIMAL, "minimal").expect("valid");
+        let lt = &s.group.launch_template;
+        assert_eq!(
+            (lt.version.as_str(), lt.latest(), lt.default_number()),
+            ("1", 1, 1)
+        );
+        let with = |table: &str| format!("{MINIMAL}\n[group.launch_template]\n{table}\n");
+        let s = Scenario::from_toml(&with("version = \"3\""), "t").expect("valid");
+        assert_eq!(
+            s.group.launch_template.latest(),
+            3,
+            "the version is the latest"
+        );
+        let s = Scenario::from_toml(&with("version = \"$Latest\"\nlatest_version = 4"), "t")
+            .expect("valid");
+        assert_eq!(s.group.launch_template.latest(), 4);
+        for (table, field) in [
+            (
+                "version = \"3\"\nlatest_version = 2",
+                "group.launch_template.version",
+            ),
+            ("version = \"latest\"", "group.launch_template.version"),
+            ("version = \"0\"", "group.launch_template.version"),
+            ("latest_version = 0", "group.launch_template.latest_version"),
+            (
+                "latest_version = 2\ndefault_version = 3",
+                "group.launch_template.default_version",
+            ),
+        ] {
+            let message = refused(&with(table));
+            assert!(message.contains(field), "{table}: {message}");
+        }
+    }
+
+    #[test]
+    fn a_bad_image_is_one_table_or_a_list_of_the_templates_versions() {
+        let base = format!("{MINIMAL}\n[group.launch_template]\nlatest_version = 3\n");
+        let one = format!(
+            "{base}\n[faults]\nbad_image = {{ version = \"2\", effect = \"unhealthy\" }}\n"
+        );
+        let s = Scenario::from_toml(&one, "one").expect("valid");
+        assert_eq!(s.faults.image_effect("2"), Some(ImageEffect::Unhealthy));
+        assert_eq!(s.faults.image_effect("1"), None);
+        let many = format!(
+            "{base}\n[faults]\nbad_image = [{{ version = \"2\", effect = \"crash\" }}, {{ version = \"3\", effect = \"unregistered\" }}]\n"
+        );
+        let s = Scenario::from_toml(&many, "many").expect("valid");
+        assert_eq!(s.faults.image_effect("2"), Some(ImageEffect::Crash));
+        assert_eq!(s.faults.image_effect("3"), Some(ImageEffect::Unregistered));
+        for (bad, expected) in [
+            (
+                one.replace("\"2\"", "\"4\""),
+                "faults.bad_image: version \"4\" is not a version of the launch template (1 to 3)",
+            ),
+            (
+                many.replace("\"3\", effect", "\"2\", effect"),
+                "faults.bad_image: version 2 appears more than once",
+            ),
+            (one.replace("unhealthy", "sick"), "unknown variant `sick`"),
+            (one.replace("effect", "effects"), "unknown field `effects`"),
+        ] {
+            let message = refused(&bad);
+            assert!(message.contains(expected), "{message}");
+        }
+    }
+
+    #[test]
+    fn the_bad_image_scenario_starts_on_a_good_image_with_the_bad_one_published() {
+        let s = Scenario::load("bad-image").expect("shipped");
+        let lt = &s.group.launch_template;
+        assert_eq!((lt.version.as_str(), lt.latest()), ("1", 2));
+        assert_eq!(s.faults.image_effect("2"), Some(ImageEffect::Unhealthy));
+        assert_eq!(s.faults.image_effect("1"), None);
+        assert_eq!(s.group.desired_capacity, 6);
+        assert_eq!(s.group.availability_zones.len(), 3);
+        let apps = s.expanded_apps();
+        assert!(apps.iter().any(|a| a.spec.health_check.is_none()));
+        assert!(apps.iter().any(|a| a.spec.instances == 1));
+        assert!(
+            apps.iter()
+                .any(|a| a.spec.instances >= 3 && a.spec.min_health_capacity <= 0.5)
+        );
     }
 
     #[test]

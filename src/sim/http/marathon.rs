@@ -268,6 +268,7 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
         Route::Info => info(marathon),
         Route::Apps => {
             let embed_tasks = query.iter().any(|(k, v)| k == "embed" && embeds_tasks(v));
+            let embed_failure = query.iter().any(|(k, v)| k == "embed" && embeds_failure(v));
             let (apps, config_changed) =
                 world.with(|w| (w.apps(embed_tasks), w.unix_ms(SimTime::ZERO)));
             json(
@@ -275,18 +276,26 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
                 &AppList {
                     apps: apps
                         .iter()
-                        .map(|app| App::from_view(app, config_changed))
+                        .map(|app| {
+                            let written = App::from_view(app, config_changed);
+                            if embed_failure {
+                                written.with_last_task_failure(app)
+                            } else {
+                                written
+                            }
+                        })
                         .collect(),
                 },
             )
         }
-        // A single app comes with its tasks whatever the embeds, as
-        // Marathon embeds them by default for compatibility.
+        // A single app comes with its tasks and its last task failure
+        // whatever the embeds, as every Marathon's `show` embeds them by
+        // default for compatibility.
         Route::App(id) => match world.with(|w| w.app(&id, true).map(|app| (app, config_time(w)))) {
             Ok((app, config_changed)) => json(
                 StatusCode::OK,
                 &AppEnvelope {
-                    app: App::from_view(&app, config_changed),
+                    app: App::from_view(&app, config_changed).with_last_task_failure(&app),
                 },
             ),
             Err(err) => marathon_error(&err),
@@ -452,6 +461,17 @@ fn embeds_tasks(value: &str) -> bool {
         .find_map(|prefix| value.strip_prefix(prefix))
         .unwrap_or(value);
     matches!(bare, "tasks" | "failures")
+}
+
+/// Whether an `embed` value asks for the apps' last task failure:
+/// `lastTaskFailure` or the deprecated `failures`, under any of the
+/// prefixes `InfoEmbedResolver` takes.
+fn embeds_failure(value: &str) -> bool {
+    let bare = ["group.apps.", "apps.", "app."]
+        .iter()
+        .find_map(|prefix| value.strip_prefix(prefix))
+        .unwrap_or(value);
+    matches!(bare, "lastTaskFailure" | "failures")
 }
 
 /// The configured faults: latency first, then a 503 for the share of

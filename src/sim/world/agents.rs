@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::World;
 use super::clock::SimTime;
 use super::events::{AgentIdx, Event, InstanceIdx, TaskKey};
+use super::faults::ImageEffect;
 use super::marathon::TaskEnd;
 use crate::sim::scenario::AgentSpec;
 
@@ -377,6 +378,13 @@ impl World {
         idx
     }
 
+    /// What the image of the agent's instance does to tasks placed there
+    /// (`None`: a good image).
+    pub(crate) fn image_effect_on(&self, agent: AgentIdx) -> Option<ImageEffect> {
+        let instance = &self.instances[self.mesos.agents[agent].instance];
+        self.faults.image_effect(&instance.template_version)
+    }
+
     /// The agent's instance still runs (whatever Mesos believes).
     pub(crate) fn agent_host_alive(&self, agent: AgentIdx) -> bool {
         self.instances[self.mesos.agents[agent].instance]
@@ -401,7 +409,11 @@ impl World {
             inst.state,
             super::asg::LifecycleState::InService | super::asg::LifecycleState::Standby
         );
-        if !booted || self.faults.agents_never_register {
+        // A bad image whose agent never comes up, for all or for this
+        // instance's launch template version.
+        let image_broken =
+            self.faults.image_effect(&inst.template_version) == Some(ImageEffect::Unregistered);
+        if !booted || self.faults.agents_never_register || image_broken {
             return;
         }
         if let Some(a) = inst.agent

@@ -3,7 +3,9 @@
 //! a launch picks the AZ with the fewest instances, desired capacity stays
 //! within [MinSize, MaxSize], terminating with decrement respects MinSize,
 //! and AZRebalance (unless suspended) launches in the low AZ and then
-//! terminates in the high one.
+//! terminates in the high one. The group launches from one launch template
+//! (`LaunchTemplate`): each instance keeps the version it launched with, and
+//! UpdateAutoScalingGroup changes the version new instances get.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +14,7 @@ use serde::Serialize;
 use super::World;
 use super::clock::SimTime;
 use super::events::{AgentIdx, Event, InstanceIdx};
-use crate::sim::scenario::{GroupSpec, scaling_processes};
+use crate::sim::scenario::{GroupSpec, resolve_template_version, scaling_processes};
 
 /// An instance's Auto Scaling lifecycle state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -71,6 +73,8 @@ pub(crate) struct Instance {
     pub(crate) state: LifecycleState,
     pub(crate) launched_at: SimTime,
     pub(crate) ip: String,
+    /// The launch template version it launched from, as a number (the
+    /// group's `$Latest` or `$Default` resolved at launch): its image.
     pub(crate) template_version: String,
     /// The Mesos agent running on it, once registered.
     pub(crate) agent: Option<AgentIdx>,
@@ -113,8 +117,7 @@ pub(crate) struct Group {
     max: u32,
     desired: u32,
     pub(crate) azs: Vec<String>,
-    template_name: String,
-    template_version: String,
+    pub(crate) template: LaunchTemplate,
     tags: BTreeMap<String, String>,
     /// Suspended processes and when each was suspended.
     suspended: BTreeMap<String, SimTime>,
@@ -136,8 +139,12 @@ impl Group {
             max: spec.max_size,
             desired: spec.desired_capacity,
             azs: spec.availability_zones.clone(),
-            template_name: spec.launch_template.name.clone(),
-            template_version: spec.launch_template.version.clone(),
+            template: LaunchTemplate {
+                name: spec.launch_template.name.clone(),
+                version: spec.launch_template.version.clone(),
+                latest: spec.launch_template.latest(),
+                default: spec.launch_template.default_number(),
+            },
             tags: spec.tags.clone(),
             suspended: spec
                 .suspended_processes
@@ -155,6 +162,59 @@ impl Group {
     fn is_suspended(&self, process: &str) -> bool {
         self.suspended.contains_key(process)
     }
+}
+
+/// The group's launch template as the simulator models one: versions 1 to
+/// `latest` exist (each an image), one is the default, and the group
+/// launches from `version` (a number, `$Latest` or `$Default`, kept as it
+/// was set, as DescribeAutoScalingGroups shows it).
+#[derive(Clone, Debug)]
+pub(crate) struct LaunchTemplate {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) latest: u64,
+    pub(crate) default: u64,
+}
+
+impl LaunchTemplate {
+    /// The version number an instance launched now gets.
+    fn launch_version(&self) -> String {
+        resolve_template_version(&self.version, self.latest, self.default)
+            .map_or_else(|| self.version.clone(), |n| n.to_string())
+    }
+
+    fn id(&self) -> String {
+        launch_template_id(&self.name)
+    }
+}
+
+/// A launch template's id (`lt-0` and 16 hex digits), stable per name, as
+/// EC2 gave it when the template was created.
+pub(crate) fn launch_template_id(name: &str) -> String {
+    let hex = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, name.as_bytes())
+        .simple()
+        .to_string();
+    format!("lt-0{}", &hex[..16])
+}
+
+/// A change UpdateAutoScalingGroup asks for. Each part left `None` stays
+/// as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupUpdate {
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    pub desired: Option<u32>,
+    pub launch_template: Option<LaunchTemplateChoice>,
+}
+
+/// A `LaunchTemplateSpecification`: the template by id or by name (exactly
+/// one of them) and a version (a number, `$Latest` or `$Default`; unset,
+/// `$Default`, as AWS takes it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaunchTemplateChoice {
+    pub id: Option<String>,
+    pub name: Option<String>,
+    pub version: Option<String>,
 }
 
 /// An AWS error, as the Query protocol would carry it (`code()`, message).
@@ -201,8 +261,11 @@ impl AwsError {
     }
 }
 
+/// A launch template and a version: the group's (the version as it was
+/// set, `$Latest` included) or an instance's (the number it launched from).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LaunchTemplateView {
+    pub id: String,
     pub name: String,
     pub version: String,
 }
@@ -294,7 +357,8 @@ impl World {
                     lifecycle_state: inst.state.as_aws(),
                     health_status: "Healthy",
                     launch_template: LaunchTemplateView {
-                        name: g.template_name.clone(),
+                        id: g.template.id(),
+                        name: g.template.name.clone(),
                         version: inst.template_version.clone(),
                     },
                     protected_from_scale_in: false,
@@ -308,8 +372,9 @@ impl World {
             desired_capacity: g.desired,
             availability_zones: g.azs.clone(),
             launch_template: LaunchTemplateView {
-                name: g.template_name.clone(),
-                version: g.template_version.clone(),
+                id: g.template.id(),
+                name: g.template.name.clone(),
+                version: g.template.version.clone(),
             },
             instances,
             suspended_processes: g
@@ -580,8 +645,7 @@ impl World {
         Ok(())
     }
 
-    /// UpdateAutoScalingGroup (sizes only). As AWS: min ≤ max, a given
-    /// desired must fit; without one, desired is pulled into the new range.
+    /// UpdateAutoScalingGroup's sizes (see `update_group_with`).
     pub fn update_group(
         &mut self,
         group: &str,
@@ -589,10 +653,54 @@ impl World {
         max: Option<u32>,
         desired: Option<u32>,
     ) -> Result<(), AwsError> {
+        self.update_group_with(
+            group,
+            GroupUpdate {
+                min,
+                max,
+                desired,
+                launch_template: None,
+            },
+        )
+    }
+
+    /// Points the group at another version of its launch template, as an
+    /// operator publishing a new image does (UpdateAutoScalingGroup with
+    /// the template's name and `version`: a number, `$Latest` or
+    /// `$Default`). Instances launched from now on get it; those running
+    /// keep theirs. Refused, changing nothing, for a version the template
+    /// does not have.
+    pub fn set_launch_template_version(&mut self, version: &str) -> Result<(), AwsError> {
+        let group = self.group.name.clone();
+        let name = self.group.template.name.clone();
+        self.update_group_with(
+            &group,
+            GroupUpdate {
+                launch_template: Some(LaunchTemplateChoice {
+                    id: None,
+                    name: Some(name),
+                    version: Some(version.to_string()),
+                }),
+                ..GroupUpdate::default()
+            },
+        )
+    }
+
+    /// UpdateAutoScalingGroup. As AWS: min ≤ max, a given desired must
+    /// fit; without one, desired is pulled into the new range. A launch
+    /// template must be named by id or by name (not both) and be the
+    /// group's (the world has one), its version one the template has; new
+    /// instances launch from it, running ones keep theirs. Everything is
+    /// checked before anything changes.
+    pub fn update_group_with(&mut self, group: &str, update: GroupUpdate) -> Result<(), AwsError> {
         const ACTION: &str = "UpdateAutoScalingGroup";
         self.check_group(ACTION, group)?;
-        let min = min.unwrap_or(self.group.min);
-        let max = max.unwrap_or(self.group.max);
+        let version = match &update.launch_template {
+            Some(choice) => Some(self.check_launch_template(ACTION, choice)?),
+            None => None,
+        };
+        let min = update.min.unwrap_or(self.group.min);
+        let max = update.max.unwrap_or(self.group.max);
         if min > max {
             return Err(AwsError::Validation {
                 action: ACTION,
@@ -601,7 +709,7 @@ impl World {
                 ),
             });
         }
-        let desired = match desired {
+        let desired = match update.desired {
             Some(d) if d < min || d > max => {
                 return Err(AwsError::Validation {
                     action: ACTION,
@@ -616,6 +724,9 @@ impl World {
         self.group.min = min;
         self.group.max = max;
         self.group.desired = desired;
+        if let Some(version) = version {
+            self.group.template.version = version;
+        }
         self.reconcile_group();
         self.observe_group();
         Ok(())
@@ -685,7 +796,8 @@ impl World {
                     private_dns_name: inst.private_dns(),
                     launch_unix_ms: self.unix_ms(inst.launched_at),
                     launch_template: LaunchTemplateView {
-                        name: self.group.template_name.clone(),
+                        id: self.group.template.id(),
+                        name: self.group.template.name.clone(),
                         version: inst.template_version.clone(),
                     },
                 }
@@ -716,6 +828,47 @@ impl World {
                 action,
                 name: name.to_string(),
             })
+        }
+    }
+
+    /// The version a `LaunchTemplateSpecification` sets, once checked as AWS
+    /// checks it: exactly one of id and name (AWS's words for both and for
+    /// neither), naming the group's template; a version the template has
+    /// (`$Default` when unset). AWS's wording for an unknown template or
+    /// version is not established: these follow the shape of its "You must
+    /// use a valid fully-formed launch template." refusals.
+    fn check_launch_template(
+        &self,
+        action: &'static str,
+        choice: &LaunchTemplateChoice,
+    ) -> Result<String, AwsError> {
+        let invalid = |message: String| AwsError::Validation { action, message };
+        let template = &self.group.template;
+        match (choice.id.as_deref(), choice.name.as_deref()) {
+            (Some(_), Some(_)) | (None, None) => {
+                return Err(invalid(
+                    "Valid requests must contain either launchTemplateId or LaunchTemplateName"
+                        .into(),
+                ));
+            }
+            (Some(id), None) if id != template.id() => {
+                return Err(invalid(format!(
+                    "You must use a valid fully-formed launch template. The specified launch template, with template ID {id}, does not exist."
+                )));
+            }
+            (None, Some(name)) if name != template.name => {
+                return Err(invalid(format!(
+                    "You must use a valid fully-formed launch template. The specified launch template, with template name {name}, does not exist."
+                )));
+            }
+            _ => {}
+        }
+        let version = choice.version.as_deref().unwrap_or("$Default");
+        match resolve_template_version(version, template.latest, template.default) {
+            Some(_) => Ok(version.to_string()),
+            None => Err(invalid(format!(
+                "You must use a valid fully-formed launch template. The specified launch template version {version} does not exist."
+            ))),
         }
     }
 
@@ -827,7 +980,7 @@ impl World {
             state: LifecycleState::Pending,
             launched_at: self.now,
             ip,
-            template_version: self.group.template_version.clone(),
+            template_version: self.group.template.launch_version(),
             agent: None,
             launch_activity: activity,
             terminate_activity: None,
@@ -890,11 +1043,9 @@ impl World {
             })
             .min_by(|&a, &b| {
                 let (x, y) = (&self.instances[a], &self.instances[b]);
-                (&x.template_version, x.launched_at, &x.id).cmp(&(
-                    &y.template_version,
-                    y.launched_at,
-                    &y.id,
-                ))
+                // Versions are numbers: "10" is newer than "9".
+                let version = |i: &Instance| i.template_version.parse::<u64>().unwrap_or(u64::MAX);
+                (version(x), x.launched_at, &x.id).cmp(&(version(y), y.launched_at, &y.id))
             })
     }
 

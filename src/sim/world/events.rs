@@ -43,6 +43,8 @@ pub(crate) enum Event {
     TaskStarted(TaskKey),
     /// A health check of a running task reports.
     HealthCheck(TaskKey),
+    /// A running task on a bad image crashes (TASK_FAILED).
+    TaskCrashes(TaskKey),
     /// Marathon gives up on an unreachable/lost task (unreachableStrategy
     /// 0/0): it is expunged and the app asks for a replacement.
     TaskExpunged(TaskKey),

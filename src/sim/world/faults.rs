@@ -1,8 +1,10 @@
 //! Faults the world can be told to suffer, at construction (the scenario's
 //! `[faults]` table) and at runtime (`World::set_faults`): the ways a real
-//! cluster misbehaves during a roll that the roller must notice.
+//! cluster misbehaves during a roll that the roller must notice, a bad
+//! image among them (`BadImage`: a launch template version whose instances
+//! cannot run tasks).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// World-level faults. API-level faults (error rates, latency, throttling,
 /// leader changes) belong to the HTTP facades, not to the world.
@@ -36,4 +38,102 @@ pub struct Faults {
     /// user data): the group grows and Mesos does not.
     #[serde(default)]
     pub agents_never_register: bool,
+    /// Launch template versions whose instances run a bad image, each
+    /// with what goes wrong there (one entry or a list; a version at most
+    /// once). Only tasks placed on their agents suffer: tasks on agents of
+    /// other versions are untouched. Written `{ version = "2", effect =
+    /// "unhealthy" }`.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub bad_image: Vec<BadImage>,
+}
+
+/// One launch template version that boots a bad image.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BadImage {
+    /// The version number, as the instances launched from it report it
+    /// (`"2"`; not `$Latest`: an image is one version).
+    pub version: String,
+    pub effect: ImageEffect,
+}
+
+/// What a bad image does to the tasks placed on its agents. Decided when a
+/// task is placed: tasks already placed when the fault is switched on keep
+/// running as they were, and so do the scenario's tasks at time zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageEffect {
+    /// Tasks never pass a health check: after their grace period checks
+    /// fail until Marathon kills them (TASK_KILLED). Tasks of apps without
+    /// health checks crash soon after they start (TASK_FAILED).
+    Unhealthy,
+    /// Every task fails (TASK_FAILED) soon after it starts running, with
+    /// or without health checks.
+    Crash,
+    /// The instance boots but its Mesos agent never registers (the
+    /// per-version form of `agents_never_register`).
+    Unregistered,
+}
+
+impl Faults {
+    /// What a bad image does on instances of `version`, if it is bad.
+    pub fn image_effect(&self, version: &str) -> Option<ImageEffect> {
+        self.bad_image
+            .iter()
+            .find(|b| b.version == version)
+            .map(|b| b.effect)
+    }
+
+    /// `bad_image` names versions the launch template has (1 to `latest`),
+    /// each once: a typo must not silently disable the fault. The error
+    /// says why, without the field's name.
+    pub(crate) fn check_bad_images(&self, latest: u64) -> Result<(), String> {
+        let mut seen = Vec::new();
+        for bad in &self.bad_image {
+            let numbered = bad
+                .version
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (1..=latest).contains(n) && !bad.version.starts_with('0'));
+            if numbered.is_none() {
+                return Err(format!(
+                    "version {:?} is not a version of the launch template (1 to {latest})",
+                    bad.version
+                ));
+            }
+            if seen.contains(&&bad.version) {
+                return Err(format!("version {} appears more than once", bad.version));
+            }
+            seen.push(&bad.version);
+        }
+        Ok(())
+    }
+}
+
+/// `bad_image` as one table or a list of them. A visitor rather than an
+/// untagged enum, so that a bad field keeps serde's own words (`unknown
+/// variant `unhealty``) instead of "did not match any variant".
+fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<BadImage>, D::Error> {
+    use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+    use serde::de::{MapAccess, SeqAccess, Visitor};
+
+    struct OneOrMany;
+
+    impl<'de> Visitor<'de> for OneOrMany {
+        type Value = Vec<BadImage>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a bad image ({ version, effect }) or a list of them")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Vec<BadImage>, A::Error> {
+            BadImage::deserialize(MapAccessDeserializer::new(map)).map(|one| vec![one])
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Vec<BadImage>, A::Error> {
+            Vec::deserialize(SeqAccessDeserializer::new(seq))
+        }
+    }
+
+    d.deserialize_any(OneOrMany)
 }

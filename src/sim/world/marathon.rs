@@ -4,6 +4,10 @@
 //! (see [`LaunchDelay`]), deployments (a change of `instances` is one; a
 //! second change to the app meanwhile is a conflict) and task kills. Counts
 //! follow Marathon's rules: without health checks `tasksHealthy` stays 0.
+//! Each app keeps its `lastTaskFailure` as Marathon's `TaskFailure` does
+//! (a task failed, lost, or killed for failing its health checks), and a
+//! task placed on an agent of a bad image (`Faults::bad_image`) fails as
+//! that image makes it.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
@@ -13,7 +17,17 @@ use super::World;
 use super::agents::to_milli;
 use super::clock::SimTime;
 use super::events::{AgentIdx, AppIdx, Event, TaskKey};
+use super::faults::ImageEffect;
 use crate::sim::scenario::{ExpandedApp, millis};
+
+/// How long a task on a crashing image runs before it fails: "a few
+/// seconds", long enough to be seen running, short of any health check's
+/// grace period.
+const CRASH_AFTER_MS: u64 = 3_000;
+
+/// What a task that exits non-zero tells Marathon: the Mesos command
+/// executor's status message (`"Command " + WSTRINGIFY(status)`).
+const EXITED_MESSAGE: &str = "Command exited with status 1";
 
 #[derive(Clone, Debug)]
 pub(crate) struct HealthSpec {
@@ -22,6 +36,23 @@ pub(crate) struct HealthSpec {
     interval_ms: u64,
     timeout_s: f64,
     max_failures: u32,
+}
+
+impl HealthSpec {
+    /// Marathon's `lastFailureCause` for a failed check of this protocol.
+    /// Marathon's own HTTP(S) checks write the answer's status
+    /// (`response.status.toString()`; a sick app answering 503), its TCP
+    /// checks the exception (`getSimpleName: getMessage`; nothing
+    /// listening). Mesos-level checks (`MESOS_*`, and `COMMAND`, which
+    /// Mesos runs) reach Marathon as a bare unhealthy status, which it
+    /// records with an empty cause.
+    fn failure_cause(&self) -> &'static str {
+        match self.protocol.as_str() {
+            "HTTP" | "HTTPS" => "503 Service Unavailable",
+            "TCP" => "ConnectException: Connection refused",
+            _ => "",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -73,6 +104,25 @@ pub(crate) struct App {
     /// Lineages (first task key, first task id) whose task was lost and
     /// awaits its replacement: the replacement continues the lineage.
     orphans: VecDeque<(TaskKey, String)>,
+    /// Marathon's `lastTaskFailure`: the latest task that failed, was lost
+    /// or was killed for failing its health checks (kills asked through the
+    /// API, scale-downs and drains are not failures). Kept until the app
+    /// is gone, as Marathon keeps it.
+    last_failure: Option<TaskFailure>,
+}
+
+/// A task that ended badly, as Marathon's `TaskFailure` records it.
+#[derive(Clone, Debug)]
+struct TaskFailure {
+    task_id: String,
+    /// The Mesos state it ended in (`TASK_FAILED`, `TASK_KILLED`, …).
+    state: &'static str,
+    message: String,
+    host: String,
+    slave_id: String,
+    at: SimTime,
+    /// The app's version the task ran.
+    version: SimTime,
 }
 
 impl App {
@@ -212,8 +262,11 @@ pub(crate) struct Task {
     started_at: Option<SimTime>,
     health: Health,
     lineage: (TaskKey, String),
-    /// Launched while the app's never-healthy fault was on.
+    /// Launched while the app's never-healthy fault was on, or placed on a
+    /// bad image whose tasks never pass a check: its checks never pass.
     doomed: bool,
+    /// Placed on a bad image that makes it crash soon after it starts.
+    crashes: bool,
     /// A chain of health checks is scheduled for it (checks stop once it
     /// is healthy, unless its app's checks are made to fail).
     checking: bool,
@@ -286,6 +339,7 @@ impl Marathon {
                 never_healthy: false,
                 failing_checks: false,
                 orphans: VecDeque::new(),
+                last_failure: None,
             });
             m.by_id.insert(app.id.clone(), idx);
         }
@@ -344,8 +398,27 @@ pub struct HealthCheckResultView {
     pub first_success_unix_ms: Option<u64>,
     pub last_success_unix_ms: Option<u64>,
     pub last_failure_unix_ms: Option<u64>,
+    /// Why the last check failed (Marathon's `lastFailureCause`), once one
+    /// has.
+    pub last_failure_cause: Option<String>,
     /// The task's id (`instanceId` in Marathon ≥ 1.5, `taskId` before).
     pub task_id: String,
+}
+
+/// An app's `lastTaskFailure`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TaskFailureView {
+    pub app_id: String,
+    pub task_id: String,
+    /// The agent's hostname and id.
+    pub host: String,
+    pub slave_id: String,
+    /// `TASK_FAILED`, `TASK_LOST` or `TASK_KILLED` (failed health checks).
+    pub state: &'static str,
+    pub message: String,
+    pub timestamp_unix_ms: u64,
+    /// The app version the task ran.
+    pub version_unix_ms: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -395,6 +468,9 @@ pub struct AppView {
     pub version_unix_ms: u64,
     /// Only with `embed=apps.tasks`.
     pub tasks: Option<Vec<TaskView>>,
+    /// The latest task that ended badly, if any (the facade writes it when
+    /// the embeds ask for it).
+    pub last_task_failure: Option<TaskFailureView>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -693,6 +769,16 @@ impl World {
             unreachable_expunge_after_seconds: 0,
             version_unix_ms: self.unix_ms(app.version),
             tasks: embed_tasks.then(|| self.app_tasks(a)),
+            last_task_failure: app.last_failure.as_ref().map(|f| TaskFailureView {
+                app_id: app.id.clone(),
+                task_id: f.task_id.clone(),
+                host: f.host.clone(),
+                slave_id: f.slave_id.clone(),
+                state: f.state,
+                message: f.message.clone(),
+                timestamp_unix_ms: self.unix_ms(f.at),
+                version_unix_ms: self.unix_ms(f.version),
+            }),
         }
     }
 
@@ -708,13 +794,17 @@ impl World {
         let t = &self.marathon.tasks[&key];
         let app = &self.marathon.apps[t.app];
         let agent = &self.mesos.agents[t.agent];
-        let health_check_results = match (app.health.is_some(), t.health.alive) {
-            (true, Some(alive)) => vec![HealthCheckResultView {
+        let health_check_results = match (&app.health, t.health.alive) {
+            (Some(spec), Some(alive)) => vec![HealthCheckResultView {
                 alive,
                 consecutive_failures: t.health.consecutive_failures,
                 first_success_unix_ms: t.health.first_success.map(|s| self.unix_ms(s)),
                 last_success_unix_ms: t.health.last_success.map(|s| self.unix_ms(s)),
                 last_failure_unix_ms: t.health.last_failure.map(|s| self.unix_ms(s)),
+                last_failure_cause: t
+                    .health
+                    .last_failure
+                    .map(|_| spec.failure_cause().to_string()),
                 task_id: t.id.clone(),
             }],
             _ => Vec::new(),
@@ -788,8 +878,14 @@ impl World {
     }
 
     /// Creates a task of `a` on `agent`. Initial tasks start running and
-    /// healthy at once (the scenario's steady state); others stage.
+    /// healthy at once (the scenario's steady state, whatever the image);
+    /// others stage, and suffer the agent's image if it is bad.
     pub(crate) fn start_task(&mut self, a: AppIdx, agent: AgentIdx, initial: bool) -> TaskKey {
+        let image = if initial {
+            None
+        } else {
+            self.image_effect_on(agent)
+        };
         let key = self.marathon.next_key;
         self.marathon.next_key += 1;
         let app = &mut self.marathon.apps[a];
@@ -807,12 +903,14 @@ impl World {
         };
         let app = &mut self.marathon.apps[a];
         app.tasks.insert(key);
-        let (cpus, mem, has_health, doomed) = (
-            app.cpus,
-            app.mem,
-            app.health.is_some(),
-            app.never_healthy && !initial,
-        );
+        let has_health = app.health.is_some();
+        let (cpus, mem) = (app.cpus, app.mem);
+        // On a bad image a task never passes a check, or (without checks to
+        // fail, or on a crashing image) fails soon after it starts.
+        let doomed = (app.never_healthy && !initial)
+            || (image == Some(ImageEffect::Unhealthy) && has_health);
+        let crashes = image == Some(ImageEffect::Crash)
+            || (image == Some(ImageEffect::Unhealthy) && !has_health);
         let start_ms = app.task_start_ms;
         let host_port = self.free_port(agent);
         let ag = &mut self.mesos.agents[agent];
@@ -829,6 +927,7 @@ impl World {
             health: Health::default(),
             lineage,
             doomed,
+            crashes,
             checking: false,
             host_port,
         };
@@ -902,7 +1001,10 @@ impl World {
         }
         task.state = TaskState::Running;
         task.started_at = Some(self.now);
-        let (a, doomed) = (task.app, task.doomed);
+        let (a, doomed, crashes) = (task.app, task.doomed, task.crashes);
+        if crashes {
+            self.schedule_in(CRASH_AFTER_MS, Event::TaskCrashes(key));
+        }
         match self.marathon.apps[a].health.as_ref().map(|h| h.interval_ms) {
             None if doomed => {
                 self.end_task(key, TaskEnd::Failed);
@@ -966,6 +1068,19 @@ impl World {
         self.app_changed(a);
     }
 
+    /// A task on a crashing image exits non-zero while running: TASK_FAILED
+    /// (the launch delay grows). A task no longer running is left alone.
+    pub(crate) fn on_task_crashes(&mut self, key: TaskKey) {
+        if self
+            .marathon
+            .tasks
+            .get(&key)
+            .is_some_and(|t| t.state == TaskState::Running)
+        {
+            self.end_task(key, TaskEnd::Failed);
+        }
+    }
+
     /// Starts a chain of health checks for the task, the first in
     /// `interval_ms`.
     fn schedule_check(&mut self, key: TaskKey, interval_ms: u64) {
@@ -1022,6 +1137,8 @@ impl World {
         };
         let a = task.app;
         let lineage = task.lineage.clone();
+        let (task_id, agent) = (task.id.clone(), task.agent);
+        self.record_failure(a, task_id, agent, how);
         // Marathon's limit-worthy conditions: FAILED, and GONE for a task
         // whose machine was brought down (see `TaskEnd::Lost`).
         let limit_worthy = matches!(how, TaskEnd::Lost | TaskEnd::Failed);
@@ -1051,6 +1168,46 @@ impl World {
         };
         self.schedule_in(delay, Event::TaskExpunged(key));
         self.app_changed(a);
+    }
+
+    /// Keeps the app's `lastTaskFailure` when a task ends in what Marathon
+    /// records as a failure: a terminal failure state from Mesos
+    /// (TASK_FAILED, TASK_LOST, …), or its own kill for failed health
+    /// checks (TASK_KILLED, with the last check's cause). Kills asked
+    /// through the API, scale-downs, drains (TASK_KILLED) and
+    /// TASK_UNREACHABLE are not failures to Marathon.
+    fn record_failure(&mut self, a: AppIdx, task_id: String, agent: AgentIdx, how: TaskEnd) {
+        let host = self.mesos.agents[agent].hostname.clone();
+        let (state, message) = match how {
+            TaskEnd::Failed => ("TASK_FAILED", EXITED_MESSAGE.to_string()),
+            // The master's words for a task on a machine it brought down
+            // (Mesos' `removeSlave`).
+            TaskEnd::Lost => (
+                "TASK_LOST",
+                format!("Slave {host} removed: Operator initiated 'Machine DOWN'"),
+            ),
+            TaskEnd::HealthKilled => {
+                let cause = self.marathon.apps[a]
+                    .health
+                    .as_ref()
+                    .map_or("", HealthSpec::failure_cause);
+                (
+                    "TASK_KILLED",
+                    format!("Task was killed since health check failed. Reason: {cause}"),
+                )
+            }
+            TaskEnd::Unreachable | TaskEnd::Killed | TaskEnd::KilledForScale => return,
+        };
+        let app = &mut self.marathon.apps[a];
+        app.last_failure = Some(TaskFailure {
+            task_id,
+            state,
+            message,
+            host,
+            slave_id: self.mesos.agents[agent].id.clone(),
+            at: self.now,
+            version: app.version,
+        });
     }
 
     pub(crate) fn on_task_expunged(&mut self, key: TaskKey) {

@@ -31,15 +31,15 @@ mod tests;
 
 pub use agents::{AgentView, MasterFlagsView, MesosError, ResourcesView};
 pub use asg::{
-    ActivityView, AwsError, Ec2InstanceView, GroupInstanceView, GroupView, LaunchTemplateView,
-    LifecycleState, SuspendedProcessView, TagView,
+    ActivityView, AwsError, Ec2InstanceView, GroupInstanceView, GroupUpdate, GroupView,
+    LaunchTemplateChoice, LaunchTemplateView, LifecycleState, SuspendedProcessView, TagView,
 };
 pub use clock::{Epoch, SimTime};
-pub use faults::Faults;
+pub use faults::{BadImage, Faults, ImageEffect};
 pub use maintenance::{MachineId, MaintenanceStatus, MaintenanceWindow};
 pub use marathon::{
     AppView, DeploymentView, HealthCheckResultView, HealthCheckView, KillResult, MarathonError,
-    QueueView, TaskView,
+    QueueView, TaskFailureView, TaskView,
 };
 pub use monitor::{AppReport, FinalState, Report, TaskMoves};
 
@@ -215,7 +215,8 @@ impl World {
 
     /// Switches faults at runtime. Unknown app ids are refused, so a typo
     /// cannot silently disable a fault, and so is an app without a health
-    /// check in `failing_health_checks`. The error names the field.
+    /// check in `failing_health_checks` and a `bad_image` version the launch
+    /// template does not have. The error names the field.
     pub fn set_faults(&mut self, faults: Faults) -> Result<(), String> {
         for id in &faults.never_healthy_apps {
             if !self.marathon.by_id.contains_key(id) {
@@ -233,11 +234,28 @@ impl World {
                 Some(true) => {}
             }
         }
+        faults
+            .check_bad_images(self.group.template.latest)
+            .map_err(|message| format!("bad_image: {message}"))?;
         self.marathon
             .refresh_never_healthy(&faults.never_healthy_apps);
         self.refresh_failing_checks(&faults.failing_health_checks);
         self.faults = faults;
         Ok(())
+    }
+
+    /// Makes the instances of launch template `version` run a bad image
+    /// with `effect` (replacing what was said of that version before),
+    /// keeping every other fault: how a test breaks the image a roll goes
+    /// onto. Refused for a version the template does not have.
+    pub fn set_bad_image(&mut self, version: &str, effect: ImageEffect) -> Result<(), String> {
+        let mut faults = self.faults.clone();
+        faults.bad_image.retain(|b| b.version != version);
+        faults.bad_image.push(BadImage {
+            version: version.to_string(),
+            effect,
+        });
+        self.set_faults(faults)
     }
 
     /// Counts an API call by its action name, for the report.
@@ -272,6 +290,7 @@ impl World {
             Event::RebalanceCheck => self.on_rebalance_check(),
             Event::TaskStarted(t) => self.on_task_started(t),
             Event::HealthCheck(t) => self.on_health_check(t),
+            Event::TaskCrashes(t) => self.on_task_crashes(t),
             Event::TaskExpunged(t) => self.on_task_expunged(t),
             Event::LaunchDue(app) => self.launch_missing(app),
             Event::OfferCycle => self.on_offer_cycle(),

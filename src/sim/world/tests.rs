@@ -1244,6 +1244,530 @@ fn failing_health_checks_refuse_unknown_apps_and_apps_without_checks() {
     assert_eq!(w.faults(), &Faults::default(), "nothing changed");
 }
 
+// ----- launch template versions and bad images -----
+
+/// Three versions of the template, the group on version 1.
+const THREE_VERSIONS: &str = r#"
+    [group.launch_template]
+    name = "agent-image"
+    version = "1"
+    latest_version = 3
+"#;
+
+fn versions(w: &World) -> Vec<(String, String)> {
+    group(w)
+        .instances
+        .into_iter()
+        .map(|i| (i.instance_id, i.launch_template.version))
+        .collect()
+}
+
+#[test]
+fn a_new_template_version_goes_to_instances_launched_after_it_and_running_ones_keep_theirs() {
+    let mut w = world(THREE_VERSIONS);
+    let old: Vec<String> = versions(&w).into_iter().map(|(id, _)| id).collect();
+    w.set_launch_template_version("2")
+        .expect("version 2 exists");
+    assert_eq!(group(&w).launch_template.version, "2");
+    assert!(versions(&w).iter().all(|(_, v)| v == "1"), "running keep 1");
+    w.set_desired_capacity("agents", 4).expect("within bounds");
+    // `$Latest` shows as set on the group; an instance shows the number
+    // it launched from.
+    w.set_launch_template_version("$Latest").expect("an alias");
+    w.set_desired_capacity("agents", 5).expect("within bounds");
+    w.set_launch_template_version("$Default").expect("an alias");
+    w.set_desired_capacity("agents", 6).expect("within bounds");
+    let g = group(&w);
+    assert_eq!(g.launch_template.version, "$Default");
+    assert_eq!(g.launch_template.name, "agent-image");
+    assert!(
+        g.launch_template.id.starts_with("lt-0"),
+        "{:?}",
+        g.launch_template
+    );
+    let by_launch: Vec<String> = versions(&w)
+        .into_iter()
+        .filter(|(id, _)| !old.contains(id))
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(by_launch, ["2", "3", "1"]);
+    for i in &g.instances {
+        assert_eq!(i.launch_template.id, g.launch_template.id);
+    }
+    // EC2 reports the same version as the group does for each instance.
+    let ec2 = w.ec2_instances(&[]).expect("all");
+    for (id, version) in versions(&w) {
+        let seen = ec2.iter().find(|e| e.instance_id == id).expect("listed");
+        assert_eq!(seen.launch_template.version, version);
+    }
+    // The agents of the new instances register as any other.
+    w.advance_to(secs(120));
+    assert_eq!(w.agents().len(), 6);
+}
+
+#[test]
+fn a_launch_template_aws_would_refuse_is_refused_and_changes_nothing() {
+    let mut w = world(THREE_VERSIONS);
+    let id = group(&w).launch_template.id;
+    let choice = |id: Option<&str>, name: Option<&str>, version: Option<&str>| GroupUpdate {
+        desired: Some(4),
+        launch_template: Some(LaunchTemplateChoice {
+            id: id.map(String::from),
+            name: name.map(String::from),
+            version: version.map(String::from),
+        }),
+        ..GroupUpdate::default()
+    };
+    let cases = [
+        (
+            choice(Some(&id), Some("agent-image"), Some("2")),
+            "Valid requests must contain either launchTemplateId or LaunchTemplateName",
+        ),
+        (
+            choice(None, None, Some("2")),
+            "Valid requests must contain either launchTemplateId or LaunchTemplateName",
+        ),
+        (
+            choice(Some("lt-0123456789abcdef0"), None, Some("2")),
+            "with template ID lt-0123456789abcdef0, does not exist",
+        ),
+        (
+            choice(None, Some("other"), Some("2")),
+            "with template name other, does not exist",
+        ),
+        (
+            choice(Some(&id), None, Some("4")),
+            "version 4 does not exist",
+        ),
+        (
+            choice(Some(&id), None, Some("0")),
+            "version 0 does not exist",
+        ),
+        (
+            choice(Some(&id), None, Some("02")),
+            "version 02 does not exist",
+        ),
+        (
+            choice(Some(&id), None, Some("latest")),
+            "version latest does not exist",
+        ),
+    ];
+    for (update, expected) in cases {
+        let err = w
+            .update_group_with("agents", update.clone())
+            .expect_err("refused");
+        assert_eq!(err.code(), "ValidationError");
+        assert!(err.aws_message().contains(expected), "{update:?}: {err}");
+    }
+    let g = group(&w);
+    assert_eq!(
+        (g.desired_capacity, g.launch_template.version.as_str()),
+        (3, "1"),
+        "nothing changed"
+    );
+    // By id without a version: `$Default`, as AWS takes it; the desired
+    // capacity in the same call launches from it.
+    w.update_group_with("agents", choice(Some(&id), None, None))
+        .expect("valid");
+    let g = group(&w);
+    assert_eq!(g.launch_template.version, "$Default");
+    assert_eq!(g.instances.len(), 4);
+    assert_eq!(
+        w.set_launch_template_version("9")
+            .expect_err("no version 9")
+            .label(),
+        "validation"
+    );
+}
+
+#[test]
+fn a_scale_in_takes_the_oldest_template_version_first_counting_10_after_9() {
+    let mut w = world(
+        r#"
+        [group.launch_template]
+        version = "9"
+        latest_version = 10
+        "#,
+    );
+    w.set_launch_template_version("10").expect("exists");
+    w.set_desired_capacity("agents", 4).expect("within bounds");
+    let new = group(&w)
+        .instances
+        .into_iter()
+        .find(|i| i.launch_template.version == "10")
+        .expect("launched from 10")
+        .instance_id;
+    w.advance_to(secs(120));
+    // us-east-1a now holds a 9 and a 10: the 9 goes.
+    w.set_desired_capacity("agents", 3).expect("within bounds");
+    let leaving: Vec<(String, &str)> = group(&w)
+        .instances
+        .into_iter()
+        .filter(|i| i.lifecycle_state == "Terminating")
+        .map(|i| (i.launch_template.version, i.lifecycle_state))
+        .collect();
+    assert_eq!(leaving, [("9".to_string(), "Terminating")]);
+    assert!(
+        group(&w)
+            .instances
+            .iter()
+            .any(|i| i.instance_id == new && i.lifecycle_state == "InService")
+    );
+}
+
+/// A world whose template has a version 2 with a bad image (`effect`), an
+/// app with an HTTP check (2 tasks) and one without (1 task).
+fn bad_image_world(effect: &str) -> World {
+    world(&format!(
+        r#"
+        [group.launch_template]
+        version = "1"
+        latest_version = 2
+
+        [[apps]]
+        id = "/checked"
+        instances = 2
+        cpus = 0.5
+        mem = 256
+        task_start_s = 5
+        [apps.health_check]
+        protocol = "HTTP"
+        interval_s = 10
+        grace_period_s = 30
+        max_consecutive_failures = 3
+
+        [[apps]]
+        id = "/plain"
+        instances = 1
+        cpus = 0.5
+        mem = 256
+        task_start_s = 5
+
+        [faults]
+        bad_image = {{ version = "2", effect = "{effect}" }}
+        "#
+    ))
+}
+
+/// Puts the group on version 2, adds an instance and waits for its agent;
+/// then deactivates the old agents and kills one task of each app so that
+/// the replacements land on the new agent. Returns the new agent's id and
+/// the ids of the tasks left on old agents.
+fn move_one_task_of_each_app_to_version_2(w: &mut World) -> (String, Vec<String>) {
+    w.set_launch_template_version("2").expect("exists");
+    w.set_desired_capacity("agents", 4).expect("within bounds");
+    w.advance_to(secs(120));
+    let agents = w.agents();
+    assert_eq!(agents.len(), 4, "the version 2 agent registered");
+    let new_agent = agents[3].id.clone();
+    for old in &agents[..3] {
+        w.deactivate_agent(&old.id).expect("known");
+    }
+    let mut killed = Vec::new();
+    let mut kept = Vec::new();
+    for id in ["/checked", "/plain"] {
+        let tasks = app(w, id).tasks.expect("embedded");
+        killed.push(tasks[0].id.clone());
+        kept.extend(tasks[1..].iter().map(|t| t.id.clone()));
+    }
+    w.kill_tasks(&killed, false);
+    assert!(
+        app(w, "/checked").last_task_failure.is_none(),
+        "a kill asked through the API is no failure"
+    );
+    (new_agent, kept)
+}
+
+#[test]
+fn on_an_unhealthy_image_checks_fail_until_marathon_kills_the_task_and_old_agents_stay_healthy() {
+    let mut w = bad_image_world("unhealthy");
+    let (new_agent, kept) = move_one_task_of_each_app_to_version_2(&mut w);
+    // Relaunched after the kill grace (5 s), running 5 s later, checked
+    // every 10 s; failures inside the 30 s grace are ignored.
+    w.advance_to(secs(150));
+    let checked = app(&w, "/checked");
+    let moved = checked
+        .tasks
+        .as_ref()
+        .expect("embedded")
+        .iter()
+        .find(|t| t.slave_id == new_agent)
+        .expect("the replacement is on the version 2 agent")
+        .clone();
+    assert_eq!(moved.state, "TASK_RUNNING");
+    assert!(moved.health_check_results.is_empty(), "no verdict in grace");
+    // Past the grace: failing, counted, then killed at the third.
+    w.advance_to(secs(171));
+    let checked = app(&w, "/checked");
+    let result = checked
+        .tasks
+        .as_ref()
+        .expect("embedded")
+        .iter()
+        .find(|t| t.id == moved.id)
+        .expect("still there")
+        .health_check_results[0]
+        .clone();
+    assert!(!result.alive);
+    assert!(result.consecutive_failures >= 1, "{result:?}");
+    assert_eq!(
+        result.last_failure_cause.as_deref(),
+        Some("503 Service Unavailable")
+    );
+    assert_eq!(checked.tasks_unhealthy, 1);
+    assert!(checked.last_task_failure.is_none(), "not killed yet");
+    w.advance_to(secs(200));
+    let failure = app(&w, "/checked")
+        .last_task_failure
+        .expect("the health kill is recorded");
+    assert_eq!(failure.task_id, moved.id);
+    assert_eq!(failure.state, "TASK_KILLED");
+    assert_eq!(
+        failure.message,
+        "Task was killed since health check failed. Reason: 503 Service Unavailable"
+    );
+    assert_eq!(failure.slave_id, new_agent);
+    assert_eq!(failure.host, moved.host);
+    assert_eq!(failure.app_id, "/checked");
+    // A health kill adds no launch delay (TASK_KILLED).
+    assert_eq!(w.launch_delay(0), None);
+    // The app without checks crashed on the new image instead: FAILED.
+    let failure = app(&w, "/plain")
+        .last_task_failure
+        .expect("the crash is recorded");
+    assert_eq!(
+        (failure.state, failure.message.as_str()),
+        ("TASK_FAILED", "Command exited with status 1")
+    );
+    assert_eq!(failure.slave_id, new_agent);
+    // The task left on an old agent never stopped passing.
+    let survivor = app(&w, "/checked")
+        .tasks
+        .expect("embedded")
+        .into_iter()
+        .find(|t| kept.contains(&t.id))
+        .expect("still running");
+    assert_eq!(survivor.state, "TASK_RUNNING");
+    assert!(survivor.health_check_results[0].alive);
+}
+
+#[test]
+fn on_a_crashing_image_every_task_fails_soon_after_it_starts_and_the_delay_grows() {
+    let mut w = bad_image_world("crash");
+    let (new_agent, _) = move_one_task_of_each_app_to_version_2(&mut w);
+    // Killed at 120 s, gone 5 s later, staged then, running 5 s after:
+    // 130 s; it crashes 3 s later.
+    w.advance_to(SimTime::from_millis(132_900));
+    let checked = app(&w, "/checked");
+    assert_eq!(checked.tasks_running, 2, "running for now");
+    assert!(checked.last_task_failure.is_none());
+    w.advance_to(secs(133));
+    for id in ["/checked", "/plain"] {
+        let failure = app(&w, id).last_task_failure.expect("recorded");
+        assert_eq!(failure.state, "TASK_FAILED", "{id}");
+        assert_eq!(failure.slave_id, new_agent, "{id}");
+        assert_eq!(failure.timestamp_unix_ms, w.unix_ms(secs(133)), "{id}");
+    }
+    // TASK_FAILED is limit-worthy: the next launch waits `backoffSeconds`.
+    let queued: Vec<(String, u64)> = w
+        .queue()
+        .into_iter()
+        .map(|q| (q.app.id, q.delay_left_ms))
+        .collect();
+    assert_eq!(
+        queued,
+        [("/checked".to_string(), 1000), ("/plain".to_string(), 1000)]
+    );
+}
+
+#[test]
+fn on_an_unregistered_image_the_instance_serves_in_the_group_but_its_agent_never_registers() {
+    let mut w = bad_image_world("unregistered");
+    w.set_launch_template_version("2").expect("exists");
+    w.set_desired_capacity("agents", 4).expect("within bounds");
+    w.advance_to(secs(600));
+    assert_eq!(
+        group(&w)
+            .instances
+            .iter()
+            .filter(|i| i.lifecycle_state == "InService")
+            .count(),
+        4
+    );
+    assert_eq!(w.agents().len(), 3, "only the version 1 agents");
+    // Back on version 1: the next instance's agent registers.
+    w.set_launch_template_version("1").expect("exists");
+    w.set_desired_capacity("agents", 5).expect("within bounds");
+    w.advance_to(secs(800));
+    assert_eq!(w.agents().len(), 4);
+}
+
+#[test]
+fn a_bad_image_must_name_a_version_of_the_template_once_and_is_switched_on_at_runtime() {
+    let mut w = world(THREE_VERSIONS);
+    for (bad, expected) in [
+        (
+            vec![("4", ImageEffect::Crash)],
+            "bad_image: version \"4\" is not a version of the launch template (1 to 3)",
+        ),
+        (
+            vec![("$Latest", ImageEffect::Crash)],
+            "\"$Latest\" is not a version",
+        ),
+        (
+            vec![("2", ImageEffect::Crash), ("2", ImageEffect::Unhealthy)],
+            "version 2 appears more than once",
+        ),
+    ] {
+        let err = w
+            .set_faults(Faults {
+                bad_image: bad
+                    .into_iter()
+                    .map(|(version, effect)| BadImage {
+                        version: version.into(),
+                        effect,
+                    })
+                    .collect(),
+                ..Faults::default()
+            })
+            .expect_err("refused");
+        assert!(err.contains(expected), "{err}");
+    }
+    assert_eq!(w.faults(), &Faults::default(), "nothing changed");
+    w.set_bad_image("3", ImageEffect::Crash).expect("valid");
+    w.set_bad_image("3", ImageEffect::Unregistered)
+        .expect("replaces");
+    w.set_bad_image("2", ImageEffect::Unhealthy).expect("valid");
+    assert_eq!(
+        w.faults().image_effect("3"),
+        Some(ImageEffect::Unregistered)
+    );
+    assert_eq!(w.faults().image_effect("2"), Some(ImageEffect::Unhealthy));
+    assert_eq!(w.faults().image_effect("1"), None);
+}
+
+#[test]
+fn only_failures_marathon_records_become_the_apps_last_task_failure() {
+    let mut w = world(
+        r#"
+        [[apps]]
+        id = "/web"
+        instances = 3
+        constraints = [["hostname", "UNIQUE"]]
+        "#,
+    );
+    let tasks = app(&w, "/web").tasks.expect("embedded");
+    // A kill with scale, a drain, an unreachable agent: none is a failure.
+    w.kill_tasks(std::slice::from_ref(&tasks[0].id), true);
+    w.drain_agent(&tasks[1].slave_id).expect("known");
+    let instance =
+        w.agent(&tasks[2].slave_id).expect("registered").attributes["instance_id"].clone();
+    w.terminate_instance(&instance, false).expect("terminates");
+    // Unreachable after 75 s of missed pings, expunged 3 s later.
+    w.advance_to(secs(76));
+    assert!(
+        app(&w, "/web")
+            .tasks
+            .expect("embedded")
+            .iter()
+            .any(|t| t.id == tasks[2].id && t.state == "TASK_UNREACHABLE"),
+        "the third task was unreachable"
+    );
+    w.advance_to(secs(100));
+    assert!(app(&w, "/web").last_task_failure.is_none());
+    // A machine brought down loses its task: TASK_LOST, which Marathon
+    // records.
+    let agent = w
+        .agents()
+        .into_iter()
+        .find(|a| a.task_count > 0)
+        .expect("an agent with a task");
+    let machine = MachineId {
+        hostname: Some(agent.hostname.clone()),
+        ip: Some(agent.ip.clone()),
+    };
+    w.set_maintenance_schedule(vec![MaintenanceWindow {
+        machines: vec![machine.clone()],
+        start_unix_ns: 0,
+        duration_ns: 1,
+    }])
+    .expect("valid");
+    w.machines_down(std::slice::from_ref(&machine))
+        .expect("draining machine");
+    let failure = app(&w, "/web").last_task_failure.expect("recorded");
+    assert_eq!(failure.state, "TASK_LOST");
+    assert_eq!(failure.slave_id, agent.id);
+    assert_eq!(
+        failure.message,
+        format!(
+            "Slave {} removed: Operator initiated 'Machine DOWN'",
+            agent.hostname
+        )
+    );
+}
+
+#[test]
+fn in_the_bad_image_scenario_version_2_breaks_every_app_and_version_1_heals_them() {
+    let mut w = World::new(&Scenario::load("bad-image").expect("shipped"));
+    w.set_launch_template_version("2").expect("published");
+    w.set_desired_capacity("mesos-agents-bad-image", 12)
+        .expect("within bounds");
+    w.advance_to(secs(120));
+    let agents = w.agents();
+    assert_eq!(agents.len(), 12, "an unhealthy image still registers");
+    let (old, new) = agents.split_at(6);
+    for agent in old {
+        w.deactivate_agent(&agent.id).expect("known");
+    }
+    let every_task: Vec<String> = w.tasks().into_iter().map(|t| t.id).collect();
+    w.kill_tasks(&every_task, false);
+    w.advance_to(secs(600));
+    let causes = [
+        ("/shop/web", "Reason: 503 Service Unavailable"),
+        ("/shop/billing", "Reason: 503 Service Unavailable"),
+        ("/shop/cart", "Reason: ConnectException: Connection refused"),
+        ("/shop/api", "Reason: "),
+    ];
+    for (id, reason) in causes {
+        let a = app(&w, id);
+        assert_eq!(a.tasks_healthy, 0, "{id}");
+        let failure = a.last_task_failure.expect("killed on the bad image");
+        assert_eq!(failure.state, "TASK_KILLED", "{id}");
+        assert!(
+            failure.message.ends_with(reason),
+            "{id}: {}",
+            failure.message
+        );
+        assert!(new.iter().any(|n| n.id == failure.slave_id), "{id}");
+    }
+    let worker = app(&w, "/shop/worker").last_task_failure.expect("crashed");
+    assert_eq!(worker.state, "TASK_FAILED");
+    // Back to the old agents: every app serves again.
+    for agent in old {
+        w.reactivate_agent(&agent.id).expect("known");
+    }
+    for agent in new {
+        w.drain_agent(&agent.id).expect("known");
+    }
+    w.advance_to(secs(1800));
+    for a in w.apps(true) {
+        let up = if a.health_checks.is_empty() {
+            a.tasks_running
+        } else {
+            a.tasks_healthy
+        };
+        assert_eq!(up, a.instances, "{}", a.id);
+        for t in a.tasks.expect("embedded") {
+            assert!(
+                old.iter().any(|o| o.id == t.slave_id),
+                "{} on {}",
+                t.id,
+                t.slave_id
+            );
+        }
+    }
+}
+
 #[test]
 fn standby_takes_an_instance_out_of_desired_keeps_its_agent_and_exit_brings_it_back() {
     let mut w = world("");

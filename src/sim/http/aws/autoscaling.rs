@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::query::{Params, QueryError, Service, page};
 use super::xml::{Xml, timestamp};
 use super::{ACCOUNT, region_of, stable_hex};
-use crate::sim::world::{ActivityView, AwsError, GroupView, LaunchTemplateView, World};
+use crate::sim::world::{
+    ActivityView, AwsError, GroupUpdate, GroupView, LaunchTemplateChoice, LaunchTemplateView, World,
+};
 
 /// DescribeAutoScalingGroups and DescribeScalingActivities cap pages here.
 const MAX_RECORDS: usize = 100;
@@ -89,11 +91,6 @@ fn group_arn(name: &str, azs: &[String]) -> String {
     )
 }
 
-/// `lt-` and 17 hex digits, stable per template name.
-pub(super) fn template_id(name: &str) -> String {
-    format!("lt-0{}", stable_hex(name, 16))
-}
-
 /// `subnet-` and 17 hex digits, one per AZ.
 pub(super) fn subnet_id(az: &str) -> String {
     format!("subnet-0{}", stable_hex(az, 16))
@@ -101,7 +98,7 @@ pub(super) fn subnet_id(az: &str) -> String {
 
 fn launch_template_xml(x: &mut Xml, t: &LaunchTemplateView) {
     x.open("LaunchTemplate")
-        .leaf("LaunchTemplateId", template_id(&t.name))
+        .leaf("LaunchTemplateId", &t.id)
         .leaf("LaunchTemplateName", &t.name)
         .leaf("Version", &t.version)
         .close("LaunchTemplate");
@@ -410,8 +407,9 @@ fn suspension_reason(suspended_unix_ms: u64) -> String {
     )
 }
 
-/// The parameters of UpdateAutoScalingGroup the world models. Others
-/// (launch template, health checks, subnets, …) are refused rather than
+/// The parameters of UpdateAutoScalingGroup the world models (`Version`
+/// is the API's, `LaunchTemplate.Version` the template's). Others (launch
+/// configurations, health checks, subnets, …) are refused rather than
 /// accepted and ignored, so no caller believes a change it did not get.
 const UPDATE_PARAMS: &[&str] = &[
     "Action",
@@ -420,6 +418,9 @@ const UPDATE_PARAMS: &[&str] = &[
     "MinSize",
     "MaxSize",
     "DesiredCapacity",
+    "LaunchTemplate.LaunchTemplateId",
+    "LaunchTemplate.LaunchTemplateName",
+    "LaunchTemplate.Version",
 ];
 
 fn update_group(w: &mut World, p: &Params) -> Result<(), QueryError> {
@@ -428,15 +429,26 @@ fn update_group(w: &mut World, p: &Params) -> Result<(), QueryError> {
         return Err(QueryError::sender(
             "ValidationError",
             format!(
-                "The simulator's UpdateAutoScalingGroup changes only MinSize, MaxSize and DesiredCapacity, not {other}"
+                "The simulator's UpdateAutoScalingGroup changes only MinSize, MaxSize, DesiredCapacity and LaunchTemplate, not {other}"
             ),
         ));
     }
-    let min = p.size("MinSize")?;
-    let max = p.size("MaxSize")?;
-    let desired = p.size("DesiredCapacity")?;
-    w.update_group(group, min, max, desired)
-        .map_err(world_error)
+    // The `LaunchTemplate` structure, as the Query protocol flattens it;
+    // any of its members makes it present (the world checks the rest).
+    let member = |name: &str| p.get(&format!("LaunchTemplate.{name}")).map(str::to_string);
+    let choice = LaunchTemplateChoice {
+        id: member("LaunchTemplateId"),
+        name: member("LaunchTemplateName"),
+        version: member("Version"),
+    };
+    let launch_template = (choice != LaunchTemplateChoice::default()).then_some(choice);
+    let update = GroupUpdate {
+        min: p.size("MinSize")?,
+        max: p.size("MaxSize")?,
+        desired: p.size("DesiredCapacity")?,
+        launch_template,
+    };
+    w.update_group_with(group, update).map_err(world_error)
 }
 
 /// One tag of CreateOrUpdateTags / DeleteTags, checked like AWS does.

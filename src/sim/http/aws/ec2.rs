@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use super::autoscaling::{INSTANCE_TYPE, subnet_id, template_id};
+use super::autoscaling::{INSTANCE_TYPE, subnet_id};
 use super::query::{Params, QueryError, Service, page};
 use super::xml::{Xml, timestamp};
 use super::{ACCOUNT, region_of, stable_hex};
@@ -162,9 +162,17 @@ fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView, group: &str) {
         .open("instancesSet")
         .open("item")
         .leaf("instanceId", &i.instance_id)
+        // One image per launch template version: a new version is a new
+        // image, as an operator publishes one.
         .leaf(
             "imageId",
-            format!("ami-0{}", stable_hex(&i.launch_template.name, 16)),
+            format!(
+                "ami-0{}",
+                stable_hex(
+                    &format!("{}/{}", i.launch_template.name, i.launch_template.version),
+                    16
+                )
+            ),
         )
         .open("instanceState")
         .leaf("code", state_code(i.state))
@@ -212,7 +220,7 @@ fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView, group: &str) {
         .close("item")
         .open("item")
         .leaf("key", "aws:ec2launchtemplate:id")
-        .leaf("value", template_id(&i.launch_template.name))
+        .leaf("value", &i.launch_template.id)
         .close("item")
         .open("item")
         .leaf("key", "aws:ec2launchtemplate:version")

@@ -467,6 +467,180 @@ async fn unknown_actions_get_each_services_error_document() {
     assert_eq!(sim.calls("(unknown action)"), Some(2));
 }
 
+/// The demo with a version 8 of its template published (it runs 7).
+async fn demo_with_version_8() -> Simulated {
+    let mut scenario = Scenario::builtin("demo")
+        .expect("demo is embedded")
+        .expect("demo is valid");
+    scenario.timings.epoch_unix_s = Some(EPOCH_S);
+    scenario.group.launch_template.latest_version = Some(8);
+    Simulated::start(&scenario).await
+}
+
+fn template_version(source: &Option<LaunchSource>) -> Option<&str> {
+    match source {
+        Some(LaunchSource::Template { version, .. }) => version.as_deref(),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn the_adapter_moves_the_group_to_a_new_template_version_that_only_new_instances_get() {
+    let sim = demo_with_version_8().await;
+    let aws = sim.aws();
+    let before = aws.describe_group(GROUP).await.expect("describe");
+    let Some(LaunchSource::Template { id, name, .. }) = before.launch_source.clone() else {
+        panic!("a launch template: {:?}", before.launch_source);
+    };
+    // What a roll (or an operator) sends: the template as the group names
+    // it, at the new version. The adapter sends the id alone.
+    let new = LaunchSource::Template {
+        id: id.clone(),
+        name: name.clone(),
+        version: Some("8".into()),
+    };
+    aws.set_launch_source(GROUP, &new)
+        .await
+        .expect("version 8 exists");
+    let after = aws.describe_group(GROUP).await.expect("describe");
+    assert_eq!(after.launch_source, Some(new.clone()));
+    assert!(
+        after
+            .instances
+            .iter()
+            .all(|i| template_version(&i.launch_source) == Some("7")),
+        "running instances keep their version"
+    );
+
+    aws.set_desired_capacity(GROUP, 15)
+        .await
+        .expect("set desired");
+    let grown = aws.describe_group(GROUP).await.expect("describe");
+    let (new_ones, old_ones): (Vec<_>, Vec<_>) = grown
+        .instances
+        .iter()
+        .partition(|i| i.lifecycle_state == LifecycleState::Pending);
+    assert_eq!((new_ones.len(), old_ones.len()), (3, 12));
+    for i in &new_ones {
+        assert_eq!(i.launch_source, Some(new.clone()), "{}", i.id);
+    }
+    for i in &old_ones {
+        assert_eq!(template_version(&i.launch_source), Some("7"), "{}", i.id);
+        assert_ne!(i.launch_source, grown.launch_source, "{} is outdated", i.id);
+    }
+    // DescribeAutoScalingInstances tells each instance's own version too.
+    let listed = sim
+        .raw_auto_scaling()
+        .describe_auto_scaling_instances()
+        .send()
+        .await
+        .expect("describe instances");
+    for i in listed.auto_scaling_instances() {
+        let id = i.instance_id().unwrap_or_default();
+        let expected = if new_ones.iter().any(|n| n.id == id) {
+            "8"
+        } else {
+            "7"
+        };
+        let template = i.launch_template().expect("a launch template");
+        assert_eq!(template.version(), Some(expected), "{id}");
+        assert_eq!(template.launch_template_id(), id_of(&new), "{id}");
+    }
+    // A new version is a new image.
+    let ec2 = sim
+        .raw_ec2()
+        .describe_instances()
+        .set_instance_ids(Some(vec![new_ones[0].id.clone(), old_ones[0].id.clone()]))
+        .send()
+        .await
+        .expect("describe");
+    let images: BTreeSet<String> = ec2
+        .reservations()
+        .iter()
+        .flat_map(|r| r.instances())
+        .filter_map(|i| i.image_id().map(str::to_string))
+        .collect();
+    assert_eq!(images.len(), 2, "{images:?}");
+}
+
+fn id_of(source: &LaunchSource) -> Option<&str> {
+    match source {
+        LaunchSource::Template { id, .. } => id.as_deref(),
+        LaunchSource::Configuration { .. } => None,
+    }
+}
+
+#[tokio::test]
+async fn a_launch_template_aws_refuses_is_a_validation_error_and_aliases_are_kept_as_set() {
+    let sim = demo_with_version_8().await;
+    let template = |id: Option<&str>, name: Option<&str>, version: Option<&str>| {
+        aws_sdk_autoscaling::types::LaunchTemplateSpecification::builder()
+            .set_launch_template_id(id.map(String::from))
+            .set_launch_template_name(name.map(String::from))
+            .set_version(version.map(String::from))
+            .build()
+    };
+    let g = sim.aws().describe_group(GROUP).await.expect("describe");
+    let id = id_of(g.launch_source.as_ref().expect("a source"))
+        .expect("an id")
+        .to_string();
+    let cases = [
+        (
+            template(Some(&id), Some("mesos-agent"), Some("8")),
+            "Valid requests must contain either launchTemplateId or LaunchTemplateName",
+        ),
+        (
+            template(None, Some("not-ours"), Some("8")),
+            "The specified launch template, with template name not-ours, does not exist.",
+        ),
+        (
+            template(Some(&id), None, Some("9")),
+            "version 9 does not exist",
+        ),
+    ];
+    for (spec, expected) in cases {
+        let err = sim
+            .raw_auto_scaling()
+            .update_auto_scaling_group()
+            .auto_scaling_group_name(GROUP)
+            .launch_template(spec.clone())
+            .desired_capacity(13)
+            .send()
+            .await
+            .expect_err("refused");
+        assert_eq!(err.code(), Some("ValidationError"), "{spec:?}");
+        assert!(
+            err.message().is_some_and(|m| m.contains(expected)),
+            "{spec:?}: {:?}",
+            err.message()
+        );
+    }
+    let unchanged = sim.aws().describe_group(GROUP).await.expect("describe");
+    assert_eq!(
+        unchanged.desired_capacity, 12,
+        "a refused call changes nothing"
+    );
+    assert_eq!(template_version(&unchanged.launch_source), Some("7"));
+
+    // By name, `$Latest`: the group shows it as set; a launch resolves it.
+    sim.raw_auto_scaling()
+        .update_auto_scaling_group()
+        .auto_scaling_group_name(GROUP)
+        .launch_template(template(None, Some("mesos-agent"), Some("$Latest")))
+        .desired_capacity(13)
+        .send()
+        .await
+        .expect("accepted");
+    let g = sim.aws().describe_group(GROUP).await.expect("describe");
+    assert_eq!(template_version(&g.launch_source), Some("$Latest"));
+    let launched = g
+        .instances
+        .iter()
+        .find(|i| i.lifecycle_state == LifecycleState::Pending)
+        .expect("one launched");
+    assert_eq!(template_version(&launched.launch_source), Some("8"));
+}
+
 #[tokio::test]
 async fn an_update_the_world_cannot_model_is_refused_not_ignored() {
     let sim = demo().await;

@@ -16,6 +16,7 @@ use crate::roll::decide::health::judge;
 use crate::roll::ports::marathon::{KillOutcome, Marathon, MarathonError};
 use crate::sim::http::peer_servers::{PeerServers, fixture, keys};
 use crate::sim::shared::{ApiFaults, SystemFaults};
+use crate::sim::world::ImageEffect;
 
 /// Three Marathons over one world; peer 0 leads. Servers stop when dropped.
 struct Marathons(PeerServers);
@@ -791,6 +792,180 @@ async fn the_queue_shows_a_failing_apps_launch_delay_until_it_is_reset() {
         answer["message"],
         "Application /web/frontend not found in tasks queue."
     );
+}
+
+// ----- a bad image: what a roll onto it reads -----
+
+/// Kills the app's first task so that its replacement lands on an agent of
+/// the demo's template version 7, made a bad image with `effect` (every
+/// agent runs 7: the tasks placed from now on suffer it, the others run on
+/// as they were). Returns the task killed.
+fn replace_a_task_on_a_bad_image(marathons: &Marathons, app: &str, effect: ImageEffect) -> String {
+    marathons.world.with(|w| {
+        w.set_bad_image("7", effect).expect("the demo's version");
+        let victim = w.app(app, true).expect("app").tasks.expect("embedded")[0]
+            .id
+            .clone();
+        w.kill_tasks(std::slice::from_ref(&victim), false);
+        victim
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_adapter_reads_the_failing_checks_and_the_health_kill_of_a_task_on_a_bad_image() {
+    const APP: &str = "/web/frontend";
+    let marathons = Marathons::start(1.0).await;
+    let client = marathons.client();
+    let victim = replace_a_task_on_a_bad_image(&marathons, APP, ImageEffect::Unhealthy);
+    // Its replacement passes its 60 s grace, then fails check after check.
+    let mut failing = None;
+    for _ in 0..120 {
+        marathons.advance(1_000);
+        let apps = client.apps().await.expect("apps");
+        let app = apps.iter().find(|a| a.id == APP).expect("listed").clone();
+        if let Some(task) = app
+            .tasks
+            .iter()
+            .find(|t| t.health_results.iter().any(|r| r.consecutive_failures > 0))
+        {
+            failing = Some((app.clone(), task.clone()));
+            break;
+        }
+    }
+    let (app, task) = failing.expect("a task fails its checks within 120 s");
+    assert_eq!(app.tasks_unhealthy, 1, "{app:?}");
+    assert!(app.last_task_failure.is_none(), "nothing failed yet");
+    let result = &task.health_results[0];
+    assert!(!result.alive);
+    assert!(result.last_failure.is_some());
+    assert_eq!(
+        result.last_failure_cause.as_deref(),
+        Some("503 Service Unavailable"),
+        "an HTTP check's cause is the answer's status"
+    );
+
+    // Three failures in a row and Marathon kills it.
+    let mut killed = None;
+    for _ in 0..60 {
+        marathons.advance(1_000);
+        let apps = client.apps().await.expect("apps");
+        let app = apps.iter().find(|a| a.id == APP).expect("listed");
+        if let Some(failure) = &app.last_task_failure {
+            killed = Some(failure.clone());
+            break;
+        }
+    }
+    let failure = killed.expect("killed within 60 s of its first failure");
+    assert_ne!(failure.task_id, victim, "the API's kill is no failure");
+    assert_eq!(failure.task_id, task.id);
+    assert_eq!(failure.agent_id, task.agent_id);
+    assert_eq!(failure.host, task.host);
+    assert_eq!(failure.state, "TASK_KILLED");
+    assert_eq!(
+        failure.message,
+        "Task was killed since health check failed. Reason: 503 Service Unavailable"
+    );
+    assert!(failure.at.is_some(), "Marathon's timestamp parses");
+    // `/v2/apps/{id}` embeds it whatever is asked, as Marathon does.
+    let single = client.app(APP).await.expect("app");
+    assert_eq!(single.last_task_failure, Some(failure));
+}
+
+#[tokio::test(start_paused = true)]
+async fn last_task_failure_is_written_with_marathons_keys_only_when_embedded_in_the_list() {
+    const APP: &str = "/ops/metrics";
+    let marathons = Marathons::start(1.0).await;
+    let victim = replace_a_task_on_a_bad_image(&marathons, APP, ImageEffect::Crash);
+    marathons.advance(15_000);
+    let embedded = marathons
+        .get_json(0, "/v2/apps?embed=apps.lastTaskFailure")
+        .await;
+    let app = array(&embedded["apps"])
+        .iter()
+        .find(|a| a["id"] == APP)
+        .expect("listed")
+        .clone();
+    let failure = &app["lastTaskFailure"];
+    // The docs' example's keys, and `slaveId` (Marathon 0.8 on).
+    let example = fixture("marathon-0.7-v2-apps-lastTaskFailure-tasks-docs-example.json");
+    let mut expected = keys(&example["apps"][0]["lastTaskFailure"]);
+    expected.insert("slaveId".into());
+    assert_eq!(keys(failure), expected, "{failure}");
+    assert_eq!(failure["appId"], APP);
+    assert_eq!(failure["state"], "TASK_FAILED");
+    assert_eq!(failure["message"], "Command exited with status 1");
+    assert_ne!(failure["taskId"], victim.as_str());
+    assert_eq!(failure["version"], app["version"]);
+    for stamp in [&failure["timestamp"], &failure["version"]] {
+        assert!(
+            stamp
+                .as_str()
+                .is_some_and(|s| s.ends_with('Z') && s.len() == 24),
+            "{stamp}"
+        );
+    }
+    // Only apps with a failure carry one; unasked, the list has none.
+    assert!(
+        array(&embedded["apps"])
+            .iter()
+            .filter(|a| a["id"] != APP)
+            .all(|a| a.get("lastTaskFailure").is_none())
+    );
+    for path in ["/v2/apps", "/v2/apps?embed=apps.tasks"] {
+        let bare = marathons.get_json(0, path).await;
+        assert!(
+            array(&bare["apps"])
+                .iter()
+                .all(|a| a.get("lastTaskFailure").is_none()),
+            "{path}"
+        );
+    }
+    // The deprecated `failures` embeds it too, with the tasks.
+    let old = marathons.get_json(0, "/v2/apps?embed=apps.failures").await;
+    let app = array(&old["apps"])
+        .iter()
+        .find(|a| a["id"] == APP)
+        .expect("listed");
+    assert_eq!(&app["lastTaskFailure"], failure);
+    assert!(app.get("tasks").is_some());
+    // A single app: embedded by default.
+    let single = marathons.get_json(0, "/v2/apps/ops/metrics").await;
+    assert_eq!(&single["app"]["lastTaskFailure"], failure);
+}
+
+#[tokio::test(start_paused = true)]
+async fn on_a_crashing_image_the_queue_shows_the_launch_delay_the_failures_grow() {
+    const APP: &str = "/web/frontend";
+    let marathons = Marathons::start(1.0).await;
+    let client = marathons.client();
+    replace_a_task_on_a_bad_image(&marathons, APP, ImageEffect::Crash);
+    // Each replacement crashes 3 s after it starts (TASK_FAILED, health
+    // checks or not); the delay grows by 1.15 per failure.
+    let mut delays = Vec::new();
+    for _ in 0..600 {
+        marathons.advance(500);
+        let queue = client.launch_queue().await.expect("queue");
+        if let Some(queued) = queue.iter().find(|q| q.app == APP)
+            && queued.delay_left > Duration::ZERO
+            && delays.last().is_none_or(|d| queued.delay_left > *d)
+        {
+            delays.push(queued.delay_left);
+            if delays.len() == 3 {
+                break;
+            }
+        }
+    }
+    assert_eq!(delays.len(), 3, "three delays, each longer: {delays:?}");
+    let failure = client
+        .apps()
+        .await
+        .expect("apps")
+        .into_iter()
+        .find(|a| a.id == APP)
+        .and_then(|a| a.last_task_failure)
+        .expect("recorded");
+    assert_eq!(failure.state, "TASK_FAILED");
+    assert_eq!(failure.message, "Command exited with status 1");
 }
 
 // ----- what marathon-python 0.13 found (tests/real_clients/) -----

@@ -1,7 +1,8 @@
 //! Marathon's JSON as the simulator writes and reads it, shaped after
 //! tests/fixtures/marathon-*.json (Marathon 1.5 and the v2 RAML examples):
 //! apps with counts, deployments and tasks, task health results with
-//! `instanceId`, deployments with steps, `/v2/info`, `/v2/leader`. The
+//! `instanceId`, deployments with steps, `/v2/info`, `/v2/leader`, an
+//! app's `lastTaskFailure` (Marathon's `TaskFailureWrites`). The
 //! simulator's own types; the adapter's are not reused.
 
 use std::collections::BTreeMap;
@@ -9,7 +10,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::sim::world::{
-    AppView, DeploymentView, HealthCheckResultView, HealthCheckView, QueueView, TaskView,
+    AppView, DeploymentView, HealthCheckResultView, HealthCheckView, QueueView, TaskFailureView,
+    TaskView,
 };
 
 /// Marathon writes whole numbers without a fraction (`"mem": 65`,
@@ -104,6 +106,24 @@ pub(crate) struct App {
     pub deployments: Vec<DeploymentRef>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tasks: Option<Vec<Task>>,
+    /// Only when embedded (`with_last_task_failure`) and the app has one,
+    /// as Marathon leaves it out otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_task_failure: Option<TaskFailure>,
+}
+
+/// `lastTaskFailure`: every key Marathon's `TaskFailureWrites` writes.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TaskFailure {
+    pub app_id: String,
+    pub host: String,
+    pub message: String,
+    pub state: &'static str,
+    pub task_id: String,
+    pub timestamp: String,
+    pub version: String,
+    pub slave_id: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -258,6 +278,29 @@ impl App {
                 .tasks
                 .as_ref()
                 .map(|tasks| tasks.iter().map(Task::from_view).collect()),
+            last_task_failure: None,
+        }
+    }
+
+    /// The app with its `lastTaskFailure` written, if it has one (what the
+    /// `lastTaskFailure` embed asks).
+    pub fn with_last_task_failure(mut self, app: &AppView) -> App {
+        self.last_task_failure = app.last_task_failure.as_ref().map(TaskFailure::from_view);
+        self
+    }
+}
+
+impl TaskFailure {
+    fn from_view(failure: &TaskFailureView) -> TaskFailure {
+        TaskFailure {
+            app_id: failure.app_id.clone(),
+            host: failure.host.clone(),
+            message: failure.message.clone(),
+            state: failure.state,
+            task_id: failure.task_id.clone(),
+            timestamp: timestamp(failure.timestamp_unix_ms),
+            version: timestamp(failure.version_unix_ms),
+            slave_id: failure.slave_id.clone(),
         }
     }
 }
@@ -321,9 +364,7 @@ impl HealthCheckResult {
             first_success: result.first_success_unix_ms.map(timestamp),
             last_success: result.last_success_unix_ms.map(timestamp),
             last_failure: result.last_failure_unix_ms.map(timestamp),
-            last_failure_cause: result
-                .last_failure_unix_ms
-                .map(|_| "health check failed".to_string()),
+            last_failure_cause: result.last_failure_cause.clone(),
             instance_id: instance_id(&result.task_id),
         }
     }
