@@ -418,3 +418,64 @@ class MarathonLaunchQueue(unittest.TestCase):
             caught.exception.error_message,
             f"Application {self.APP} not found in tasks queue.",
         )
+
+
+class MarathonDeploymentCancel(unittest.TestCase):
+    """DELETE /v2/deployments/{id} as DeploymentsResource.cancel answers
+    it, on a simulator of their own at real time, its health-checked apps'
+    new tasks never healthy (a scale-up that does not end by itself)."""
+
+    STUCK = ["/web/frontend", "/web/api"]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sim = Sim.start("demo", time_scale=1)
+        cls.addClassCleanup(cls.sim.stop)
+        cls.client = marathon_client(cls.sim.marathon)
+        wait_until("every app running and healthy", lambda: all_healthy(cls.client))
+        cls.sim.faults({"world": {"never_healthy_apps": cls.STUCK}})
+
+    def test_delete_deployment_rolls_a_scale_up_back(self):
+        scaled = self.client.scale_app("/web/frontend", instances=5)
+        stuck = scaled["deploymentId"]
+        # Without force: a new deployment reverting the plan (200 and a
+        # deployment result).
+        rollback = self.client.delete_deployment(stuck)
+        self.assertEqual(set(rollback), {"deploymentId", "version"})
+        self.assertNotEqual(rollback["deploymentId"], stuck)
+        self.assertTrue(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", rollback["version"]), rollback)
+        self.assertEqual(self.client.get_app("/web/frontend").instances, 4)
+        listed = [d.id for d in self.client.list_deployments()]
+        self.assertNotIn(stuck, listed)
+        self.assertIn(rollback["deploymentId"], listed)
+        # The revert is a version of the app of its own, the count as before.
+        self.assertEqual(self.client.list_versions("/web/frontend")[0], rollback["version"])
+        self.assertEqual(self.client.get_version("/web/frontend", rollback["version"]).instances, 4)
+        wait_until(
+            "the rollback to finish with the four healthy tasks",
+            lambda: not self.client.list_deployments()
+            and (lambda app: (app.tasks_running, app.tasks_healthy) == (4, 4))(self.client.get_app("/web/frontend")),
+            timeout=30,
+        )
+
+    def test_delete_deployment_with_force_is_202_and_rolls_nothing_back(self):
+        # Through a follower: the leader's answer either way.
+        follower = marathon_client(self.sim.marathon[1:2])
+        stuck = follower.scale_app("/web/api", instances=4)["deploymentId"]
+        self.assertEqual(follower.delete_deployment(stuck, force=True), {})
+        self.assertNotIn(stuck, [d.id for d in self.client.list_deployments()])
+        self.assertEqual(self.client.get_app("/web/api").instances, 4)
+        again = self.client.scale_app("/web/api", instances=5)["deploymentId"]
+        raw = requests.delete(f"{self.sim.marathon[0]}/v2/deployments/{again}", params={"force": "true"}, timeout=10)
+        self.assertEqual(raw.status_code, 202)
+        self.assertEqual(raw.content, b"")
+        self.assertEqual(self.client.get_app("/web/api").instances, 5)
+
+    def test_delete_unknown_deployment_is_not_found(self):
+        missing = str(uuid.uuid4())
+        with self.assertRaises(NotFoundError) as caught:
+            self.client.delete_deployment(missing)
+        self.assertEqual(caught.exception.error_message, f"DeploymentPlan {missing} does not exist")
+        with self.assertRaises(NotFoundError):
+            self.client.delete_deployment(missing, force=True)
+

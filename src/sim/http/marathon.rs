@@ -36,6 +36,15 @@ use wire::{
 /// The header naming the leader on every answer.
 const LEADER_HEADER: &str = "X-Marathon-Leader";
 
+/// The header a forwarding Marathon adds to the request it forwards and to
+/// the answer it hands back (`1.1 host:port`, its own), by which it also
+/// tells a request it forwarded before (a loop).
+const VIA_HEADER: &str = "X-Marathon-Via";
+
+/// The header naming the deployment a change started (`RestResource`'s
+/// `DeploymentHeader`).
+const DEPLOYMENT_HEADER: &str = "Marathon-Deployment-Id";
+
 /// The version the simulated Marathons report (the fixtures' shapes).
 const MARATHON_VERSION: &str = "1.5.0";
 
@@ -76,6 +85,8 @@ enum Route {
     /// `GET /v2/apps/{id}/versions/{version}`.
     AppVersion(String, String),
     Deployments,
+    /// `DELETE /v2/deployments/{id}?force=`.
+    CancelDeployment(String),
     Tasks,
     KillTasks,
     Queue,
@@ -99,6 +110,15 @@ impl Route {
             "/v2/info" => only(get, Route::Info),
             "/v2/apps" => only(get, Route::Apps),
             "/v2/deployments" => only(get, Route::Deployments),
+            _ if let Some(id) = path
+                .strip_prefix("/v2/deployments/")
+                .filter(|id| !id.is_empty() && !id.contains('/')) =>
+            {
+                only(
+                    method == Method::DELETE,
+                    Route::CancelDeployment(id.to_string()),
+                )
+            }
             "/v2/tasks" => only(get, Route::Tasks),
             "/v2/tasks/delete" => only(method == Method::POST, Route::KillTasks),
             "/v2/queue" => only(get, Route::Queue),
@@ -185,6 +205,7 @@ impl Route {
             Route::AppVersions(_) => "GET /v2/apps/{id}/versions".into(),
             Route::AppVersion(..) => "GET /v2/apps/{id}/versions/{version}".into(),
             Route::Deployments => "GET /v2/deployments".into(),
+            Route::CancelDeployment(_) => "DELETE /v2/deployments/{id}".into(),
             Route::Tasks => "GET /v2/tasks".into(),
             Route::KillTasks => "POST /v2/tasks/delete".into(),
             Route::Queue => "GET /v2/queue".into(),
@@ -350,6 +371,7 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
             let list: Vec<Deployment> = deployments.iter().map(Deployment::from_view).collect();
             json(StatusCode::OK, &list)
         }
+        Route::CancelDeployment(id) => cancel_deployment(world, &id, flag("force")),
         Route::Tasks => {
             let tasks = world.with(|w| w.tasks());
             json(
@@ -571,6 +593,35 @@ fn update_app(world: &SharedWorld, id: &str, body: &[u8], force: bool) -> Respon
     }
 }
 
+/// `DELETE /v2/deployments/{id}`, as `DeploymentsResource.cancel`
+/// answers: without `force`, 200 with the rollback deployment
+/// (`{"version", "deploymentId"}` and `Marathon-Deployment-Id`, as every
+/// deployment result); with `force`, 202 and no body; an id not running,
+/// 404 `DeploymentPlan <id> does not exist`.
+fn cancel_deployment(world: &SharedWorld, id: &str, force: bool) -> Response {
+    let result = world.with(|w| {
+        w.cancel_deployment(id, force)
+            .map(|rollback| (rollback, w.unix_ms(w.now())))
+    });
+    match result {
+        Ok((Some(deployment_id), now)) => {
+            let mut response = json(
+                StatusCode::OK,
+                &DeploymentResult {
+                    version: timestamp(now),
+                    deployment_id: deployment_id.clone(),
+                },
+            );
+            if let Ok(value) = HeaderValue::from_str(&deployment_id) {
+                response.headers_mut().insert(DEPLOYMENT_HEADER, value);
+            }
+            response
+        }
+        Ok((None, _)) => StatusCode::ACCEPTED.into_response(),
+        Err(err) => marathon_error(&err),
+    }
+}
+
 /// `POST /v2/tasks/delete`. An id that names no app (Marathon reads the
 /// app from the id: `app_path.uuid`) is a 400, as Marathon's
 /// `Task.Id.runSpecId` fails on it; an unknown task of a well-formed id is
@@ -686,6 +737,10 @@ fn marathon_error(err: &MarathonError) -> Response {
             )
         }
         MarathonError::DeploymentConflict { deployments, .. } => locked(deployments.clone()),
+        MarathonError::DeploymentNotFound { id, .. } => message(
+            StatusCode::NOT_FOUND,
+            &format!("DeploymentPlan {id} does not exist"),
+        ),
     }
 }
 

@@ -17,6 +17,8 @@ use crate::roll::ports::marathon::{KillOutcome, Marathon, MarathonError};
 use crate::sim::http::peer_servers::{PeerServers, fixture, keys};
 use crate::sim::shared::{ApiFaults, SystemFaults};
 
+mod deployment_cancel;
+
 /// Three Marathons over one world; peer 0 leads. Servers stop when dropped.
 struct Marathons(PeerServers);
 
