@@ -13,7 +13,7 @@ import uuid
 
 import marathon
 import requests
-from marathon.exceptions import ConflictError, MarathonHttpError, NotFoundError
+from marathon.exceptions import ConflictError, InternalServerError, MarathonHttpError, NotFoundError
 from marathon.models import MarathonApp, MarathonDeployment, MarathonGroup, MarathonInfo, MarathonTask
 
 from realclients import (
@@ -195,18 +195,45 @@ class MarathonReads(unittest.TestCase):
         with self.assertRaises(NotFoundError):
             self.client.list_tasks("/no/such/app")
 
-    def test_a_following_marathon_answers_as_the_leader(self):
-        follower = marathon_client(self.sim.marathon[1:2])
+    def test_a_following_marathon_forwards_to_the_leader_and_says_so(self):
+        # LeaderProxyFilter (a filter on /*): a non-leader forwards every
+        # request, /v2/info and /ping included, and hands back the
+        # leader's answer with the leader's headers and its own
+        # X-Marathon-Via (JavaUrlConnectionRequestForwarder).
+        leader, follower_url = self.sim.marathon[0], self.sim.marathon[1]
+        follower = marathon_client([follower_url])
         self.assertEqual(
             sorted(a.id for a in follower.list_apps()),
             sorted(a.id for a in self.client.list_apps()),
         )
         info = follower.get_info()
-        self.assertFalse(info.elected)
-        self.assertEqual(info.leader, authority(self.sim.marathon[0]))
-        self.assertEqual(follower.get_leader()["leader"], authority(self.sim.marathon[0]))
-        response = requests.get(self.sim.marathon[2] + "/v2/apps", timeout=10)
-        self.assertEqual(response.headers.get("X-Marathon-Leader"), self.sim.marathon[0])
+        self.assertTrue(info.elected, "the leader's own /v2/info")
+        self.assertEqual(info.leader, authority(leader))
+        self.assertEqual(follower.get_leader()["leader"], authority(leader))
+        self.assertEqual(follower.ping(), b"pong")
+        via = "1.1 " + authority(self.sim.marathon[2])
+        for path in ("/v2/apps", "/v2/info", "/ping"):
+            response = requests.get(self.sim.marathon[2] + path, timeout=10)
+            self.assertEqual(response.status_code, 200, path)
+            self.assertEqual(response.headers.get("X-Marathon-Leader"), leader, path)
+            self.assertEqual(response.headers.get("X-Marathon-Via"), via, path)
+            direct = requests.get(leader + path, timeout=10)
+            self.assertEqual(direct.headers.get("X-Marathon-Leader"), leader, path)
+            self.assertNotIn("X-Marathon-Via", direct.headers, path)
+
+    def test_a_request_a_follower_forwarded_before_is_a_proxying_loop(self):
+        # JavaUrlConnectionRequestForwarder: its own X-Marathon-Via on the
+        # request is a loop, refused with 502 "Detected proxying loop.".
+        follower = self.sim.marathon[1]
+        looped = requests.get(
+            follower + "/v2/apps", headers={"X-Marathon-Via": "1.1 " + authority(follower)}, timeout=10
+        )
+        self.assertEqual(looped.status_code, 502)
+        self.assertIn("Detected proxying loop.", looped.text)
+        other = requests.get(
+            follower + "/v2/apps", headers={"X-Marathon-Via": "1.1 " + authority(self.sim.marathon[2])}, timeout=10
+        )
+        self.assertEqual(other.status_code, 200)
 
     def test_groups_are_the_apps_parent_paths(self):
         groups = self.client.list_groups()
@@ -479,3 +506,30 @@ class MarathonDeploymentCancel(unittest.TestCase):
         with self.assertRaises(NotFoundError):
             self.client.delete_deployment(missing, force=True)
 
+
+class MarathonElection(unittest.TestCase):
+    """No leader: LeaderProxyFilter refuses every path, /ping and
+    /v2/leader included, with 503 "Could not determine the current
+    leader"; a new leader is named by every Marathon."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sim = Sim.start("demo", time_scale=60)
+        cls.addClassCleanup(cls.sim.stop)
+
+    def test_without_a_leader_every_path_is_refused_until_one_is_elected(self):
+        self.sim.faults({"marathon_leader": None})
+        client = marathon_client(self.sim.marathon)
+        for call in (client.ping, client.get_leader, client.list_apps):
+            with self.assertRaises(InternalServerError) as caught:
+                call()
+            self.assertEqual(caught.exception.status_code, 503)
+        for url in self.sim.marathon:
+            response = requests.get(url + "/ping", timeout=10)
+            self.assertEqual(response.status_code, 503, url)
+            self.assertIn("Could not determine the current leader", response.text)
+        self.sim.faults({"marathon_leader": 1})
+        self.assertEqual(client.get_leader()["leader"], authority(self.sim.marathon[1]))
+        response = requests.get(self.sim.marathon[0] + "/v2/apps", timeout=10)
+        self.assertEqual(response.headers.get("X-Marathon-Leader"), self.sim.marathon[1])
+        self.assertEqual(response.headers.get("X-Marathon-Via"), "1.1 " + authority(self.sim.marathon[0]))

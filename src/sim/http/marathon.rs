@@ -2,12 +2,16 @@
 //! REST v2 endpoints the roller uses over the shared world, with
 //! Marathon's status codes and `{"message"}` error bodies.
 //!
-//! Leadership as Marathon does it: a non-leader proxies every request to
-//! the leader, so it answers exactly what the leader would; every answer
-//! names the leader in `X-Marathon-Leader: http://host:port`. As the
-//! masters share one world, "proxying" is answering locally with that
-//! header. `/ping` is answered by each instance itself, `/v2/info` too
-//! (its `elected` says whether the instance called leads).
+//! Leadership as Marathon's `LeaderProxyFilter` does it (a servlet filter
+//! on `/*`, so on every path, `/ping`, `/v2/info` and `/v2/leader`
+//! included): the leader answers and names itself in
+//! `X-Marathon-Leader: http://host:port`; a non-leader forwards the request
+//! to the leader and hands back the leader's answer, its headers included,
+//! adding `X-Marathon-Via: 1.1 host:port` (its own), and refuses a request
+//! that already came through it (502 `Detected proxying loop.`); with no
+//! leader every path is a 503 `Could not determine the current leader`.
+//! As the Marathons share one world, forwarding is answering as the leader
+//! would (its `/v2/info` included: `elected: true`, the leader's host).
 //!
 //! - `wire`: the JSON Marathon writes and reads.
 
@@ -22,7 +26,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::sim::shared::{Peers, SharedWorld};
@@ -221,6 +225,7 @@ impl Route {
 async fn handle(
     State(marathon): State<Marathon>,
     method: Method,
+    headers: HeaderMap,
     uri: Uri,
     body: Bytes,
 ) -> Response {
@@ -232,19 +237,50 @@ async fn handle(
     marathon
         .world
         .with(|w| w.record_api_call("marathon", &route.action(&method)));
-    let leader_url = marathon
-        .peers
-        .url(marathon.peers.leader())
-        .trim_end_matches('/')
-        .to_string();
-    let mut response = match injected_fault(&marathon.world).await {
-        Some(fault) => fault,
-        None if !marathon.peers.has_leader() => return leaderless(&route),
-        None => answer(&marathon, route.clone(), &uri, &body),
+    if let Some(fault) = injected_fault(&marathon.world).await {
+        return with_leader(fault, &marathon.peers);
+    }
+    let Some(leader) = marathon.peers.current_leader() else {
+        // Neither leading nor knowing a leader: `LeaderProxyFilter` waits
+        // for a consistent leadership state, then gives up.
+        return jetty_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            uri.path(),
+            "Could not determine the current leader",
+        );
     };
-    if route != Route::Ping
-        && let Ok(value) = HeaderValue::from_str(&leader_url)
+    if leader == marathon.index {
+        let response = answer(&marathon, route, &uri, &body);
+        return with_leader(response, &marathon.peers);
+    }
+    let via = format!("1.1 {}", authority(marathon.peers.url(marathon.index)));
+    if headers
+        .get_all(VIA_HEADER)
+        .iter()
+        .any(|value| value.as_bytes() == via.as_bytes())
     {
+        return jetty_error(
+            StatusCode::BAD_GATEWAY,
+            uri.path(),
+            "Detected proxying loop.",
+        );
+    }
+    // Forwarded: the leader's answer, as the leader gives it.
+    let the_leader = Marathon {
+        index: leader,
+        ..marathon.clone()
+    };
+    let mut response = with_leader(answer(&the_leader, route, &uri, &body), &marathon.peers);
+    if let Ok(value) = HeaderValue::from_str(&via) {
+        response.headers_mut().append(VIA_HEADER, value);
+    }
+    response
+}
+
+/// The answer with `X-Marathon-Leader`, as the leader's filter adds it.
+fn with_leader(mut response: Response, peers: &Peers) -> Response {
+    let leader_url = peers.url(peers.leader()).trim_end_matches('/');
+    if let Ok(value) = HeaderValue::from_str(leader_url) {
         response.headers_mut().insert(LEADER_HEADER, value);
     }
     response
@@ -259,17 +295,31 @@ fn pong() -> Response {
         .into_response()
 }
 
-/// What Marathon answers during a leader election: `/ping` still pongs,
-/// `/v2/leader` is a 404, everything else that needs the leader a 503.
-fn leaderless(route: &Route) -> Response {
-    match route {
-        Route::Ping => pong(),
-        Route::Leader => message(StatusCode::NOT_FOUND, "There is no leader"),
-        _ => message(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Could not determine the current leader",
-        ),
-    }
+/// What `LeaderProxyFilter`'s `response.sendError(code, reason)` gives:
+/// the servlet container's (Jetty's) error page, in the form users quote
+/// from real Marathons (`HTTP ERROR 503`, `Problem accessing /. Reason:`,
+/// the reason).
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn jetty_error(status: StatusCode, path: &str, reason: &str) -> Response {
+    let code = status.as_u16();
+    let body = format!(
+        "<html>\n<head>\n<meta http-equiv=\"Content-Type\" content=\"text/html;charset=utf-8\"/>\n\
+         <title>Error {code} {reason}</title>\n</head>\n<body><h2>HTTP ERROR {code}</h2>\n\
+         <p>Problem accessing {path}. Reason:\n<pre>    {reason}</pre></p>\n</body>\n</html>\n",
+        path = html_escape(path),
+    );
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/html;charset=iso-8859-1")],
+        body,
+    )
+        .into_response()
 }
 
 fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response {
