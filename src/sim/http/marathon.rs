@@ -299,13 +299,6 @@ fn pong() -> Response {
 /// the servlet container's (Jetty's) error page, in the form users quote
 /// from real Marathons (`HTTP ERROR 503`, `Problem accessing /. Reason:`,
 /// the reason).
-fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 fn jetty_error(status: StatusCode, path: &str, reason: &str) -> Response {
     let code = status.as_u16();
     let body = format!(
@@ -320,6 +313,14 @@ fn jetty_error(status: StatusCode, path: &str, reason: &str) -> Response {
         body,
     )
         .into_response()
+}
+
+/// Text made safe to write into the error page.
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response {

@@ -269,7 +269,7 @@ async fn machine_down_for_a_machine_not_scheduled_is_a_400_with_the_reason() {
     // An agent's machine the master knows (UP): not DRAINING.
     let ours = agents[0].machine_id();
     let err = client
-        .machines_down(&[ours.clone()])
+        .machines_down(std::slice::from_ref(&ours))
         .await
         .expect_err("refused");
     assert_eq!(
