@@ -13,7 +13,7 @@ import uuid
 
 import marathon
 import requests
-from marathon.exceptions import ConflictError, MarathonHttpError, NotFoundError
+from marathon.exceptions import ConflictError, InternalServerError, MarathonHttpError, NotFoundError
 from marathon.models import MarathonApp, MarathonDeployment, MarathonGroup, MarathonInfo, MarathonTask
 
 from realclients import (
@@ -195,18 +195,45 @@ class MarathonReads(unittest.TestCase):
         with self.assertRaises(NotFoundError):
             self.client.list_tasks("/no/such/app")
 
-    def test_a_following_marathon_answers_as_the_leader(self):
-        follower = marathon_client(self.sim.marathon[1:2])
+    def test_a_following_marathon_forwards_to_the_leader_and_says_so(self):
+        # LeaderProxyFilter (a filter on /*): a non-leader forwards every
+        # request, /v2/info and /ping included, and hands back the
+        # leader's answer with the leader's headers and its own
+        # X-Marathon-Via (JavaUrlConnectionRequestForwarder).
+        leader, follower_url = self.sim.marathon[0], self.sim.marathon[1]
+        follower = marathon_client([follower_url])
         self.assertEqual(
             sorted(a.id for a in follower.list_apps()),
             sorted(a.id for a in self.client.list_apps()),
         )
         info = follower.get_info()
-        self.assertFalse(info.elected)
-        self.assertEqual(info.leader, authority(self.sim.marathon[0]))
-        self.assertEqual(follower.get_leader()["leader"], authority(self.sim.marathon[0]))
-        response = requests.get(self.sim.marathon[2] + "/v2/apps", timeout=10)
-        self.assertEqual(response.headers.get("X-Marathon-Leader"), self.sim.marathon[0])
+        self.assertTrue(info.elected, "the leader's own /v2/info")
+        self.assertEqual(info.leader, authority(leader))
+        self.assertEqual(follower.get_leader()["leader"], authority(leader))
+        self.assertEqual(follower.ping(), b"pong")
+        via = "1.1 " + authority(self.sim.marathon[2])
+        for path in ("/v2/apps", "/v2/info", "/ping"):
+            response = requests.get(self.sim.marathon[2] + path, timeout=10)
+            self.assertEqual(response.status_code, 200, path)
+            self.assertEqual(response.headers.get("X-Marathon-Leader"), leader, path)
+            self.assertEqual(response.headers.get("X-Marathon-Via"), via, path)
+            direct = requests.get(leader + path, timeout=10)
+            self.assertEqual(direct.headers.get("X-Marathon-Leader"), leader, path)
+            self.assertNotIn("X-Marathon-Via", direct.headers, path)
+
+    def test_a_request_a_follower_forwarded_before_is_a_proxying_loop(self):
+        # JavaUrlConnectionRequestForwarder: its own X-Marathon-Via on the
+        # request is a loop, refused with 502 "Detected proxying loop.".
+        follower = self.sim.marathon[1]
+        looped = requests.get(
+            follower + "/v2/apps", headers={"X-Marathon-Via": "1.1 " + authority(follower)}, timeout=10
+        )
+        self.assertEqual(looped.status_code, 502)
+        self.assertIn("Detected proxying loop.", looped.text)
+        other = requests.get(
+            follower + "/v2/apps", headers={"X-Marathon-Via": "1.1 " + authority(self.sim.marathon[2])}, timeout=10
+        )
+        self.assertEqual(other.status_code, 200)
 
     def test_groups_are_the_apps_parent_paths(self):
         groups = self.client.list_groups()
@@ -418,3 +445,91 @@ class MarathonLaunchQueue(unittest.TestCase):
             caught.exception.error_message,
             f"Application {self.APP} not found in tasks queue.",
         )
+
+
+class MarathonDeploymentCancel(unittest.TestCase):
+    """DELETE /v2/deployments/{id} as DeploymentsResource.cancel answers
+    it, on a simulator of their own at real time, its health-checked apps'
+    new tasks never healthy (a scale-up that does not end by itself)."""
+
+    STUCK = ["/web/frontend", "/web/api"]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sim = Sim.start("demo", time_scale=1)
+        cls.addClassCleanup(cls.sim.stop)
+        cls.client = marathon_client(cls.sim.marathon)
+        wait_until("every app running and healthy", lambda: all_healthy(cls.client))
+        cls.sim.faults({"world": {"never_healthy_apps": cls.STUCK}})
+
+    def test_delete_deployment_rolls_a_scale_up_back(self):
+        scaled = self.client.scale_app("/web/frontend", instances=5)
+        stuck = scaled["deploymentId"]
+        # Without force: a new deployment reverting the plan (200 and a
+        # deployment result).
+        rollback = self.client.delete_deployment(stuck)
+        self.assertEqual(set(rollback), {"deploymentId", "version"})
+        self.assertNotEqual(rollback["deploymentId"], stuck)
+        self.assertTrue(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", rollback["version"]), rollback)
+        self.assertEqual(self.client.get_app("/web/frontend").instances, 4)
+        listed = [d.id for d in self.client.list_deployments()]
+        self.assertNotIn(stuck, listed)
+        self.assertIn(rollback["deploymentId"], listed)
+        # The revert is a version of the app of its own, the count as before.
+        self.assertEqual(self.client.list_versions("/web/frontend")[0], rollback["version"])
+        self.assertEqual(self.client.get_version("/web/frontend", rollback["version"]).instances, 4)
+        wait_until(
+            "the rollback to finish with the four healthy tasks",
+            lambda: not self.client.list_deployments()
+            and (lambda app: (app.tasks_running, app.tasks_healthy) == (4, 4))(self.client.get_app("/web/frontend")),
+            timeout=30,
+        )
+
+    def test_delete_deployment_with_force_is_202_and_rolls_nothing_back(self):
+        # Through a follower: the leader's answer either way.
+        follower = marathon_client(self.sim.marathon[1:2])
+        stuck = follower.scale_app("/web/api", instances=4)["deploymentId"]
+        self.assertEqual(follower.delete_deployment(stuck, force=True), {})
+        self.assertNotIn(stuck, [d.id for d in self.client.list_deployments()])
+        self.assertEqual(self.client.get_app("/web/api").instances, 4)
+        again = self.client.scale_app("/web/api", instances=5)["deploymentId"]
+        raw = requests.delete(f"{self.sim.marathon[0]}/v2/deployments/{again}", params={"force": "true"}, timeout=10)
+        self.assertEqual(raw.status_code, 202)
+        self.assertEqual(raw.content, b"")
+        self.assertEqual(self.client.get_app("/web/api").instances, 5)
+
+    def test_delete_unknown_deployment_is_not_found(self):
+        missing = str(uuid.uuid4())
+        with self.assertRaises(NotFoundError) as caught:
+            self.client.delete_deployment(missing)
+        self.assertEqual(caught.exception.error_message, f"DeploymentPlan {missing} does not exist")
+        with self.assertRaises(NotFoundError):
+            self.client.delete_deployment(missing, force=True)
+
+
+class MarathonElection(unittest.TestCase):
+    """No leader: LeaderProxyFilter refuses every path, /ping and
+    /v2/leader included, with 503 "Could not determine the current
+    leader"; a new leader is named by every Marathon."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sim = Sim.start("demo", time_scale=60)
+        cls.addClassCleanup(cls.sim.stop)
+
+    def test_without_a_leader_every_path_is_refused_until_one_is_elected(self):
+        self.sim.faults({"marathon_leader": None})
+        client = marathon_client(self.sim.marathon)
+        for call in (client.ping, client.get_leader, client.list_apps):
+            with self.assertRaises(InternalServerError) as caught:
+                call()
+            self.assertEqual(caught.exception.status_code, 503)
+        for url in self.sim.marathon:
+            response = requests.get(url + "/ping", timeout=10)
+            self.assertEqual(response.status_code, 503, url)
+            self.assertIn("Could not determine the current leader", response.text)
+        self.sim.faults({"marathon_leader": 1})
+        self.assertEqual(client.get_leader()["leader"], authority(self.sim.marathon[1]))
+        response = requests.get(self.sim.marathon[0] + "/v2/apps", timeout=10)
+        self.assertEqual(response.headers.get("X-Marathon-Leader"), self.sim.marathon[1])
+        self.assertEqual(response.headers.get("X-Marathon-Via"), "1.1 " + authority(self.sim.marathon[0]))

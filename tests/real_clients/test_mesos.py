@@ -2,11 +2,13 @@
 or dashboard reads them), compared with the captures of real masters in
 tests/fixtures/ and Mesos 1.9's documented endpoints."""
 
+import json
+import time
 import unittest
 
 import requests
 
-from realclients import DEMO_AGENTS, DEMO_APPS, fixture, marathon_client, shared_sim, wait_until
+from realclients import DEMO_AGENTS, DEMO_APPS, Sim, fixture, marathon_client, shared_sim, wait_until
 
 # Keys of the fixture's (Mesos 0.19) /master/state that Mesos 1.9 no
 # longer writes (the task counters moved to /metrics/snapshot), or writes
@@ -177,6 +179,171 @@ class MesosMasters(unittest.TestCase):
         response = self.get("/api/v1")
         self.assertEqual(response.status_code, 405)
         self.assertEqual(response.headers.get("Allow"), "POST")
+
+
+
+def named(machine):
+    """A machine as Mesos names it in its refusals: `JSON::protobuf(id)`
+    stringified by stout's jsonify (compact, keys in order)."""
+    return json.dumps(machine, separators=(",", ":"), sort_keys=True)
+
+
+class MesosMaintenance(unittest.TestCase):
+    """The maintenance endpoints against Mesos' source: machines compared
+    as `MachineID` equality compares them (include/mesos/type_utils.hpp:
+    the hostname lowercased, the ip exact, a field left out is not a field
+    given) and the refusals of master/maintenance.cpp and
+    master/http.cpp (400, their text). A simulator of its own."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sim = Sim.start("demo", time_scale=60)
+        cls.addClassCleanup(cls.sim.stop)
+        cls.leader = cls.sim.mesos[0]
+        cls.session = requests.Session()
+
+    def post(self, path, body):
+        return self.session.post(self.leader + path, json=body, timeout=10)
+
+    def agents(self):
+        return self.session.get(self.leader + "/master/slaves", timeout=10).json()["slaves"]
+
+    def machine_of(self, agent):
+        # The ip an agent announced is its pid's: slave(1)@IP:PORT.
+        ip = agent["pid"].split("@", 1)[1].rsplit(":", 1)[0]
+        return {"hostname": agent["hostname"], "ip": ip}
+
+    def schedule(self, machines):
+        start = time.time_ns()
+        return self.post(
+            "/master/maintenance/schedule",
+            {
+                "windows": [
+                    {
+                        "machine_ids": machines,
+                        "unavailability": {"start": {"nanoseconds": start}, "duration": {"nanoseconds": 3600 * 10**9}},
+                    }
+                ]
+            },
+        )
+
+    def status(self):
+        return self.session.get(self.leader + "/master/maintenance/status", timeout=10).json()
+
+    def assertRefused(self, response, text):
+        self.assertEqual((response.status_code, response.text), (400, text))
+
+    def tearDown(self):
+        # Leave no machine down or scheduled for the next test.
+        down = self.status().get("down_machines", [])
+        if down:
+            self.post("/master/machine/up", down)
+        self.post("/master/maintenance/schedule", {})
+
+    def test_a_machine_is_its_hostname_in_any_case_with_its_ip(self):
+        agent = self.agents()[3]
+        announced = self.machine_of(agent)
+        shouted = dict(announced, hostname=announced["hostname"].upper())
+        self.assertEqual(self.schedule([shouted]).status_code, 200)
+        self.assertEqual([m["id"] for m in self.status()["draining_machines"]], [shouted])
+        # Down by the name the agent announced: the same machine (Mesos'
+        # maintenance docs: "The hostname is not case-sensitive").
+        self.assertEqual(self.post("/master/machine/down", [announced]).status_code, 200)
+        self.assertNotIn(agent["id"], [a["id"] for a in self.agents()])
+        self.assertEqual(self.status()["down_machines"], [shouted])
+        self.assertEqual(self.post("/master/machine/up", [announced]).status_code, 200)
+        schedule = self.session.get(self.leader + "/master/maintenance/schedule", timeout=10).json()
+        self.assertEqual(schedule.get("windows", []), [])
+        wait_until(
+            "the machine's agent to register again",
+            lambda: any(a["hostname"] == agent["hostname"] for a in self.agents()),
+        )
+
+    def test_a_machine_named_without_its_ip_is_not_the_agents_machine(self):
+        # "In order for Mesos to recognize an agent as coming from a
+        # particular machine, both the hostname and ip fields must match."
+        agent = self.agents()[5]
+        hostname_only = {"hostname": agent["hostname"]}
+        self.assertEqual(self.schedule([hostname_only]).status_code, 200)
+        self.assertEqual(self.post("/master/machine/down", [hostname_only]).status_code, 200)
+        self.assertIn(agent["id"], [a["id"] for a in self.agents()])
+        self.assertEqual(self.status()["down_machines"], [hostname_only])
+        # The agent's own machine was never scheduled: the master knows it
+        # (an agent registered on it) and it is UP.
+        own = self.machine_of(agent)
+        self.assertRefused(
+            self.post("/master/machine/down", [own]),
+            f"Machine '{named(own)}' is not in DRAINING mode and cannot be brought down",
+        )
+
+    def test_machines_in_the_wrong_mode_are_refused_with_mesos_texts(self):
+        agents = self.agents()
+        down, draining = self.machine_of(agents[1]), self.machine_of(agents[2])
+        never_seen = {"hostname": "spare-host", "ip": "10.255.0.9"}
+        self.assertRefused(
+            self.post("/master/machine/down", [never_seen]),
+            f"Machine '{named(never_seen)}' is not part of a maintenance schedule",
+        )
+        self.assertEqual(self.schedule([down, draining]).status_code, 200)
+        self.assertEqual(self.post("/master/machine/down", [down]).status_code, 200)
+        self.assertRefused(
+            self.post("/master/machine/down", [down]),
+            f"Machine '{named(down)}' is not in DRAINING mode and cannot be brought down",
+        )
+        self.assertRefused(
+            self.post("/master/machine/up", [draining]),
+            f"Machine '{named(draining)}' is not in DOWN mode and cannot be brought up",
+        )
+        # A schedule leaving out a DOWN machine.
+        self.assertRefused(
+            self.schedule([draining]),
+            f"Machine '{named(down)}' is deactivated and cannot be removed from the schedule",
+        )
+        # The v1 calls share the checks.
+        v1 = self.post("/api/v1", {"type": "STOP_MAINTENANCE", "stop_maintenance": {"machines": [draining]}})
+        self.assertRefused(v1, f"Machine '{named(draining)}' is not in DOWN mode and cannot be brought up")
+        self.assertEqual(self.post("/master/machine/up", [down]).status_code, 200)
+        self.assertRefused(
+            self.post("/master/machine/up", [down]),
+            f"Machine '{named(down)}' is not in DOWN mode and cannot be brought up",
+        )
+
+    def test_malformed_machines_and_windows_are_refused_with_mesos_texts(self):
+        def window(machines, duration):
+            return {
+                "windows": [
+                    {
+                        "machine_ids": machines,
+                        "unavailability": {"start": {"nanoseconds": 0}, "duration": {"nanoseconds": duration}},
+                    }
+                ]
+            }
+
+        cases = [
+            ("/master/machine/down", [], "List of machines is empty"),
+            ("/master/machine/down", [{}], "Both 'hostname' and 'ip' for a machine are empty"),
+            ("/master/machine/up", [{"hostname": "h", "ip": "10.0.0"}], "Failed to parse IPv4: 10.0.0"),
+            (
+                "/master/machine/down",
+                [{"hostname": "Machine1", "ip": "10.0.0.1"}, {"hostname": "machine1", "ip": "10.0.0.1"}],
+                'Machine \'{"hostname":"machine1","ip":"10.0.0.1"}\' appears more than once in the schedule',
+            ),
+            ("/master/maintenance/schedule", window([], 1), "List of machines in the maintenance window is empty"),
+            (
+                "/master/maintenance/schedule",
+                window([{"hostname": "m", "ip": "10.0.0.1"}], -1),
+                "Unavailability 'duration' is negative",
+            ),
+            (
+                "/master/maintenance/schedule",
+                window([{"hostname": "M", "ip": "10.0.0.1"}, {"hostname": "m", "ip": "10.0.0.1"}], 1),
+                'Machine \'{"hostname":"m","ip":"10.0.0.1"}\' appears more than once in the schedule',
+            ),
+        ]
+        for path, body, text in cases:
+            with self.subTest(path=path, body=body):
+                self.assertRefused(self.post(path, body), text)
+        self.assertEqual(self.status(), {})
 
 
 if __name__ == "__main__":

@@ -2,12 +2,16 @@
 //! REST v2 endpoints the roller uses over the shared world, with
 //! Marathon's status codes and `{"message"}` error bodies.
 //!
-//! Leadership as Marathon does it: a non-leader proxies every request to
-//! the leader, so it answers exactly what the leader would; every answer
-//! names the leader in `X-Marathon-Leader: http://host:port`. As the
-//! masters share one world, "proxying" is answering locally with that
-//! header. `/ping` is answered by each instance itself, `/v2/info` too
-//! (its `elected` says whether the instance called leads).
+//! Leadership as Marathon's `LeaderProxyFilter` does it (a servlet filter
+//! on `/*`, so on every path, `/ping`, `/v2/info` and `/v2/leader`
+//! included): the leader answers and names itself in
+//! `X-Marathon-Leader: http://host:port`; a non-leader forwards the request
+//! to the leader and hands back the leader's answer, its headers included,
+//! adding `X-Marathon-Via: 1.1 host:port` (its own), and refuses a request
+//! that already came through it (502 `Detected proxying loop.`); with no
+//! leader every path is a 503 `Could not determine the current leader`.
+//! As the Marathons share one world, forwarding is answering as the leader
+//! would (its `/v2/info` included: `elected: true`, the leader's host).
 //!
 //! - `wire`: the JSON Marathon writes and reads.
 
@@ -22,7 +26,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::sim::shared::{Peers, SharedWorld};
@@ -35,6 +39,15 @@ use wire::{
 
 /// The header naming the leader on every answer.
 const LEADER_HEADER: &str = "X-Marathon-Leader";
+
+/// The header a forwarding Marathon adds to the request it forwards and to
+/// the answer it hands back (`1.1 host:port`, its own), by which it also
+/// tells a request it forwarded before (a loop).
+const VIA_HEADER: &str = "X-Marathon-Via";
+
+/// The header naming the deployment a change started (`RestResource`'s
+/// `DeploymentHeader`).
+const DEPLOYMENT_HEADER: &str = "Marathon-Deployment-Id";
 
 /// The version the simulated Marathons report (the fixtures' shapes).
 const MARATHON_VERSION: &str = "1.5.0";
@@ -76,6 +89,8 @@ enum Route {
     /// `GET /v2/apps/{id}/versions/{version}`.
     AppVersion(String, String),
     Deployments,
+    /// `DELETE /v2/deployments/{id}?force=`.
+    CancelDeployment(String),
     Tasks,
     KillTasks,
     Queue,
@@ -99,6 +114,15 @@ impl Route {
             "/v2/info" => only(get, Route::Info),
             "/v2/apps" => only(get, Route::Apps),
             "/v2/deployments" => only(get, Route::Deployments),
+            _ if let Some(id) = path
+                .strip_prefix("/v2/deployments/")
+                .filter(|id| !id.is_empty() && !id.contains('/')) =>
+            {
+                only(
+                    method == Method::DELETE,
+                    Route::CancelDeployment(id.to_string()),
+                )
+            }
             "/v2/tasks" => only(get, Route::Tasks),
             "/v2/tasks/delete" => only(method == Method::POST, Route::KillTasks),
             "/v2/queue" => only(get, Route::Queue),
@@ -185,6 +209,7 @@ impl Route {
             Route::AppVersions(_) => "GET /v2/apps/{id}/versions".into(),
             Route::AppVersion(..) => "GET /v2/apps/{id}/versions/{version}".into(),
             Route::Deployments => "GET /v2/deployments".into(),
+            Route::CancelDeployment(_) => "DELETE /v2/deployments/{id}".into(),
             Route::Tasks => "GET /v2/tasks".into(),
             Route::KillTasks => "POST /v2/tasks/delete".into(),
             Route::Queue => "GET /v2/queue".into(),
@@ -200,6 +225,7 @@ impl Route {
 async fn handle(
     State(marathon): State<Marathon>,
     method: Method,
+    headers: HeaderMap,
     uri: Uri,
     body: Bytes,
 ) -> Response {
@@ -211,19 +237,50 @@ async fn handle(
     marathon
         .world
         .with(|w| w.record_api_call("marathon", &route.action(&method)));
-    let leader_url = marathon
-        .peers
-        .url(marathon.peers.leader())
-        .trim_end_matches('/')
-        .to_string();
-    let mut response = match injected_fault(&marathon.world).await {
-        Some(fault) => fault,
-        None if !marathon.peers.has_leader() => return leaderless(&route),
-        None => answer(&marathon, route.clone(), &uri, &body),
+    if let Some(fault) = injected_fault(&marathon.world).await {
+        return with_leader(fault, &marathon.peers);
+    }
+    let Some(leader) = marathon.peers.current_leader() else {
+        // Neither leading nor knowing a leader: `LeaderProxyFilter` waits
+        // for a consistent leadership state, then gives up.
+        return jetty_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            uri.path(),
+            "Could not determine the current leader",
+        );
     };
-    if route != Route::Ping
-        && let Ok(value) = HeaderValue::from_str(&leader_url)
+    if leader == marathon.index {
+        let response = answer(&marathon, route, &uri, &body);
+        return with_leader(response, &marathon.peers);
+    }
+    let via = format!("1.1 {}", authority(marathon.peers.url(marathon.index)));
+    if headers
+        .get_all(VIA_HEADER)
+        .iter()
+        .any(|value| value.as_bytes() == via.as_bytes())
     {
+        return jetty_error(
+            StatusCode::BAD_GATEWAY,
+            uri.path(),
+            "Detected proxying loop.",
+        );
+    }
+    // Forwarded: the leader's answer, as the leader gives it.
+    let the_leader = Marathon {
+        index: leader,
+        ..marathon.clone()
+    };
+    let mut response = with_leader(answer(&the_leader, route, &uri, &body), &marathon.peers);
+    if let Ok(value) = HeaderValue::from_str(&via) {
+        response.headers_mut().append(VIA_HEADER, value);
+    }
+    response
+}
+
+/// The answer with `X-Marathon-Leader`, as the leader's filter adds it.
+fn with_leader(mut response: Response, peers: &Peers) -> Response {
+    let leader_url = peers.url(peers.leader()).trim_end_matches('/');
+    if let Ok(value) = HeaderValue::from_str(leader_url) {
         response.headers_mut().insert(LEADER_HEADER, value);
     }
     response
@@ -238,17 +295,32 @@ fn pong() -> Response {
         .into_response()
 }
 
-/// What Marathon answers during a leader election: `/ping` still pongs,
-/// `/v2/leader` is a 404, everything else that needs the leader a 503.
-fn leaderless(route: &Route) -> Response {
-    match route {
-        Route::Ping => pong(),
-        Route::Leader => message(StatusCode::NOT_FOUND, "There is no leader"),
-        _ => message(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Could not determine the current leader",
-        ),
-    }
+/// What `LeaderProxyFilter`'s `response.sendError(code, reason)` gives:
+/// the servlet container's (Jetty's) error page, in the form users quote
+/// from real Marathons (`HTTP ERROR 503`, `Problem accessing /. Reason:`,
+/// the reason).
+fn jetty_error(status: StatusCode, path: &str, reason: &str) -> Response {
+    let code = status.as_u16();
+    let body = format!(
+        "<html>\n<head>\n<meta http-equiv=\"Content-Type\" content=\"text/html;charset=utf-8\"/>\n\
+         <title>Error {code} {reason}</title>\n</head>\n<body><h2>HTTP ERROR {code}</h2>\n\
+         <p>Problem accessing {path}. Reason:\n<pre>    {reason}</pre></p>\n</body>\n</html>\n",
+        path = html_escape(path),
+    );
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/html;charset=iso-8859-1")],
+        body,
+    )
+        .into_response()
+}
+
+/// Text made safe to write into the error page.
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response {
@@ -359,6 +431,7 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
             let list: Vec<Deployment> = deployments.iter().map(Deployment::from_view).collect();
             json(StatusCode::OK, &list)
         }
+        Route::CancelDeployment(id) => cancel_deployment(world, &id, flag("force")),
         Route::Tasks => {
             let tasks = world.with(|w| w.tasks());
             json(
@@ -591,6 +664,35 @@ fn update_app(world: &SharedWorld, id: &str, body: &[u8], force: bool) -> Respon
     }
 }
 
+/// `DELETE /v2/deployments/{id}`, as `DeploymentsResource.cancel`
+/// answers: without `force`, 200 with the rollback deployment
+/// (`{"version", "deploymentId"}` and `Marathon-Deployment-Id`, as every
+/// deployment result); with `force`, 202 and no body; an id not running,
+/// 404 `DeploymentPlan <id> does not exist`.
+fn cancel_deployment(world: &SharedWorld, id: &str, force: bool) -> Response {
+    let result = world.with(|w| {
+        w.cancel_deployment(id, force)
+            .map(|rollback| (rollback, w.unix_ms(w.now())))
+    });
+    match result {
+        Ok((Some(deployment_id), now)) => {
+            let mut response = json(
+                StatusCode::OK,
+                &DeploymentResult {
+                    version: timestamp(now),
+                    deployment_id: deployment_id.clone(),
+                },
+            );
+            if let Ok(value) = HeaderValue::from_str(&deployment_id) {
+                response.headers_mut().insert(DEPLOYMENT_HEADER, value);
+            }
+            response
+        }
+        Ok((None, _)) => StatusCode::ACCEPTED.into_response(),
+        Err(err) => marathon_error(&err),
+    }
+}
+
 /// `POST /v2/tasks/delete`. An id that names no app (Marathon reads the
 /// app from the id: `app_path.uuid`) is a 400, as Marathon's
 /// `Task.Id.runSpecId` fails on it; an unknown task of a well-formed id is
@@ -706,6 +808,10 @@ fn marathon_error(err: &MarathonError) -> Response {
             )
         }
         MarathonError::DeploymentConflict { deployments, .. } => locked(deployments.clone()),
+        MarathonError::DeploymentNotFound { id, .. } => message(
+            StatusCode::NOT_FOUND,
+            &format!("DeploymentPlan {id} does not exist"),
+        ),
     }
 }
 

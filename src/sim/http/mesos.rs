@@ -30,7 +30,7 @@ use axum::http::{Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::sim::shared::{Peers, SharedWorld};
-use crate::sim::world::{MachineId, MesosError, World};
+use crate::sim::world::{MachineId, MaintenanceError, MesosError, World};
 
 use frameworks::Snapshot;
 use wire::{
@@ -454,20 +454,17 @@ fn post_schedule(world: &SharedWorld, body: &[u8]) -> Response {
 }
 
 fn update_schedule(world: &SharedWorld, schedule: Schedule) -> Response {
-    let windows = match schedule.into_windows() {
-        Ok(windows) => windows,
-        Err(reason) => return text(StatusCode::BAD_REQUEST, &reason),
-    };
+    let windows = schedule.into_windows();
     match world.with(|w| w.set_maintenance_schedule(windows)) {
         Ok(()) => StatusCode::OK.into_response(),
-        Err(err) => mesos_error(&err),
+        Err(err) => maintenance_error(&err),
     }
 }
 
 fn post_machines(
     world: &SharedWorld,
     body: &[u8],
-    act: fn(&mut World, &[MachineId]) -> Result<(), MesosError>,
+    act: fn(&mut World, &[MachineId]) -> Result<(), MaintenanceError>,
 ) -> Response {
     let machines: Vec<MachineIdJson> = match serde_json::from_slice(body) {
         Ok(machines) => machines,
@@ -484,15 +481,12 @@ fn post_machines(
 fn machines_call(
     world: &SharedWorld,
     machines: Vec<MachineIdJson>,
-    act: fn(&mut World, &[MachineId]) -> Result<(), MesosError>,
+    act: fn(&mut World, &[MachineId]) -> Result<(), MaintenanceError>,
 ) -> Response {
-    if machines.is_empty() {
-        return text(StatusCode::BAD_REQUEST, "List of machines is empty");
-    }
     let machines: Vec<MachineId> = machines.into_iter().map(MachineId::from).collect();
     match world.with(|w| act(w, &machines)) {
         Ok(()) => StatusCode::OK.into_response(),
-        Err(err) => mesos_error(&err),
+        Err(err) => maintenance_error(&err),
     }
 }
 
@@ -595,19 +589,18 @@ fn protobuf_error(reason: &str) -> Response {
 }
 
 /// Mesos answers a refused operation with 400 and the reason as plain
-/// text; the world's message without the action it prefixes.
+/// text.
 fn mesos_error(err: &MesosError) -> Response {
-    let message = err.to_string();
     let reason = match err {
         MesosError::UnknownAgent { agent_id, .. } => format!("Unknown agent {agent_id}"),
-        MesosError::EmptyMachineId { .. } => {
-            "Both 'hostname' and 'ip' for a MachineID are empty".to_string()
-        }
-        _ => message
-            .split_once(": ")
-            .map_or(message.clone(), |(_, reason)| reason.to_string()),
     };
     text(StatusCode::BAD_REQUEST, &reason)
+}
+
+/// A maintenance refusal: 400 with Mesos' own text (`BadRequest(error)`
+/// in `master/http.cpp`).
+fn maintenance_error(err: &MaintenanceError) -> Response {
+    text(StatusCode::BAD_REQUEST, &err.to_string())
 }
 
 /// `host:port` of a peer's base URL (`http://127.0.0.1:5050` → `127.0.0.1:5050`).

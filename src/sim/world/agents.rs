@@ -101,7 +101,8 @@ impl Mesos {
     }
 }
 
-/// A Mesos master error (the facade maps them to 400/404).
+/// A Mesos master error about an agent (the facade maps it to a 400);
+/// maintenance refusals are `MaintenanceError`s.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MesosError {
     #[error("{action}: unknown agent {agent_id}")]
@@ -109,45 +110,12 @@ pub enum MesosError {
         action: &'static str,
         agent_id: String,
     },
-    #[error("{action}: a machine id needs a hostname or an ip")]
-    EmptyMachineId { action: &'static str },
-    #[error("{action}: Machine '{machine}' appears more than once in the schedule")]
-    DuplicateMachine {
-        action: &'static str,
-        machine: String,
-    },
-    #[error("{action}: Machine '{machine}' is DOWN and must stay in the schedule")]
-    DownMachineUnscheduled {
-        action: &'static str,
-        machine: String,
-    },
-    #[error("{action}: Machine '{machine}' is not part of a maintenance schedule")]
-    MachineNotScheduled {
-        action: &'static str,
-        machine: String,
-    },
-    #[error("{action}: Machine '{machine}' is not in DRAINING mode and cannot be brought down")]
-    MachineNotDraining {
-        action: &'static str,
-        machine: String,
-    },
-    #[error("{action}: Machine '{machine}' is not in DOWN mode and cannot be brought up")]
-    MachineNotDown {
-        action: &'static str,
-        machine: String,
-    },
 }
 
 impl MesosError {
     pub fn label(&self) -> &'static str {
         match self {
             MesosError::UnknownAgent { .. } => "unknown_agent",
-            MesosError::EmptyMachineId { .. } => "empty_machine_id",
-            MesosError::DuplicateMachine { .. } => "duplicate_machine",
-            MesosError::DownMachineUnscheduled { .. } => "down_machine_unscheduled",
-            MesosError::MachineNotScheduled { .. } => "machine_not_scheduled",
-            MesosError::MachineNotDraining { .. } => "machine_not_draining",
-            MesosError::MachineNotDown { .. } => "machine_not_down",
         }
     }
 }

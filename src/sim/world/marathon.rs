@@ -282,6 +282,9 @@ struct Deployment {
     id: String,
     app: AppIdx,
     version: SimTime,
+    /// The app's `instances` before the change: what cancelling the
+    /// deployment without `force` restores (Marathon's `plan.revert`).
+    original_instances: u32,
 }
 
 /// Marathon's state.
@@ -371,6 +374,8 @@ pub enum MarathonError {
         app: String,
         deployments: Vec<String>,
     },
+    #[error("{action}: DeploymentPlan {id} does not exist")]
+    DeploymentNotFound { action: &'static str, id: String },
 }
 
 impl MarathonError {
@@ -378,6 +383,7 @@ impl MarathonError {
         match self {
             MarathonError::AppNotFound { .. } => "app_not_found",
             MarathonError::DeploymentConflict { .. } => "deployment_conflict",
+            MarathonError::DeploymentNotFound { .. } => "deployment_not_found",
         }
     }
 }
@@ -651,7 +657,8 @@ impl World {
             let existing = existing.clone();
             self.marathon.deployments.retain(|d| d.id != existing);
         }
-        let deployment = self.start_deployment(a);
+        let original = self.marathon.apps[a].instances;
+        let deployment = self.start_deployment(a, original);
         self.marathon.apps[a].instances = instances;
         let app = &mut self.marathon.apps[a];
         app.floor_instances = app.floor_instances.min(instances);
@@ -665,13 +672,48 @@ impl World {
         Ok(deployment)
     }
 
+    /// `DELETE /v2/deployments/{id}`, as Marathon's `DeploymentsResource`
+    /// cancels one. Without `force` the deployment is stopped and a new one
+    /// deploys the app's state before it (`plan.revert`, forced over the
+    /// one cancelled): for a scale, `instances` goes back and the surplus
+    /// is killed as any scale-down kills; its id is returned. With `force`
+    /// the deployment is dropped and nothing is rolled back (`None`): the
+    /// app keeps the `instances` the deployment set.
+    pub fn cancel_deployment(
+        &mut self,
+        id: &str,
+        force: bool,
+    ) -> Result<Option<String>, MarathonError> {
+        const ACTION: &str = "cancel_deployment";
+        let Some(deployment) = self.marathon.deployments.iter().find(|d| d.id == id) else {
+            return Err(MarathonError::DeploymentNotFound {
+                action: ACTION,
+                id: id.to_string(),
+            });
+        };
+        let (a, original) = (deployment.app, deployment.original_instances);
+        if force {
+            self.marathon.deployments.retain(|d| d.id != id);
+            if self.marathon.apps[a].deployment.as_deref() == Some(id) {
+                self.marathon.apps[a].deployment = None;
+            }
+            self.app_changed(a);
+            return Ok(None);
+        }
+        self.marathon.deployments.retain(|d| d.id != id);
+        let app_id = self.marathon.apps[a].id.clone();
+        self.update_app_instances(&app_id, original, true).map(Some)
+    }
+
     /// `POST /v2/tasks/delete`: kills the tasks. With `scale` the apps'
     /// instances drop by the tasks killed (one deployment); without, the
     /// tasks are replaced (wherever they can be placed).
     pub fn kill_tasks(&mut self, ids: &[String], scale: bool) -> KillResult {
         let mut killed = Vec::new();
         let mut unknown = Vec::new();
-        let mut scaled_apps = BTreeSet::new();
+        // Each scaled app's `instances` before the kills: what its
+        // deployment would restore if cancelled.
+        let mut scaled_apps: HashMap<AppIdx, u32> = HashMap::new();
         for id in ids {
             let Some(&key) = self.marathon.task_by_id.get(id) else {
                 unknown.push(id.clone());
@@ -684,9 +726,9 @@ impl World {
             let app = task.app;
             if scale {
                 let a = &mut self.marathon.apps[app];
+                scaled_apps.entry(app).or_insert(a.instances);
                 a.instances = a.instances.saturating_sub(1);
                 a.floor_instances = a.floor_instances.min(a.instances);
-                scaled_apps.insert(app);
             }
             self.end_task(
                 key,
@@ -699,11 +741,13 @@ impl World {
             killed.push(self.task_view(key));
         }
         let mut deployment_id = None;
-        for app in scaled_apps {
+        let mut scaled_apps: Vec<(AppIdx, u32)> = scaled_apps.into_iter().collect();
+        scaled_apps.sort_unstable();
+        for (app, original) in scaled_apps {
             self.marathon.apps[app].version = self.now;
             self.store_version(app);
             if self.marathon.apps[app].deployment.is_none() {
-                deployment_id = Some(self.start_deployment(app));
+                deployment_id = Some(self.start_deployment(app, original));
             }
             self.app_changed(app);
         }
@@ -825,12 +869,15 @@ impl World {
         }
     }
 
-    fn start_deployment(&mut self, a: AppIdx) -> String {
+    /// A deployment of app `a`, whose `instances` were `original` before
+    /// the change it carries out.
+    fn start_deployment(&mut self, a: AppIdx, original: u32) -> String {
         let id = self.rng.uuid();
         self.marathon.deployments.push(Deployment {
             id: id.clone(),
             app: a,
             version: self.now,
+            original_instances: original,
         });
         self.marathon.apps[a].deployment = Some(id.clone());
         id

@@ -36,7 +36,7 @@ pub use asg::{
 };
 pub use clock::{Epoch, SimTime};
 pub use faults::{BadImage, Faults, ImageEffect};
-pub use maintenance::{MachineId, MaintenanceStatus, MaintenanceWindow};
+pub use maintenance::{MachineId, MaintenanceError, MaintenanceStatus, MaintenanceWindow};
 pub use marathon::{
     AppView, DeploymentView, HealthCheckResultView, HealthCheckView, KillResult, MarathonError,
     QueueView, TaskFailureView, TaskView,

@@ -18,6 +18,9 @@ use crate::sim::http::peer_servers::{PeerServers, fixture, keys};
 use crate::sim::shared::{ApiFaults, SystemFaults};
 use crate::sim::world::ImageEffect;
 
+mod deployment_cancel;
+mod leader_proxy;
+
 /// Three Marathons over one world; peer 0 leads. Servers stop when dropped.
 struct Marathons(PeerServers);
 
@@ -238,11 +241,25 @@ async fn a_change_during_a_deployment_is_a_409_naming_the_deployment() {
 }
 
 #[tokio::test]
-async fn during_an_election_marathon_has_no_leader_and_reads_are_unavailable() {
+async fn during_an_election_every_path_is_a_503_and_the_adapter_finds_marathon_unavailable() {
     let marathons = Marathons::start(1.0).await;
     let client = marathons.client();
     marathons.peers.lose_leader();
-    assert_eq!(client.leader().await.expect("an answer"), None);
+    // LeaderProxyFilter sits on `/*`: with no leader known, `/ping` and
+    // `/v2/leader` are refused too.
+    for path in ["/v2/apps", "/v2/leader", "/ping", "/v2/info"] {
+        for index in 0..3 {
+            let answer = marathons.get(index, path).await;
+            assert_eq!(answer.status(), 503, "{path} on {index}");
+            let body = answer.text().await.expect("a body");
+            assert!(
+                body.contains("Could not determine the current leader"),
+                "{body}"
+            );
+        }
+    }
+    let err = client.leader().await.expect_err("no leader");
+    assert_eq!(err.label(), "unavailable");
     let err = client.apps().await.expect_err("no leader");
     assert_eq!(err.label(), "unavailable");
     marathons.peers.set_leader(0);
@@ -265,18 +282,33 @@ async fn after_a_leader_change_every_marathon_names_the_new_leader() {
     let app_count = marathons.world.with(|w| w.apps(false)).len();
     assert_eq!(client.apps().await.expect("apps").len(), app_count);
 
-    // The old leader now proxies: the same answer, naming the leader.
+    // The old leader now forwards: the leader's answer, naming the leader,
+    // and the way it came.
     let proxied = marathons.get(0, "/v2/apps").await;
     assert_eq!(
         proxied.headers()["x-marathon-leader"],
         marathons.urls[2].as_str()
     );
+    assert_eq!(
+        proxied.headers()["x-marathon-via"],
+        format!("1.1 {}", marathons.authority(0)).as_str()
+    );
     let info = marathons.get_json(0, "/v2/info").await;
-    assert_eq!(info["elected"], false);
+    assert_eq!(info["elected"], true, "the leader's own answer");
     assert_eq!(info["leader"], marathons.authority(2).as_str());
-    let info = marathons.get_json(2, "/v2/info").await;
-    assert_eq!(info["elected"], true);
+    let leader_port = marathons
+        .authority(2)
+        .rsplit_once(':')
+        .map(|(_, p)| p.to_string());
+    assert_eq!(
+        info["http_config"]["http_port"].to_string(),
+        leader_port.expect("a port")
+    );
     let ping = marathons.get(1, "/ping").await;
+    assert_eq!(
+        ping.headers()["x-marathon-leader"],
+        marathons.urls[2].as_str()
+    );
     assert_eq!(ping.text().await.expect("a body"), "pong");
 }
 

@@ -16,6 +16,8 @@ use crate::roll::ports::mesos::{
 use crate::sim::http::peer_servers::{PeerServers, fixture, keys};
 use crate::sim::shared::{ApiFaults, SystemFaults};
 
+mod maintenance_matching;
+
 /// Three masters over one world; peer 0 leads. Servers stop when dropped.
 struct Masters(PeerServers);
 
@@ -257,20 +259,36 @@ async fn machine_down_for_a_machine_not_scheduled_is_a_400_with_the_reason() {
     let masters = Masters::start().await;
     let client = masters.client(&[0], AgentListing::MasterSlaves);
     let agents = client.agents().await.expect("agents").registered;
-    let err = client
-        .machines_down(&[agents[0].machine_id()])
-        .await
-        .expect_err("refused");
-    match err {
+    let body_of = |err: MesosError| match err {
         MesosError::HttpStatus { status, body, .. } => {
             assert_eq!(status, 400);
-            assert!(
-                body.contains("is not part of a maintenance schedule"),
-                "{body}"
-            );
+            body
         }
         other => panic!("expected a 400, got {other:?}"),
-    }
+    };
+    // An agent's machine the master knows (UP): not DRAINING.
+    let ours = agents[0].machine_id();
+    let err = client
+        .machines_down(std::slice::from_ref(&ours))
+        .await
+        .expect_err("refused");
+    assert_eq!(
+        body_of(err),
+        format!(
+            r#"Machine '{{"hostname":"{}","ip":"{}"}}' is not in DRAINING mode and cannot be brought down"#,
+            ours.hostname.as_deref().unwrap_or(""),
+            ours.ip.as_deref().unwrap_or("")
+        )
+    );
+    // A machine no agent ever ran on: unknown to the master.
+    let err = client
+        .machines_down(&[machine("elsewhere", "10.9.9.9")])
+        .await
+        .expect_err("refused");
+    assert_eq!(
+        body_of(err),
+        r#"Machine '{"hostname":"elsewhere","ip":"10.9.9.9"}' is not part of a maintenance schedule"#
+    );
     assert_eq!(masters.world.with(|w| w.agents()).len(), 12);
 }
 

@@ -447,27 +447,19 @@ impl Schedule {
         }
     }
 
-    /// The world's windows, or why Mesos would refuse the schedule before
-    /// looking at the machines' states.
-    pub fn into_windows(self) -> Result<Vec<MaintenanceWindow>, String> {
+    /// The world's windows, as posted: the world validates them as Mesos
+    /// does (an empty window, a negative duration, each machine), in
+    /// Mesos' order. No duration is an indefinite window.
+    pub fn into_windows(self) -> Vec<MaintenanceWindow> {
         self.windows
             .into_iter()
-            .map(|w| {
-                if w.machine_ids.is_empty() {
-                    return Err("List of machines in the maintenance window is empty".to_string());
-                }
-                let duration_ns = match w.unavailability.duration {
-                    Some(d) if d.nanoseconds < 0 => {
-                        return Err("Unavailability 'duration' is negative".to_string());
-                    }
-                    Some(d) => d.nanoseconds,
-                    None => INDEFINITE_NS,
-                };
-                Ok(MaintenanceWindow {
-                    machines: w.machine_ids.into_iter().map(MachineId::from).collect(),
-                    start_unix_ns: w.unavailability.start.nanoseconds,
-                    duration_ns,
-                })
+            .map(|w| MaintenanceWindow {
+                machines: w.machine_ids.into_iter().map(MachineId::from).collect(),
+                start_unix_ns: w.unavailability.start.nanoseconds,
+                duration_ns: w
+                    .unavailability
+                    .duration
+                    .map_or(INDEFINITE_NS, |d| d.nanoseconds),
             })
             .collect()
     }
