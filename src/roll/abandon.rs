@@ -113,6 +113,8 @@ pub async fn abandon<P: Ports>(
             Ok(Tick::Done(line)) => done.push(line),
             Ok(Tick::Waiting(wait)) => done.push(wait.message),
             Ok(Tick::NotYet(why)) => done.push(why),
+            // The finish steps find no failures; one would only be said.
+            Ok(Tick::Failed(found)) => done.push(found.sentence()),
             Err(error) if done.is_empty() => return Err(AbandonError::Refused(error)),
             Err(error) => return Err(AbandonError::Partial { done, error }),
         }

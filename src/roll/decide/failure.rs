@@ -124,9 +124,11 @@ pub fn detect(watched: &Watched<'_>) -> Option<Evidence> {
             if !fresh(&key) {
                 continue;
             }
+            // Marathon records an empty cause for Mesos-level checks.
             let cause = result
                 .last_failure_cause
                 .as_deref()
+                .filter(|c| !c.is_empty())
                 .map(|c| format!(" ({c})"))
                 .unwrap_or_default();
             return Some(Evidence {
@@ -168,6 +170,55 @@ pub fn detect(watched: &Watched<'_>) -> Option<Evidence> {
         }
     }
     None
+}
+
+/// The longest a new instance may be in service without its Mesos agent
+/// registering before that counts as a failure of the new image: 10
+/// minutes (an agent usually registers within a few minutes of boot), or
+/// half the scale-up timeout when that is shorter, so the failure is
+/// found before the wait times out.
+pub fn register_grace(scale_up_timeout: Duration) -> Duration {
+    Duration::from_secs(600).min(scale_up_timeout / 2)
+}
+
+/// A new instance that has not registered as a Mesos agent although the
+/// scale-up has waited `waited` (at least `grace`): the first one in
+/// `unregistered` whose failure is not acknowledged, `None` before the
+/// grace is out. `failed_launch` is the group's last failed launch, if
+/// any, added to the evidence.
+pub fn unregistered(
+    unregistered: &[String],
+    waited: Duration,
+    grace: Duration,
+    failed_launch: Option<&str>,
+    acknowledged: &[String],
+) -> Option<Evidence> {
+    if waited < grace {
+        return None;
+    }
+    let instance = unregistered
+        .iter()
+        .find(|i| !acknowledged.iter().any(|k| *k == register_key(i)))?;
+    let launch = failed_launch
+        .map(|m| format!("; the group's last failed launch: {m}"))
+        .unwrap_or_default();
+    Some(Evidence {
+        key: register_key(instance),
+        app: None,
+        task: None,
+        agent: None,
+        instance: Some(instance.clone()),
+        what: format!(
+            "in service, but no Mesos agent registered for it after {} s of the scale-up (grace {} s){launch}",
+            waited.as_secs(),
+            grace.as_secs()
+        ),
+        since: None,
+    })
+}
+
+fn register_key(instance: &str) -> String {
+    format!("unregistered/{instance}")
 }
 
 /// The key that acknowledges every failure of `app` (`--acknowledge-failure`
@@ -358,5 +409,27 @@ mod tests {
             ..queue[0].clone()
         }];
         assert_eq!(watch(&[], &over, &agents, &moved, &[], &[]), None);
+    }
+
+    #[test]
+    fn an_instance_unregistered_past_the_grace_is_a_failure_unless_acknowledged() {
+        let grace = register_grace(Duration::from_secs(20 * 60));
+        assert_eq!(grace, Duration::from_secs(600));
+        assert_eq!(
+            register_grace(Duration::from_secs(6 * 60)),
+            Duration::from_secs(180)
+        );
+        let waiting = vec!["i-a".to_string(), "i-b".to_string()];
+        let early = Duration::from_secs(599);
+        assert_eq!(unregistered(&waiting, early, grace, None, &[]), None);
+        let late = Duration::from_secs(600);
+        let found = unregistered(&waiting, late, grace, Some("no capacity"), &[]).expect("found");
+        assert_eq!(found.instance.as_deref(), Some("i-a"));
+        assert!(found.what.contains("no capacity"), "{}", found.what);
+        assert!(found.sentence().starts_with("instance i-a: in service"));
+        let acked = vec![found.key.clone()];
+        let next = unregistered(&waiting, late, grace, None, &acked).expect("the other");
+        assert_eq!(next.instance.as_deref(), Some("i-b"));
+        assert_eq!(unregistered(&waiting[..1], late, grace, None, &acked), None);
     }
 }

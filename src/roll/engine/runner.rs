@@ -28,6 +28,7 @@ use super::steps::{self, Memory, StepContext, Tick, Wait};
 use super::tick_context::TickContext;
 use super::wait;
 use crate::plan::{Status, StepIndex, plan_candidates};
+use crate::roll::decide::failure::Evidence;
 use crate::roll::decide::roll_plan::{self, continue_command};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
@@ -46,6 +47,8 @@ enum Advanced {
     /// The step must stop and call a human: a wait ran out, or another
     /// writer changed the group. The reason, as the page says it.
     Pause(String),
+    /// The step found the new image failing (`Tick::Failed`).
+    Failed(Evidence),
 }
 
 mod on_failure;
@@ -168,6 +171,7 @@ impl<'a, P: Ports> Runner<'a, P> {
             }
             let mut finished = false;
             let mut begun = false;
+            let mut failed = None;
             let steps_before = self.kinds.len();
             for at in candidates {
                 if self.stopped() {
@@ -178,7 +182,17 @@ impl<'a, P: Ports> Runner<'a, P> {
                     Advanced::Waiting => begun = true,
                     Advanced::NotYet => {}
                     Advanced::Pause(reason) => return self.pause(at, reason).await,
+                    Advanced::Failed(found) => {
+                        failed = Some((at, found));
+                        break;
+                    }
                 }
+            }
+            if let Some((at, found)) = failed {
+                if let Some(reason) = self.failure_found(found).await? {
+                    return self.pause(at, reason).await;
+                }
+                continue;
             }
             // A step added this tick (the drain's next wave) runs at once.
             finished |= self.kinds.len() != steps_before;
@@ -260,6 +274,10 @@ impl<'a, P: Ports> Runner<'a, P> {
                 Ok(Advanced::Done)
             }
             Ok(Tick::Waiting(wait)) => Ok(self.waiting(at, &id, wait)),
+            Ok(Tick::Failed(found)) => {
+                checkpoint.plan.step_mut(at).status = Status::Started;
+                Ok(Advanced::Failed(found))
+            }
             // A call that failed for a passing reason counts against the
             // wait the step is in; outside a wait it starts one of its own
             // (`retry`): every step is safe to run again (intent first),

@@ -2,6 +2,7 @@
 //! loopback, on paused tokio time (hours of cluster time in about a second),
 //! checked against the simulator's ground truth.
 
+mod bad_image;
 mod drain;
 mod eta;
 mod faults;

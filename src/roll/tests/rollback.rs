@@ -19,16 +19,16 @@ use crate::simulated::SimulatedCluster;
 /// What must be as it was after a rollback: the group (size, instances,
 /// MaxSize, processes, tags, launch source) and every app's count.
 #[derive(Debug, PartialEq)]
-struct Shape {
+pub(super) struct Shape {
     desired: u32,
     max_size: u32,
-    instances: HashSet<String>,
+    pub(super) instances: HashSet<String>,
     suspended: Vec<String>,
     tags: Vec<(String, String)>,
     counts: BTreeMap<String, u32>,
 }
 
-async fn shape(cluster: &SimulatedCluster) -> Shape {
+pub(super) async fn shape(cluster: &SimulatedCluster) -> Shape {
     let group: AutoScalingGroup = cluster
         .aws
         .describe_group(&cluster.env.asg)
@@ -93,7 +93,7 @@ fn failing_once_registered(
 
 /// Every Marathon task runs on an agent of the roll's old instances, and
 /// the schedule holds no window.
-async fn all_on_old_agents(cluster: &SimulatedCluster, checkpoint: &Checkpoint) {
+pub(super) async fn all_on_old_agents(cluster: &SimulatedCluster, checkpoint: &Checkpoint) {
     let old: HashSet<&str> = checkpoint
         .instances
         .iter()

@@ -45,6 +45,9 @@ pub(crate) enum Event {
     HealthCheck(TaskKey),
     /// A running task on a bad image crashes (TASK_FAILED).
     TaskCrashes(TaskKey),
+    /// A task of an app without health checks has run for the settle
+    /// time: the monitor looks at the app again (its floor may rise).
+    AppSettled(AppIdx),
     /// Marathon gives up on an unreachable/lost task (unreachableStrategy
     /// 0/0): it is expunged and the app asks for a replacement.
     TaskExpunged(TaskKey),

@@ -24,6 +24,10 @@ use crate::sim::scenario::{ExpandedApp, millis};
 /// seconds", long enough to be seen running, short of any health check's
 /// grace period.
 const CRASH_AFTER_MS: u64 = 3_000;
+/// How long a task of an app without health checks must have run before
+/// the monitor lets a scale-up raise the app's floor (roller's default
+/// settle time): a task that crashes sooner never served the new count.
+const SETTLE_MS: u64 = 30_000;
 
 /// What a task that exits non-zero tells Marathon: the Mesos command
 /// executor's status message (`"Command " + WSTRINGIFY(status)`).
@@ -68,9 +72,11 @@ pub(crate) struct App {
     pub(crate) id: String,
     pub(crate) instances: u32,
     /// The instances the floor is computed from: a scale-up raises it only
-    /// when its deployment is done (until then the new tasks are extra, as
-    /// Marathon judges capacity against what it replaces); a scale-down
-    /// lowers it at once.
+    /// once the app serves the new count (until then the new tasks are
+    /// extra, as Marathon judges capacity against what it replaces), and
+    /// for an app without health checks only once every task has run for
+    /// the settle time (a surge whose task crashes after a few seconds
+    /// never raised the floor); a scale-down lowers it at once.
     pub(crate) floor_instances: u32,
     cpus_f: f64,
     mem_f: f64,
@@ -1057,7 +1063,7 @@ impl World {
                 self.end_task(key, TaskEnd::Failed);
                 return;
             }
-            None => {}
+            None => self.schedule_in(SETTLE_MS, Event::AppSettled(a)),
             Some(interval) => self.schedule_check(key, interval),
         }
         self.advance_delay(a);
@@ -1346,19 +1352,26 @@ impl World {
                 _ => {}
             }
         }
+        let settled = has_health
+            || app.tasks.iter().all(|k| {
+                let t = &self.marathon.tasks[k];
+                t.state != TaskState::Running
+                    || t.started_at.is_some_and(|s| self.now.since(s) >= SETTLE_MS)
+            });
         let app = &mut self.marathon.apps[a];
         app.counts = counts;
         let (serving, instances) = (app.serving(), app.instances);
-        let done = app.deployment.is_some()
-            && app.tasks.len() == instances as usize
-            && serving == instances;
+        let done = app.tasks.len() == instances as usize && serving == instances;
         if done && let Some(id) = app.deployment.take() {
-            app.floor_instances = instances;
             self.marathon.deployments.retain(|d| d.id != id);
         }
+        if done && settled {
+            app.floor_instances = app.floor_instances.max(instances);
+        }
         let floor = app.floor();
+        let target = instances.min(app.floor_instances);
         self.monitor
-            .observe_app(a, self.now, really_serving, floor, instances);
+            .observe_app(a, self.now, really_serving, floor, instances, target);
     }
 
     /// For the monitor's report: each app's id.

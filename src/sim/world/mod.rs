@@ -291,6 +291,7 @@ impl World {
             Event::TaskStarted(t) => self.on_task_started(t),
             Event::HealthCheck(t) => self.on_health_check(t),
             Event::TaskCrashes(t) => self.on_task_crashes(t),
+            Event::AppSettled(app) => self.app_changed(app),
             Event::TaskExpunged(t) => self.on_task_expunged(t),
             Event::LaunchDue(app) => self.launch_missing(app),
             Event::OfferCycle => self.on_offer_cycle(),

@@ -1,8 +1,9 @@
 //! The monitor: the world's ground truth about a roll, which later issues
 //! judge the roller by. Per app, the simulated time spent below its floor
 //! (serving < ceil(instances × minimumHealthCapacity), where serving is
-//! healthy with health checks and running without) and at zero (an
-//! outage), integrated exactly in milliseconds between events; relaunches
+//! healthy with health checks and running without), degraded (serving
+//! fewer than its instance count, a surge's extra instances left out) and
+//! at zero (an outage), integrated exactly in milliseconds between events; relaunches
 //! per app and per task lineage; peak and final instances per AZ;
 //! instances beyond desired; API calls by action.
 
@@ -22,8 +23,10 @@ struct AppWatch {
     instances: u32,
     below_since: Option<SimTime>,
     zero_since: Option<SimTime>,
+    degraded_since: Option<SimTime>,
     below_ms: u64,
     zero_ms: u64,
+    degraded_ms: u64,
     relaunches: u32,
 }
 
@@ -64,6 +67,8 @@ impl Monitor {
     }
 
     /// An app's serving count, floor or instances may have changed at `now`.
+    /// `target`: what it must serve not to be degraded (its instances
+    /// without a surge's extra ones).
     pub(crate) fn observe_app(
         &mut self,
         a: AppIdx,
@@ -71,8 +76,18 @@ impl Monitor {
         serving: u32,
         floor: u32,
         instances: u32,
+        target: u32,
     ) {
         let w = &mut self.apps[a];
+        let degraded = serving < target;
+        match (w.degraded_since, degraded) {
+            (None, true) => w.degraded_since = Some(now),
+            (Some(since), false) => {
+                w.degraded_ms += now.since(since);
+                w.degraded_since = None;
+            }
+            _ => {}
+        }
         let below = serving < floor;
         let zero = instances > 0 && serving == 0;
         match (w.below_since, below) {
@@ -175,6 +190,9 @@ pub struct AppReport {
     pub serving: u32,
     pub below_floor_ms: u64,
     pub at_zero_ms: u64,
+    /// Serving fewer than its instance count (a surge's extra instances
+    /// left out).
+    pub degraded_ms: u64,
     pub relaunches: u32,
 }
 
@@ -205,6 +223,8 @@ pub struct Report {
     pub apps_with_outage: usize,
     pub total_below_floor_ms: u64,
     pub total_outage_ms: u64,
+    /// App-milliseconds serving fewer than the instance count.
+    pub total_degraded_ms: u64,
     pub relaunches: u64,
     /// Only lineages that moved at least once, most moved first.
     pub task_moves: Vec<TaskMoves>,
@@ -243,6 +263,12 @@ impl Report {
             secs(self.total_below_floor_ms),
             self.apps_with_outage,
             secs(self.total_outage_ms),
+        );
+        let _ = writeln!(
+            out,
+            "degraded (serving fewer than their instances): {} apps, {:.1} app-s in all",
+            self.apps.iter().filter(|a| a.degraded_ms > 0).count(),
+            secs(self.total_degraded_ms),
         );
         let _ = writeln!(
             out,
@@ -296,6 +322,7 @@ impl World {
                 serving: w.serving,
                 below_floor_ms: w.below_ms + w.below_since.map_or(0, |s| now.since(s)),
                 at_zero_ms: w.zero_ms + w.zero_since.map_or(0, |s| now.since(s)),
+                degraded_ms: w.degraded_ms + w.degraded_since.map_or(0, |s| now.since(s)),
                 relaunches: w.relaunches,
             })
             .collect();
@@ -324,6 +351,7 @@ impl World {
             apps_with_outage: apps.iter().filter(|a| a.at_zero_ms > 0).count(),
             total_below_floor_ms: apps.iter().map(|a| a.below_floor_ms).sum(),
             total_outage_ms: apps.iter().map(|a| a.at_zero_ms).sum(),
+            total_degraded_ms: apps.iter().map(|a| a.degraded_ms).sum(),
             relaunches: apps.iter().map(|a| u64::from(a.relaunches)).sum(),
             final_state: FinalState {
                 desired_capacity: self.group_desired(),

@@ -51,6 +51,7 @@ use super::run_options::RunOptions;
 use super::tick_context::Observation;
 use super::tick_context::TickContext;
 use crate::plan::{Step, StepIndex};
+use crate::roll::decide::failure::Evidence;
 use crate::roll::decide::health::Settle;
 use crate::roll::decide::safety::{self, Rules};
 use crate::roll::error::RollError;
@@ -108,6 +109,10 @@ pub enum Tick {
     /// agent still holds tasks the drain is moving): it stays PENDING,
     /// with no deadline of its own; the message says what it waits for.
     NotYet(String),
+    /// The step found the new image failing (a new instance whose agent
+    /// never registered): the runner records it and pauses or rolls back,
+    /// as for a failure the watch finds.
+    Failed(Evidence),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,6 +8,8 @@ use std::time::SystemTime;
 
 use super::task_moves::WINDOW;
 use super::{StepAction, StepContext, Tick};
+use crate::roll::decide::failure;
+use crate::roll::decide::roll_plan::WAIT_REGISTERED;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
@@ -94,6 +96,38 @@ impl StepAction for WaitRegistered {
         let pairs = match_agents(&cx.env.agent_match, &ec2, &agents).matched;
         let matched = pairs.len();
         if matched < expected as usize {
+            // An instance in service whose agent never comes is the new
+            // image failing: found after a grace, not at the timeout.
+            let registered: HashSet<&String> = pairs.iter().map(|(i, _)| i).collect();
+            let missing: Vec<String> = new
+                .iter()
+                .filter(|i| !registered.contains(i))
+                .cloned()
+                .collect();
+            let checkpoint = &cx.journal.checkpoint;
+            let waited = checkpoint
+                .progress
+                .get(WAIT_REGISTERED)
+                .map(|p| cx.clock.since(p.started_unix_ms))
+                .unwrap_or_default();
+            let grace = failure::register_grace(cx.env.timeouts.scale_up);
+            if waited >= grace {
+                let launch = aws
+                    .scaling_activities(asg, 5)
+                    .await
+                    .ok()
+                    .and_then(|a| a.into_iter().find(|a| a.is_failed()))
+                    .map(|a| a.status_message.unwrap_or(a.description));
+                if let Some(found) = failure::unregistered(
+                    &missing,
+                    waited,
+                    grace,
+                    launch.as_deref(),
+                    &checkpoint.acknowledged_failures,
+                ) {
+                    return Ok(Tick::Failed(found));
+                }
+            }
             return waiting(format!(
                 "{matched} of {expected} new instances are active Mesos agents"
             ));
