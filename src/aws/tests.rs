@@ -476,7 +476,9 @@ fn the_readme_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
     );
 }
 
-/// The actions of the README's IAM policy (`autoscaling:…`, `ec2:…`).
+/// The actions of the README's IAM policy (`autoscaling:…`, `ec2:…`):
+/// the section's first JSON block (the later ones are what AWS checks
+/// beyond the calls, such as a launch template's use).
 pub(crate) fn readme_policy() -> std::collections::BTreeSet<String> {
     let readme = include_str!("../../README.md");
     let section = readme
@@ -484,7 +486,12 @@ pub(crate) fn readme_policy() -> std::collections::BTreeSet<String> {
         .nth(1)
         .and_then(|s| s.split("\n## ").next())
         .expect("README has an `AWS permissions` section");
-    section
+    let policy = section
+        .split("```json")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("the section opens with the policy's JSON block");
+    policy
         .split('"')
         .filter(|s| s.starts_with("autoscaling:") || s.starts_with("ec2:"))
         .map(str::to_string)

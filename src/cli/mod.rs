@@ -313,7 +313,9 @@ pub struct RunArgs {
     /// What a failure on the new agents leads to. Through every wave,
     /// surge and replacement the roll watches what it placed on new
     /// agents (a task failed, or killed by a failing health check; a
-    /// health check failing; a launch delay). The first such failure of
+    /// health check failing; a launch delay; a new instance in service
+    /// whose Mesos agent has not registered 10 minutes into the scale-up,
+    /// or half timeouts.scale_up if shorter). The first such failure of
     /// an app not --allow-unhealthy stops every kill, surge and
     /// termination at once, and then: rollback (default): a `rollback`
     /// phase moves every task back to the old agents within their

@@ -344,23 +344,47 @@ async fn mesos_and_marathon_leader_changes_mid_roll_are_followed_without_a_repea
     }
 }
 
+/// New instances whose agents never register are the new image failing:
+/// after the grace the roll rolls back (the new instances go, nothing old
+/// is touched) and pages that it did, before any wait's timeout.
 #[tokio::test(start_paused = true)]
-async fn new_instances_whose_agents_never_register_pause_and_page_before_any_termination() {
+async fn new_instances_whose_agents_never_register_are_rolled_back_before_any_termination() {
     for strategy in STRATEGIES {
         let case = case(strategy).await;
-        case.cluster.sim.world().with(|w| {
+        let original = case.cluster.sim.world().with(|w| {
             w.set_faults(Faults {
                 agents_never_register: true,
                 ..Faults::default()
             })
-            .unwrap()
+            .unwrap();
+            w.describe_groups(&[]).remove(0).instances.len()
         });
         let (outcome, done, pages) = case.roll(|_| {}).await;
-        case.assert_paused_with_page(&outcome, &done, &pages, "timed out");
-        assert_eq!(case.instances_terminated(), 0, "{}", case.name());
+        let name = case.name();
+        let Outcome::RolledBack { failure, paged, .. } = &outcome else {
+            panic!("{name}: not rolled back: {outcome:?}");
+        };
+        assert!(
+            failure.contains("no Mesos agent registered"),
+            "{name}: {failure}"
+        );
+        assert!(*paged && pages.len() == 1, "{name}: {pages:?}");
+        let found = done.failure.as_ref().expect("the failure recorded");
+        assert!(found.instance.is_some(), "{name}: {found:?}");
+        assert!(done.instances.iter().all(|i| !i.terminate_sent), "{name}");
+        let left = case.cluster.sim.world().with(|w| {
+            w.describe_groups(&[])
+                .remove(0)
+                .instances
+                .iter()
+                .filter(|i| i.lifecycle_state == "InService")
+                .count()
+        });
+        assert_eq!(left, original, "{name}: the group is back at its size");
         assert_eq!(
-            done.pause.as_ref().unwrap().step,
-            "scale-up/wait-registered"
+            case.instances_terminated(),
+            original,
+            "{name}: only the new instances went"
         );
     }
 }
