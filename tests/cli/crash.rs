@@ -12,7 +12,8 @@
 //! the first run, the next to its resume, and so on.
 //!
 //! Settings of the full run (`crash_harness`, ignored unless asked for):
-//! - `CRASH_SCENARIOS` (default `demo msr-55`), `CRASH_STRATEGIES`
+//! - `CRASH_SCENARIOS` (default `demo msr-55 bad-image`; `bad-image` is
+//!   rolled onto its bad version and must end rolled back, exit 5), `CRASH_STRATEGIES`
 //!   (default `drain serial`);
 //! - `CRASH_WRITES` (`all`, the default: every write, both sides; or a
 //!   number: that many writes spread over the roll);
@@ -27,7 +28,7 @@ use std::process::{ExitStatus, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use roller::roll::ports::auto_scaling::LifecycleState;
+use roller::roll::ports::auto_scaling::{LaunchSource, LifecycleState};
 
 use super::cluster::{Cluster, MSR_TIME_SCALE, TIME_SCALE, files_in, text};
 use super::s3::{Bucket, files};
@@ -119,6 +120,37 @@ pub(crate) enum Verdict {
     Failed(String),
 }
 
+/// Whether a roll of `scenario` ends rolled back: `bad-image`'s group is
+/// pointed at its bad launch template version before the roll, whose
+/// agents fail every task placed there, so the roll finds the failure
+/// and turns around (exit 5), and every trial kills it somewhere in
+/// the roll, the detection or the rollback.
+fn rolls_back(scenario: &str) -> bool {
+    scenario == "bad-image"
+}
+
+/// A fresh cluster of `scenario`, set up for its roll.
+fn start(scenario: &str) -> Cluster {
+    let cluster = Cluster::start_at(scenario, time_scale(scenario), "");
+    if rolls_back(scenario) {
+        let sim = cluster.sim.as_ref().unwrap();
+        sim.world()
+            .with(|w| w.set_launch_template_version("2"))
+            .unwrap();
+    }
+    cluster
+}
+
+/// Whether a run that was not killed ended as the roll of `scenario`
+/// should: done (0), or rolled back (5) for a roll onto a bad image.
+fn ended_well(scenario: &str, status: &ExitStatus) -> bool {
+    if rolls_back(scenario) {
+        status.code() == Some(5)
+    } else {
+        status.success()
+    }
+}
+
 fn time_scale(scenario: &str) -> f64 {
     if scenario == "msr-55" {
         MSR_TIME_SCALE
@@ -183,7 +215,7 @@ fn in_s3() -> bool {
 }
 
 fn trial_verdict(trial: &Trial) -> Verdict {
-    let cluster = Cluster::start_at(&trial.scenario, time_scale(&trial.scenario), "");
+    let cluster = start(&trial.scenario);
     let bucket = in_s3().then(|| Bucket::create(&cluster));
     if let Some(bucket) = &bucket {
         bucket.use_for(&cluster);
@@ -214,7 +246,7 @@ fn trial_verdict(trial: &Trial) -> Verdict {
             }
             continue;
         }
-        if status.success() {
+        if ended_well(&trial.scenario, &status) {
             if i == 0 {
                 return Verdict::NotReached;
             }
@@ -230,7 +262,7 @@ fn trial_verdict(trial: &Trial) -> Verdict {
     if !finished {
         let (status, output) = run_killed(&cluster, &args, None);
         log.push_str(&format!("--- rerun:\n{}\n", tail(&text(&output))));
-        if !status.success() {
+        if !ended_well(&trial.scenario, &status) {
             return Verdict::Failed(format!("the rerun exited {status}\n{log}"));
         }
     }
@@ -239,7 +271,18 @@ fn trial_verdict(trial: &Trial) -> Verdict {
         .iter()
         .map(|p| p.as_str().to_string())
         .collect();
-    let problems = ground_truth(&cluster, &originals, n, &suspended, bucket.as_ref());
+    let end = if rolls_back(&trial.scenario) {
+        End::RolledBack
+    } else {
+        End::Replaced
+    };
+    let problems = ground_truth(
+        &cluster,
+        (originals.as_slice(), end),
+        n,
+        &suspended,
+        bucket.as_ref(),
+    );
     if problems.is_empty() {
         Verdict::Survived
     } else {
@@ -270,11 +313,21 @@ fn tail(text: &str) -> String {
     lines[from..].join("\n")
 }
 
+/// How a roll ends when nothing interrupts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    /// Every original instance replaced.
+    Replaced,
+    /// Rolled back: the originals, and only they, in the group, which
+    /// launches from the version they run again.
+    RolledBack,
+}
+
 /// What an uninterrupted roll leaves, as the simulator knows it; each
 /// difference as one sentence.
 fn ground_truth(
     cluster: &Cluster,
-    originals: &[String],
+    (originals, end): (&[String], End),
     n: u32,
     suspended_before: &[String],
     bucket: Option<&Bucket>,
@@ -297,8 +350,32 @@ fn ground_truth(
         .iter()
         .filter(|id| group.instances.iter().any(|i| &i.id == *id))
         .collect();
-    if !left.is_empty() {
-        problems.push(format!("original instances still in the group: {left:?}"));
+    match end {
+        End::Replaced if !left.is_empty() => {
+            problems.push(format!("original instances still in the group: {left:?}"));
+        }
+        End::RolledBack => {
+            let mut kept: Vec<&str> = in_service.clone();
+            kept.sort_unstable();
+            let mut wanted: Vec<&str> = originals.iter().map(String::as_str).collect();
+            wanted.sort_unstable();
+            if kept != wanted {
+                problems.push(format!(
+                    "rolled back, but InService are {kept:?}, not the originals {wanted:?}"
+                ));
+            }
+            let version = match &group.launch_source {
+                Some(LaunchSource::Template { version, .. }) => version.clone(),
+                _ => None,
+            };
+            if version.as_deref() != Some("1") {
+                problems.push(format!(
+                    "rolled back, but the group launches from {:?}, not version 1",
+                    group.launch_source
+                ));
+            }
+        }
+        End::Replaced => {}
     }
     if group.desired_capacity != n {
         problems.push(format!(
@@ -525,7 +602,7 @@ fn count_writes(scenario: &str, strategy: &str) -> (u64, Duration) {
 /// Whether the first run of `trial` reaches its kill point, and how long
 /// that run took (real time).
 fn probe(trial: &Trial) -> (bool, Duration) {
-    let cluster = Cluster::start_at(&trial.scenario, time_scale(&trial.scenario), "");
+    let cluster = start(&trial.scenario);
     if in_s3() {
         Bucket::create(&cluster).use_for(&cluster);
     }
@@ -535,7 +612,7 @@ fn probe(trial: &Trial) -> (bool, Duration) {
     let (status, output) = run_killed(&cluster, &args, trial.kills.first().copied());
     let took = started.elapsed();
     assert!(
-        killed(&status) || status.success(),
+        killed(&status) || ended_well(&trial.scenario, &status),
         "an uninterrupted roll of {} ({}) failed:\n{}",
         trial.scenario,
         trial.strategy,
@@ -640,7 +717,7 @@ fn crash_harness() {
     };
     let mut rng = Rng(env_number("CRASH_SEED", 1).max(1));
     let mut trials = Vec::new();
-    for scenario in env_list("CRASH_SCENARIOS", "demo msr-55") {
+    for scenario in env_list("CRASH_SCENARIOS", "demo msr-55 bad-image") {
         for strategy in env_list("CRASH_STRATEGIES", "drain serial") {
             let (writes, roll_time) = count_writes(&scenario, &strategy);
             println!(
@@ -697,6 +774,42 @@ fn a_fixed_sample_of_crash_points_of_demo_all_resume_to_a_clean_end() {
     // The points lie inside the roll (its write count varies by a few
     // with timing): a point the roll never reaches tests nothing.
     assert!(total >= 22, "only {total} of {count} reached\n{summary}");
+}
+
+/// The rollback's sample CI runs: `bad-image` rolled onto its bad version
+/// (every task placed on a new agent fails its checks), killed at 48
+/// points through the detection and the rollback, each resumed to the
+/// rolled-back end (exit 5, the originals only, version 1 again). The
+/// drain's roll writes its checkpoint ~51 times and finds the failure at
+/// about the 17th write (measured in-process; the serial's ~47 and 16):
+/// the points start a little before it and run to the archive, on both
+/// sides of each write, with two resumes killed again.
+#[test]
+fn a_fixed_sample_of_crash_points_through_a_bad_images_detection_and_rollback_all_end_rolled_back()
+{
+    let trial = |strategy: &str, kills: Vec<Kill>| Trial {
+        scenario: "bad-image".into(),
+        strategy: strategy.into(),
+        kills,
+    };
+    let mut trials: Vec<Trial> = Vec::new();
+    let drain = [
+        12u64, 14, 15, 16, 17, 18, 19, 20, 22, 24, 26, 28, 30, 33, 36, 39, 42, 45, 48, 50,
+    ];
+    for (strategy, points) in [("drain", &drain[..]), ("serial", &[15u64, 17, 25][..])] {
+        for &k in points {
+            for kill in [Kill::After(k), Kill::Before(k)] {
+                trials.push(trial(strategy, vec![kill]));
+            }
+        }
+    }
+    trials.push(trial("drain", vec![Kill::After(18), Kill::After(4)]));
+    trials.push(trial("serial", vec![Kill::Before(20), Kill::Before(6)]));
+    let count = trials.len();
+    let (total, failures) = run_all(trials, 2);
+    let summary = report(total, &failures);
+    assert!(failures.is_empty(), "{summary}");
+    assert!(total >= 40, "only {total} of {count} reached\n{summary}");
 }
 
 #[test]

@@ -356,8 +356,8 @@ async fn undo_surges<P: Ports>(cx: &mut StepContext<'_, '_, P>) -> Result<Vec<St
     Ok(pending)
 }
 
-/// Terminates the new instances that go (decrementing the desired
-/// capacity), then waits for them to leave the group and their agents
+/// Puts the new agents that go down, terminates their instances
+/// (decrementing the desired capacity), then waits for them to leave the group and their agents
 /// to leave Mesos.
 ///
 /// Safe to re-run: a termination is sent only to an instance the group
@@ -388,6 +388,9 @@ impl StepAction for RollbackTerminate {
             .filter(|id| group.still_has(id))
             .cloned()
             .collect();
+        if !to_send.is_empty() {
+            machines_down(cx, &to_send).await?;
+        }
         for instance in &to_send {
             cx.intend(format!(
                 "rollback: terminate new instance {instance} (decrement)"
@@ -433,6 +436,45 @@ impl StepAction for RollbackTerminate {
             group.desired_capacity
         )))
     }
+}
+
+/// `machine/down` for the machines of the new agents of `instances` that
+/// the rollback's window has and Mesos does not have DOWN already, so
+/// that Mesos drops their agents at once rather than after its ping
+/// timeout (the tasks are back on the old agents by now). Intent first.
+async fn machines_down<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    instances: &[String],
+) -> Result<(), RollError> {
+    let status = cx.tick.maintenance().await?;
+    let machines: Vec<MachineId> = cx
+        .journal
+        .checkpoint
+        .new_agents
+        .iter()
+        .filter(|a| instances.contains(&a.instance))
+        .map(|a| {
+            MaintenanceRecord {
+                hostname: a.hostname.clone(),
+                ip: a.ip.clone(),
+            }
+            .machine_id()
+        })
+        .filter(|m| {
+            !status.down.iter().any(|d| d.same_machine(m))
+                && status.draining.iter().any(|d| d.id.same_machine(m))
+        })
+        .collect();
+    if machines.is_empty() {
+        return Ok(());
+    }
+    cx.intend(format!(
+        "rollback: put {} new agent(s) down (Mesos drops them at once)",
+        machines.len()
+    ))
+    .await?;
+    cx.ports.mesos().machines_down(&machines).await?;
+    Ok(())
 }
 
 /// Sets the group's launch source back to the one every old instance
