@@ -17,7 +17,7 @@ use super::rollback::{all_on_old_agents, shape};
 use crate::roll::decide::failure;
 use crate::roll::decide::roll_plan::{ROLLBACK, RollStrategy};
 use crate::roll::engine::Outcome;
-use crate::roll::record::checkpoint::Checkpoint;
+use crate::roll::record::checkpoint::{Checkpoint, OnFailure};
 use crate::roll::run::{RunResult, run};
 use crate::sim::world::ImageEffect;
 
@@ -47,6 +47,18 @@ pub(crate) struct BadImageRoll {
 /// Rolls `bad-image` onto its bad version 2 with `effect`, default flags
 /// and `strategy`; checks the end state and returns what was measured.
 pub(crate) async fn bad_image_roll(strategy: RollStrategy, effect: ImageEffect) -> BadImageRoll {
+    bad_image_roll_on(strategy, effect, OnFailure::Rollback).await
+}
+
+/// `bad_image_roll` with `on_failure`: with `Pause` the roll must pause at
+/// the failure and nothing is put back (the baseline a human would have
+/// to act on); the rollback's duration is then zero and the end is not
+/// the start.
+pub(crate) async fn bad_image_roll_on(
+    strategy: RollStrategy,
+    effect: ImageEffect,
+    on_failure: OnFailure,
+) -> BadImageRoll {
     let dir = tempfile::tempdir().expect("tempdir");
     let cluster = cluster("bad-image", dir.path()).await;
     let before = shape(&cluster).await;
@@ -84,6 +96,7 @@ pub(crate) async fn bad_image_roll(strategy: RollStrategy, effect: ImageEffect) 
     let target = u32::try_from(before.instances.len()).unwrap();
     let mut run_settings = settings(&dir.path().join("roll.json"), target, &[]);
     run_settings.request.strategy = strategy;
+    run_settings.request.on_failure = on_failure;
 
     // Ground truth: the first failure on a new agent, looked for every
     // simulated second while the roll runs.
@@ -144,17 +157,25 @@ pub(crate) async fn bad_image_roll(strategy: RollStrategy, effect: ImageEffect) 
     else {
         panic!("nothing to do");
     };
-    let name = format!("{strategy:?}/{effect:?}");
-    assert!(
-        matches!(outcome, Outcome::RolledBack { .. }),
-        "{name}: {outcome:?}"
-    );
+    let name = format!("{strategy:?}/{effect:?}/{on_failure:?}");
     let first = first_failure
         .lock()
         .unwrap()
         .expect("a failure on a new agent");
     let stop_at = stopped.lock().unwrap().expect("the failure found");
-    let done = turned_back.lock().unwrap().expect("the rollback done");
+    let done = if on_failure == OnFailure::Pause {
+        assert!(
+            matches!(outcome, Outcome::Paused { .. }),
+            "{name}: {outcome:?}"
+        );
+        stop_at
+    } else {
+        assert!(
+            matches!(outcome, Outcome::RolledBack { .. }),
+            "{name}: {outcome:?}"
+        );
+        turned_back.lock().unwrap().expect("the rollback done")
+    };
 
     // The end state, against the simulator's.
     let after = shape(&cluster).await;
@@ -166,7 +187,9 @@ pub(crate) async fn bad_image_roll(strategy: RollStrategy, effect: ImageEffect) 
         checkpoint.instances.iter().all(|i| !i.terminate_sent),
         "{name}"
     );
-    all_on_old_agents(&cluster, &checkpoint).await;
+    if on_failure == OnFailure::Rollback {
+        all_on_old_agents(&cluster, &checkpoint).await;
+    }
     let end_equals_start = after == before && template_after == template_before;
     let exposed_apps = cluster.sim.world().with(|w| {
         w.report()
@@ -306,4 +329,44 @@ async fn a_bad_image_whose_agents_never_register_is_rolled_back_after_the_grace_
     eprintln!("{measured:?}");
     check(&measured);
     assert_eq!(measured.exposed_apps, 0, "no task went to a new agent");
+}
+
+/// The benchmark's bad-image rows (`scripts/bench-roll bad-image` runs
+/// this and prints them): per effect and strategy, the default roll
+/// (`--on-failure rollback`), and the drain with `--on-failure pause` as
+/// the baseline in the same process: what the failure leaves when roller
+/// only stops and pages, 30 minutes on. One JSON object a line, after
+/// `BENCH-ROW `.
+#[tokio::test(start_paused = true)]
+#[ignore = "a benchmark: scripts/bench-roll bad-image runs it"]
+async fn bench_bad_image_rows() {
+    let effects = [
+        ImageEffect::Unhealthy,
+        ImageEffect::Crash,
+        ImageEffect::Unregistered,
+    ];
+    for effect in effects {
+        let runs = [
+            (RollStrategy::Drain, OnFailure::Pause),
+            (RollStrategy::Drain, OnFailure::Rollback),
+            (RollStrategy::Serial, OnFailure::Rollback),
+        ];
+        for (strategy, on_failure) in runs {
+            let m = bad_image_roll_on(strategy, effect, on_failure).await;
+            let row = serde_json::json!({
+                "effect": format!("{effect:?}").to_lowercase(),
+                "strategy": format!("{strategy:?}").to_lowercase(),
+                "on_failure": on_failure.as_str(),
+                "detection_s": m.detection.as_secs_f64(),
+                "bound_s": m.bound.as_secs_f64(),
+                "exposed_apps": m.exposed_apps,
+                "degraded_app_s": m.degraded_s,
+                "below_floor_s": m.below_floor_s,
+                "outage_apps": m.outage_apps,
+                "rollback_s": m.rollback.as_secs_f64(),
+                "end_equals_start": m.end_equals_start,
+            });
+            println!("BENCH-ROW {row}");
+        }
+    }
 }
