@@ -46,9 +46,9 @@ The roll (see the README's \"The roll\"):
             AZ rebalance moves, remove the tag
 
 Through every wave, surge and replacement roller watches what it placed on the
-new agents (failed tasks, health kills, failing checks, launch delays), and a
-new instance whose Mesos agent has not registered 10 minutes into the scale-up
-(or half timeouts.scale_up) counts too: the first failure stops every kill,
+new agents (failed tasks, health kills, failing checks, launch delays); a new
+instance whose Mesos agent has not registered 10 minutes into the scale-up (or
+half timeouts.scale_up), or launches still failing then, count too: the first failure stops every kill,
 surge and termination at once, then rolls back (default) or pauses and pages
 (--on-failure pause).
 

@@ -136,6 +136,8 @@ fn a_full_roll_of_msr_55_replaces_all_55_agents_without_an_outage() {
     let record =
         std::fs::read_to_string(cluster.dir.path().join("checkpoints").join(archived)).unwrap();
     assert!(record.contains("\"surge\""), "no surge recorded");
+    // The defaults keep every app at its own floor.
+    assert_eq!(report.apps_ever_below_floor, 0, "{}", report.summary());
     eprintln!(
         "msr-55 roll: {:.0} simulated s, {} relaunches, {} apps ever below floor, {log_lines} log lines, {} lines on stdout",
         report.simulated_ms as f64 / 1000.0,

@@ -217,6 +217,38 @@ pub fn unregistered(
     })
 }
 
+/// The group's launches failing (`launch`: the last failed launch's
+/// message, and its activity id) while the scale-up has waited `waited`,
+/// at least `grace`, with fewer new instances in service than it needs:
+/// the new launch template cannot start instances, and the roll cannot
+/// go on. `None` before the grace, or when acknowledged.
+pub fn launches_failing(
+    launch: Option<(&str, &str)>,
+    in_service: usize,
+    expected: usize,
+    waited: Duration,
+    grace: Duration,
+    acknowledged: &[String],
+) -> Option<Evidence> {
+    let (activity, message) = launch?;
+    let key = format!("launch-failed/{activity}");
+    if waited < grace || in_service >= expected || acknowledged.iter().any(|k| *k == key) {
+        return None;
+    }
+    Some(Evidence {
+        key,
+        app: None,
+        task: None,
+        agent: None,
+        instance: None,
+        what: format!(
+            "the group's launches fail ({in_service} of {expected} new instances in service after {} s): {message}",
+            waited.as_secs()
+        ),
+        since: None,
+    })
+}
+
 fn register_key(instance: &str) -> String {
     format!("unregistered/{instance}")
 }
@@ -431,5 +463,22 @@ mod tests {
         let next = unregistered(&waiting, late, grace, None, &acked).expect("the other");
         assert_eq!(next.instance.as_deref(), Some("i-b"));
         assert_eq!(unregistered(&waiting[..1], late, grace, None, &acked), None);
+    }
+
+    #[test]
+    fn launches_failing_past_the_grace_is_a_failure_unless_enough_are_in_service() {
+        let grace = Duration::from_secs(600);
+        let late = Duration::from_secs(601);
+        let failed = Some(("act-1", "No AMI"));
+        assert_eq!(launches_failing(None, 0, 6, late, grace, &[]), None);
+        assert_eq!(
+            launches_failing(failed, 0, 6, Duration::from_secs(10), grace, &[]),
+            None
+        );
+        assert_eq!(launches_failing(failed, 6, 6, late, grace, &[]), None);
+        let found = launches_failing(failed, 2, 6, late, grace, &[]).expect("found");
+        assert!(found.what.contains("2 of 6") && found.what.contains("No AMI"));
+        let acked = vec![found.key.clone()];
+        assert_eq!(launches_failing(failed, 2, 6, late, grace, &acked), None);
     }
 }

@@ -389,6 +389,42 @@ async fn new_instances_whose_agents_never_register_are_rolled_back_before_any_te
     }
 }
 
+/// Launches of the new instances that keep failing are the new launch
+/// template failing: after the grace the roll rolls back, and the group's
+/// desired capacity goes back to what it was (the launches never made are
+/// not left for the group to retry).
+#[tokio::test(start_paused = true)]
+async fn launches_that_keep_failing_are_rolled_back_to_the_original_desired_capacity() {
+    for strategy in STRATEGIES {
+        let case = case(strategy).await;
+        let (original, desired) = case.cluster.sim.world().with(|w| {
+            w.set_faults(Faults {
+                launches_fail: true,
+                ..Faults::default()
+            })
+            .unwrap();
+            let group = w.describe_groups(&[]).remove(0);
+            (group.instances.len(), group.desired_capacity)
+        });
+        let (outcome, done, pages) = case.roll(|_| {}).await;
+        let name = case.name();
+        let Outcome::RolledBack { failure, .. } = &outcome else {
+            panic!("{name}: not rolled back: {outcome:?}");
+        };
+        assert!(failure.contains("launches fail"), "{name}: {failure}");
+        assert_eq!(pages.len(), 1, "{name}: {pages:?}");
+        assert!(done.instances.iter().all(|i| !i.terminate_sent), "{name}");
+        let group = case
+            .cluster
+            .sim
+            .world()
+            .with(|w| w.describe_groups(&[]).remove(0));
+        assert_eq!(group.desired_capacity, desired, "{name}");
+        assert_eq!(group.instances.len(), original, "{name}");
+        assert_eq!(case.instances_terminated(), 0, "{name}: nothing old went");
+    }
+}
+
 /// Serial: the agent of a terminated instance that Mesos keeps pauses the
 /// roll. Drain: the roll puts each machine DOWN before terminating it,
 /// and Mesos removes an agent whose machine goes DOWN, whatever the agent

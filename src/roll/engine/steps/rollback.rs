@@ -388,6 +388,25 @@ impl StepAction for RollbackTerminate {
             .filter(|id| group.still_has(id))
             .cloned()
             .collect();
+        // Launches not made yet (failing, or still pending) are not
+        // wanted: the desired capacity the terminations' decrements bring
+        // back to the original is set first (only ever lowered).
+        let want = cx.journal.checkpoint.original.desired_capacity
+            + u32::try_from(to_send.len()).unwrap_or(u32::MAX);
+        if group.desired_capacity > want {
+            cx.intend(format!(
+                "rollback: set desired capacity of {asg} to {want} (was {}): no more new instances",
+                group.desired_capacity
+            ))
+            .await?;
+            cx.ports.aws().set_desired_capacity(&asg, want).await?;
+            if going.is_empty() {
+                return Ok(Tick::waiting(
+                    WaitKind::Deregistered,
+                    format!("desired capacity set to {want}: looking at the group again"),
+                ));
+            }
+        }
         if !to_send.is_empty() {
             machines_down(cx, &to_send).await?;
         }

@@ -66,18 +66,37 @@ impl StepAction for WaitRegistered {
             .filter(|i| i.lifecycle_state == LifecycleState::InService)
             .map(|i| i.id.clone())
             .collect();
+        let waited = checkpoint
+            .progress
+            .get(WAIT_REGISTERED)
+            .map(|p| cx.clock.since(p.started_unix_ms))
+            .unwrap_or_default();
+        let grace = failure::register_grace(cx.env.timeouts.scale_up);
         if new.len() < expected as usize {
-            let failed = aws
+            let last_failed = aws
                 .scaling_activities(asg, 5)
                 .await
                 .ok()
-                .and_then(|a| a.into_iter().find(|a| a.is_failed()))
-                .map(|a| {
-                    format!(
-                        "; last failed launch: {}",
-                        a.status_message.unwrap_or(a.description)
-                    )
-                })
+                .and_then(|a| a.into_iter().find(|a| a.is_failed()));
+            let message = last_failed
+                .as_ref()
+                .map(|a| a.status_message.clone().unwrap_or(a.description.clone()));
+            // Launches that keep failing are the new launch template
+            // failing: found after the grace, not at the timeout.
+            if let (Some(activity), Some(message)) = (&last_failed, &message)
+                && let Some(found) = failure::launches_failing(
+                    Some((&activity.id, message)),
+                    new.len(),
+                    expected as usize,
+                    waited,
+                    grace,
+                    &checkpoint.acknowledged_failures,
+                )
+            {
+                return Ok(Tick::Failed(found));
+            }
+            let failed = message
+                .map(|m| format!("; last failed launch: {m}"))
                 .unwrap_or_default();
             return waiting(format!(
                 "{} of {expected} new instances in service{failed}",
@@ -105,12 +124,6 @@ impl StepAction for WaitRegistered {
                 .cloned()
                 .collect();
             let checkpoint = &cx.journal.checkpoint;
-            let waited = checkpoint
-                .progress
-                .get(WAIT_REGISTERED)
-                .map(|p| cx.clock.since(p.started_unix_ms))
-                .unwrap_or_default();
-            let grace = failure::register_grace(cx.env.timeouts.scale_up);
             if waited >= grace {
                 let launch = aws
                     .scaling_activities(asg, 5)
