@@ -232,7 +232,7 @@ pub fn launches_failing(
 ) -> Option<Evidence> {
     let (activity, message) = launch?;
     let key = format!("launch-failed/{activity}");
-    if waited < grace || in_service >= expected || acknowledged.iter().any(|k| *k == key) {
+    if waited < grace || in_service >= expected || acknowledged.contains(&key) {
         return None;
     }
     Some(Evidence {
