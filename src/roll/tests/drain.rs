@@ -182,11 +182,10 @@ async fn a_drain_of_hazards_pauses_on_the_never_healthy_app_and_finishes_once_it
         target,
     } = fixture("hazards").await;
     let path = dir.path().join("hazards.json");
-    // One-task floors: with capacity floors the never-healthy app is
-    // surged, and its surge's deployment can never finish; getting past it
-    // once the app is allowed needs a deployment cancel (not yet done).
+    // Default floors: the never-healthy app is surged, and its surge's
+    // deployment can never finish; once the app is allowed the surge is
+    // undone (its deployment cancelled) and its tasks move as they are.
     let mut first = drain(&path, target);
-    first.request.floor = crate::roll::decide::safety::Floor::One;
     // Pause on the failure (the default would roll back).
     first.request.on_failure = OnFailure::Pause;
 
@@ -222,6 +221,12 @@ async fn a_drain_of_hazards_pauses_on_the_never_healthy_app_and_finishes_once_it
         "{at_zero:?}"
     );
     assert!(done.plan.is_complete());
+    assert!(
+        done.events.iter().any(|e| e
+            .message
+            .starts_with("/hazard/never-healthy (allowed unhealthy): surge undone")),
+        "the stuck surge was not undone"
+    );
     cluster.sim.shutdown().await;
 }
 

@@ -255,6 +255,37 @@ impl<P: Ports> StepContext<'_, '_, P> {
             // An app the operator allowed to be unhealthy has no floor to
             // keep: its old tasks go once the scale-up is applied.
             let allowed = self.journal.checkpoint.allow_unhealthy.contains(&app.id);
+            // ... unless its surge's deployment cannot end (its new tasks
+            // never get healthy, which is why it was allowed): Marathon
+            // refuses the kill while it runs. The surge is undone instead
+            // (the count set back, the deployment cancelled if it holds
+            // the app) and its tasks move as any allowed app's do. The
+            // count is absolute and a cancel is sent only on a 409, so a
+            // rerun repeats nothing.
+            if allowed && !surge.kill_sent && !app.deployments.is_empty() {
+                if app.instances > surge.instances {
+                    self.intend(format!(
+                        "surge {}: undo to {} (allowed unhealthy: its surge cannot finish; its tasks move as they are)",
+                        surge.app, surge.instances
+                    ))
+                    .await?;
+                    self.undo_surge(&surge.app, surge.instances).await?;
+                }
+                waiting.push(format!("{}: undoing its surge", surge.app));
+                continue;
+            }
+            if allowed && !surge.kill_sent && app.instances <= surge.instances {
+                // Undone (or never applied): nothing of it is left.
+                self.journal.checkpoint.surges[n].state = SurgeState::Done;
+                self.journal.checkpoint.log(
+                    EventKind::Surge,
+                    format!(
+                        "{} (allowed unhealthy): surge undone, back at {}; its tasks move as they are",
+                        surge.app, surge.instances
+                    ),
+                );
+                continue;
+            }
             match surge.state {
                 SurgeState::ScalingUp if app.instances < surge.surged_instances() => {
                     // Not applied yet (or lost): send the absolute count again.
@@ -275,6 +306,26 @@ impl<P: Ports> StepContext<'_, '_, P> {
         }
         self.kill_surged(&ready).await?;
         Ok(waiting)
+    }
+
+    /// Sets `app` back to `instances` (absolute); a deployment holding
+    /// it (409) is cancelled, which makes Marathon deploy the count before
+    /// it, each cancel recorded first.
+    async fn undo_surge(&mut self, app: &str, instances: u32) -> Result<(), RollError> {
+        match self.ports.marathon().scale_app(app, instances).await {
+            Ok(_) | Err(MarathonError::AppNotFound { .. }) => Ok(()),
+            Err(MarathonError::Conflict { deployments, .. }) => {
+                for id in deployments {
+                    self.intend(format!(
+                        "cancel deployment {id} of {app} (Marathon deploys the count before it)"
+                    ))
+                    .await?;
+                    self.ports.marathon().cancel_deployment(&id).await?;
+                }
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Kills the old tasks still listed of the surges in `ready` whose kill
