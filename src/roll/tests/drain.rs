@@ -230,6 +230,39 @@ async fn a_drain_of_hazards_pauses_on_the_never_healthy_app_and_finishes_once_it
     cluster.sim.shutdown().await;
 }
 
+/// `hazards` with its broken app allowed from the start: the default roll
+/// (drain, floors, sample, bake, the failure watch) completes as it did,
+/// and no other app is ever below its floor.
+#[tokio::test(start_paused = true)]
+async fn a_default_drain_of_hazards_with_its_broken_app_allowed_completes_with_every_other_app_at_its_floor()
+ {
+    let Fixture {
+        dir,
+        cluster,
+        originals,
+        counts,
+        target,
+    } = fixture("hazards").await;
+    let mut settings = drain(&dir.path().join("hazards.json"), target);
+    settings.request.allow_unhealthy = vec!["/hazard/never-healthy".to_string()];
+    let (outcome, done, _) = roll(&cluster, settings).await;
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert!(done.failure.is_none(), "{:?}", done.failure);
+    let now = in_service(&cluster).await;
+    assert_eq!(now.len(), originals.len());
+    assert!(now.is_disjoint(&originals));
+    assert_eq!(app_counts(&cluster), counts);
+    let report = cluster.sim.report();
+    let below: Vec<(String, u64)> = report
+        .apps
+        .iter()
+        .filter(|a| a.id != "/hazard/never-healthy" && a.below_floor_ms > 0)
+        .map(|a| (a.id.clone(), a.below_floor_ms))
+        .collect();
+    assert!(below.is_empty(), "{below:?}\n{}", report.summary());
+    cluster.sim.shutdown().await;
+}
+
 /// Runs the roll until `kill_at` first holds for a written checkpoint,
 /// then drops the run (its next await never comes back, as after a
 /// SIGKILL). Returns whether it was killed.
