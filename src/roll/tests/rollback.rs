@@ -21,8 +21,11 @@ use crate::simulated::SimulatedCluster;
 #[derive(Debug, PartialEq)]
 pub(super) struct Shape {
     desired: u32,
+    min_size: u32,
     max_size: u32,
     pub(super) instances: HashSet<String>,
+    /// Mesos agents registered, maintenance windows and machines down.
+    mesos: (usize, usize, usize),
     suspended: Vec<String>,
     tags: Vec<(String, String)>,
     counts: BTreeMap<String, u32>,
@@ -46,10 +49,19 @@ pub(super) async fn shape(cluster: &SimulatedCluster) -> Shape {
         .map(|t| (t.key.clone(), t.value.clone()))
         .collect();
     tags.sort();
+    let mesos = cluster.sim.world().with(|w| {
+        (
+            w.agents().len(),
+            w.maintenance_schedule().len(),
+            w.maintenance_status().down.len(),
+        )
+    });
     Shape {
         desired: group.desired_capacity,
+        min_size: group.min_size,
         max_size: group.max_size,
         instances: in_service(cluster).await,
+        mesos,
         suspended,
         tags,
         counts: app_counts(cluster),
