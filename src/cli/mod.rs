@@ -315,7 +315,8 @@ pub struct RunArgs {
     /// agents (a task failed, or killed by a failing health check; a
     /// health check failing; a launch delay; a new instance in service
     /// whose Mesos agent has not registered 10 minutes into the scale-up,
-    /// or half timeouts.scale_up if shorter). The first such failure of
+    /// or half timeouts.scale_up if shorter, or the group's launches still
+    /// failing then). The first such failure of
     /// an app not --allow-unhealthy stops every kill, surge and
     /// termination at once, and then: rollback (default): a `rollback`
     /// phase moves every task back to the old agents within their
