@@ -425,12 +425,14 @@ async fn launches_that_keep_failing_are_rolled_back_to_the_original_desired_capa
     }
 }
 
-/// Serial: the agent of a terminated instance that Mesos keeps pauses the
-/// roll. Drain: the roll puts each machine DOWN before terminating it,
-/// and Mesos removes an agent whose machine goes DOWN, whatever the agent
-/// does, so the same fault cannot stop it.
+/// An agent that outlives its instance cannot stop either strategy: each
+/// puts the machine DOWN (it is in the roll's maintenance window) before
+/// terminating its instance, and Mesos removes an agent whose machine goes
+/// DOWN, whatever the agent does. (A serial agent outside any window,
+/// with nothing to move, would be waited for until Mesos drops it, and
+/// that wait pauses and pages.)
 #[tokio::test(start_paused = true)]
-async fn an_agent_that_never_deregisters_pauses_a_serial_roll_and_pages_and_cannot_stop_a_drain() {
+async fn an_agent_that_never_deregisters_cannot_stop_a_roll_that_puts_its_machine_down() {
     for strategy in STRATEGIES {
         let case = case(strategy).await;
         case.cluster.sim.world().with(|w| {
@@ -440,20 +442,8 @@ async fn an_agent_that_never_deregisters_pauses_a_serial_roll_and_pages_and_cann
             })
             .unwrap()
         });
-        let (outcome, done, pages) = case.roll(|_| {}).await;
-        if strategy == RollStrategy::Drain {
-            case.assert_clean_end(&outcome).await;
-            continue;
-        }
-        case.assert_paused_with_page(&outcome, &done, &pages, "timed out");
-        let reason = &done.pause.as_ref().unwrap().reason;
-        assert!(
-            reason.contains("deregister agent"),
-            "{}: {reason}",
-            case.name()
-        );
-        let report = case.cluster.sim.report();
-        assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+        let (outcome, _, _) = case.roll(|_| {}).await;
+        case.assert_clean_end(&outcome).await;
     }
 }
 

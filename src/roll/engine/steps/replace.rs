@@ -8,7 +8,7 @@ use super::{StepAction, StepContext, Tick, excused_note};
 use crate::roll::decide::health;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::auto_scaling::AutoScaling;
+use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState};
 use crate::roll::ports::marathon::Marathon;
 use crate::roll::record::checkpoint::EventKind;
 use crate::roll::record::kinds::WaitKind;
@@ -80,16 +80,22 @@ impl StepAction for Replace<'_> {
             return send_termination(cx, instance, &record.agent_id).await;
         }
         let agent = &record.agent_id;
-        if cx
-            .tick
-            .agents()
-            .await?
-            .iter()
-            .any(|a| a.active && a.id.0 == *agent)
+        if let Some(still) = cx.tick.agents().await?.iter().find(|a| a.id.0 == *agent) {
+            let how = if still.active { "active" } else { "inactive" };
+            return Ok(Tick::waiting(
+                WaitKind::Deregistered,
+                format!("waiting for Mesos to drop agent {agent}: still listed ({how})"),
+            ));
+        }
+        if group
+            .instance(instance)
+            .is_some_and(|i| i.lifecycle_state != LifecycleState::Terminated)
         {
             return Ok(Tick::waiting(
                 WaitKind::Deregistered,
-                format!("waiting for Mesos to deregister agent {agent}: still active"),
+                format!(
+                    "agent {agent} gone; waiting for the group to finish terminating {instance}"
+                ),
             ));
         }
         let healthy = "waiting for every Marathon app to be healthy";
@@ -141,6 +147,11 @@ async fn send_termination<P: Ports>(
     instance: &str,
     agent: &str,
 ) -> Result<Tick, RollError> {
+    // Its machine put down first when the roll's window has it (the
+    // tasks that had to move are gone): Mesos then drops the agent at
+    // once, as the drain's terminations do, not after its ping timeout.
+    let record = cx.rolled(instance)?;
+    super::terminate::machines_down(cx, std::slice::from_ref(&record)).await?;
     let asg = cx.journal.checkpoint.asg.clone();
     let result = cx.ports.aws().terminate_instance(&asg, instance).await?;
     cx.journal

@@ -242,7 +242,7 @@ async fn send_terminations<P: Ports>(
 /// `machine/down` for the agents' machines that the roll's window has and
 /// Mesos does not have DOWN already (Mesos refuses a second `down`, and a
 /// machine outside any window), in one call.
-async fn machines_down<P: Ports>(
+pub(super) async fn machines_down<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
     batch: &[RolledInstance],
 ) -> Result<(), RollError> {
