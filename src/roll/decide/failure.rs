@@ -218,19 +218,19 @@ pub fn unregistered(
 }
 
 /// The group's launches failing (`launch`: the last failed launch's
-/// message, and its activity id) while the scale-up has waited `waited`,
+/// activity id and message) while the scale-up has waited `waited`,
 /// at least `grace`, with fewer new instances in service than it needs:
 /// the new launch template cannot start instances, and the roll cannot
 /// go on. `None` before the grace, or when acknowledged.
 pub fn launches_failing(
-    launch: Option<(&str, &str)>,
+    launch: (&str, &str),
     in_service: usize,
     expected: usize,
     waited: Duration,
     grace: Duration,
     acknowledged: &[String],
 ) -> Option<Evidence> {
-    let (activity, message) = launch?;
+    let (activity, message) = launch;
     let key = format!("launch-failed/{activity}");
     if waited < grace || in_service >= expected || acknowledged.contains(&key) {
         return None;
@@ -469,8 +469,7 @@ mod tests {
     fn launches_failing_past_the_grace_is_a_failure_unless_enough_are_in_service() {
         let grace = Duration::from_secs(600);
         let late = Duration::from_secs(601);
-        let failed = Some(("act-1", "No AMI"));
-        assert_eq!(launches_failing(None, 0, 6, late, grace, &[]), None);
+        let failed = ("act-1", "No AMI");
         assert_eq!(
             launches_failing(failed, 0, 6, Duration::from_secs(10), grace, &[]),
             None

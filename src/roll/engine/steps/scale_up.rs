@@ -73,19 +73,12 @@ impl StepAction for WaitRegistered {
             .unwrap_or_default();
         let grace = failure::register_grace(cx.env.timeouts.scale_up);
         if new.len() < expected as usize {
-            let last_failed = aws
-                .scaling_activities(asg, 5)
-                .await
-                .ok()
-                .and_then(|a| a.into_iter().find(|a| a.is_failed()));
-            let message = last_failed
-                .as_ref()
-                .map(|a| a.status_message.clone().unwrap_or(a.description.clone()));
+            let launch = last_failed_launch(aws, asg).await;
             // Launches that keep failing are the new launch template
             // failing: found after the grace, not at the timeout.
-            if let (Some(activity), Some(message)) = (&last_failed, &message)
+            if let Some((activity, message)) = &launch
                 && let Some(found) = failure::launches_failing(
-                    Some((&activity.id, message)),
+                    (activity, message),
                     new.len(),
                     expected as usize,
                     waited,
@@ -95,8 +88,8 @@ impl StepAction for WaitRegistered {
             {
                 return Ok(Tick::Failed(found));
             }
-            let failed = message
-                .map(|m| format!("; last failed launch: {m}"))
+            let failed = launch
+                .map(|(_, m)| format!("; last failed launch: {m}"))
                 .unwrap_or_default();
             return waiting(format!(
                 "{} of {expected} new instances in service{failed}",
@@ -125,17 +118,12 @@ impl StepAction for WaitRegistered {
                 .collect();
             let checkpoint = &cx.journal.checkpoint;
             if waited >= grace {
-                let launch = aws
-                    .scaling_activities(asg, 5)
-                    .await
-                    .ok()
-                    .and_then(|a| a.into_iter().find(|a| a.is_failed()))
-                    .map(|a| a.status_message.unwrap_or(a.description));
+                let launch = last_failed_launch(aws, asg).await;
                 if let Some(found) = failure::unregistered(
                     &missing,
                     waited,
                     grace,
-                    launch.as_deref(),
+                    launch.as_ref().map(|(_, m)| m.as_str()),
                     &checkpoint.acknowledged_failures,
                 ) {
                     return Ok(Tick::Failed(found));
@@ -164,6 +152,18 @@ impl StepAction for WaitRegistered {
         }
         Ok(Tick::Done(format!("{matched} new agents registered")))
     }
+}
+
+/// The group's last failed launch among its latest activities, as its
+/// activity id and AWS's reason; `None` when there is none or the look
+/// fails (it only adds to what the step says).
+async fn last_failed_launch<A: AutoScaling>(aws: &A, asg: &str) -> Option<(String, String)> {
+    let activities = aws.scaling_activities(asg, 5).await.ok()?;
+    let failed = activities.into_iter().find(|a| a.is_failed())?;
+    Some((
+        failed.id,
+        failed.status_message.unwrap_or(failed.description),
+    ))
 }
 
 /// The drain's first act once the new agents are up: one maintenance
