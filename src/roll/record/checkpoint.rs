@@ -250,6 +250,16 @@ pub struct RolledInstance {
     pub terminate_sent: bool,
 }
 
+impl RolledInstance {
+    /// Its agent's machine, as the roll's maintenance windows record it.
+    pub fn machine(&self) -> MaintenanceRecord {
+        MaintenanceRecord {
+            hostname: self.hostname.clone(),
+            ip: self.ip.clone(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MaintenanceRecord {

@@ -10,7 +10,7 @@ use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState};
 use crate::roll::ports::marathon::Marathon;
-use crate::roll::record::checkpoint::EventKind;
+use crate::roll::record::checkpoint::{EventKind, RolledInstance};
 use crate::roll::record::kinds::WaitKind;
 
 /// Replaces one instance.
@@ -47,7 +47,7 @@ impl StepAction for Replace<'_> {
                 ))
                 .await?;
             }
-            return send_termination(cx, instance, &record.agent_id).await;
+            return send_termination(cx, &record).await;
         }
         if !record.terminate_sent {
             if present {
@@ -77,7 +77,7 @@ impl StepAction for Replace<'_> {
             }
             cx.intend(format!("terminate {instance} with decrement"))
                 .await?;
-            return send_termination(cx, instance, &record.agent_id).await;
+            return send_termination(cx, &record).await;
         }
         let agent = &record.agent_id;
         if let Some(still) = cx.tick.agents().await?.iter().find(|a| a.id.0 == *agent) {
@@ -140,18 +140,16 @@ impl StepAction for Replace<'_> {
     }
 }
 
-/// Terminates `instance` with a decrement (its intent recorded), and
-/// waits for its agent to go.
+/// Terminates `record`'s instance with a decrement (its intent
+/// recorded), and waits for its agent to go.
 async fn send_termination<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
-    instance: &str,
-    agent: &str,
+    record: &RolledInstance,
 ) -> Result<Tick, RollError> {
+    let (instance, agent) = (record.id.as_str(), record.agent_id.as_str());
     // Its machine put down first when the roll's window has it (the
-    // tasks that had to move are gone): Mesos then drops the agent at
-    // once, as the drain's terminations do, not after its ping timeout.
-    let record = cx.rolled(instance)?;
-    super::terminate::machines_down(cx, std::slice::from_ref(&record)).await?;
+    // tasks that had to move are gone), as the drain's terminations do.
+    super::terminate::machines_down(cx, &[record.machine()]).await?;
     let asg = cx.journal.checkpoint.asg.clone();
     let result = cx.ports.aws().terminate_instance(&asg, instance).await?;
     cx.journal

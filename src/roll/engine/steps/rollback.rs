@@ -30,6 +30,7 @@ use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
 use super::task_moves::WINDOW;
+use super::terminate::machines_down;
 use super::{StepAction, StepContext, Tick};
 use crate::roll::decide::{health, safety};
 use crate::roll::error::RollError;
@@ -86,24 +87,12 @@ impl StepAction for RollbackWindows {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
         let checkpoint = &mut cx.journal.checkpoint;
         let (_, going) = kept_and_going(checkpoint);
-        let new: Vec<MaintenanceRecord> = going
-            .iter()
-            .map(|a| MaintenanceRecord {
-                hostname: a.hostname.clone(),
-                ip: a.ip.clone(),
-            })
-            .collect();
+        let new: Vec<MaintenanceRecord> = going.iter().map(|a| a.machine()).collect();
         let old: Vec<MachineId> = checkpoint
             .instances
             .iter()
             .filter(|i| !i.terminate_sent && !i.hostname.is_empty())
-            .map(|i| {
-                MaintenanceRecord {
-                    hostname: i.hostname.clone(),
-                    ip: i.ip.clone(),
-                }
-                .machine_id()
-            })
+            .map(|i| i.machine().machine_id())
             .collect();
         for machine in &new {
             if !checkpoint.maintenance.contains(machine) {
@@ -369,13 +358,9 @@ impl StepAction for RollbackTerminate {
         let checkpoint = &cx.journal.checkpoint;
         let asg = checkpoint.asg.clone();
         let original: HashSet<&String> = checkpoint.original.instance_ids.iter().collect();
-        let (kept, _) = kept_and_going(checkpoint);
+        let (kept, going_new) = kept_and_going(checkpoint);
         let kept: HashSet<String> = kept.iter().map(|a| a.instance.clone()).collect();
-        let going_agents: HashSet<String> = kept_and_going(checkpoint)
-            .1
-            .iter()
-            .map(|a| a.agent_id.clone())
-            .collect();
+        let going_agents: HashSet<String> = going_new.iter().map(|a| a.agent_id.clone()).collect();
         let group = cx.ports.aws().describe_group(&asg).await?;
         let going: Vec<String> = group
             .instances
@@ -408,7 +393,22 @@ impl StepAction for RollbackTerminate {
             }
         }
         if !to_send.is_empty() {
-            machines_down(cx, &to_send).await?;
+            let machines: Vec<MaintenanceRecord> = cx
+                .journal
+                .checkpoint
+                .new_agents
+                .iter()
+                .filter(|a| to_send.contains(&a.instance))
+                .map(NewAgent::machine)
+                .collect();
+            if !machines.is_empty() {
+                cx.intend(format!(
+                    "rollback: put the machines of {} new agent(s) down (Mesos drops them at once)",
+                    machines.len()
+                ))
+                .await?;
+                machines_down(cx, &machines).await?;
+            }
         }
         for instance in &to_send {
             cx.intend(format!(
@@ -455,45 +455,6 @@ impl StepAction for RollbackTerminate {
             group.desired_capacity
         )))
     }
-}
-
-/// `machine/down` for the machines of the new agents of `instances` that
-/// the rollback's window has and Mesos does not have DOWN already, so
-/// that Mesos drops their agents at once rather than after its ping
-/// timeout (the tasks are back on the old agents by now). Intent first.
-async fn machines_down<P: Ports>(
-    cx: &mut StepContext<'_, '_, P>,
-    instances: &[String],
-) -> Result<(), RollError> {
-    let status = cx.tick.maintenance().await?;
-    let machines: Vec<MachineId> = cx
-        .journal
-        .checkpoint
-        .new_agents
-        .iter()
-        .filter(|a| instances.contains(&a.instance))
-        .map(|a| {
-            MaintenanceRecord {
-                hostname: a.hostname.clone(),
-                ip: a.ip.clone(),
-            }
-            .machine_id()
-        })
-        .filter(|m| {
-            !status.down.iter().any(|d| d.same_machine(m))
-                && status.draining.iter().any(|d| d.id.same_machine(m))
-        })
-        .collect();
-    if machines.is_empty() {
-        return Ok(());
-    }
-    cx.intend(format!(
-        "rollback: put {} new agent(s) down (Mesos drops them at once)",
-        machines.len()
-    ))
-    .await?;
-    cx.ports.mesos().machines_down(&machines).await?;
-    Ok(())
 }
 
 /// Sets the group's launch source back to the one every old instance

@@ -14,7 +14,7 @@ use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
 use crate::roll::ports::mesos::{MesosMaster, Unavailability};
-use crate::roll::record::checkpoint::{MaintenanceRecord, NewAgent};
+use crate::roll::record::checkpoint::{MaintenanceRecord, NewAgent, RolledInstance};
 use crate::roll::record::kinds::WaitKind;
 
 /// Sets the desired capacity to N + K − terminated.
@@ -183,10 +183,7 @@ impl StepAction for Maintenance {
             .instances
             .iter()
             .filter(|i| !i.hostname.is_empty())
-            .map(|i| MaintenanceRecord {
-                hostname: i.hostname.clone(),
-                ip: i.ip.clone(),
-            })
+            .map(RolledInstance::machine)
             .collect();
         if machines.is_empty() {
             return Ok(Tick::Done(

@@ -14,9 +14,7 @@ use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::marathon::{App, Marathon, MarathonError};
 use crate::roll::ports::mesos::{MesosMaster, Unavailability};
-use crate::roll::record::checkpoint::{
-    EventKind, MaintenanceRecord, RolledInstance, Surge, SurgeState,
-};
+use crate::roll::record::checkpoint::{EventKind, RolledInstance, Surge, SurgeState};
 use crate::roll::record::kinds::WaitKind;
 
 /// How long a maintenance window lasts (cluster time).
@@ -395,10 +393,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
         if self.memory.scheduled.contains(&record.id) {
             return Ok(());
         }
-        let machine = MaintenanceRecord {
-            hostname: record.hostname.clone(),
-            ip: record.ip.clone(),
-        };
+        let machine = record.machine();
         let id = machine.machine_id();
         if !self.journal.checkpoint.maintenance.contains(&machine) {
             self.journal.checkpoint.maintenance.push(machine);

@@ -19,7 +19,7 @@ use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup, LifecycleState};
 use crate::roll::ports::mesos::MesosMaster;
-use crate::roll::record::checkpoint::{Checkpoint, EventKind, RolledInstance};
+use crate::roll::record::checkpoint::{Checkpoint, EventKind, MaintenanceRecord, RolledInstance};
 use crate::roll::record::kinds::WaitKind;
 
 /// One emptied old agent's termination.
@@ -219,7 +219,8 @@ async fn send_terminations<P: Ports>(
     for record in batch {
         cx.tick.sending(&record.id, &record.availability_zone);
     }
-    machines_down(cx, batch).await?;
+    let machines: Vec<MaintenanceRecord> = batch.iter().map(RolledInstance::machine).collect();
+    machines_down(cx, &machines).await?;
     let asg = cx.journal.checkpoint.asg.clone();
     for record in batch {
         let result = cx.ports.aws().terminate_instance(&asg, &record.id).await?;
@@ -239,22 +240,24 @@ async fn send_terminations<P: Ports>(
     ))
 }
 
-/// `machine/down` for the agents' machines that the roll's window has and
+/// `machine/down` for the `machines` that the roll's window has and
 /// Mesos does not have DOWN already (Mesos refuses a second `down`, and a
-/// machine outside any window), in one call.
+/// machine outside any window), in one call: what a termination does
+/// first (the drain's, the serial's, the rollback's), so that Mesos drops
+/// the agent at once rather than after its ping timeout.
 pub(super) async fn machines_down<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
-    batch: &[RolledInstance],
+    wanted: &[MaintenanceRecord],
 ) -> Result<(), RollError> {
     let status = cx.tick.maintenance().await?;
     let mut machines = Vec::new();
-    for record in batch {
+    for record in wanted {
         let Some(machine) = cx
             .journal
             .checkpoint
             .maintenance
             .iter()
-            .find(|m| m.hostname == record.hostname && m.ip == record.ip)
+            .find(|m| *m == record)
             .map(|m| m.machine_id())
         else {
             continue;

@@ -15,6 +15,16 @@ pub struct NewAgent {
     pub ip: Option<String>,
 }
 
+impl NewAgent {
+    /// Its machine, as the roll's maintenance windows record it.
+    pub fn machine(&self) -> super::MaintenanceRecord {
+        super::MaintenanceRecord {
+            hostname: self.hostname.clone(),
+            ip: self.ip.clone(),
+        }
+    }
+}
+
 /// A failure found on the new agents, with its evidence.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
