@@ -322,25 +322,8 @@ async fn undo_surges<P: Ports>(cx: &mut StepContext<'_, '_, P>) -> Result<Vec<St
             surge.app, surge.instances
         ))
         .await?;
-        match cx
-            .ports
-            .marathon()
-            .scale_app(&surge.app, surge.instances)
-            .await
-        {
-            Ok(_) | Err(MarathonError::AppNotFound { .. }) => {}
-            Err(MarathonError::Conflict { deployments, .. }) => {
-                for id in deployments {
-                    cx.intend(format!(
-                        "rollback: cancel deployment {id} of {} (Marathon deploys the count before it)",
-                        surge.app
-                    ))
-                    .await?;
-                    cx.ports.marathon().cancel_deployment(&id).await?;
-                }
-            }
-            Err(e) => return Err(e.into()),
-        }
+        cx.undo_surge(&surge.app, surge.instances, "rollback: ")
+            .await?;
     }
     Ok(pending)
 }

@@ -267,7 +267,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
                         surge.app, surge.instances
                     ))
                     .await?;
-                    self.undo_surge(&surge.app, surge.instances).await?;
+                    self.undo_surge(&surge.app, surge.instances, "").await?;
                 }
                 waiting.push(format!("{}: undoing its surge", surge.app));
                 continue;
@@ -308,14 +308,20 @@ impl<P: Ports> StepContext<'_, '_, P> {
 
     /// Sets `app` back to `instances` (absolute); a deployment holding
     /// it (409) is cancelled, which makes Marathon deploy the count before
-    /// it, each cancel recorded first.
-    async fn undo_surge(&mut self, app: &str, instances: u32) -> Result<(), RollError> {
+    /// it, each cancel recorded first (its intent starting with `prefix`).
+    /// The caller records the scale's intent.
+    pub(super) async fn undo_surge(
+        &mut self,
+        app: &str,
+        instances: u32,
+        prefix: &str,
+    ) -> Result<(), RollError> {
         match self.ports.marathon().scale_app(app, instances).await {
             Ok(_) | Err(MarathonError::AppNotFound { .. }) => Ok(()),
             Err(MarathonError::Conflict { deployments, .. }) => {
                 for id in deployments {
                     self.intend(format!(
-                        "cancel deployment {id} of {app} (Marathon deploys the count before it)"
+                        "{prefix}cancel deployment {id} of {app} (Marathon deploys the count before it)"
                     ))
                     .await?;
                     self.ports.marathon().cancel_deployment(&id).await?;
