@@ -1329,6 +1329,9 @@ impl World {
         // instance that is gone serves nobody, however long Mesos takes to
         // notice (or, with the stay-registered fault, never notices).
         let mut really_serving = 0;
+        // Every running task of an app without checks has run the settle
+        // time (with checks, health says it).
+        let mut settled = true;
         let app = &self.marathon.apps[a];
         let has_health = app.health.is_some();
         for k in &app.tasks {
@@ -1344,6 +1347,8 @@ impl World {
                             None => {}
                         }
                     }
+                    settled &=
+                        has_health || t.started_at.is_some_and(|s| self.now.since(s) >= SETTLE_MS);
                     let serves = !has_health || t.health.alive == Some(true);
                     if serves && self.agent_host_alive(t.agent) {
                         really_serving += 1;
@@ -1352,12 +1357,6 @@ impl World {
                 _ => {}
             }
         }
-        let settled = has_health
-            || app.tasks.iter().all(|k| {
-                let t = &self.marathon.tasks[k];
-                t.state != TaskState::Running
-                    || t.started_at.is_some_and(|s| self.now.since(s) >= SETTLE_MS)
-            });
         let app = &mut self.marathon.apps[a];
         app.counts = counts;
         let (serving, instances) = (app.serving(), app.instances);
