@@ -12,13 +12,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::in_process::{cluster, settings};
+use super::in_process::{cluster, roll_observed, settings};
 use super::rollback::{all_on_old_agents, shape};
 use crate::roll::decide::failure;
 use crate::roll::decide::roll_plan::{ROLLBACK, RollStrategy};
 use crate::roll::engine::Outcome;
 use crate::roll::record::checkpoint::{Checkpoint, OnFailure};
-use crate::roll::run::{RunResult, run};
 use crate::sim::world::ImageEffect;
 
 /// What one bad-image roll measured (cluster seconds; the in-process
@@ -138,25 +137,8 @@ pub(crate) async fn bad_image_roll_on(
                 .get_or_insert_with(Instant::now);
         }
     };
-    let (_stop, stop) = tokio::sync::watch::channel(false);
-    let result = run(
-        cluster.ports(),
-        &cluster.env,
-        run_settings,
-        stop,
-        Box::new(observer),
-    )
-    .await
-    .expect("the run");
+    let (outcome, checkpoint) = roll_observed(&cluster, run_settings, Box::new(observer)).await;
     watcher.abort();
-    let RunResult::Finished {
-        outcome,
-        checkpoint,
-        ..
-    } = result
-    else {
-        panic!("nothing to do");
-    };
     let name = format!("{strategy:?}/{effect:?}/{on_failure:?}");
     let first = first_failure
         .lock()

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use super::in_process::{app_counts, cluster, in_service, roll, settings};
+use super::in_process::{app_counts, cluster, in_service, roll, roll_observed, settings};
 use crate::plan::{self, Status};
 use crate::roll::decide::roll_plan::{DRAIN, RollStrategy, TERMINATE};
 use crate::roll::engine::Outcome;
@@ -57,20 +57,9 @@ async fn run_observed(
     settings: RunSettings,
     observer: Box<dyn FnMut(&Checkpoint) + Send + '_>,
 ) -> Checkpoint {
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let result = run(cluster.ports(), &cluster.env, settings, stop, observer)
-        .await
-        .expect("the run");
-    let RunResult::Finished {
-        outcome,
-        checkpoint,
-        ..
-    } = result
-    else {
-        panic!("nothing to do");
-    };
+    let (outcome, checkpoint) = roll_observed(cluster, settings, observer).await;
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
-    *checkpoint
+    checkpoint
 }
 
 /// The ground truth a finished drain roll must leave.

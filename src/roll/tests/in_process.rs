@@ -68,23 +68,33 @@ pub(super) async fn roll(
     cluster: &SimulatedCluster,
     settings: RunSettings,
 ) -> (Outcome, Checkpoint, usize) {
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     let writes = Arc::new(AtomicUsize::new(0));
     let counted = writes.clone();
     let observer = Box::new(move |_: &Checkpoint| {
         counted.fetch_add(1, Ordering::Relaxed);
     });
+    let (outcome, checkpoint) = roll_observed(cluster, settings, observer).await;
+    // The observer's first call is the roll as taken up, not a write.
+    let writes = writes.load(Ordering::Relaxed).saturating_sub(1);
+    (outcome, checkpoint, writes)
+}
+
+/// Runs the roll to its outcome, `observer` seeing every checkpoint write.
+pub(super) async fn roll_observed(
+    cluster: &SimulatedCluster,
+    settings: RunSettings,
+    observer: Box<dyn FnMut(&Checkpoint) + Send + '_>,
+) -> (Outcome, Checkpoint) {
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     let result = run(cluster.ports(), &cluster.env, settings, stop, observer)
         .await
         .expect("the run");
-    // The observer's first call is the roll as taken up, not a write.
-    let writes = writes.load(Ordering::Relaxed).saturating_sub(1);
     match result {
         RunResult::Finished {
             outcome,
             checkpoint,
             ..
-        } => (outcome, *checkpoint, writes),
+        } => (outcome, *checkpoint),
         RunResult::NothingToDo(message) => panic!("nothing to do: {message}"),
     }
 }
