@@ -32,6 +32,18 @@ impl std::ops::Deref for Marathons {
     }
 }
 
+/// The adapter over `urls`, with quick retries for tests.
+fn client_for(urls: &[String]) -> MarathonClient {
+    MarathonClient::new(urls, &HttpSettings::default())
+        .expect("a valid client")
+        .with_backoff(Backoff {
+            initial: Duration::from_millis(10),
+            max: Duration::from_millis(50),
+            attempts: 3,
+        })
+        .with_poll_interval(Duration::from_millis(20))
+}
+
 impl Marathons {
     /// The `demo` world, `time_scale` simulated seconds per real second.
     async fn start(time_scale: f64) -> Marathons {
@@ -39,14 +51,7 @@ impl Marathons {
     }
 
     fn client(&self) -> MarathonClient {
-        MarathonClient::new(&self.urls, &HttpSettings::default())
-            .expect("a valid client")
-            .with_backoff(Backoff {
-                initial: Duration::from_millis(10),
-                max: Duration::from_millis(50),
-                attempts: 3,
-            })
-            .with_poll_interval(Duration::from_millis(20))
+        client_for(&self.urls)
     }
 
     fn advance(&self, ms: u64) {

@@ -7,14 +7,7 @@ use super::*;
 
 /// An adapter that knows only Marathon `index`.
 fn client_of(marathons: &Marathons, index: usize) -> MarathonClient {
-    MarathonClient::new(&marathons.urls[index..=index], &HttpSettings::default())
-        .expect("a valid client")
-        .with_backoff(Backoff {
-            initial: Duration::from_millis(10),
-            max: Duration::from_millis(50),
-            attempts: 3,
-        })
-        .with_poll_interval(Duration::from_millis(20))
+    client_for(&marathons.urls[index..=index])
 }
 
 #[tokio::test]
