@@ -217,6 +217,7 @@ async fn demo(
             "rolled back after a failure on a new agent: {failure}"
         ))),
         Outcome::Stopped => Err(DemoError::NotClean("stopped".to_string())),
+        Outcome::Refused { reason } => Err(DemoError::NotClean(format!("refused: {reason}"))),
     }
 }
 

@@ -123,6 +123,32 @@ impl AutoScaling for AwsAutoScaling {
         }
     }
 
+    async fn groups_tagged(&self, key: &str) -> Result<Vec<AutoScalingGroup>, AwsError> {
+        const OP: &str = "DescribeAutoScalingGroups";
+        let filter = asg::Filter::builder().name("tag-key").values(key).build();
+        let mut groups = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let out = self
+                .asg
+                .describe_auto_scaling_groups()
+                .filters(filter.clone())
+                .max_records(self.page(MAX_GROUP_PAGE, 1))
+                .set_next_token(token.clone())
+                .send()
+                .await
+                .map_err(|e| AwsError::from_sdk(OP, key, e))?;
+            for found in out.auto_scaling_groups() {
+                let name = found.auto_scaling_group_name().unwrap_or_default();
+                groups.push(group_from(found, name)?);
+            }
+            token = next_token(OP, key, token.as_deref(), out.next_token())?;
+            if token.is_none() {
+                return Ok(groups);
+            }
+        }
+    }
+
     async fn set_desired_capacity(&self, group: &str, desired: u32) -> Result<(), AwsError> {
         const OP: &str = "SetDesiredCapacity";
         let g = self.group_for_write(group).await?;

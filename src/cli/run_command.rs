@@ -21,7 +21,7 @@ use crate::roll::ports::marathon::Marathon;
 use crate::roll::preflight::{Preflight, Request, Selection, preflight};
 use crate::roll::record::checkpoint::{CheckpointStore, OnFailure};
 use crate::roll::record::env::Environment;
-use crate::roll::run::{RunResult, RunSettings, run};
+use crate::roll::run::{RunError, RunResult, RunSettings, run};
 
 pub const RUN_HELP: &str = "\
 The roll (see the README's \"The roll\"):
@@ -361,6 +361,14 @@ fn roll(
                             writeln!(out, "checkpoint archived as {}", path.display())?;
                         }
                         Err(CliError::RolledBack { failure, paged })
+                    }
+                    Outcome::Refused { reason } => {
+                        let aside = archived
+                            .map(|p| format!(" (this run's checkpoint was set aside as {})", p.display()))
+                            .unwrap_or_default();
+                        Err(CliError::Run(RunError::Roll(RollError::refused(format!(
+                            "{reason}{aside}"
+                        )))))
                     }
                     Outcome::Stopped => Err(CliError::Interrupted {
                         checkpoint: checkpoint.clone(),

@@ -180,6 +180,8 @@ fn pre_1_5_apps_have_task_ids_in_health_results_and_tasks_without_state() {
         [("1f09399d-0cb0-4484-afd7-f08e99d2acbb-S1".to_string(), 3)].into()
     );
     assert_eq!(verdict.apps[0].id, "/nginx-blue");
+    let roles = ["*".to_string(), "slave_public".to_string()];
+    assert!(apps.iter().all(|a| a.accepted_resource_roles.as_deref() == Some(&roles[..])));
 }
 
 #[test]
@@ -243,6 +245,8 @@ fn a_single_0_7_app_parses_with_tasks_that_name_no_agent() {
 fn the_raml_app_list_shows_a_deploying_app_with_no_running_task() {
     let apps = wire::parse_apps(&fixture(APPS_RAML)).unwrap();
     assert_eq!(apps[0].id, "/myapp");
+    // `"acceptedResourceRoles": null`: Marathon's default.
+    assert_eq!(apps[0].accepted_resource_roles, None);
     assert_eq!(
         apps[0].deployments,
         ["9538079c-3898-4e32-aa31-799bf9097f74"]

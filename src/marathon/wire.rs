@@ -57,6 +57,7 @@ pub(crate) struct WireApp {
     pub unreachable_strategy: Option<WireUnreachableStrategy>,
     pub upgrade_strategy: Option<WireUpgradeStrategy>,
     pub last_task_failure: Option<WireTaskFailure>,
+    pub accepted_resource_roles: Option<Vec<String>>,
 }
 
 /// An app's `lastTaskFailure` (`slaveId` since Marathon 0.8; `version` is
@@ -279,6 +280,9 @@ impl From<WireApp> for App {
                 message: f.message,
                 at: f.timestamp.as_deref().and_then(timestamp),
             }),
+            // Marathon answers `null` or leaves it out for the default;
+            // an empty list is the default too.
+            accepted_resource_roles: wire.accepted_resource_roles.filter(|r| !r.is_empty()),
             id: wire.id,
             instances: wire.instances,
             tasks,

@@ -132,6 +132,8 @@ fn the_dcos_state_summary_agents_parse_with_ip_times_resources_and_drain_state()
     assert_eq!(first.used_resources.cpus, 0.1);
     assert_eq!(first.machine_id(), machine("dcos-01", "172.17.8.101"));
 
+    assert!(first.reserved_roles.is_empty() && first.unreserved);
+
     let draining = &agents.registered[1];
     assert!(draining.deactivated);
     assert_eq!(draining.drain, Some(DrainState::Draining));
@@ -176,6 +178,70 @@ fn the_v1_get_agents_example_parses_into_the_same_agent_shape() {
     assert_eq!(agent.resources.mem, 1024.0);
     assert_eq!(agent.version.as_deref(), Some("1.1.0"));
     assert!((secs(agent.registered_at) - 1_470_820_171.393_027).abs() < 1e-3);
+    assert!(agent.reserved_roles.is_empty() && agent.unreserved);
+}
+
+/// The DC/OS state-summary's first agent made a public agent, as DC/OS
+/// registers one: every resource reserved to `slave_public`, nothing
+/// unreserved.
+#[test]
+fn a_public_agent_offers_slave_public_and_nothing_unreserved_in_v0() {
+    let mut summary = json_fixture("mesos-master-state-summary-dcosui.json");
+    let agent = &mut summary["slaves"][0];
+    let resources = agent["resources"].clone();
+    agent["reserved_resources"] = serde_json::json!({ "slave_public": resources });
+    agent["unreserved_resources"] = serde_json::json!({"cpus": 0, "mem": 0, "disk": 0});
+    agent["attributes"] = serde_json::json!({"public_ip": "true"});
+    let agents = serde_json::from_value::<SlavesResponse>(summary)
+        .unwrap()
+        .into_agents();
+    let public = &agents.registered[0];
+    assert_eq!(public.reserved_roles, ["slave_public".to_string()].into());
+    assert!(!public.unreserved);
+    // The others stay private.
+    assert!(agents.registered[1].reserved_roles.is_empty() && agents.registered[1].unreserved);
+
+    // Before Mesos 1.0 there is no `unreserved_resources`: what the
+    // reservations leave of `resources` decides.
+    let mut old = json_fixture("mesos-master-state-summary-dcosui.json");
+    let agent = &mut old["slaves"][0];
+    let resources = agent["resources"].clone();
+    agent["reserved_resources"] = serde_json::json!({ "slave_public": resources });
+    agent.as_object_mut().unwrap().remove("unreserved_resources");
+    let agents = serde_json::from_value::<SlavesResponse>(old)
+        .unwrap()
+        .into_agents();
+    assert!(!agents.registered[0].unreserved);
+}
+
+/// The v1 example's agent made public both ways Mesos says a reservation:
+/// the deprecated `role`, and reservation refinement (`reservations`, the
+/// last one the role).
+#[test]
+fn a_public_agent_offers_slave_public_and_nothing_unreserved_in_v1() {
+    let base = json_fixture("mesos-v1-GET_AGENTS-response-docs-example.json");
+    let refined = serde_json::json!([{"type": "STATIC", "role": "slave_public"}]);
+    for (how, edit) in [("role", serde_json::json!("slave_public")), ("reservations", refined)] {
+        let mut response = base.clone();
+        let agent = &mut response["get_agents"]["agents"][0];
+        // `get_mut`: indexing a missing key would insert a null list.
+        let mut edited = 0;
+        let mut mark = |list: Option<&mut serde_json::Value>| {
+            for r in list.and_then(|l| l.as_array_mut()).into_iter().flatten() {
+                r[how] = edit.clone();
+                edited += 1;
+            }
+        };
+        mark(agent.get_mut("total_resources"));
+        mark(agent.get_mut("agent_info").and_then(|i| i.get_mut("resources")));
+        assert!(edited > 0, "the fixture lists no resources");
+        let agents = serde_json::from_value::<GetAgentsResponse>(response)
+            .unwrap()
+            .into_agents();
+        let public = &agents.registered[0];
+        assert_eq!(public.reserved_roles, ["slave_public".to_string()].into(), "{how}");
+        assert!(!public.unreserved, "{how}");
+    }
 }
 
 #[test]

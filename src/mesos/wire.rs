@@ -48,6 +48,13 @@ pub(crate) struct Slave {
     pub resources: BTreeMap<String, serde_json::Value>,
     #[serde(default)]
     pub used_resources: BTreeMap<String, serde_json::Value>,
+    /// By role: `{"slave_public": {"cpus": 4, ...}}` (Mesos 0.25 and
+    /// later; absent before).
+    #[serde(default)]
+    pub reserved_resources: BTreeMap<String, serde_json::Value>,
+    /// Mesos 1.0 and later; before, what `resources` holds beyond the
+    /// reserved ones.
+    pub unreserved_resources: Option<BTreeMap<String, serde_json::Value>>,
     pub version: Option<String>,
     pub drain_info: Option<DrainInfo>,
 }
@@ -101,12 +108,40 @@ impl Slave {
                 .into_iter()
                 .map(|(name, value)| (name, attribute_from_json(value)))
                 .collect(),
+            reserved_roles: self
+                .reserved_resources
+                .iter()
+                .filter(|(_, r)| offers_any(r))
+                .map(|(role, _)| role.clone())
+                .collect(),
+            unreserved: match &self.unreserved_resources {
+                Some(unreserved) => offers_any(&serde_json::json!(unreserved)),
+                None => {
+                    let reserved: f64 = self
+                        .reserved_resources
+                        .values()
+                        .filter_map(|r| r.get("cpus").and_then(serde_json::Value::as_f64))
+                        .sum();
+                    resources_from_object(&self.resources).cpus > reserved
+                }
+            },
             resources: resources_from_object(&self.resources),
             used_resources: resources_from_object(&self.used_resources),
             version: self.version,
             drain: self.drain_info.map(|info| drain_state(&info.state)),
         }
     }
+}
+
+/// Whether a v0 resources object (`{"cpus": 4, "mem": 2933, ...}`) holds
+/// any CPU or memory.
+fn offers_any(resources: &serde_json::Value) -> bool {
+    ["cpus", "mem"].iter().any(|name| {
+        resources
+            .get(name)
+            .and_then(serde_json::Value::as_f64)
+            .is_some_and(|v| v > 0.0)
+    })
 }
 
 /// The IP of a libprocess pid `name@ip:port`.
@@ -493,6 +528,35 @@ pub(crate) struct V1AgentInfo {
 pub(crate) struct V1Resource {
     pub name: String,
     pub scalar: Option<Scalar>,
+    /// The pre-refinement role (`*` when unreserved); deprecated, still
+    /// sent.
+    pub role: Option<String>,
+    /// Reservation refinement (Mesos 1.4 and later): the last one is the
+    /// role the resource is reserved to.
+    #[serde(default)]
+    pub reservations: Vec<V1Reservation>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct V1Reservation {
+    pub role: Option<String>,
+}
+
+impl V1Resource {
+    /// The role it is reserved to, `None` when unreserved.
+    fn reserved_to(&self) -> Option<&str> {
+        let role = match self.reservations.last() {
+            Some(reservation) => reservation.role.as_deref(),
+            None => self.role.as_deref(),
+        };
+        role.filter(|r| *r != "*")
+    }
+
+    /// Whether it is CPU or memory of a positive amount.
+    fn counts(&self) -> bool {
+        matches!(self.name.as_str(), "cpus" | "mem")
+            && self.scalar.as_ref().is_some_and(|s| s.value > 0.0)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -578,6 +642,14 @@ impl V1Agent {
                 .into_iter()
                 .map(|attribute| (attribute.name.clone(), attribute_from_v1(attribute)))
                 .collect(),
+            reserved_roles: total
+                .iter()
+                .filter(|r| r.counts())
+                .filter_map(|r| r.reserved_to().map(str::to_string))
+                .collect(),
+            unreserved: total
+                .iter()
+                .any(|r| r.counts() && r.reserved_to().is_none()),
             resources: resources_from_list(total),
             used_resources: resources_from_list(&self.allocated_resources),
             version: self.version,

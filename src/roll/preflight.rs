@@ -15,6 +15,8 @@ use super::ports::Ports;
 use super::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
 use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
+use super::decide::cluster_lock::{Verdict, judge, refusal};
+use super::engine::cluster_lock;
 use super::record::RUN_ID_TAG;
 use super::record::checkpoint::{
     Checkpoint, EventKind, OnFailure, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION,
@@ -137,6 +139,14 @@ pub async fn preflight<P: Ports>(
              `roller abandon --run-id {other}`",
             env.asg
         ));
+    }
+    // One roll per cluster: another run holding any group of it refuses
+    // this one before anything is written.
+    let others = cluster_lock::other_runs(ports, env, &[&env.asg], &run_id)
+        .await
+        .map_err(|e| RollError::refused(format!("looking for other rolls of this cluster: {e}")))?;
+    if let Verdict::Refuse(other) = judge(&run_id, &others) {
+        return refuse(refusal(&other));
     }
     let mut notes = Vec::new();
     let in_service: Vec<_> = group

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::watch;
 
+use super::decide::cluster_lock::{LockState, refusal};
 use super::decide::safety::Floor;
+use super::engine::cluster_lock;
 use super::engine::{Outcome, RunOptions, Runner};
 use super::error::RollError;
 use super::ports::Ports;
@@ -96,7 +98,7 @@ pub async fn run<P: Ports>(
     let checkpoint = match settings.checkpoint.load().await.map_err(RollError::from)? {
         Some(mut existing) => {
             check_resume(&existing, &path, env, &settings)?;
-            check_tag(ports.aws(), &existing).await?;
+            check_tag(ports, env, &existing).await?;
             let added: Vec<String> = settings
                 .request
                 .allow_unhealthy
@@ -192,6 +194,14 @@ pub async fn run<P: Ports>(
         Outcome::Complete { .. } | Outcome::RolledBack { .. } => {
             Some(store.archive(&checkpoint).await.map_err(RollError::from)?)
         }
+        // Held off by another run before changing anything: a rerun must
+        // start afresh (its preflight would be stale), the record stays.
+        Outcome::Refused { .. } => Some(
+            store
+                .archive_as(&checkpoint, "refused")
+                .await
+                .map_err(RollError::from)?,
+        ),
         _ => None,
     };
     Ok(RunResult::Finished {
@@ -276,7 +286,11 @@ fn check_resume(
 /// run's once the lock step has run (and until the unlock step begins): gone
 /// means the roll was abandoned, another id means another run owns the
 /// group. Either way nothing is changed.
-async fn check_tag<A: AutoScaling>(aws: &A, checkpoint: &Checkpoint) -> Result<(), RollError> {
+async fn check_tag<P: Ports>(
+    ports: P,
+    env: &Environment,
+    checkpoint: &Checkpoint,
+) -> Result<(), RollError> {
     let kinds = checkpoint.step_kinds().map_err(RollError::refused)?;
     let status_of = |wanted: StepKind| {
         kinds
@@ -292,9 +306,19 @@ async fn check_tag<A: AutoScaling>(aws: &A, checkpoint: &Checkpoint) -> Result<(
         return Ok(());
     }
     let tagged = lock == Some(Status::Complete);
-    let group = aws.describe_group(&checkpoint.asg).await?;
+    let group = ports.aws().describe_group(&checkpoint.asg).await?;
     let ours = &checkpoint.run_id;
     match group.tag(RUN_ID_TAG) {
+        Some(tag) if tag == ours && tagged => {
+            // Holding the group, the roll holds the cluster: another run
+            // holding a group of it now is refused here, before anything
+            // is written.
+            let others = cluster_lock::other_runs(ports, env, &[&checkpoint.asg], ours).await?;
+            match others.iter().find(|o| o.state == LockState::Held) {
+                Some(other) => Err(RollError::refused(refusal(other))),
+                None => Ok(()),
+            }
+        }
         Some(tag) if tag == ours => Ok(()),
         None if !tagged => Ok(()),
         Some(other) => Err(RollError::refused(format!(

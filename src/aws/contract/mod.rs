@@ -82,6 +82,7 @@ macro_rules! contract_tests {
             suspend_and_resume_touch_exactly_the_listed_processes,
             size_limits_change_only_when_they_keep_the_desired_capacity,
             tags_round_trip_create_overwrite_and_delete,
+            groups_tagged_lists_the_groups_with_the_key_whatever_its_value,
             scaling_activities_of_a_known_group_parse,
             describe_instances_pages_through_the_groups_instances_and_skips_unknown_ids,
             what_other_clients_ask_is_answered_instances_tags_and_instance_filters,

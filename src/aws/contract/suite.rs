@@ -319,6 +319,37 @@ pub(super) async fn tags_round_trip_create_overwrite_and_delete<B: Backend>() {
     );
 }
 
+pub(super) async fn groups_tagged_lists_the_groups_with_the_key_whatever_its_value<B: Backend>() {
+    let b = B::provide(GroupSetup {
+        tags: &[("Environment", "contract")],
+        ..GroupSetup::sized(0, 2, 0)
+    })
+    .await;
+    let (aws, group) = (b.aws(), b.group());
+    // A key of this test's own: other tests share moto's groups.
+    let key = format!("roller:contract-{group}");
+    let names = |groups: Vec<AutoScalingGroup>| -> Vec<String> {
+        groups.into_iter().map(|g| g.name).collect()
+    };
+    let before = aws.groups_tagged(&key).await.expect("list before");
+    assert!(!names(before).contains(&group.to_string()));
+    let untagged = aws.groups_tagged("Environment").await.expect("list");
+    assert!(
+        untagged.iter().all(|g| g.tag("Environment").is_some()),
+        "a group without the key came back: {untagged:?}"
+    );
+
+    aws.put_tags(group, &[tag(&key, "run-1", false)])
+        .await
+        .expect("put");
+    for adapter in [aws.clone(), b.aws_paging_by(1).await] {
+        let found = adapter.groups_tagged(&key).await.expect("list after");
+        assert_eq!(names(found.clone()), vec![group.to_string()], "{found:?}");
+        assert_eq!(found[0].tag(&key), Some("run-1"));
+        assert_eq!(found[0].instances.len(), 0);
+    }
+}
+
 pub(super) async fn scaling_activities_of_a_known_group_parse<B: Backend>() {
     // Which activities exist differs (moto records none, AWS and the
     // simulator record every launch); that the answer parses does not.

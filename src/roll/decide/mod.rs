@@ -8,11 +8,13 @@
 //! - `rebalance`: the AZ moves rebalancing needs.
 //! - `health`: the verdict over what Marathon reports.
 //! - `failure`: whether what the roll placed on the new agents failed.
+//! - `cluster_lock`: whether another run holds a group of this cluster.
 //!
 //! May import: the ports' domain types (`App`, `Agent`, the group), never
 //! a port trait; the records' types (`RolledInstance`, `StepKind`), never
 //! a store; `crate::plan`. Never the engine.
 
+pub mod cluster_lock;
 pub mod drain_plan;
 pub mod failure;
 pub mod health;

@@ -9,6 +9,7 @@
 //! - `run_options`: what a run is told besides its environment.
 //! - `journal`: the checkpoint as the run keeps it (intent before effect).
 //! - `wait`: deadlines, and the sleep between ticks.
+//! - `cluster_lock`: the other runs holding a group of this cluster.
 //! - `failure_watch`: the failure watch on the new agents, each tick.
 //! - `paging`: pausing on a timeout, the page, resuming after it.
 //! - `inbox`: operator operations queued for a live run.
@@ -19,6 +20,7 @@
 //! `crate::plan`. Nothing below imports the engine.
 
 pub mod clock;
+pub mod cluster_lock;
 mod failure_watch;
 pub mod inbox;
 mod journal;

@@ -1,5 +1,5 @@
 //! How a run ends: `Outcome` (complete, paused, held, rolled back,
-//! stopped), and
+//! stopped, refused), and
 //! `Ended`, the outcome with the checkpoint as last written and its store.
 
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore};
@@ -32,6 +32,12 @@ pub enum Outcome {
     },
     /// A stop signal arrived; the checkpoint is consistent.
     Stopped,
+    /// Another run holds the cluster: this one changed nothing (exit 2),
+    /// and its checkpoint was set aside so a rerun starts afresh.
+    Refused {
+        /// Who holds the cluster, and how to look at it or give it up.
+        reason: String,
+    },
 }
 
 /// How a run ended: the outcome, the checkpoint as last written, and the

@@ -49,6 +49,8 @@ enum Advanced {
     Pause(String),
     /// The step found the new image failing (`Tick::Failed`).
     Failed(Evidence),
+    /// The run may not go on and changed nothing (`Tick::Refused`).
+    Refused(String),
 }
 
 mod on_failure;
@@ -186,6 +188,7 @@ impl<'a, P: Ports> Runner<'a, P> {
                         failed = Some((at, found));
                         break;
                     }
+                    Advanced::Refused(reason) => return self.refused(at, reason).await,
                 }
             }
             if let Some((at, found)) = failed {
@@ -277,6 +280,10 @@ impl<'a, P: Ports> Runner<'a, P> {
             Ok(Tick::Failed(found)) => {
                 checkpoint.plan.step_mut(at).status = Status::Started;
                 Ok(Advanced::Failed(found))
+            }
+            Ok(Tick::Refused(reason)) => {
+                checkpoint.plan.step_mut(at).status = before;
+                Ok(Advanced::Refused(reason))
             }
             // A call that failed for a passing reason counts against the
             // wait the step is in; outside a wait it starts one of its own
@@ -442,6 +449,21 @@ impl<'a, P: Ports> Runner<'a, P> {
     }
 
     /// The run ends with `outcome`, the checkpoint as last saved.
+    /// The run ends refused at step `at`, having changed nothing: the
+    /// step says why, and the checkpoint records it before it is set
+    /// aside.
+    async fn refused(mut self, at: StepIndex, reason: String) -> Result<Ended, RollError> {
+        let checkpoint = &mut self.journal.checkpoint;
+        let name = checkpoint.step_name(at);
+        checkpoint.plan.step_mut(at).message = format!("refused: {reason}");
+        checkpoint.log(EventKind::Failure, format!("{name} refused: {reason}"));
+        if let Some(event) = checkpoint.events.last_mut() {
+            event.label = Some("cluster_held".to_string());
+        }
+        self.journal.save().await?;
+        Ok(self.end(Outcome::Refused { reason }))
+    }
+
     fn end(self, outcome: Outcome) -> Ended {
         let (checkpoint, store) = self.journal.into_parts();
         (outcome, checkpoint, store)

@@ -23,6 +23,14 @@ pub trait AutoScaling {
         group: &str,
     ) -> impl Future<Output = Result<AutoScalingGroup, AutoScalingError>> + Send;
 
+    /// Every group carrying a tag with key `key` (whatever its value),
+    /// across all pages: how a roll finds the groups other rolls hold.
+    /// None is an empty list.
+    fn groups_tagged(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Vec<AutoScalingGroup>, AutoScalingError>> + Send;
+
     /// Sets the desired capacity at once (cooldowns are not honoured: the
     /// roll, not a cooldown, paces itself). Refused when `desired` is outside
     /// [MinSize, MaxSize]. Setting an absolute value is idempotent.

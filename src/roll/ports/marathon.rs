@@ -39,6 +39,11 @@ pub struct App {
     /// The app's latest failed task (`lastTaskFailure`), when Marathon
     /// keeps one: a failed task leaves the task list, this stays.
     pub last_task_failure: Option<TaskFailure>,
+    /// `acceptedResourceRoles`: the roles whose resources its tasks may
+    /// use (`*`: unreserved ones; DC/OS public agents offer
+    /// `slave_public`). `None` when the app leaves it to Marathon's
+    /// `--default_accepted_resource_roles`, which DC/OS sets to `*`.
+    pub accepted_resource_roles: Option<Vec<String>>,
 }
 
 /// A task that ended badly, as Marathon's `lastTaskFailure` says it.

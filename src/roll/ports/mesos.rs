@@ -3,7 +3,7 @@
 //! draining or deactivating one agent. Plain domain types only; the HTTP
 //! adapter lives in `crate::mesos`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::net::IpAddr;
 use std::time::{Duration, SystemTime};
@@ -113,6 +113,13 @@ pub struct Agent {
     pub version: Option<String>,
     /// Set while the agent is draining or drained (Mesos 1.9 and later).
     pub drain: Option<DrainState>,
+    /// Roles its resources are reserved to (DC/OS public agents:
+    /// `slave_public`); empty for an agent offering only unreserved
+    /// resources.
+    pub reserved_roles: BTreeSet<String>,
+    /// Whether it offers resources of no role (`*`): false for an agent
+    /// whose every resource is reserved, as a DC/OS public agent's are.
+    pub unreserved: bool,
 }
 
 impl Agent {

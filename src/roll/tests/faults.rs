@@ -288,9 +288,10 @@ async fn latency_past_the_client_timeouts_for_two_minutes_mid_roll_is_waited_out
                     seen.store(true, Ordering::Relaxed);
                 }
                 // The observer's first call is the roll as taken up, before
-                // any write: the eighth write is its ninth call.
+                // any write: the ninth write (the scale-up's first wait) is
+                // its tenth call.
                 writes += 1;
-                if writes == 9 {
+                if writes == 10 {
                     // Every answer 7 s late: past the clients' 5 s timeout.
                     world.set_api_faults(api_faults(0.0, 0.0, 7_000));
                     let world = world.clone();
@@ -666,6 +667,9 @@ struct FailingTerminations<'a> {
 impl AutoScaling for FailingTerminations<'_> {
     async fn describe_group(&self, group: &str) -> Result<AutoScalingGroup, AutoScalingError> {
         self.aws.describe_group(group).await
+    }
+    async fn groups_tagged(&self, key: &str) -> Result<Vec<AutoScalingGroup>, AutoScalingError> {
+        self.aws.groups_tagged(key).await
     }
     async fn set_desired_capacity(
         &self,

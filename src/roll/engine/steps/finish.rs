@@ -13,7 +13,7 @@ use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState, ScalingProcess};
 use crate::roll::ports::mesos::{MachineId, MesosMaster};
-use crate::roll::record::RUN_ID_TAG;
+use crate::roll::record::{LOCK_STATE_TAG, RUN_ID_TAG};
 use crate::roll::record::checkpoint::{EventKind, MaintenanceRecord};
 
 /// Resumes only what the roll suspended, keeping AZRebalance suspended
@@ -160,8 +160,8 @@ impl StepAction for ReportRebalance {
     }
 }
 
-/// Removes the run-id tag if it is still this run's (another run's tag is
-/// never touched).
+/// Removes the run-id tag (and the lock state beside it) if it is still
+/// this run's (another run's tags are never touched).
 ///
 /// Safe to re-run: the intent is recorded before the tag is removed (the
 /// step then reads STARTING), so a resume that finds the tag gone knows
@@ -177,7 +177,7 @@ impl StepAction for Unlock {
                 cx.intend(format!("remove tag {RUN_ID_TAG}")).await?;
                 cx.ports
                     .aws()
-                    .delete_tags(&asg, &[RUN_ID_TAG.to_string()])
+                    .delete_tags(&asg, &[RUN_ID_TAG.to_string(), LOCK_STATE_TAG.to_string()])
                     .await?;
                 format!("tag {RUN_ID_TAG} removed")
             }

@@ -113,6 +113,11 @@ pub enum Tick {
     /// never registered): the runner records it and pauses or rolls back,
     /// as for a failure the watch finds.
     Failed(Evidence),
+    /// The run may not go on (another run holds the cluster), and the
+    /// step left nothing changed: the run ends refused (exit 2) and its
+    /// checkpoint is set aside. The message says who holds it and how to
+    /// look at it or give it up.
+    Refused(String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

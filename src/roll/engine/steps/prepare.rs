@@ -1,4 +1,5 @@
-//! The prepare phase: the group is claimed for this run (`Lock`), the
+//! The prepare phase: the group, and with it the cluster, is claimed for
+//! this run (`Lock`), the
 //! scaling processes that could change its capacity are suspended
 //! (`SuspendProcesses`), and MaxSize is raised when `--raise-max` asks
 //! (`RaiseMaxSize`).
@@ -6,16 +7,27 @@
 use std::collections::HashSet;
 
 use super::{StepAction, StepContext, Tick};
+use crate::roll::decide::cluster_lock::{LockState, Verdict, judge, refusal};
+use crate::roll::engine::cluster_lock;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, GroupTag, ScalingProcess};
-use crate::roll::record::RUN_ID_TAG;
+use crate::roll::record::kinds::WaitKind;
+use crate::roll::record::{LOCK_STATE_TAG, RUN_ID_TAG};
 
-/// Tags the group with the run id, then reads the tag back: another run's
-/// id there (from another host) stops this one.
+/// Claims the group, and with it the cluster: one roll per cluster at a
+/// time (`decide::cluster_lock`). Tags the group with the run id and the
+/// lock state `pending`, reads the tag back (another run's id there, from
+/// another host, stops this one), looks for other runs holding a group of
+/// this cluster, and only when it finds none sets the state `held`. When
+/// another run holds the cluster, or started at the same moment and wins
+/// the tie, it removes its own tags and the run ends refused (exit 2),
+/// having changed nothing else; a tie it wins waits for the other run to
+/// back off.
 ///
-/// Safe to re-run: the same value is written again, and the read-back
-/// checks it whatever the first attempt did.
+/// Safe to re-run: the same values are written again, the read-back and
+/// the look are made whatever the first attempt did, and a lock already
+/// `held` by this run is done.
 pub struct Lock;
 
 impl StepAction for Lock {
@@ -23,27 +35,89 @@ impl StepAction for Lock {
         let asg = cx.journal.checkpoint.asg.clone();
         let run_id = cx.journal.checkpoint.run_id.clone();
         let group = cx.ports.aws().describe_group(&asg).await?;
-        if let Some(other) = group.tag(RUN_ID_TAG).filter(|v| *v != run_id) {
-            return Err(RollError::refused(format!(
-                "ASG {asg} is being rolled by run {other} (tag {RUN_ID_TAG}); this run stops"
-            )));
-        }
-        let tag = GroupTag {
-            key: RUN_ID_TAG.to_string(),
-            value: run_id.clone(),
-            propagate_at_launch: false,
-        };
-        cx.intend(format!("tag {asg} {RUN_ID_TAG}={run_id}"))
-            .await?;
-        cx.ports.aws().put_tags(&asg, &[tag]).await?;
-        let group = cx.ports.aws().describe_group(&asg).await?;
         match group.tag(RUN_ID_TAG) {
-            Some(v) if v == run_id => Ok(Tick::Done(format!("tagged {RUN_ID_TAG}={run_id}"))),
-            other => Err(RollError::refused(format!(
-                "another writer changed tag {RUN_ID_TAG} on {asg} to {other:?} right after this run wrote it; this run stops without changing capacity"
-            ))),
+            Some(other) if other != run_id => {
+                return Err(RollError::refused(format!(
+                    "ASG {asg} is being rolled by run {other} (tag {RUN_ID_TAG}); this run stops"
+                )));
+            }
+            Some(_) if LockState::parse(group.tag(LOCK_STATE_TAG)) == LockState::Held => {
+                return Ok(Tick::Done(format!("{asg} already held by this run")));
+            }
+            Some(_) => {}
+            None => {
+                // Before writing: a cluster already held is refused
+                // without a tag written.
+                let others = cluster_lock::other_runs(cx.ports, cx.env, &[&asg], &run_id).await?;
+                if let Verdict::Refuse(other) = judge(&run_id, &others) {
+                    return Ok(Tick::Refused(refusal(&other)));
+                }
+                cx.intend(format!(
+                    "tag {asg} {RUN_ID_TAG}={run_id}, {LOCK_STATE_TAG}=pending"
+                ))
+                .await?;
+                cx.ports
+                    .aws()
+                    .put_tags(&asg, &lock_tags(&run_id, LockState::Pending))
+                    .await?;
+                let group = cx.ports.aws().describe_group(&asg).await?;
+                match group.tag(RUN_ID_TAG) {
+                    Some(v) if v == run_id => {}
+                    other => {
+                        return Err(RollError::refused(format!(
+                            "another writer changed tag {RUN_ID_TAG} on {asg} to {other:?} right after this run wrote it; this run stops without changing capacity"
+                        )));
+                    }
+                }
+            }
+        }
+        // This run's pending tag is on the group: look again.
+        let others = cluster_lock::other_runs(cx.ports, cx.env, &[&asg], &run_id).await?;
+        match judge(&run_id, &others) {
+            Verdict::Clear => {
+                cx.intend(format!("{LOCK_STATE_TAG}=held on {asg}")).await?;
+                cx.ports
+                    .aws()
+                    .put_tags(&asg, &lock_tags(&run_id, LockState::Held))
+                    .await?;
+                Ok(Tick::Done(format!(
+                    "tagged {RUN_ID_TAG}={run_id}; no other roll on this cluster"
+                )))
+            }
+            Verdict::Wait(other) => Ok(Tick::waiting(
+                WaitKind::Retry,
+                format!(
+                    "run {} started on ASG {} at the same moment and backs off (its id is the larger); looking again",
+                    other.run_id, other.group
+                ),
+            )),
+            Verdict::Refuse(other) => {
+                cx.intend(format!(
+                    "untag {asg}: run {} holds this cluster",
+                    other.run_id
+                ))
+                .await?;
+                cx.ports
+                    .aws()
+                    .delete_tags(&asg, &[RUN_ID_TAG.to_string(), LOCK_STATE_TAG.to_string()])
+                    .await?;
+                Ok(Tick::Refused(refusal(&other)))
+            }
         }
     }
+}
+
+/// The run id and the lock state, as the group carries them.
+fn lock_tags(run_id: &str, state: LockState) -> [GroupTag; 2] {
+    let tag = |key: &str, value: &str| GroupTag {
+        key: key.to_string(),
+        value: value.to_string(),
+        propagate_at_launch: false,
+    };
+    [
+        tag(RUN_ID_TAG, run_id),
+        tag(LOCK_STATE_TAG, state.as_str()),
+    ]
 }
 
 /// Suspends the configured processes that were running; what was

@@ -162,7 +162,18 @@ impl CheckpointStore {
     /// beside it), so the next run starts fresh and the record stays;
     /// answers where it went.
     pub async fn archive(&mut self, checkpoint: &Checkpoint) -> Result<PathBuf, CheckpointError> {
-        let name = format!("{}.{}.complete.json", checkpoint.asg, checkpoint.run_id);
+        self.archive_as(checkpoint, "complete").await
+    }
+
+    /// Moves the checkpoint aside as `<asg>.<run-id>.<how>.json` (`complete`,
+    /// or `refused` for a run that another held off before it changed
+    /// anything).
+    pub async fn archive_as(
+        &mut self,
+        checkpoint: &Checkpoint,
+        how: &str,
+    ) -> Result<PathBuf, CheckpointError> {
+        let name = format!("{}.{}.{how}.json", checkpoint.asg, checkpoint.run_id);
         match &mut self.place {
             Place::File { path, .. } => {
                 let dir = path.parent().unwrap_or(Path::new("."));
