@@ -181,7 +181,10 @@ fn pre_1_5_apps_have_task_ids_in_health_results_and_tasks_without_state() {
     );
     assert_eq!(verdict.apps[0].id, "/nginx-blue");
     let roles = ["*".to_string(), "slave_public".to_string()];
-    assert!(apps.iter().all(|a| a.accepted_resource_roles.as_deref() == Some(&roles[..])));
+    assert!(
+        apps.iter()
+            .all(|a| a.accepted_resource_roles.as_deref() == Some(&roles[..]))
+    );
 }
 
 #[test]

@@ -207,7 +207,10 @@ fn a_public_agent_offers_slave_public_and_nothing_unreserved_in_v0() {
     let agent = &mut old["slaves"][0];
     let resources = agent["resources"].clone();
     agent["reserved_resources"] = serde_json::json!({ "slave_public": resources });
-    agent.as_object_mut().unwrap().remove("unreserved_resources");
+    agent
+        .as_object_mut()
+        .unwrap()
+        .remove("unreserved_resources");
     let agents = serde_json::from_value::<SlavesResponse>(old)
         .unwrap()
         .into_agents();
@@ -221,7 +224,10 @@ fn a_public_agent_offers_slave_public_and_nothing_unreserved_in_v0() {
 fn a_public_agent_offers_slave_public_and_nothing_unreserved_in_v1() {
     let base = json_fixture("mesos-v1-GET_AGENTS-response-docs-example.json");
     let refined = serde_json::json!([{"type": "STATIC", "role": "slave_public"}]);
-    for (how, edit) in [("role", serde_json::json!("slave_public")), ("reservations", refined)] {
+    for (how, edit) in [
+        ("role", serde_json::json!("slave_public")),
+        ("reservations", refined),
+    ] {
         let mut response = base.clone();
         let agent = &mut response["get_agents"]["agents"][0];
         // `get_mut`: indexing a missing key would insert a null list.
@@ -233,13 +239,21 @@ fn a_public_agent_offers_slave_public_and_nothing_unreserved_in_v1() {
             }
         };
         mark(agent.get_mut("total_resources"));
-        mark(agent.get_mut("agent_info").and_then(|i| i.get_mut("resources")));
+        mark(
+            agent
+                .get_mut("agent_info")
+                .and_then(|i| i.get_mut("resources")),
+        );
         assert!(edited > 0, "the fixture lists no resources");
         let agents = serde_json::from_value::<GetAgentsResponse>(response)
             .unwrap()
             .into_agents();
         let public = &agents.registered[0];
-        assert_eq!(public.reserved_roles, ["slave_public".to_string()].into(), "{how}");
+        assert_eq!(
+            public.reserved_roles,
+            ["slave_public".to_string()].into(),
+            "{how}"
+        );
         assert!(!public.unreserved, "{how}");
     }
 }

@@ -115,7 +115,7 @@ pub async fn abandon<P: Ports>(
             Ok(Tick::NotYet(why)) => done.push(why),
             // The finish steps find no failures; one would only be said.
             Ok(Tick::Failed(found)) => done.push(found.sentence()),
-            Ok(Tick::Refused(why)) => done.push(why),
+            Ok(Tick::Refused(why) | Tick::Pause(why)) => done.push(why),
             Err(error) if done.is_empty() => return Err(AbandonError::Refused(error)),
             Err(error) => return Err(AbandonError::Partial { done, error }),
         }

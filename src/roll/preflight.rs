@@ -7,16 +7,16 @@ use std::collections::{BTreeMap, HashSet};
 use std::str::FromStr;
 use std::time::{Duration, SystemTime};
 
+use super::decide::cluster_lock::{Verdict, judge, refusal};
 use super::decide::health;
 use super::decide::roll_plan::{self, PlanOptions, RollStrategy};
 use super::decide::safety::Floor;
+use super::engine::cluster_lock;
 use super::error::RollError;
 use super::ports::Ports;
 use super::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
 use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
-use super::decide::cluster_lock::{Verdict, judge, refusal};
-use super::engine::cluster_lock;
 use super::record::RUN_ID_TAG;
 use super::record::checkpoint::{
     Checkpoint, EventKind, OnFailure, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION,

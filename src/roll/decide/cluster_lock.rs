@@ -161,7 +161,12 @@ mod tests {
     #[test]
     fn the_refusal_names_the_run_the_group_and_how_to_abandon_it() {
         let text = refusal(&run("r-1", LockState::Held));
-        for part in ["r-1", "asg-r-1", "roller abandon --run-id r-1", "Nothing was changed"] {
+        for part in [
+            "r-1",
+            "asg-r-1",
+            "roller abandon --run-id r-1",
+            "Nothing was changed",
+        ] {
             assert!(text.contains(part), "{part} not in: {text}");
         }
     }

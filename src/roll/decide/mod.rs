@@ -8,6 +8,8 @@
 //! - `rebalance`: the AZ moves rebalancing needs.
 //! - `health`: the verdict over what Marathon reports.
 //! - `failure`: whether what the roll placed on the new agents failed.
+//! - `placement`: whether the old agents' tasks have an agent to go to
+//!   (roles an app accepts, roles an agent offers).
 //! - `cluster_lock`: whether another run holds a group of this cluster.
 //!
 //! May import: the ports' domain types (`App`, `Agent`, the group), never
@@ -18,6 +20,7 @@ pub mod cluster_lock;
 pub mod drain_plan;
 pub mod failure;
 pub mod health;
+pub mod placement;
 pub mod rebalance;
 pub mod roll_plan;
 pub mod safety;

@@ -281,6 +281,10 @@ impl<'a, P: Ports> Runner<'a, P> {
                 checkpoint.plan.step_mut(at).status = Status::Started;
                 Ok(Advanced::Failed(found))
             }
+            Ok(Tick::Pause(reason)) => {
+                checkpoint.plan.step_mut(at).status = Status::Started;
+                Ok(Advanced::Pause(reason))
+            }
             Ok(Tick::Refused(reason)) => {
                 checkpoint.plan.step_mut(at).status = before;
                 Ok(Advanced::Refused(reason))

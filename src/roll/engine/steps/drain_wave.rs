@@ -16,6 +16,7 @@ use std::collections::{BTreeSet, HashSet};
 use super::{StepAction, StepContext, Tick, excused_note};
 use crate::roll::decide::drain_plan::{next_wave, sample};
 use crate::roll::decide::health::task_is_healthy;
+use crate::roll::decide::placement;
 use crate::roll::decide::roll_plan::{DRAIN, wave_id, wave_step};
 use crate::roll::engine::tick_context::Observation;
 use crate::roll::error::RollError;
@@ -141,6 +142,16 @@ async fn plan_wave<P: Ports>(
     let id = wave_id(wave);
     let old = cx.old_agents();
     let allowed = cx.journal.checkpoint.allow_unhealthy.clone();
+    // Before the first move: every app on the old agents must have an
+    // agent to go to (its roles), or it would be lost with them.
+    let stranded = placement::stranded(&seen.apps, &old, &seen.agents, &allowed);
+    if wave == 1 && !stranded.is_empty() {
+        return Ok(Tick::Pause(placement::stranded_sentence(
+            &stranded,
+            &old,
+            &seen.agents,
+        )));
+    }
     let (guarded, free): (Vec<App>, Vec<App>) = seen
         .apps
         .iter()

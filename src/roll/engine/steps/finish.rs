@@ -13,8 +13,8 @@ use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState, ScalingProcess};
 use crate::roll::ports::mesos::{MachineId, MesosMaster};
-use crate::roll::record::{LOCK_STATE_TAG, RUN_ID_TAG};
 use crate::roll::record::checkpoint::{EventKind, MaintenanceRecord};
+use crate::roll::record::{LOCK_STATE_TAG, RUN_ID_TAG};
 
 /// Resumes only what the roll suspended, keeping AZRebalance suspended
 /// when the AZs are uneven (unless told otherwise).

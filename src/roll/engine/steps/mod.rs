@@ -118,6 +118,10 @@ pub enum Tick {
     /// checkpoint is set aside. The message says who holds it and how to
     /// look at it or give it up.
     Refused(String),
+    /// The step found what only a human can settle (an app no agent
+    /// outside the old ones can take), and did nothing: the roll pauses
+    /// and pages; a resume looks again.
+    Pause(String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -114,10 +114,7 @@ fn lock_tags(run_id: &str, state: LockState) -> [GroupTag; 2] {
         value: value.to_string(),
         propagate_at_launch: false,
     };
-    [
-        tag(RUN_ID_TAG, run_id),
-        tag(LOCK_STATE_TAG, state.as_str()),
-    ]
+    [tag(RUN_ID_TAG, run_id), tag(LOCK_STATE_TAG, state.as_str())]
 }
 
 /// Suspends the configured processes that were running; what was

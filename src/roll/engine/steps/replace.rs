@@ -5,7 +5,7 @@
 //! Marathon to report every app healthy.
 
 use super::{StepAction, StepContext, Tick, excused_note};
-use crate::roll::decide::health;
+use crate::roll::decide::{health, placement};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState};
@@ -51,6 +51,19 @@ impl StepAction for Replace<'_> {
         }
         if !record.terminate_sent {
             if present {
+                // Every app on the old agents must have an agent to go to
+                // (its roles), or it would be lost with them.
+                let seen = cx.tick.observation().await?;
+                let old = cx.old_agents();
+                let allowed = &cx.journal.checkpoint.allow_unhealthy;
+                let stranded = placement::stranded(&seen.apps, &old, &seen.agents, allowed);
+                if !stranded.is_empty() {
+                    return Ok(Tick::Pause(placement::stranded_sentence(
+                        &stranded,
+                        &old,
+                        &seen.agents,
+                    )));
+                }
                 if let Some(moving) = cx.make_safe(&record).await? {
                     return Ok(Tick::Waiting(moving));
                 }
