@@ -1,0 +1,174 @@
+//! The scenario format: one TOML file describing a simulated cluster (its
+//! timings, Auto Scaling group, agent shape, Marathon apps and faults), how
+//! it is read (strictly: an unknown or malformed field is refused with its
+//! name) and the scenarios shipped inside the binary.
+//!
+//! Every default is the real system's documented default where one exists
+//! (Mesos ping timeouts, Marathon health checks and backoff, AWS process
+//! names); where the real system has none (how long an app takes to start)
+//! the default is a plausible value, said so on the field.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::shared::ApiFaults;
+use super::world::Faults;
+
+mod app;
+pub(crate) mod defaults;
+mod group;
+mod timings;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+pub use app::{AppSpec, ExpandedApp, HealthCheckSpec};
+pub(crate) use group::resolve_template_version;
+pub use group::{AgentSpec, GroupSpec, LaunchTemplateSpec, scaling_processes};
+pub use timings::Timings;
+pub(crate) use timings::millis;
+
+/// The scenarios embedded in the binary, by name.
+const BUILTIN: &[(&str, &str)] = &[
+    ("demo", include_str!("../../../tests/scenarios/demo.toml")),
+    (
+        "msr-55",
+        include_str!("../../../tests/scenarios/msr-55.toml"),
+    ),
+    (
+        "hazards",
+        include_str!("../../../tests/scenarios/hazards.toml"),
+    ),
+    ("big", include_str!("../../../tests/scenarios/big.toml")),
+    (
+        "bad-image",
+        include_str!("../../../tests/scenarios/bad-image.toml"),
+    ),
+];
+
+/// The names of the embedded scenarios.
+pub fn builtin_names() -> Vec<&'static str> {
+    BUILTIN.iter().map(|(name, _)| *name).collect()
+}
+
+/// Why a scenario was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("reading scenario {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("scenario {origin}: {message}")]
+    Parse { origin: String, message: String },
+    #[error("scenario {origin}: {field}: {message}")]
+    Invalid {
+        origin: String,
+        field: String,
+        message: String,
+    },
+}
+
+impl ScenarioError {
+    pub fn label(&self) -> &'static str {
+        match self {
+            ScenarioError::Read { .. } => "scenario_unreadable",
+            ScenarioError::Parse { .. } => "scenario_malformed",
+            ScenarioError::Invalid { .. } => "scenario_invalid",
+        }
+    }
+}
+
+/// A whole simulated cluster.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// What this scenario is for, shown by `roller sim`.
+    #[serde(default)]
+    pub description: String,
+    /// Seeds every random choice (placement, ids, jitter): the same seed
+    /// replays the same run.
+    #[serde(default = "defaults::seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub timings: Timings,
+    pub group: GroupSpec,
+    #[serde(default)]
+    pub agent: AgentSpec,
+    #[serde(default)]
+    pub apps: Vec<AppSpec>,
+    #[serde(default)]
+    pub faults: Faults,
+    /// Errors, latency and throttling the HTTP facades inject from the
+    /// start (switchable later through `/sim/faults`).
+    #[serde(default)]
+    pub api_faults: ApiFaults,
+}
+
+impl Scenario {
+    /// An embedded scenario by name, else a file by path.
+    pub fn load(name_or_path: &str) -> Result<Scenario, ScenarioError> {
+        if let Some((name, text)) = BUILTIN.iter().find(|(name, _)| *name == name_or_path) {
+            return Scenario::from_toml(text, name);
+        }
+        Scenario::from_path(Path::new(name_or_path))
+    }
+
+    pub fn builtin(name: &str) -> Option<Result<Scenario, ScenarioError>> {
+        BUILTIN
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(n, text)| Scenario::from_toml(text, n))
+    }
+
+    pub fn from_path(path: &Path) -> Result<Scenario, ScenarioError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+            path: origin.clone(),
+            source,
+        })?;
+        Scenario::from_toml(&text, &origin)
+    }
+
+    /// Parses and validates; `origin` names the scenario in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+        let scenario: Scenario = toml::from_str(text).map_err(|e| ScenarioError::Parse {
+            origin: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        scenario.validate(origin)?;
+        Ok(scenario)
+    }
+
+    /// The apps with `count` expanded, in scenario order.
+    pub fn expanded_apps(&self) -> Vec<ExpandedApp> {
+        let mut out = Vec::new();
+        for spec in &self.apps {
+            if spec.count <= 1 && !spec.id.contains("{n}") {
+                out.push(ExpandedApp {
+                    id: spec.id.clone(),
+                    spec: spec.clone(),
+                });
+                continue;
+            }
+            let width = spec.count.to_string().len();
+            for n in 1..=spec.count {
+                out.push(ExpandedApp {
+                    id: spec.id.replace("{n}", &format!("{n:0width$}")),
+                    spec: spec.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    /// How many tasks the scenario asks for in all.
+    pub fn task_count(&self) -> u64 {
+        self.apps
+            .iter()
+            .map(|a| u64::from(a.count) * u64::from(a.instances))
+            .sum()
+    }
+}
