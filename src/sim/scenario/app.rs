@@ -55,6 +55,11 @@ pub struct AppSpec {
     /// and every captured app's).
     #[serde(default = "defaults::max_launch_delay_s")]
     pub max_launch_delay_s: f64,
+    /// Marathon `acceptedResourceRoles`: the roles whose resources its
+    /// tasks may use (`*` unreserved). Unset: `["*"]`, DC/OS Marathon's
+    /// `--default_accepted_resource_roles`, so never a public agent.
+    #[serde(default)]
+    pub accepted_resource_roles: Option<Vec<String>>,
 }
 
 /// One Marathon health check (Marathon's defaults).
@@ -93,6 +98,12 @@ pub struct ExpandedApp {
 }
 
 impl AppSpec {
+    /// Whether Marathon may place a task of the app on an agent whose
+    /// resources are reserved to `reserved_to` (`None`: unreserved).
+    pub fn accepts(&self, reserved_to: Option<&str>) -> bool {
+        accepts(self.accepted_resource_roles.as_deref(), reserved_to)
+    }
+
     pub fn unique_hostname(&self) -> bool {
         self.constraints
             .iter()
@@ -109,3 +120,15 @@ pub(super) const HEALTH_PROTOCOLS: &[&str] = &[
     "MESOS_HTTPS",
     "MESOS_TCP",
 ];
+
+/// Whether `acceptedResourceRoles` (`None`: Marathon's default, `*`) take
+/// resources reserved to `reserved_to` (`None`: unreserved, role `*`).
+/// Marathon offers a task only resources of a role it accepts, and a DC/OS
+/// public agent has no unreserved resources at all.
+pub(crate) fn accepts(accepted: Option<&[String]>, reserved_to: Option<&str>) -> bool {
+    let role = reserved_to.unwrap_or("*");
+    match accepted {
+        None => role == "*",
+        Some(roles) => roles.iter().any(|r| r == role),
+    }
+}

@@ -1,5 +1,6 @@
-//! A scenario's Auto Scaling group, its launch template and the shape of
-//! the Mesos agents its instances run.
+//! A scenario's Auto Scaling groups, their launch templates, the shape of
+//! the Mesos agents their instances run and the role those agents' resources
+//! are reserved to (DC/OS public agents: `slave_public`).
 
 use std::collections::BTreeMap;
 
@@ -7,7 +8,8 @@ use serde::Deserialize;
 
 use super::defaults;
 
-/// The Auto Scaling group of Mesos agents.
+/// One Auto Scaling group of Mesos agents (`[[groups]]`, or the one
+/// `[group]`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GroupSpec {
@@ -29,6 +31,53 @@ pub struct GroupSpec {
     /// their agents registered with tasks, not counted against desired.
     #[serde(default)]
     pub standby: u32,
+    /// The Mesos role every resource of the group's agents is reserved to,
+    /// statically (the agents' `--default_role`), as DC/OS starts its
+    /// public agents with `slave_public`; Marathon then places there only
+    /// apps whose `acceptedResourceRoles` name it. Agents of a
+    /// `slave_public` group also carry DC/OS's attribute `public_ip =
+    /// "true"`. Unset: unreserved resources (role `*`).
+    #[serde(default)]
+    pub role: Option<String>,
+    /// The shape of this group's agents, replacing the top-level `[agent]`
+    /// whole (unset fields take the defaults, not `[agent]`'s).
+    #[serde(default)]
+    pub agent: Option<AgentSpec>,
+}
+
+/// The role DC/OS reserves its public agents' resources to.
+pub const PUBLIC_ROLE: &str = "slave_public";
+
+/// Whether `role` is a role name Mesos accepts (`roles::validate`: `*`,
+/// or `/`-separated components, none empty, `.`, `..` or `*`, none
+/// starting with `-` or holding whitespace or DEL). The error says why,
+/// without the field's name.
+pub(crate) fn check_role(role: &str) -> Result<(), String> {
+    if role == "*" {
+        return Ok(());
+    }
+    let why = if role.is_empty() {
+        Some("a role cannot be empty")
+    } else if role.starts_with('/') || role.ends_with('/') {
+        Some("a role cannot start or end with a slash")
+    } else {
+        role.split('/').find_map(|component| match component {
+            "" => Some("a role cannot hold two adjacent slashes"),
+            "." | ".." | "*" => Some("a role component cannot be ., .. or *"),
+            c if c.starts_with('-') => Some("a role component cannot start with a dash"),
+            c if c
+                .chars()
+                .any(|ch| ch.is_ascii_whitespace() || ch == '\x7f' || ch == '\x0b') =>
+            {
+                Some("a role cannot hold whitespace or backspace")
+            }
+            _ => None,
+        })
+    };
+    match why {
+        Some(why) => Err(format!("{role:?} is not a Mesos role: {why}")),
+        None => Ok(()),
+    }
 }
 
 /// The group's EC2 launch template, as far as the simulator models one: a

@@ -1,5 +1,5 @@
 //! The scenario format: one TOML file describing a simulated cluster (its
-//! timings, Auto Scaling group, agent shape, Marathon apps and faults), how
+//! timings, Auto Scaling groups, agent shapes, Marathon apps and faults), how
 //! it is read (strictly: an unknown or malformed field is refused with its
 //! name) and the scenarios shipped inside the binary.
 //!
@@ -24,9 +24,10 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use app::accepts;
 pub use app::{AppSpec, ExpandedApp, HealthCheckSpec};
-pub(crate) use group::resolve_template_version;
-pub use group::{AgentSpec, GroupSpec, LaunchTemplateSpec, scaling_processes};
+pub use group::{AgentSpec, GroupSpec, LaunchTemplateSpec, PUBLIC_ROLE, scaling_processes};
+pub(crate) use group::{check_role, resolve_template_version};
 pub use timings::Timings;
 pub(crate) use timings::millis;
 
@@ -81,30 +82,56 @@ impl ScenarioError {
     }
 }
 
-/// A whole simulated cluster.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A whole simulated cluster: one or more Auto Scaling groups whose agents
+/// register with the same Mesos masters, and the Marathon apps on them.
+#[derive(Clone, Debug)]
 pub struct Scenario {
     /// What this scenario is for, shown by `roller sim`.
-    #[serde(default)]
     pub description: String,
     /// Seeds every random choice (placement, ids, jitter): the same seed
     /// replays the same run.
-    #[serde(default = "defaults::seed")]
     pub seed: u64,
-    #[serde(default)]
     pub timings: Timings,
+    /// The first group (`[group]`, or the first of `[[groups]]`): the one a
+    /// roll of one group is pointed at (`roller sim --write-env` names it).
     pub group: GroupSpec,
-    #[serde(default)]
+    /// The cluster's further groups, in file order (the rest of
+    /// `[[groups]]`).
+    pub other_groups: Vec<GroupSpec>,
+    /// The agents' shape, unless a group gives its own.
     pub agent: AgentSpec,
-    #[serde(default)]
     pub apps: Vec<AppSpec>,
-    #[serde(default)]
     pub faults: Faults,
     /// Errors, latency and throttling the HTTP facades inject from the
     /// start (switchable later through `/sim/faults`).
-    #[serde(default)]
     pub api_faults: ApiFaults,
+    /// Written as `[[groups]]` (errors then name `groups[i]`), not `[group]`.
+    groups_listed: bool,
+}
+
+/// A scenario file as written: `[group]` or `[[groups]]`, the rest as in
+/// `Scenario`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioFile {
+    #[serde(default)]
+    description: String,
+    #[serde(default = "defaults::seed")]
+    seed: u64,
+    #[serde(default)]
+    timings: Timings,
+    #[serde(default)]
+    group: Option<GroupSpec>,
+    #[serde(default)]
+    groups: Option<Vec<GroupSpec>>,
+    #[serde(default)]
+    agent: AgentSpec,
+    #[serde(default)]
+    apps: Vec<AppSpec>,
+    #[serde(default)]
+    faults: Faults,
+    #[serde(default)]
+    api_faults: ApiFaults,
 }
 
 impl Scenario {
@@ -134,12 +161,64 @@ impl Scenario {
 
     /// Parses and validates; `origin` names the scenario in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
-        let scenario: Scenario = toml::from_str(text).map_err(|e| ScenarioError::Parse {
+        let file: ScenarioFile = toml::from_str(text).map_err(|e| ScenarioError::Parse {
             origin: origin.to_string(),
             message: e.to_string(),
         })?;
+        let groups_listed = file.groups.is_some();
+        let mut groups = match (file.group, file.groups) {
+            (Some(_), Some(_)) => {
+                return Err(ScenarioError::Invalid {
+                    origin: origin.to_string(),
+                    field: "groups".into(),
+                    message: "give either one [group] or [[groups]] tables, not both".into(),
+                });
+            }
+            (Some(one), None) => vec![one],
+            (None, Some(many)) => many,
+            (None, None) => Vec::new(),
+        }
+        .into_iter();
+        let Some(group) = groups.next() else {
+            return Err(ScenarioError::Invalid {
+                origin: origin.to_string(),
+                field: "groups".into(),
+                message:
+                    "a scenario needs its Auto Scaling groups: [[groups]] tables, or one [group]"
+                        .into(),
+            });
+        };
+        let scenario = Scenario {
+            description: file.description,
+            seed: file.seed,
+            timings: file.timings,
+            group,
+            other_groups: groups.collect(),
+            agent: file.agent,
+            apps: file.apps,
+            faults: file.faults,
+            api_faults: file.api_faults,
+            groups_listed,
+        };
         scenario.validate(origin)?;
         Ok(scenario)
+    }
+
+    /// Every group, the first first.
+    pub fn groups(&self) -> impl Iterator<Item = &GroupSpec> {
+        std::iter::once(&self.group).chain(&self.other_groups)
+    }
+
+    /// The shape of `group`'s agents: its own, else the top-level one.
+    pub fn agent_of<'a>(&'a self, group: &'a GroupSpec) -> &'a AgentSpec {
+        group.agent.as_ref().unwrap_or(&self.agent)
+    }
+
+    /// The role Marathon registers with (`--mesos_role`): the one role the
+    /// groups reserve their agents to, if any (DC/OS: `slave_public`).
+    /// Marathon has one role, so a scenario reserves to one at most.
+    pub fn marathon_role(&self) -> Option<&str> {
+        self.groups().find_map(|g| g.role.as_deref())
     }
 
     /// The apps with `count` expanded, in scenario order.

@@ -167,14 +167,23 @@ fn a_bad_image_is_one_table_or_a_list_of_the_templates_versions() {
     let one =
         format!("{base}\n[faults]\nbad_image = {{ version = \"2\", effect = \"unhealthy\" }}\n");
     let s = Scenario::from_toml(&one, "one").expect("valid");
-    assert_eq!(s.faults.image_effect("2"), Some(ImageEffect::Unhealthy));
-    assert_eq!(s.faults.image_effect("1"), None);
+    assert_eq!(
+        s.faults.image_effect("agents", "2"),
+        Some(ImageEffect::Unhealthy)
+    );
+    assert_eq!(s.faults.image_effect("agents", "1"), None);
     let many = format!(
         "{base}\n[faults]\nbad_image = [{{ version = \"2\", effect = \"crash\" }}, {{ version = \"3\", effect = \"unregistered\" }}]\n"
     );
     let s = Scenario::from_toml(&many, "many").expect("valid");
-    assert_eq!(s.faults.image_effect("2"), Some(ImageEffect::Crash));
-    assert_eq!(s.faults.image_effect("3"), Some(ImageEffect::Unregistered));
+    assert_eq!(
+        s.faults.image_effect("agents", "2"),
+        Some(ImageEffect::Crash)
+    );
+    assert_eq!(
+        s.faults.image_effect("agents", "3"),
+        Some(ImageEffect::Unregistered)
+    );
     for (bad, expected) in [
         (
             one.replace("\"2\"", "\"4\""),
@@ -197,8 +206,11 @@ fn the_bad_image_scenario_starts_on_a_good_image_with_the_bad_one_published() {
     let s = Scenario::load("bad-image").expect("shipped");
     let lt = &s.group.launch_template;
     assert_eq!((lt.version.as_str(), lt.latest()), ("1", 2));
-    assert_eq!(s.faults.image_effect("2"), Some(ImageEffect::Unhealthy));
-    assert_eq!(s.faults.image_effect("1"), None);
+    assert_eq!(
+        s.faults.image_effect("mesos-agents-bad-image", "2"),
+        Some(ImageEffect::Unhealthy)
+    );
+    assert_eq!(s.faults.image_effect("mesos-agents-bad-image", "1"), None);
     assert_eq!(s.group.desired_capacity, 6);
     assert_eq!(s.group.availability_zones.len(), 3);
     let apps = s.expanded_apps();

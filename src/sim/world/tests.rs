@@ -1628,6 +1628,7 @@ fn a_bad_image_must_name_a_version_of_the_template_once_and_is_switched_on_at_ru
                     .map(|(version, effect)| BadImage {
                         version: version.into(),
                         effect,
+                        group: None,
                     })
                     .collect(),
                 ..Faults::default()
@@ -1641,11 +1642,14 @@ fn a_bad_image_must_name_a_version_of_the_template_once_and_is_switched_on_at_ru
         .expect("replaces");
     w.set_bad_image("2", ImageEffect::Unhealthy).expect("valid");
     assert_eq!(
-        w.faults().image_effect("3"),
+        w.faults().image_effect("agents", "3"),
         Some(ImageEffect::Unregistered)
     );
-    assert_eq!(w.faults().image_effect("2"), Some(ImageEffect::Unhealthy));
-    assert_eq!(w.faults().image_effect("1"), None);
+    assert_eq!(
+        w.faults().image_effect("agents", "2"),
+        Some(ImageEffect::Unhealthy)
+    );
+    assert_eq!(w.faults().image_effect("agents", "1"), None);
 }
 
 #[test]

@@ -1,6 +1,8 @@
-//! The Auto Scaling API the AWS facade calls: describing the group,
+//! The Auto Scaling API the AWS facade calls: describing the groups,
 //! sizes, terminations, suspended processes, launch template versions,
-//! tags, scaling activities and EC2's view of the instances.
+//! tags, scaling activities and EC2's view of the instances. Every call
+//! names its group (or an instance, which belongs to one); a name that is
+//! no group is AWS's `ValidationError`.
 
 use super::*;
 use crate::sim::scenario::{resolve_template_version, scaling_processes};
@@ -9,12 +11,18 @@ impl World {
     // ----- the API the AWS facade calls -----
 
     /// DescribeAutoScalingGroups: the named groups (all when `names` is
-    /// empty); unknown names are left out, as AWS does.
+    /// empty), in name order; unknown names are left out, as AWS does.
     pub fn describe_groups(&self, names: &[String]) -> Vec<GroupView> {
-        if !names.is_empty() && !names.contains(&self.group.name) {
-            return Vec::new();
-        }
-        let g = &self.group;
+        let mut picked: Vec<&Group> = self
+            .groups
+            .iter()
+            .filter(|g| names.is_empty() || names.contains(&g.name))
+            .collect();
+        picked.sort_by(|a, b| a.name.cmp(&b.name));
+        picked.into_iter().map(|g| self.group_view(g)).collect()
+    }
+
+    fn group_view(&self, g: &Group) -> GroupView {
         let instances = g
             .members
             .iter()
@@ -34,7 +42,7 @@ impl World {
                 }
             })
             .collect();
-        vec![GroupView {
+        GroupView {
             name: g.name.clone(),
             min_size: g.min,
             max_size: g.max,
@@ -62,15 +70,16 @@ impl World {
                     value: v.clone(),
                 })
                 .collect(),
-        }]
+            role: g.role.clone(),
+        }
     }
 
     /// SetDesiredCapacity: refused outside [MinSize, MaxSize] with AWS's
     /// message; the group then launches or terminates to match.
     pub fn set_desired_capacity(&mut self, group: &str, desired: u32) -> Result<(), AwsError> {
         const ACTION: &str = "SetDesiredCapacity";
-        self.check_group(ACTION, group)?;
-        let g = &self.group;
+        let gi = self.check_group(ACTION, group)?;
+        let g = &self.groups[gi];
         if desired > g.max {
             return Err(AwsError::Validation {
                 action: ACTION,
@@ -89,13 +98,14 @@ impl World {
                 ),
             });
         }
-        self.group.desired = desired;
-        self.reconcile_group();
-        self.observe_group();
+        self.groups[gi].desired = desired;
+        self.reconcile_group(gi);
+        self.observe_group(gi);
         Ok(())
     }
 
-    /// TerminateInstanceInAutoScalingGroup. With `decrement` the desired
+    /// TerminateInstanceInAutoScalingGroup (of whichever group the
+    /// instance is in). With `decrement` the desired
     /// capacity drops by one (refused below MinSize, as AWS does); without,
     /// the group launches a replacement. An instance already terminating is
     /// answered with its termination activity, changing nothing.
@@ -117,26 +127,28 @@ impl World {
         };
         if let Some(activity) = self.instances[idx].terminate_activity {
             self.monitor.termination_repeated(instance_id);
-            return Ok(self.activity_view(activity));
+            return Ok(self.activity_view(self.instances[idx].group, activity));
         }
+        let gi = self.instances[idx].group;
+        let g = &mut self.groups[gi];
         if decrement {
-            if self.group.desired <= self.group.min {
+            if g.desired <= g.min {
                 return Err(AwsError::Validation {
                     action: ACTION,
                     message: format!(
                         "Currently, desiredSize equals minSize ({}). Terminating instance without replacement will violate group's min size constraint. Either set shouldDecrementDesiredCapacity flag to false or lower group's min size.",
-                        self.group.min
+                        g.min
                     ),
                 });
             }
-            self.group.desired -= 1;
+            g.desired -= 1;
         }
         let cause = if decrement {
             format!(
                 "At {} instance {instance_id} was taken out of service in response to a user request, shrinking the capacity from {} to {}.",
                 self.now,
-                self.group.desired + 1,
-                self.group.desired
+                g.desired + 1,
+                g.desired
             )
         } else {
             format!(
@@ -145,16 +157,17 @@ impl World {
             )
         };
         let activity = self.begin_termination(idx, cause);
-        self.reconcile_group();
-        self.observe_group();
-        Ok(self.activity_view(activity))
+        self.reconcile_group(gi);
+        self.observe_group(gi);
+        Ok(self.activity_view(gi, activity))
     }
+
     /// SuspendProcesses: an empty list suspends all nine, as AWS does.
     pub fn suspend_processes(&mut self, group: &str, processes: &[String]) -> Result<(), AwsError> {
-        let names = self.process_names("SuspendProcesses", group, processes)?;
+        let (gi, names) = self.process_names("SuspendProcesses", group, processes)?;
         // One already suspended keeps its time, as AWS keeps its reason.
         for name in names {
-            self.group.suspended.entry(name).or_insert(self.now);
+            self.groups[gi].suspended.entry(name).or_insert(self.now);
         }
         Ok(())
     }
@@ -162,12 +175,12 @@ impl World {
     /// ResumeProcesses: an empty list resumes all. Resuming AZRebalance
     /// makes it look at the AZ counts again.
     pub fn resume_processes(&mut self, group: &str, processes: &[String]) -> Result<(), AwsError> {
-        let names = self.process_names("ResumeProcesses", group, processes)?;
+        let (gi, names) = self.process_names("ResumeProcesses", group, processes)?;
         for name in names {
-            self.group.suspended.remove(&name);
+            self.groups[gi].suspended.remove(&name);
         }
-        self.schedule_rebalance_check();
-        self.reconcile_group();
+        self.schedule_rebalance_check(gi);
+        self.reconcile_group(gi);
         Ok(())
     }
 
@@ -190,17 +203,28 @@ impl World {
         )
     }
 
-    /// Points the group at another version of its launch template, as an
+    /// Points the first group at another version of its launch template
+    /// (see `set_group_launch_template_version`).
+    pub fn set_launch_template_version(&mut self, version: &str) -> Result<(), AwsError> {
+        let group = self.groups[0].name.clone();
+        self.set_group_launch_template_version(&group, version)
+    }
+
+    /// Points `group` at another version of its launch template, as an
     /// operator publishing a new image does (UpdateAutoScalingGroup with
     /// the template's name and `version`: a number, `$Latest` or
     /// `$Default`). Instances launched from now on get it; those running
     /// keep theirs. Refused, changing nothing, for a version the template
-    /// does not have.
-    pub fn set_launch_template_version(&mut self, version: &str) -> Result<(), AwsError> {
-        let group = self.group.name.clone();
-        let name = self.group.template.name.clone();
+    /// does not have (or a group that does not exist).
+    pub fn set_group_launch_template_version(
+        &mut self,
+        group: &str,
+        version: &str,
+    ) -> Result<(), AwsError> {
+        let gi = self.check_group("UpdateAutoScalingGroup", group)?;
+        let name = self.groups[gi].template.name.clone();
         self.update_group_with(
-            &group,
+            group,
             GroupUpdate {
                 launch_template: Some(LaunchTemplateChoice {
                     id: None,
@@ -215,18 +239,20 @@ impl World {
     /// UpdateAutoScalingGroup. As AWS: min ≤ max, a given desired must
     /// fit; without one, desired is pulled into the new range. A launch
     /// template must be named by id or by name (not both) and be the
-    /// group's (the world has one), its version one the template has; new
+    /// group's own (the world models no other), its version one the
+    /// template has; new
     /// instances launch from it, running ones keep theirs. Everything is
     /// checked before anything changes.
     pub fn update_group_with(&mut self, group: &str, update: GroupUpdate) -> Result<(), AwsError> {
         const ACTION: &str = "UpdateAutoScalingGroup";
-        self.check_group(ACTION, group)?;
+        let gi = self.check_group(ACTION, group)?;
         let version = match &update.launch_template {
-            Some(choice) => Some(self.check_launch_template(ACTION, choice)?),
+            Some(choice) => Some(self.check_launch_template(ACTION, gi, choice)?),
             None => None,
         };
-        let min = update.min.unwrap_or(self.group.min);
-        let max = update.max.unwrap_or(self.group.max);
+        let g = &mut self.groups[gi];
+        let min = update.min.unwrap_or(g.min);
+        let max = update.max.unwrap_or(g.max);
         if min > max {
             return Err(AwsError::Validation {
                 action: ACTION,
@@ -245,33 +271,33 @@ impl World {
                 });
             }
             Some(d) => d,
-            None => self.group.desired.clamp(min, max),
+            None => g.desired.clamp(min, max),
         };
-        self.group.min = min;
-        self.group.max = max;
-        self.group.desired = desired;
+        g.min = min;
+        g.max = max;
+        g.desired = desired;
         if let Some(version) = version {
-            self.group.template.version = version;
+            g.template.version = version;
         }
-        self.reconcile_group();
-        self.observe_group();
+        self.reconcile_group(gi);
+        self.observe_group(gi);
         Ok(())
     }
 
     /// CreateOrUpdateTags on the group.
     pub fn put_tags(&mut self, group: &str, tags: &[(String, String)]) -> Result<(), AwsError> {
-        self.check_group("CreateOrUpdateTags", group)?;
+        let gi = self.check_group("CreateOrUpdateTags", group)?;
         for (k, v) in tags {
-            self.group.tags.insert(k.clone(), v.clone());
+            self.groups[gi].tags.insert(k.clone(), v.clone());
         }
         Ok(())
     }
 
     /// DeleteTags on the group (a missing key is fine).
     pub fn delete_tags(&mut self, group: &str, keys: &[String]) -> Result<(), AwsError> {
-        self.check_group("DeleteTags", group)?;
+        let gi = self.check_group("DeleteTags", group)?;
         for k in keys {
-            self.group.tags.remove(k);
+            self.groups[gi].tags.remove(k);
         }
         Ok(())
     }
@@ -282,16 +308,17 @@ impl World {
         group: &str,
         limit: usize,
     ) -> Result<Vec<ActivityView>, AwsError> {
-        self.check_group("DescribeScalingActivities", group)?;
-        Ok((0..self.group.activities.len())
+        let gi = self.check_group("DescribeScalingActivities", group)?;
+        Ok((0..self.groups[gi].activities.len())
             .rev()
             .take(limit)
-            .map(|i| self.activity_view(i))
+            .map(|i| self.activity_view(gi, i))
             .collect())
     }
 
-    /// EC2 DescribeInstances by id (all when `ids` is empty). An unknown id
-    /// is an error, as EC2 answers InvalidInstanceID.NotFound.
+    /// EC2 DescribeInstances by id (all when `ids` is empty: every
+    /// group's). An unknown id is an error, as EC2 answers
+    /// InvalidInstanceID.NotFound.
     pub fn ec2_instances(&self, ids: &[String]) -> Result<Vec<Ec2InstanceView>, AwsError> {
         let picked: Vec<usize> = if ids.is_empty() {
             (0..self.instances.len()).collect()
@@ -314,16 +341,18 @@ impl World {
             .into_iter()
             .map(|i| {
                 let inst = &self.instances[i];
+                let g = &self.groups[inst.group];
                 Ec2InstanceView {
                     instance_id: inst.id.clone(),
-                    availability_zone: self.group.azs[inst.az].clone(),
+                    group_name: g.name.clone(),
+                    availability_zone: g.azs[inst.az].clone(),
                     state: inst.state.as_ec2(),
                     private_ip_address: inst.ip.clone(),
                     private_dns_name: inst.private_dns(),
                     launch_unix_ms: self.unix_ms(inst.launched_at),
                     launch_template: LaunchTemplateView {
-                        id: self.group.template.id(),
-                        name: self.group.template.name.clone(),
+                        id: g.template.id(),
+                        name: g.template.name.clone(),
                         version: inst.template_version.clone(),
                     },
                 }
@@ -331,11 +360,23 @@ impl World {
             .collect())
     }
 
-    /// Instances per AZ that count against desired (Pending + InService),
-    /// in the group's AZ order.
+    /// The first group's instances per AZ that count against desired
+    /// (Pending + InService), in its AZ order.
     pub fn az_counts(&self) -> Vec<u32> {
-        let mut counts = vec![0u32; self.group.azs.len()];
-        for &i in &self.group.members {
+        self.group_az_counts(0)
+    }
+
+    /// `group`'s instances per AZ that count against desired, in its AZ
+    /// order; `None` for a name that is no group.
+    pub fn az_counts_of(&self, group: &str) -> Option<Vec<u32>> {
+        let gi = self.groups.iter().position(|g| g.name == group)?;
+        Some(self.group_az_counts(gi))
+    }
+
+    pub(crate) fn group_az_counts(&self, gi: GroupIdx) -> Vec<u32> {
+        let g = &self.groups[gi];
+        let mut counts = vec![0u32; g.azs.len()];
+        for &i in &g.members {
             let inst = &self.instances[i];
             if inst.state.is_live() {
                 counts[inst.az] += 1;
@@ -346,15 +387,19 @@ impl World {
 
     // ----- internals -----
 
-    pub(super) fn check_group(&self, action: &'static str, name: &str) -> Result<(), AwsError> {
-        if name == self.group.name {
-            Ok(())
-        } else {
-            Err(AwsError::GroupNotFound {
+    /// The group named `name`, or AWS's answer for a name that is none.
+    pub(super) fn check_group(
+        &self,
+        action: &'static str,
+        name: &str,
+    ) -> Result<GroupIdx, AwsError> {
+        self.groups
+            .iter()
+            .position(|g| g.name == name)
+            .ok_or_else(|| AwsError::GroupNotFound {
                 action,
                 name: name.to_string(),
             })
-        }
     }
 
     /// The version a `LaunchTemplateSpecification` sets, once checked as AWS
@@ -366,10 +411,11 @@ impl World {
     fn check_launch_template(
         &self,
         action: &'static str,
+        gi: GroupIdx,
         choice: &LaunchTemplateChoice,
     ) -> Result<String, AwsError> {
         let invalid = |message: String| AwsError::Validation { action, message };
-        let template = &self.group.template;
+        let template = &self.groups[gi].template;
         match (choice.id.as_deref(), choice.name.as_deref()) {
             (Some(_), Some(_)) | (None, None) => {
                 return Err(invalid(
@@ -403,10 +449,13 @@ impl World {
         action: &'static str,
         group: &str,
         processes: &[String],
-    ) -> Result<Vec<String>, AwsError> {
-        self.check_group(action, group)?;
+    ) -> Result<(GroupIdx, Vec<String>), AwsError> {
+        let gi = self.check_group(action, group)?;
         if processes.is_empty() {
-            return Ok(scaling_processes().iter().map(|p| p.to_string()).collect());
+            return Ok((
+                gi,
+                scaling_processes().iter().map(|p| p.to_string()).collect(),
+            ));
         }
         for p in processes {
             if !scaling_processes().contains(&p.as_str()) {
@@ -416,6 +465,6 @@ impl World {
                 });
             }
         }
-        Ok(processes.to_vec())
+        Ok((gi, processes.to_vec()))
     }
 }

@@ -1,13 +1,16 @@
-//! The Auto Scaling group and its EC2 instances, following AWS's documented
+//! The Auto Scaling groups and their EC2 instances, following AWS's documented
 //! behaviour where moto is looser: launches take time (Pending → InService),
 //! a launch picks the AZ with the fewest instances, desired capacity stays
 //! within [MinSize, MaxSize], terminating with decrement respects MinSize,
 //! and AZRebalance (unless suspended) launches in the low AZ and then
-//! terminates in the high one. The group launches from one launch template
+//! terminates in the high one. A group launches from one launch template
 //! (`LaunchTemplate`): each instance keeps the version it launched with, and
-//! UpdateAutoScalingGroup changes the version new instances get.
+//! UpdateAutoScalingGroup changes the version new instances get. Each group
+//! does all of this on its own (sizes, AZs, suspended processes, tags,
+//! template, activities); their agents join the same Mesos masters, shaped
+//! and reserved as the group says.
 //!
-//! Here the group's types and views; `api` the calls the AWS facade makes,
+//! Here the groups' types and views; `api` the calls the AWS facade makes,
 //! `standby` EnterStandby/ExitStandby, `scaling` what the group does by
 //! itself (launches, terminations, AZRebalance, activities).
 
@@ -21,8 +24,8 @@ use serde::Serialize;
 
 use super::World;
 use super::clock::SimTime;
-use super::events::{AgentIdx, Event, InstanceIdx};
-use crate::sim::scenario::{GroupSpec, resolve_template_version};
+use super::events::{AgentIdx, Event, GroupIdx, InstanceIdx};
+use crate::sim::scenario::{AgentSpec, GroupSpec, resolve_template_version};
 
 /// An instance's Auto Scaling lifecycle state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -77,6 +80,8 @@ impl LifecycleState {
 #[derive(Clone, Debug)]
 pub(crate) struct Instance {
     pub(crate) id: String,
+    /// The group that launched it (an instance never changes group).
+    pub(crate) group: GroupIdx,
     pub(crate) az: usize,
     pub(crate) state: LifecycleState,
     pub(crate) launched_at: SimTime,
@@ -117,13 +122,13 @@ struct Activity {
     message: Option<String>,
 }
 
-/// The one Auto Scaling group of the world.
+/// One Auto Scaling group of the world.
 #[derive(Clone, Debug)]
 pub(crate) struct Group {
-    name: String,
+    pub(crate) name: String,
     min: u32,
     max: u32,
-    desired: u32,
+    pub(crate) desired: u32,
     pub(crate) azs: Vec<String>,
     pub(crate) template: LaunchTemplate,
     tags: BTreeMap<String, String>,
@@ -137,11 +142,18 @@ pub(crate) struct Group {
     rebalancing: Option<InstanceIdx>,
     rebalance_check_scheduled: bool,
     pub(crate) retry_at: Option<SimTime>,
+    /// What its instances' Mesos agents offer and announce.
+    pub(crate) agent: AgentSpec,
+    /// The role all its agents' resources are reserved to (`None`:
+    /// unreserved, `*`).
+    pub(crate) role: Option<String>,
 }
 
 impl Group {
-    pub(crate) fn new(spec: &GroupSpec) -> Group {
+    pub(crate) fn new(spec: &GroupSpec, agent: &AgentSpec) -> Group {
         Group {
+            agent: agent.clone(),
+            role: spec.role.clone(),
             name: spec.name.clone(),
             min: spec.min_size,
             max: spec.max_size,
@@ -314,6 +326,9 @@ pub struct GroupView {
     pub instances: Vec<GroupInstanceView>,
     pub suspended_processes: Vec<SuspendedProcessView>,
     pub tags: Vec<TagView>,
+    /// The role its agents' resources are reserved to (not AWS's: the
+    /// scenario's, for tests and the report).
+    pub role: Option<String>,
 }
 
 /// DescribeScalingActivities' view of one activity.
@@ -335,6 +350,8 @@ pub struct ActivityView {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Ec2InstanceView {
     pub instance_id: String,
+    /// The group that launched it (EC2's `aws:autoscaling:groupName` tag).
+    pub group_name: String,
     pub availability_zone: String,
     /// "pending", "running", "shutting-down" or "terminated".
     pub state: &'static str,

@@ -16,34 +16,35 @@ impl World {
         decrement: bool,
     ) -> Result<Vec<ActivityView>, AwsError> {
         const ACTION: &str = "EnterStandby";
-        let picked =
+        let (gi, picked) =
             self.standby_members(ACTION, group, instance_ids, LifecycleState::InService)?;
         let n = u32::try_from(picked.len()).unwrap_or(u32::MAX);
-        if decrement && self.group.desired.saturating_sub(n) < self.group.min {
+        if decrement && self.groups[gi].desired.saturating_sub(n) < self.groups[gi].min {
             return Err(AwsError::Validation {
                 action: ACTION,
                 message: format!(
                     "Cannot move {n} instance(s) to Standby with ShouldDecrementDesiredCapacity: desired capacity {} would fall below min size {}.",
-                    self.group.desired, self.group.min
+                    self.groups[gi].desired, self.groups[gi].min
                 ),
             });
         }
         let mut views = Vec::with_capacity(picked.len());
         for idx in picked {
-            let before = self.group.desired;
+            let before = self.groups[gi].desired;
             if decrement {
-                self.group.desired -= 1;
+                self.groups[gi].desired -= 1;
             }
             let id = self.instances[idx].id.clone();
             let shrinking = if decrement {
                 format!(
                     ", shrinking the capacity from {before} to {}.",
-                    self.group.desired
+                    self.groups[gi].desired
                 )
             } else {
                 ".".to_string()
             };
             let activity = self.add_activity(
+                gi,
                 format!("Moving EC2 instance to Standby: {id}"),
                 format!(
                     "At {} instance {id} was moved to standby in response to a user request{shrinking}",
@@ -52,11 +53,11 @@ impl World {
                 ActivityStatus::InProgress,
             );
             self.instances[idx].state = LifecycleState::Standby;
-            views.push(self.activity_view(activity));
-            self.finish_activity(activity);
+            views.push(self.activity_view(gi, activity));
+            self.finish_activity(gi, activity);
         }
-        self.reconcile_group();
-        self.observe_group();
+        self.reconcile_group(gi);
+        self.observe_group(gi);
         Ok(views)
     }
 
@@ -70,40 +71,42 @@ impl World {
         instance_ids: &[String],
     ) -> Result<Vec<ActivityView>, AwsError> {
         const ACTION: &str = "ExitStandby";
-        let picked = self.standby_members(ACTION, group, instance_ids, LifecycleState::Standby)?;
+        let (gi, picked) =
+            self.standby_members(ACTION, group, instance_ids, LifecycleState::Standby)?;
         let n = u32::try_from(picked.len()).unwrap_or(u32::MAX);
-        if self.group.desired.saturating_add(n) > self.group.max {
+        if self.groups[gi].desired.saturating_add(n) > self.groups[gi].max {
             return Err(AwsError::Validation {
                 action: ACTION,
                 message: format!(
                     "Cannot move {n} instance(s) out of Standby: desired capacity {} would rise above max size {}.",
-                    self.group.desired, self.group.max
+                    self.groups[gi].desired, self.groups[gi].max
                 ),
             });
         }
         let mut views = Vec::with_capacity(picked.len());
         for idx in picked {
-            let before = self.group.desired;
-            self.group.desired += 1;
+            let before = self.groups[gi].desired;
+            self.groups[gi].desired += 1;
             let id = self.instances[idx].id.clone();
             let activity = self.add_activity(
+                gi,
                 format!("Moving EC2 instance out of Standby: {id}"),
                 format!(
                     "At {} instance {id} was moved out of standby in response to a user request, increasing the capacity from {before} to {}.",
-                    self.now, self.group.desired
+                    self.now, self.groups[gi].desired
                 ),
                 ActivityStatus::PreInService,
             );
             self.instances[idx].state = LifecycleState::InService;
-            views.push(self.activity_view(activity));
-            self.finish_activity(activity);
+            views.push(self.activity_view(gi, activity));
+            self.finish_activity(gi, activity);
         }
-        self.reconcile_group();
-        self.observe_group();
+        self.reconcile_group(gi);
+        self.observe_group(gi);
         Ok(views)
     }
 
-    /// The group's instances named by `ids`, each in `state`; refused as a
+    /// The group and its instances named by `ids`, each in `state`; refused as a
     /// whole otherwise (an unknown or other group's instance, or one in
     /// another state), with nothing changed.
     fn standby_members(
@@ -112,8 +115,8 @@ impl World {
         group: &str,
         ids: &[String],
         state: LifecycleState,
-    ) -> Result<Vec<InstanceIdx>, AwsError> {
-        self.check_group(action, group)?;
+    ) -> Result<(GroupIdx, Vec<InstanceIdx>), AwsError> {
+        let gi = self.check_group(action, group)?;
         if ids.is_empty() {
             return Err(AwsError::Validation {
                 action,
@@ -126,7 +129,7 @@ impl World {
                 .instance_by_id
                 .get(id)
                 .copied()
-                .filter(|&i| self.group.members.contains(&i))
+                .filter(|&i| self.groups[gi].members.contains(&i))
                 .ok_or_else(|| AwsError::Validation {
                     action,
                     message: format!(
@@ -143,6 +146,6 @@ impl World {
                 picked.push(idx);
             }
         }
-        Ok(picked)
+        Ok((gi, picked))
     }
 }
