@@ -47,6 +47,14 @@ const BUILTIN: &[(&str, &str)] = &[
         "bad-image",
         include_str!("../../../tests/scenarios/bad-image.toml"),
     ),
+    (
+        "cluster",
+        include_str!("../../../tests/scenarios/cluster.toml"),
+    ),
+    (
+        "demo-cluster",
+        include_str!("../../../tests/scenarios/demo-cluster.toml"),
+    ),
 ];
 
 /// The names of the embedded scenarios.
