@@ -355,7 +355,7 @@ mod tests {
             control
                 .state
                 .world
-                .with(|w| w.faults().image_effect(version))
+                .with(|w| w.faults().image_effect("mesos-agents-demo", version))
         };
         assert_eq!(effect("6"), Some(ImageEffect::Unregistered));
         assert_eq!(effect("7"), Some(ImageEffect::Unhealthy));

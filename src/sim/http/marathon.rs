@@ -29,8 +29,9 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
+use crate::sim::scenario::check_role;
 use crate::sim::shared::{Peers, SharedWorld};
-use crate::sim::world::{MarathonError, SimTime, World};
+use crate::sim::world::{AppChange, MarathonError, SimTime, World};
 
 use wire::{
     App, AppEnvelope, AppList, AppUpdate, Deployment, DeploymentRef, DeploymentResult, Info,
@@ -341,15 +342,14 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
         Route::Apps => {
             let embed_tasks = query.iter().any(|(k, v)| k == "embed" && embeds_tasks(v));
             let embed_failure = query.iter().any(|(k, v)| k == "embed" && embeds_failure(v));
-            let (apps, config_changed) =
-                world.with(|w| (w.apps(embed_tasks), w.unix_ms(SimTime::ZERO)));
+            let apps = world.with(|w| w.apps(embed_tasks));
             json(
                 StatusCode::OK,
                 &AppList {
                     apps: apps
                         .iter()
                         .map(|app| {
-                            let written = App::from_view(app, config_changed);
+                            let written = App::from_view(app);
                             if embed_failure {
                                 written.with_last_task_failure(app)
                             } else {
@@ -363,11 +363,11 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
         // A single app comes with its tasks and its last task failure
         // whatever the embeds, as every Marathon's `show` embeds them by
         // default for compatibility.
-        Route::App(id) => match world.with(|w| w.app(&id, true).map(|app| (app, config_time(w)))) {
-            Ok((app, config_changed)) => json(
+        Route::App(id) => match world.with(|w| w.app(&id, true)) {
+            Ok(app) => json(
                 StatusCode::OK,
                 &AppEnvelope {
-                    app: App::from_view(&app, config_changed).with_last_task_failure(&app),
+                    app: App::from_view(&app).with_last_task_failure(&app),
                 },
             ),
             Err(err) => marathon_error(&err),
@@ -443,14 +443,11 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
         }
         Route::KillTasks => kill_tasks(world, body, flag("scale"), flag("force")),
         Route::Queue => {
-            let (items, config_changed) = world.with(|w| (w.queue(), config_time(w)));
+            let items = world.with(|w| w.queue());
             json(
                 StatusCode::OK,
                 &Queue {
-                    queue: items
-                        .iter()
-                        .map(|item| QueueItem::from_view(item, config_changed))
-                        .collect(),
+                    queue: items.iter().map(QueueItem::from_view).collect(),
                 },
             )
         }
@@ -505,7 +502,7 @@ fn app_version(world: &SharedWorld, id: &str, version: &str) -> Response {
             return Ok(None);
         };
         let app = w.app_at_version(id, ms)?;
-        Ok(app.map(|app| wire::definition(&app, config_time(w))))
+        Ok(app.map(|app| wire::definition(&app)))
     });
     match found {
         Ok(Some(definition)) => json(StatusCode::OK, &definition),
@@ -571,6 +568,12 @@ fn info(marathon: &Marathon) -> Response {
         Some((host, port)) => (host, port.parse().unwrap_or(8080)),
         None => (own, 8080),
     };
+    // `--mesos_role`: unset (null) unless the scenario reserves agents to
+    // a role, as DC/OS sets `slave_public` (the RAML example's value).
+    let role = marathon.world.with(|w| {
+        let role = w.marathon_role();
+        (role != "*").then(|| role.to_string())
+    });
     json(
         StatusCode::OK,
         &Info {
@@ -605,7 +608,7 @@ fn info(marathon: &Marathon) -> Response {
                 "mesos_heartbeat_failure_threshold": 5,
                 "mesos_heartbeat_interval": 15_000,
                 "mesos_leader_ui_url": null,
-                "mesos_role": null,
+                "mesos_role": role,
                 "mesos_user": "root",
                 "min_revive_offers_interval": 5_000,
                 "offer_matching_timeout": 3_000,
@@ -645,11 +648,28 @@ fn update_app(world: &SharedWorld, id: &str, body: &[u8], force: bool) -> Respon
         Ok(update) => update,
         Err(err) => return invalid_json(&err),
     };
-    let Some(instances) = update.instances else {
-        return not_valid("/instances", "the simulator changes only 'instances'");
+    if update.instances.is_none() && update.accepted_resource_roles.is_none() {
+        return not_valid(
+            "/instances",
+            "the simulator changes only 'instances' and 'acceptedResourceRoles'",
+        );
+    }
+    // Marathon's `validAcceptedResourceRoles`: a non-empty set of valid
+    // role names (its wording for a bad name is not established).
+    if let Some(roles) = &update.accepted_resource_roles {
+        if roles.is_empty() {
+            return not_valid("/acceptedResourceRoles", "must not be empty");
+        }
+        if let Some(why) = roles.iter().find_map(|role| check_role(role).err()) {
+            return not_valid("/acceptedResourceRoles", &why);
+        }
+    }
+    let change = AppChange {
+        instances: update.instances,
+        accepted_resource_roles: update.accepted_resource_roles,
     };
     let result = world.with(|w| {
-        w.update_app_instances(id, instances, force)
+        w.update_app(id, change, force)
             .map(|deployment| (deployment, w.unix_ms(w.now())))
     });
     match result {
@@ -788,10 +808,6 @@ fn locking_deployments(w: &World, task_ids: &[String]) -> Vec<String> {
         .filter_map(|id| w.app(id, false).ok())
         .flat_map(|app| app.deployments)
         .collect()
-}
-
-fn config_time(w: &World) -> u64 {
-    w.unix_ms(SimTime::ZERO)
 }
 
 fn marathon_error(err: &MarathonError) -> Response {

@@ -3,7 +3,10 @@
 //! and removed, its tasks TASK_UNREACHABLE), DRAIN_AGENT and
 //! DEACTIVATE_AGENT, re-registration with a new leading master. An
 //! agent's id is "<master id>-S<n>", its hostname the instance's private
-//! DNS name, its pid "slave(1)@IP:5051".
+//! DNS name, its pid "slave(1)@IP:5051". Every group's agents register with
+//! the same masters, each with its group's shape; a group with a role has
+//! all its agents' resources reserved to it (a `slave_public` group's
+//! agents are DC/OS public agents, `public_ip = "true"`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -11,10 +14,10 @@ use serde::Serialize;
 
 use super::World;
 use super::clock::SimTime;
-use super::events::{AgentIdx, Event, InstanceIdx, TaskKey};
+use super::events::{AgentIdx, Event, GroupIdx, InstanceIdx, TaskKey};
 use super::faults::ImageEffect;
 use super::marathon::TaskEnd;
-use crate::sim::scenario::AgentSpec;
+use crate::sim::scenario::PUBLIC_ROLE;
 
 /// Resources are kept in thousandths (milli-CPUs, milli-MB) so that adding
 /// and removing tasks never drifts.
@@ -43,6 +46,8 @@ pub(crate) enum DrainState {
 pub(crate) struct Agent {
     pub(crate) id: String,
     pub(crate) instance: InstanceIdx,
+    /// Its instance's group: its shape and role.
+    pub(crate) group: GroupIdx,
     pub(crate) instance_id: String,
     pub(crate) hostname: String,
     pub(crate) ip: String,
@@ -77,8 +82,6 @@ pub(crate) struct Mesos {
     pub(crate) master_id: String,
     pub(crate) agents: Vec<Agent>,
     pub(crate) by_id: HashMap<String, AgentIdx>,
-    pub(crate) spec: AgentSpec,
-    disk: f64,
     /// The master that led when a facade last asked (`None` before the
     /// first request): a different one means a failover, after which
     /// every connected agent re-registers with the new leader.
@@ -88,13 +91,11 @@ pub(crate) struct Mesos {
 }
 
 impl Mesos {
-    pub(crate) fn new(master_id: String, spec: &AgentSpec) -> Mesos {
+    pub(crate) fn new(master_id: String) -> Mesos {
         Mesos {
             master_id,
             agents: Vec::new(),
             by_id: HashMap::new(),
-            spec: spec.clone(),
-            disk: spec.disk,
             leader: None,
             elected_at: SimTime::ZERO,
         }
@@ -151,8 +152,12 @@ pub struct AgentView {
     pub pid: String,
     pub resources: ResourcesView,
     pub used_resources: ResourcesView,
-    /// TEXT attributes, including the one carrying the instance id.
+    /// TEXT attributes, including the one carrying the instance id (and
+    /// a public agent's `public_ip`).
     pub attributes: BTreeMap<String, String>,
+    /// The role all its resources are reserved to (statically); `None`:
+    /// unreserved (`*`).
+    pub role: Option<String>,
     pub registered_unix_ms: u64,
     /// Only for an agent that re-registered (with a new leader).
     pub reregistered_unix_ms: Option<u64>,
@@ -279,9 +284,17 @@ impl World {
     }
 
     fn agent_view(&self, a: &Agent) -> AgentView {
-        let spec = &self.mesos.spec;
+        let group = &self.groups[a.group];
+        let spec = &group.agent;
         let mut attributes = spec.attributes.clone();
         attributes.insert(spec.instance_id_attribute.clone(), a.instance_id.clone());
+        if group.role.as_deref() == Some(PUBLIC_ROLE) {
+            // What DC/OS's public agents announce (`--attributes`), unless
+            // the scenario says otherwise.
+            attributes
+                .entry("public_ip".into())
+                .or_insert_with(|| "true".into());
+        }
         AgentView {
             id: a.id.clone(),
             hostname: a.hostname.clone(),
@@ -291,7 +304,7 @@ impl World {
             resources: ResourcesView {
                 cpus: a.cpus as f64 / MILLI,
                 mem: a.mem as f64 / MILLI,
-                disk: self.mesos.disk,
+                disk: spec.disk,
             },
             used_resources: ResourcesView {
                 cpus: a.used_cpus as f64 / MILLI,
@@ -299,6 +312,7 @@ impl World {
                 disk: 0.0,
             },
             attributes,
+            role: group.role.clone(),
             registered_unix_ms: self.unix_ms(a.registered_at),
             reregistered_unix_ms: a.reregistered_at.map(|t| self.unix_ms(t)),
             active: a.answering && !a.deactivated,
@@ -319,14 +333,16 @@ impl World {
         let serial = self.mesos.agents.len();
         let id = format!("{}-S{serial}", self.mesos.master_id);
         let inst = &self.instances[instance];
+        let shape = &self.groups[inst.group].agent;
         let agent = Agent {
             id: id.clone(),
             instance,
+            group: inst.group,
             instance_id: inst.id.clone(),
             hostname: inst.private_dns(),
             ip: inst.ip.clone(),
-            cpus: to_milli(self.mesos.spec.cpus),
-            mem: to_milli(self.mesos.spec.mem),
+            cpus: to_milli(shape.cpus),
+            mem: to_milli(shape.mem),
             used_cpus: 0,
             used_mem: 0,
             registered_at: self.now,
@@ -350,7 +366,10 @@ impl World {
     /// (`None`: a good image).
     pub(crate) fn image_effect_on(&self, agent: AgentIdx) -> Option<ImageEffect> {
         let instance = &self.instances[self.mesos.agents[agent].instance];
-        self.faults.image_effect(&instance.template_version)
+        self.faults.image_effect(
+            &self.groups[instance.group].name,
+            &instance.template_version,
+        )
     }
 
     /// The agent's instance still runs (whatever Mesos believes).
@@ -379,8 +398,10 @@ impl World {
         );
         // A bad image whose agent never comes up, for all or for this
         // instance's launch template version.
-        let image_broken =
-            self.faults.image_effect(&inst.template_version) == Some(ImageEffect::Unregistered);
+        let image_broken = self
+            .faults
+            .image_effect(&self.groups[inst.group].name, &inst.template_version)
+            == Some(ImageEffect::Unregistered);
         if !booted || self.faults.agents_never_register || image_broken {
             return;
         }

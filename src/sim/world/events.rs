@@ -12,6 +12,8 @@ use std::collections::BinaryHeap;
 
 use super::clock::SimTime;
 
+/// Index of an Auto Scaling group in the world (scenario order).
+pub(crate) type GroupIdx = usize;
 /// Index of an instance in the world (never reused).
 pub(crate) type InstanceIdx = usize;
 /// Index of a Mesos agent in the world (never reused).
@@ -35,10 +37,10 @@ pub(crate) enum Event {
     AgentPingTimeout(AgentIdx),
     /// A drained agent's tasks are all gone: DRAINING → DRAINED.
     AgentDrained(AgentIdx),
-    /// The group compares its instances with its desired capacity.
-    ReconcileGroup,
-    /// AZRebalance looks at the AZ counts (if not suspended).
-    RebalanceCheck,
+    /// A group compares its instances with its desired capacity.
+    ReconcileGroup(GroupIdx),
+    /// A group's AZRebalance looks at its AZ counts (if not suspended).
+    RebalanceCheck(GroupIdx),
     /// A staging task starts running.
     TaskStarted(TaskKey),
     /// A health check of a running task reports.
@@ -120,16 +122,16 @@ mod tests {
     fn events_come_out_by_time_then_by_scheduling_order() {
         let mut q = EventQueue::default();
         q.schedule(SimTime(20), Event::OfferCycle);
-        q.schedule(SimTime(10), Event::ReconcileGroup);
-        q.schedule(SimTime(10), Event::RebalanceCheck);
+        q.schedule(SimTime(10), Event::ReconcileGroup(0));
+        q.schedule(SimTime(10), Event::RebalanceCheck(1));
         assert_eq!(q.next_time(), Some(SimTime(10)));
         assert_eq!(
             q.pop_due(SimTime(15)),
-            Some((SimTime(10), Event::ReconcileGroup))
+            Some((SimTime(10), Event::ReconcileGroup(0)))
         );
         assert_eq!(
             q.pop_due(SimTime(15)),
-            Some((SimTime(10), Event::RebalanceCheck))
+            Some((SimTime(10), Event::RebalanceCheck(1)))
         );
         assert_eq!(q.pop_due(SimTime(15)), None);
         assert_eq!(q.len(), 1);

@@ -40,9 +40,10 @@ pub struct Faults {
     pub agents_never_register: bool,
     /// Launch template versions whose instances run a bad image, each
     /// with what goes wrong there (one entry or a list; a version at most
-    /// once). Only tasks placed on their agents suffer: tasks on agents of
-    /// other versions are untouched. Written `{ version = "2", effect =
-    /// "unhealthy" }`.
+    /// once per group). Only tasks placed on their agents suffer: tasks on
+    /// agents of other versions are untouched. Written `{ version = "2",
+    /// effect = "unhealthy" }`: every group's instances of version 2; with
+    /// `group = "name"`, that group's only.
     #[serde(default, deserialize_with = "one_or_many")]
     pub bad_image: Vec<BadImage>,
 }
@@ -55,6 +56,18 @@ pub struct BadImage {
     /// (`"2"`; not `$Latest`: an image is one version).
     pub version: String,
     pub effect: ImageEffect,
+    /// The one group whose instances of `version` boot the bad image;
+    /// unset, every group's (as when the groups share a launch template).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+impl BadImage {
+    /// Whether this bad image is what `group`'s instances of `version`
+    /// boot.
+    fn covers(&self, group: &str, version: &str) -> bool {
+        self.version == version && self.group.as_deref().is_none_or(|g| g == group)
+    }
 }
 
 /// What a bad image does to the tasks placed on its agents. Decided when a
@@ -76,20 +89,33 @@ pub enum ImageEffect {
 }
 
 impl Faults {
-    /// What a bad image does on instances of `version`, if it is bad.
-    pub fn image_effect(&self, version: &str) -> Option<ImageEffect> {
+    /// What a bad image does on `group`'s instances of `version`, if it
+    /// is bad.
+    pub fn image_effect(&self, group: &str, version: &str) -> Option<ImageEffect> {
         self.bad_image
             .iter()
-            .find(|b| b.version == version)
+            .find(|b| b.covers(group, version))
             .map(|b| b.effect)
     }
 
-    /// `bad_image` names versions the launch template has (1 to `latest`),
-    /// each once: a typo must not silently disable the fault. The error
-    /// says why, without the field's name.
-    pub(crate) fn check_bad_images(&self, latest: u64) -> Result<(), String> {
-        let mut seen = Vec::new();
-        for bad in &self.bad_image {
+    /// `bad_image` names versions the launch templates have (1 to the
+    /// group's latest; without a group, some group's) and groups that
+    /// exist, each version once per group: a typo must not silently
+    /// disable the fault. `templates` is each group's name and latest
+    /// version. The error says why, without the field's name.
+    pub(crate) fn check_bad_images(&self, templates: &[(&str, u64)]) -> Result<(), String> {
+        for (i, bad) in self.bad_image.iter().enumerate() {
+            let latest = match bad.group.as_deref() {
+                Some(group) => match templates.iter().find(|(name, _)| *name == group) {
+                    Some(&(_, latest)) => latest,
+                    None => return Err(format!("group {group:?} is not a group of this world")),
+                },
+                None => templates
+                    .iter()
+                    .map(|&(_, latest)| latest)
+                    .max()
+                    .unwrap_or(1),
+            };
             let numbered = bad
                 .version
                 .parse::<u64>()
@@ -101,10 +127,13 @@ impl Faults {
                     bad.version
                 ));
             }
-            if seen.contains(&&bad.version) {
+            let clash = self.bad_image[..i].iter().any(|other| {
+                other.version == bad.version
+                    && (other.group.is_none() || bad.group.is_none() || other.group == bad.group)
+            });
+            if clash {
                 return Err(format!("version {} appears more than once", bad.version));
             }
-            seen.push(&bad.version);
         }
         Ok(())
     }

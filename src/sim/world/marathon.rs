@@ -89,20 +89,24 @@ pub(crate) struct App {
     max_over_capacity: f64,
     pub(crate) unique: bool,
     pub(crate) colocate: bool,
+    /// `acceptedResourceRoles` (`None`: Marathon's default, `*`): the
+    /// roles whose resources its tasks may use.
+    pub(crate) accepted_roles: Option<Vec<String>>,
+    /// When its configuration (not its scale) last changed.
+    pub(crate) config_changed: SimTime,
     backoff_ms: f64,
     backoff_factor: f64,
     max_delay_ms: u64,
-    version: SimTime,
+    pub(crate) version: SimTime,
     pub(crate) tasks: BTreeSet<TaskKey>,
     pub(crate) counts: Counts,
-    delay: Option<LaunchDelay>,
+    pub(crate) delay: Option<LaunchDelay>,
     launch_due_at: Option<SimTime>,
     /// Since when the app has had instances left to launch (Marathon's
     /// launch queue entry), if it has.
     queued_since: Option<SimTime>,
-    /// Every version Marathon stored: when, and `instances` then (the only
-    /// part of an app that changes), oldest first.
-    versions: Vec<(SimTime, u32)>,
+    /// Every version Marathon stored, oldest first.
+    versions: Vec<AppVersion>,
     deployment: Option<String>,
     never_healthy: bool,
     /// Under the `failing_health_checks` fault: every check fails.
@@ -115,6 +119,15 @@ pub(crate) struct App {
     /// API, scale-downs and drains are not failures). Kept until the app
     /// is gone, as Marathon keeps it.
     last_failure: Option<TaskFailure>,
+}
+
+/// One version Marathon stored of an app: when, and what of it can change
+/// (`instances` and `acceptedResourceRoles`) as it was then.
+#[derive(Clone, Debug)]
+pub(crate) struct AppVersion {
+    pub(crate) at: SimTime,
+    pub(crate) instances: u32,
+    pub(crate) accepted_roles: Option<Vec<String>>,
 }
 
 /// A task that ended badly, as Marathon's `TaskFailure` records it.
@@ -284,13 +297,17 @@ pub(crate) struct Task {
 pub const AGENT_PORTS: std::ops::RangeInclusive<u16> = 31_000..=32_000;
 
 #[derive(Clone, Debug)]
-struct Deployment {
-    id: String,
-    app: AppIdx,
+pub(crate) struct Deployment {
+    pub(crate) id: String,
+    pub(crate) app: AppIdx,
     version: SimTime,
-    /// The app's `instances` before the change: what cancelling the
-    /// deployment without `force` restores (Marathon's `plan.revert`).
-    original_instances: u32,
+    /// The app's `instances` and roles before the change: what cancelling
+    /// the deployment without `force` restores (Marathon's `plan.revert`).
+    pub(crate) original_instances: u32,
+    pub(crate) original_roles: Option<Vec<String>>,
+    /// Its one step's action: `ScaleApplication`, or `RestartApplication`
+    /// for a change of configuration.
+    pub(crate) action: &'static str,
 }
 
 /// Marathon's state.
@@ -301,15 +318,21 @@ pub(crate) struct Marathon {
     pub(crate) tasks: HashMap<TaskKey, Task>,
     task_by_id: HashMap<String, TaskKey>,
     next_key: TaskKey,
-    deployments: Vec<Deployment>,
+    pub(crate) deployments: Vec<Deployment>,
+    /// The role Marathon registered with (`--mesos_role`; `None`: `*`),
+    /// the role its tasks' resources are allocated to.
+    pub(crate) role: Option<String>,
     /// Apps missing tasks that found no agent with room.
     pub(crate) waiting: BTreeSet<AppIdx>,
     pub(crate) offer_cycle_scheduled: bool,
 }
 
 impl Marathon {
-    pub(crate) fn new(apps: &[ExpandedApp]) -> Marathon {
-        let mut m = Marathon::default();
+    pub(crate) fn new(apps: &[ExpandedApp], role: Option<&str>) -> Marathon {
+        let mut m = Marathon {
+            role: role.map(str::to_string),
+            ..Marathon::default()
+        };
         for app in apps {
             let s = &app.spec;
             let idx = m.apps.len();
@@ -334,6 +357,8 @@ impl Marathon {
                 max_over_capacity: s.max_over_capacity,
                 unique: s.unique_hostname(),
                 colocate: s.colocate,
+                accepted_roles: s.accepted_resource_roles.clone(),
+                config_changed: SimTime::ZERO,
                 backoff_ms: s.backoff_s * 1000.0,
                 backoff_factor: s.backoff_factor,
                 max_delay_ms: millis(s.max_launch_delay_s),
@@ -342,7 +367,11 @@ impl Marathon {
                 counts: Counts::default(),
                 delay: None,
                 queued_since: None,
-                versions: vec![(SimTime::ZERO, s.instances)],
+                versions: vec![AppVersion {
+                    at: SimTime::ZERO,
+                    instances: s.instances,
+                    accepted_roles: s.accepted_resource_roles.clone(),
+                }],
                 launch_due_at: None,
                 deployment: None,
                 never_healthy: false,
@@ -453,6 +482,9 @@ pub struct TaskView {
     /// per port of its app: every simulated app has one), held until the
     /// task is gone; no two tasks on an agent share one.
     pub host_port: u16,
+    /// The role its resources are allocated to: Marathon's (`*` unless the
+    /// scenario reserves a group to a role).
+    pub role: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -467,6 +499,12 @@ pub struct AppView {
     pub tasks_unhealthy: u32,
     /// Ids of the deployments touching the app.
     pub deployments: Vec<String>,
+    /// `acceptedResourceRoles` as the app was given it (`None`: Marathon's
+    /// default, `--default_accepted_resource_roles`, `*`).
+    pub accepted_resource_roles: Option<Vec<String>>,
+    /// When its configuration (not its scale) last changed
+    /// (`versionInfo.lastConfigChangeAt`).
+    pub config_changed_unix_ms: u64,
     pub health_checks: Vec<HealthCheckView>,
     pub minimum_health_capacity: f64,
     pub maximum_over_capacity: f64,
@@ -589,7 +627,7 @@ impl World {
             .versions
             .iter()
             .rev()
-            .map(|(at, _)| self.unix_ms(*at))
+            .map(|v| self.unix_ms(v.at))
             .collect())
     }
 
@@ -605,23 +643,28 @@ impl World {
         Ok(app
             .versions
             .iter()
-            .find(|(at, _)| self.unix_ms(*at) == version_unix_ms)
-            .map(|&(at, instances)| {
+            .find(|v| self.unix_ms(v.at) == version_unix_ms)
+            .map(|v| {
                 let mut view = self.app_view(a, false);
-                view.instances = instances;
-                view.version_unix_ms = self.unix_ms(at);
+                view.instances = v.instances;
+                view.accepted_resource_roles = v.accepted_roles.clone();
+                view.version_unix_ms = self.unix_ms(v.at);
                 view
             }))
     }
 
-    fn store_version(&mut self, a: AppIdx) {
+    pub(crate) fn store_version(&mut self, a: AppIdx) {
         let now = self.now;
         let app = &mut self.marathon.apps[a];
-        let instances = app.instances;
+        let version = AppVersion {
+            at: now,
+            instances: app.instances,
+            accepted_roles: app.accepted_roles.clone(),
+        };
         match app.versions.last_mut() {
             // Two changes in one millisecond are one version.
-            Some(last) if last.0 == now => last.1 = instances,
-            _ => app.versions.push((now, instances)),
+            Some(last) if last.at == now => *last = version,
+            _ => app.versions.push(version),
         }
     }
 
@@ -634,7 +677,7 @@ impl World {
                 id: d.id.clone(),
                 version_unix_ms: self.unix_ms(d.version),
                 affected_apps: vec![self.marathon.apps[d.app].id.clone()],
-                action: "ScaleApplication",
+                action: d.action,
                 current_step: 1,
                 total_steps: 1,
             })
@@ -652,19 +695,9 @@ impl World {
     ) -> Result<String, MarathonError> {
         const ACTION: &str = "update_app";
         let a = self.app_idx(ACTION, id)?;
-        if let Some(existing) = &self.marathon.apps[a].deployment {
-            if !force {
-                return Err(MarathonError::DeploymentConflict {
-                    action: ACTION,
-                    app: id.to_string(),
-                    deployments: vec![existing.clone()],
-                });
-            }
-            let existing = existing.clone();
-            self.marathon.deployments.retain(|d| d.id != existing);
-        }
+        self.take_over_deployment(ACTION, a, force)?;
         let original = self.marathon.apps[a].instances;
-        let deployment = self.start_deployment(a, original);
+        let deployment = self.start_deployment(a, original, "ScaleApplication");
         self.marathon.apps[a].instances = instances;
         let app = &mut self.marathon.apps[a];
         app.floor_instances = app.floor_instances.min(instances);
@@ -676,6 +709,30 @@ impl World {
         self.launch_missing(a);
         self.app_changed(a);
         Ok(deployment)
+    }
+
+    /// Before a change to app `a`: refused while a deployment touches it,
+    /// unless `force`, which drops that deployment (Marathon's
+    /// `force=true`).
+    pub(crate) fn take_over_deployment(
+        &mut self,
+        action: &'static str,
+        a: AppIdx,
+        force: bool,
+    ) -> Result<(), MarathonError> {
+        let app = &self.marathon.apps[a];
+        if let Some(existing) = &app.deployment {
+            if !force {
+                return Err(MarathonError::DeploymentConflict {
+                    action,
+                    app: app.id.clone(),
+                    deployments: vec![existing.clone()],
+                });
+            }
+            let existing = existing.clone();
+            self.marathon.deployments.retain(|d| d.id != existing);
+        }
+        Ok(())
     }
 
     /// `DELETE /v2/deployments/{id}`, as Marathon's `DeploymentsResource`
@@ -698,6 +755,7 @@ impl World {
             });
         };
         let (a, original) = (deployment.app, deployment.original_instances);
+        let original_roles = deployment.original_roles.clone();
         if force {
             self.marathon.deployments.retain(|d| d.id != id);
             if self.marathon.apps[a].deployment.as_deref() == Some(id) {
@@ -707,6 +765,10 @@ impl World {
             return Ok(None);
         }
         self.marathon.deployments.retain(|d| d.id != id);
+        if self.marathon.apps[a].accepted_roles != original_roles {
+            self.marathon.apps[a].accepted_roles = original_roles;
+            self.marathon.apps[a].config_changed = self.now;
+        }
         let app_id = self.marathon.apps[a].id.clone();
         self.update_app_instances(&app_id, original, true).map(Some)
     }
@@ -753,7 +815,7 @@ impl World {
             self.marathon.apps[app].version = self.now;
             self.store_version(app);
             if self.marathon.apps[app].deployment.is_none() {
-                deployment_id = Some(self.start_deployment(app, original));
+                deployment_id = Some(self.start_deployment(app, original, "ScaleApplication"));
             }
             self.app_changed(app);
         }
@@ -766,7 +828,7 @@ impl World {
 
     // ----- internals -----
 
-    fn app_idx(&self, action: &'static str, id: &str) -> Result<AppIdx, MarathonError> {
+    pub(crate) fn app_idx(&self, action: &'static str, id: &str) -> Result<AppIdx, MarathonError> {
         let key = if id.starts_with('/') {
             id.to_string()
         } else {
@@ -794,6 +856,8 @@ impl World {
             tasks_healthy: app.counts.healthy,
             tasks_unhealthy: app.counts.unhealthy,
             deployments: app.deployment.iter().cloned().collect(),
+            accepted_resource_roles: app.accepted_roles.clone(),
+            config_changed_unix_ms: self.unix_ms(app.config_changed),
             health_checks: app
                 .health
                 .iter()
@@ -870,20 +934,28 @@ impl World {
             started_unix_ms: t.started_at.map(|s| self.unix_ms(s)),
             version_unix_ms: self.unix_ms(app.version),
             health_check_results,
-            zone: self.group.azs[self.instances[agent.instance].az].clone(),
+            zone: self.groups[agent.group].azs[self.instances[agent.instance].az].clone(),
             host_port: t.host_port,
+            role: self.marathon_role().to_string(),
         }
     }
 
     /// A deployment of app `a`, whose `instances` were `original` before
-    /// the change it carries out.
-    fn start_deployment(&mut self, a: AppIdx, original: u32) -> String {
+    /// the change it carries out (its roles are still as they were).
+    pub(crate) fn start_deployment(
+        &mut self,
+        a: AppIdx,
+        original: u32,
+        action: &'static str,
+    ) -> String {
         let id = self.rng.uuid();
         self.marathon.deployments.push(Deployment {
             id: id.clone(),
             app: a,
             version: self.now,
             original_instances: original,
+            original_roles: self.marathon.apps[a].accepted_roles.clone(),
+            action,
         });
         self.marathon.apps[a].deployment = Some(id.clone());
         id
@@ -891,7 +963,7 @@ impl World {
 
     /// Kills tasks beyond `instances`: staging ones first, then unhealthy,
     /// then the most recently started (as Marathon prefers).
-    fn scale_down_surplus(&mut self, a: AppIdx) {
+    pub(crate) fn scale_down_surplus(&mut self, a: AppIdx) {
         let app = &self.marathon.apps[a];
         let live: Vec<TaskKey> = app
             .tasks
@@ -1332,10 +1404,20 @@ impl World {
         // Every running task of an app without checks has run the settle
         // time (with checks, health says it).
         let mut settled = true;
+        // Live tasks on an agent whose resources the app's roles do not
+        // take (placement never does it; the monitor checks it).
+        let mut misplaced = 0;
         let app = &self.marathon.apps[a];
         let has_health = app.health.is_some();
         for k in &app.tasks {
             let t = &self.marathon.tasks[k];
+            if matches!(
+                t.state,
+                TaskState::Staging | TaskState::Running | TaskState::Killing
+            ) && !self.accepted_on(a, t.agent)
+            {
+                misplaced += 1;
+            }
             match t.state {
                 TaskState::Staging => counts.staged += 1,
                 TaskState::Running => {
@@ -1371,6 +1453,7 @@ impl World {
         let target = instances.min(app.floor_instances);
         self.monitor
             .observe_app(a, self.now, really_serving, floor, instances, target);
+        self.monitor.observe_misplaced(a, self.now, misplaced);
     }
 
     /// For the monitor's report: each app's id.
@@ -1380,6 +1463,13 @@ impl World {
 }
 
 impl World {
+    /// The role Marathon registered with (`--mesos_role`): `*`, or the
+    /// role the scenario's groups reserve their agents to (DC/OS:
+    /// `slave_public`).
+    pub fn marathon_role(&self) -> &str {
+        self.marathon.role.as_deref().unwrap_or("*")
+    }
+
     /// The framework id Marathon registered with the master under: what
     /// `/v2/info` answers as `frameworkId` and the master lists its tasks
     /// under. Mesos' shape, `<uuid>-0000`, stable across runs.

@@ -1,5 +1,6 @@
-//! The simulated world: one Auto Scaling group of EC2 instances, the Mesos
-//! master's view of their agents, Marathon's apps and tasks, and the monitor
+//! The simulated world: Auto Scaling groups of EC2 instances, the Mesos
+//! master's view of their agents (one set of masters for every group),
+//! Marathon's apps and tasks, and the monitor
 //! that records what really happened. Pure and deterministic: no I/O, no
 //! real clock; time moves only through `advance_to`, and every random
 //! choice comes from the scenario's seed.
@@ -7,15 +8,19 @@
 //! One file per concept, each adding its part of `World`'s API:
 //! - `clock`: `SimTime` and its place on the wall clock.
 //! - `events`: the timed event queue.
-//! - `asg`: the group, its instances, scaling activities, AZRebalance, EC2.
+//! - `asg`: the groups, their instances, scaling activities, AZRebalance,
+//!   EC2.
 //! - `agents`: Mesos agents (registration, ping timeouts, drain, deactivate).
 //! - `maintenance`: the maintenance schedule and machines down/up.
 //! - `marathon`: apps, tasks, health checks, backoff, deployments, kills.
-//! - `placement`: which agent a task goes to.
+//! - `app_update`: what `PUT /v2/apps/{id}` changes (instances, roles).
+//! - `placement`: which agent a task goes to (resources, roles,
+//!   constraints).
 //! - `monitor`: the ground truth (time below floor, outages) and `Report`.
 //! - `faults`: what the world can be told to get wrong.
 
 mod agents;
+mod app_update;
 mod asg;
 mod clock;
 mod events;
@@ -30,6 +35,7 @@ mod rng;
 mod tests;
 
 pub use agents::{AgentView, MasterFlagsView, MesosError, ResourcesView};
+pub use app_update::AppChange;
 pub use asg::{
     ActivityView, AwsError, Ec2InstanceView, GroupInstanceView, GroupUpdate, GroupView,
     LaunchTemplateChoice, LaunchTemplateView, LifecycleState, SuspendedProcessView, TagView,
@@ -41,7 +47,7 @@ pub use marathon::{
     AppView, DeploymentView, HealthCheckResultView, HealthCheckView, KillResult, MarathonError,
     QueueView, TaskFailureView, TaskView,
 };
-pub use monitor::{AppReport, FinalState, Report, TaskMoves};
+pub use monitor::{AppReport, FinalState, GroupFinalState, GroupReport, Report, TaskMoves};
 
 use std::collections::BTreeSet;
 
@@ -83,7 +89,9 @@ pub struct World {
     rng: SimRng,
     queue: EventQueue,
     timing: Timing,
-    group: Group,
+    /// The Auto Scaling groups, in scenario order (the first is the one a
+    /// one-group call such as `az_counts` means).
+    groups: Vec<Group>,
     /// Every instance ever launched, by index (terminated ones stay, as
     /// EC2 keeps listing them for a while).
     instances: Vec<Instance>,
@@ -132,14 +140,17 @@ impl World {
             rng,
             queue: EventQueue::default(),
             timing,
-            group: Group::new(&scenario.group),
+            groups: scenario
+                .groups()
+                .map(|g| Group::new(g, scenario.agent_of(g)))
+                .collect(),
             instances: Vec::new(),
             instance_by_id: Default::default(),
-            mesos: Mesos::new(master_id, &scenario.agent),
+            mesos: Mesos::new(master_id),
             maintenance: Maintenance::default(),
-            marathon: Marathon::new(&apps),
+            marathon: Marathon::new(&apps, scenario.marathon_role()),
             faults: scenario.faults.clone(),
-            monitor: Monitor::new(apps.len(), scenario.group.availability_zones.len()),
+            monitor: Monitor::new(apps.len(), scenario.groups().count()),
             events_processed: 0,
         };
         for app in &apps {
@@ -152,13 +163,17 @@ impl World {
         world
             .marathon
             .refresh_never_healthy(&world.faults.never_healthy_apps);
-        world.populate_initial_instances(scenario.group.standby);
+        for (gi, g) in scenario.groups().enumerate() {
+            world.populate_initial_instances(gi, g.standby);
+        }
         world.place_initial_tasks();
         world.refresh_failing_checks(&world.faults.failing_health_checks.clone());
         for app in 0..world.marathon.apps.len() {
             world.app_changed(app);
         }
-        world.observe_group();
+        for gi in 0..world.groups.len() {
+            world.observe_group(gi);
+        }
         world
     }
 
@@ -216,7 +231,8 @@ impl World {
     /// Switches faults at runtime. Unknown app ids are refused, so a typo
     /// cannot silently disable a fault, and so is an app without a health
     /// check in `failing_health_checks` and a `bad_image` version the launch
-    /// template does not have. The error names the field.
+    /// template does not have (or a group the world does not have). The
+    /// error names the field.
     pub fn set_faults(&mut self, faults: Faults) -> Result<(), String> {
         for id in &faults.never_healthy_apps {
             if !self.marathon.by_id.contains_key(id) {
@@ -234,8 +250,13 @@ impl World {
                 Some(true) => {}
             }
         }
+        let templates: Vec<(&str, u64)> = self
+            .groups
+            .iter()
+            .map(|g| (g.name.as_str(), g.template.latest))
+            .collect();
         faults
-            .check_bad_images(self.group.template.latest)
+            .check_bad_images(&templates)
             .map_err(|message| format!("bad_image: {message}"))?;
         self.marathon
             .refresh_never_healthy(&faults.never_healthy_apps);
@@ -244,16 +265,17 @@ impl World {
         Ok(())
     }
 
-    /// Makes the instances of launch template `version` run a bad image
-    /// with `effect` (replacing what was said of that version before),
-    /// keeping every other fault: how a test breaks the image a roll goes
-    /// onto. Refused for a version the template does not have.
+    /// Makes every group's instances of launch template `version` run a
+    /// bad image with `effect` (replacing what was said of that version
+    /// before), keeping every other fault: how a test breaks the image a
+    /// roll goes onto. Refused for a version no template has.
     pub fn set_bad_image(&mut self, version: &str, effect: ImageEffect) -> Result<(), String> {
         let mut faults = self.faults.clone();
         faults.bad_image.retain(|b| b.version != version);
         faults.bad_image.push(BadImage {
             version: version.to_string(),
             effect,
+            group: None,
         });
         self.set_faults(faults)
     }
@@ -283,11 +305,11 @@ impl World {
             Event::InstanceTerminated(i) => self.on_instance_terminated(i),
             Event::AgentPingTimeout(a) => self.on_agent_ping_timeout(a),
             Event::AgentDrained(a) => self.on_agent_drained(a),
-            Event::ReconcileGroup => {
-                self.group.retry_at = None;
-                self.reconcile_group();
+            Event::ReconcileGroup(gi) => {
+                self.groups[gi].retry_at = None;
+                self.reconcile_group(gi);
             }
-            Event::RebalanceCheck => self.on_rebalance_check(),
+            Event::RebalanceCheck(gi) => self.on_rebalance_check(gi),
             Event::TaskStarted(t) => self.on_task_started(t),
             Event::HealthCheck(t) => self.on_health_check(t),
             Event::TaskCrashes(t) => self.on_task_crashes(t),

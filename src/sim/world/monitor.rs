@@ -4,8 +4,9 @@
 //! healthy with health checks and running without), degraded (serving
 //! fewer than its instance count, a surge's extra instances left out) and
 //! at zero (an outage), integrated exactly in milliseconds between events; relaunches
-//! per app and per task lineage; peak and final instances per AZ;
-//! instances beyond desired; API calls by action.
+//! per app and per task lineage; peak and final instances per AZ and
+//! instances beyond desired, for the whole cluster and per group; task-time
+//! on agents an app's roles do not accept (misplaced); API calls by action.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -14,7 +15,7 @@ use serde::Serialize;
 
 use super::World;
 use super::clock::SimTime;
-use super::events::{AppIdx, TaskKey};
+use super::events::{AppIdx, GroupIdx, TaskKey};
 
 #[derive(Clone, Debug, Default)]
 struct AppWatch {
@@ -28,6 +29,57 @@ struct AppWatch {
     zero_ms: u64,
     degraded_ms: u64,
     relaunches: u32,
+    /// Live tasks on agents its roles do not accept, since `misplaced_at`.
+    misplaced: u32,
+    misplaced_at: SimTime,
+    /// Task-milliseconds misplaced before `misplaced_at`.
+    misplaced_ms: u64,
+}
+
+/// Instances per AZ over time, for one group or the whole cluster (every
+/// group's instances per AZ name, summed).
+#[derive(Clone, Debug, Default)]
+struct Shape {
+    az_peak: BTreeMap<String, u32>,
+    az_now: BTreeMap<String, u32>,
+    beyond_peak: u32,
+    beyond_since: Option<SimTime>,
+    beyond_ms: u64,
+    peak_desired: u32,
+}
+
+impl Shape {
+    fn observe(&mut self, now: SimTime, counts: BTreeMap<String, u32>, desired: u32) {
+        for (az, &c) in &counts {
+            let peak = self.az_peak.entry(az.clone()).or_insert(0);
+            *peak = (*peak).max(c);
+        }
+        self.peak_desired = self.peak_desired.max(desired);
+        let live: u32 = counts.values().sum();
+        self.az_now = counts;
+        let beyond = live.saturating_sub(desired);
+        self.beyond_peak = self.beyond_peak.max(beyond);
+        match (self.beyond_since, beyond > 0) {
+            (None, true) => self.beyond_since = Some(now),
+            (Some(since), false) => {
+                self.beyond_ms += now.since(since);
+                self.beyond_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    fn beyond_ms(&self, now: SimTime) -> u64 {
+        self.beyond_ms + self.beyond_since.map_or(0, |s| now.since(s))
+    }
+}
+
+/// One group's record besides its shape.
+#[derive(Clone, Debug, Default)]
+struct GroupWatch {
+    shape: Shape,
+    launched: u32,
+    terminated: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -41,29 +93,33 @@ struct Lineage {
 pub(crate) struct Monitor {
     apps: Vec<AppWatch>,
     lineages: HashMap<TaskKey, Lineage>,
-    az_peak: Vec<u32>,
-    az_now: Vec<u32>,
-    beyond_peak: u32,
-    beyond_since: Option<SimTime>,
-    beyond_ms: u64,
+    cluster: Shape,
+    groups: Vec<GroupWatch>,
     launched: u32,
     terminated: u32,
     launch_failures: u32,
     api_calls: BTreeMap<String, u64>,
     injected_faults: BTreeMap<String, u64>,
-    peak_desired: u32,
     repeated_terminations: Vec<String>,
     terminations_of_gone: Vec<String>,
 }
 
 impl Monitor {
-    pub(crate) fn new(apps: usize, azs: usize) -> Monitor {
+    pub(crate) fn new(apps: usize, groups: usize) -> Monitor {
         Monitor {
             apps: vec![AppWatch::default(); apps],
-            az_peak: vec![0; azs],
-            az_now: vec![0; azs],
+            groups: vec![GroupWatch::default(); groups],
             ..Monitor::default()
         }
+    }
+
+    /// How many of an app's live tasks are on agents its roles do not
+    /// accept, from `now` on: the task-time is integrated between changes.
+    pub(crate) fn observe_misplaced(&mut self, a: AppIdx, now: SimTime, misplaced: u32) {
+        let w = &mut self.apps[a];
+        w.misplaced_ms += u64::from(w.misplaced) * now.since(w.misplaced_at);
+        w.misplaced_at = now;
+        w.misplaced = misplaced;
     }
 
     /// An app's serving count, floor or instances may have changed at `now`.
@@ -123,31 +179,36 @@ impl Monitor {
             .moves += 1;
     }
 
-    pub(crate) fn observe_group(&mut self, now: SimTime, counts: &[u32], desired: u32) {
-        for (az, &c) in counts.iter().enumerate() {
-            self.az_peak[az] = self.az_peak[az].max(c);
-            self.az_now[az] = c;
-        }
-        self.peak_desired = self.peak_desired.max(desired);
-        let live: u32 = counts.iter().sum();
-        let beyond = live.saturating_sub(desired);
-        self.beyond_peak = self.beyond_peak.max(beyond);
-        match (self.beyond_since, beyond > 0) {
-            (None, true) => self.beyond_since = Some(now),
-            (Some(since), false) => {
-                self.beyond_ms += now.since(since);
-                self.beyond_since = None;
-            }
-            _ => {}
-        }
+    /// A group's live instances per AZ (by name) and desired capacity
+    /// after a change.
+    pub(crate) fn observe_group(
+        &mut self,
+        g: GroupIdx,
+        now: SimTime,
+        counts: BTreeMap<String, u32>,
+        desired: u32,
+    ) {
+        self.groups[g].shape.observe(now, counts, desired);
     }
 
-    pub(crate) fn instance_launched(&mut self) {
+    /// The whole cluster's (every group's, summed) after a change.
+    pub(crate) fn observe_cluster(
+        &mut self,
+        now: SimTime,
+        counts: BTreeMap<String, u32>,
+        desired: u32,
+    ) {
+        self.cluster.observe(now, counts, desired);
+    }
+
+    pub(crate) fn instance_launched(&mut self, g: GroupIdx) {
         self.launched += 1;
+        self.groups[g].launched += 1;
     }
 
-    pub(crate) fn instance_terminated(&mut self) {
+    pub(crate) fn instance_terminated(&mut self, g: GroupIdx) {
         self.terminated += 1;
+        self.groups[g].terminated += 1;
     }
 
     /// A TerminateInstanceInAutoScalingGroup call for an instance whose
@@ -194,6 +255,9 @@ pub struct AppReport {
     /// left out).
     pub degraded_ms: u64,
     pub relaunches: u32,
+    /// Task-milliseconds its live tasks spent on agents its roles do not
+    /// accept.
+    pub misplaced_task_ms: u64,
 }
 
 /// How often one task (followed across its replacements) was moved.
@@ -204,7 +268,33 @@ pub struct TaskMoves {
     pub moves: u32,
 }
 
-/// The final state of the world when the report was taken.
+/// One group's record: its instances per AZ and its final state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GroupReport {
+    pub name: String,
+    /// The role its agents' resources are reserved to (`None`: `*`).
+    pub role: Option<String>,
+    pub az_peak: BTreeMap<String, u32>,
+    pub az_final: BTreeMap<String, u32>,
+    pub peak_instances_beyond_desired: u32,
+    pub ms_beyond_desired: u64,
+    /// The highest desired capacity the group ever had.
+    pub peak_desired_capacity: u32,
+    pub instances_launched: u32,
+    pub instances_terminated: u32,
+    pub final_state: GroupFinalState,
+}
+
+/// A group's state when the report was taken.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GroupFinalState {
+    pub desired_capacity: u32,
+    pub instances_live: u32,
+    pub agents_registered: usize,
+}
+
+/// The final state of the world when the report was taken (every group's
+/// instances and desired capacities summed).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FinalState {
     pub desired_capacity: u32,
@@ -228,6 +318,11 @@ pub struct Report {
     pub relaunches: u64,
     /// Only lineages that moved at least once, most moved first.
     pub task_moves: Vec<TaskMoves>,
+    /// Task-milliseconds tasks spent on agents their app's roles do not
+    /// accept (ground truth: placement never does it, so a roll must not
+    /// make it other than 0).
+    pub misplaced_task_ms: u64,
+    /// The whole cluster's instances per AZ (every group's, by AZ name).
     pub az_peak: BTreeMap<String, u32>,
     pub az_final: BTreeMap<String, u32>,
     pub peak_instances_beyond_desired: u32,
@@ -239,7 +334,8 @@ pub struct Report {
     /// Answers the faults of `/sim/faults` replaced (`aws:Throttling`,
     /// `mesos:503`, …): a fault test can tell they were felt.
     pub injected_faults: BTreeMap<String, u64>,
-    /// The highest desired capacity the group ever had.
+    /// The highest desired capacity the cluster ever had (the groups'
+    /// summed).
     pub peak_desired_capacity: u32,
     /// Instances a termination was asked for again after it had begun,
     /// one entry per repeated call (a roller must send each one once).
@@ -247,6 +343,8 @@ pub struct Report {
     /// Instances a termination was asked for when already gone.
     pub terminations_of_gone: Vec<String>,
     pub final_state: FinalState,
+    /// Each group's record, in scenario order.
+    pub groups: Vec<GroupReport>,
 }
 
 impl Report {
@@ -324,6 +422,8 @@ impl World {
                 at_zero_ms: w.zero_ms + w.zero_since.map_or(0, |s| now.since(s)),
                 degraded_ms: w.degraded_ms + w.degraded_since.map_or(0, |s| now.since(s)),
                 relaunches: w.relaunches,
+                misplaced_task_ms: w.misplaced_ms
+                    + u64::from(w.misplaced) * now.since(w.misplaced_at),
             })
             .collect();
         let mut task_moves: Vec<TaskMoves> = m
@@ -340,11 +440,8 @@ impl World {
                 .cmp(&x.moves)
                 .then_with(|| x.first_task_id.cmp(&y.first_task_id))
         });
-        let azs = self.az_names();
-        let by_az = |v: &[u32]| -> BTreeMap<String, u32> {
-            azs.iter().cloned().zip(v.iter().copied()).collect()
-        };
-        let counts = self.az_counts();
+        let (counts, desired) = self.cluster_az_counts();
+        let groups = self.group_reports();
         Report {
             simulated_ms: now.as_millis(),
             apps_ever_below_floor: apps.iter().filter(|a| a.below_floor_ms > 0).count(),
@@ -353,9 +450,10 @@ impl World {
             total_outage_ms: apps.iter().map(|a| a.at_zero_ms).sum(),
             total_degraded_ms: apps.iter().map(|a| a.degraded_ms).sum(),
             relaunches: apps.iter().map(|a| u64::from(a.relaunches)).sum(),
+            misplaced_task_ms: apps.iter().map(|a| a.misplaced_task_ms).sum(),
             final_state: FinalState {
-                desired_capacity: self.group_desired(),
-                instances_live: counts.iter().sum(),
+                desired_capacity: desired,
+                instances_live: counts.values().sum(),
                 agents_registered: self
                     .mesos
                     .agents
@@ -367,18 +465,52 @@ impl World {
             },
             apps,
             task_moves,
-            az_peak: by_az(&m.az_peak),
-            az_final: by_az(&counts),
-            peak_instances_beyond_desired: m.beyond_peak,
-            ms_beyond_desired: m.beyond_ms + m.beyond_since.map_or(0, |s| now.since(s)),
+            az_peak: m.cluster.az_peak.clone(),
+            az_final: counts,
+            peak_instances_beyond_desired: m.cluster.beyond_peak,
+            ms_beyond_desired: m.cluster.beyond_ms(now),
             instances_launched: m.launched,
             instances_terminated: m.terminated,
             launch_failures: m.launch_failures,
             api_calls: m.api_calls.clone(),
             injected_faults: m.injected_faults.clone(),
-            peak_desired_capacity: m.peak_desired,
+            peak_desired_capacity: m.cluster.peak_desired,
             repeated_terminations: m.repeated_terminations.clone(),
             terminations_of_gone: m.terminations_of_gone.clone(),
+            groups,
         }
+    }
+
+    fn group_reports(&self) -> Vec<GroupReport> {
+        let now = self.now;
+        self.groups
+            .iter()
+            .enumerate()
+            .map(|(gi, g)| {
+                let watch = &self.monitor.groups[gi];
+                let counts = self.group_az_counts(gi);
+                GroupReport {
+                    name: g.name.clone(),
+                    role: g.role.clone(),
+                    az_peak: watch.shape.az_peak.clone(),
+                    az_final: g.azs.iter().cloned().zip(counts.iter().copied()).collect(),
+                    peak_instances_beyond_desired: watch.shape.beyond_peak,
+                    ms_beyond_desired: watch.shape.beyond_ms(now),
+                    peak_desired_capacity: watch.shape.peak_desired,
+                    instances_launched: watch.launched,
+                    instances_terminated: watch.terminated,
+                    final_state: GroupFinalState {
+                        desired_capacity: g.desired,
+                        instances_live: counts.iter().sum(),
+                        agents_registered: self
+                            .mesos
+                            .agents
+                            .iter()
+                            .filter(|a| a.group == gi && a.is_registered())
+                            .count(),
+                    },
+                }
+            })
+            .collect()
     }
 }

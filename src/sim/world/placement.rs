@@ -1,14 +1,18 @@
 //! Where Marathon puts a task: an agent that is registered, answering,
 //! active, not draining, not inside a maintenance window (Marathon's
-//! maintenance mode), with room for the task's cpus and mem, and, for
-//! `["hostname", "UNIQUE"]` apps, running no other task of the app. Among
-//! those, the choice is seeded: a scan from a random agent, so a seed
-//! replays the same placement and most placements cost O(1).
+//! maintenance mode), whose resources are of a role the app accepts
+//! (`acceptedResourceRoles`, `*` by default: a DC/OS public agent, all of
+//! it reserved to `slave_public`, takes only apps that name that role), with
+//! room for the task's cpus and mem, and, for `["hostname", "UNIQUE"]`
+//! apps, running no other task of the app. Among those, the choice is
+//! seeded: a scan from a random agent, so a seed replays the same placement
+//! and most placements cost O(1).
 
 use std::collections::HashSet;
 
 use super::World;
 use super::events::{AgentIdx, AppIdx, Event};
+use crate::sim::scenario::accepts;
 
 impl World {
     fn agent_takes(
@@ -27,7 +31,15 @@ impl World {
             && ag.used_cpus + app.cpus * count <= ag.cpus
             && ag.used_mem + app.mem * count <= ag.mem
             && !(app.unique && taken.contains(&agent))
+            && self.accepted_on(a, agent)
             && !self.in_maintenance(agent)
+    }
+
+    /// The app's roles take the agent's resources (a task of it there is
+    /// placed as Marathon places it; anything else is misplaced).
+    pub(crate) fn accepted_on(&self, a: AppIdx, agent: AgentIdx) -> bool {
+        let reserved_to = self.groups[self.mesos.agents[agent].group].role.as_deref();
+        accepts(self.marathon.apps[a].accepted_roles.as_deref(), reserved_to)
     }
 
     fn scan_for(&mut self, a: AppIdx, count: u64) -> Option<AgentIdx> {

@@ -1009,17 +1009,19 @@ fn every_shipped_scenario_builds_a_world_of_the_right_size() {
         let start = Instant::now();
         let w = World::new(&scenario);
         let built = start.elapsed();
-        let g = group(&w);
-        assert_eq!(
-            g.instances.len() as u32,
-            scenario.group.desired_capacity,
-            "{name}"
-        );
-        assert_eq!(
-            w.agents().len() as u32,
-            scenario.group.desired_capacity,
-            "{name}"
-        );
+        let mut agents = 0;
+        for spec in scenario.groups() {
+            let g = w
+                .describe_groups(std::slice::from_ref(&spec.name))
+                .remove(0);
+            let size = spec.desired_capacity + spec.standby;
+            assert_eq!(g.instances.len() as u32, size, "{name}: {}", spec.name);
+            let counts = w.az_counts_of(&spec.name).expect("a group");
+            let spread = counts.iter().max().unwrap_or(&0) - counts.iter().min().unwrap_or(&0);
+            assert!(spread <= 1, "{name}: {} balanced {counts:?}", spec.name);
+            agents += size;
+        }
+        assert_eq!(w.agents().len() as u32, agents, "{name}");
         assert_eq!(
             w.apps(false).len(),
             scenario.expanded_apps().len(),
@@ -1031,11 +1033,9 @@ fn every_shipped_scenario_builds_a_world_of_the_right_size() {
             "{name}: every task placed"
         );
         assert!(w.apps_waiting_for_offers().is_empty(), "{name}");
-        let counts = w.az_counts();
-        let spread = counts.iter().max().unwrap_or(&0) - counts.iter().min().unwrap_or(&0);
-        assert!(spread <= 1, "{name}: balanced {counts:?}");
         let report = w.report();
         assert_eq!(report.apps_ever_below_floor, 0, "{name} starts steady");
+        assert_eq!(report.misplaced_task_ms, 0, "{name}");
         println!("{name}: built in {built:?}");
     }
 }
@@ -1628,6 +1628,7 @@ fn a_bad_image_must_name_a_version_of_the_template_once_and_is_switched_on_at_ru
                     .map(|(version, effect)| BadImage {
                         version: version.into(),
                         effect,
+                        group: None,
                     })
                     .collect(),
                 ..Faults::default()
@@ -1641,11 +1642,14 @@ fn a_bad_image_must_name_a_version_of_the_template_once_and_is_switched_on_at_ru
         .expect("replaces");
     w.set_bad_image("2", ImageEffect::Unhealthy).expect("valid");
     assert_eq!(
-        w.faults().image_effect("3"),
+        w.faults().image_effect("agents", "3"),
         Some(ImageEffect::Unregistered)
     );
-    assert_eq!(w.faults().image_effect("2"), Some(ImageEffect::Unhealthy));
-    assert_eq!(w.faults().image_effect("1"), None);
+    assert_eq!(
+        w.faults().image_effect("agents", "2"),
+        Some(ImageEffect::Unhealthy)
+    );
+    assert_eq!(w.faults().image_effect("agents", "1"), None);
 }
 
 #[test]

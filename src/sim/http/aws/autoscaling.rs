@@ -16,11 +16,21 @@ const MAX_RECORDS: usize = 100;
 /// What the simulated instances are (the scenario does not say).
 pub(super) const INSTANCE_TYPE: &str = "m5.2xlarge";
 
-/// PropagateAtLaunch per tag key: the world keeps tags as key → value, the
-/// facade remembers the flag so tags round-trip as AWS returns them.
+/// PropagateAtLaunch per group and tag key: the world keeps tags as key →
+/// value, the facade remembers the flag so tags round-trip as AWS returns
+/// them.
 #[derive(Debug, Default)]
 pub(super) struct TagFlags {
-    pub(super) propagate: BTreeMap<String, bool>,
+    pub(super) propagate: BTreeMap<(String, String), bool>,
+}
+
+impl TagFlags {
+    fn get(&self, group: &str, key: &str) -> bool {
+        self.propagate
+            .get(&(group.to_string(), key.to_string()))
+            .copied()
+            .unwrap_or(false)
+    }
 }
 
 pub(super) fn dispatch(
@@ -160,10 +170,7 @@ fn group_xml(x: &mut Xml, w: &World, flags: &TagFlags, g: &GroupView) {
             .leaf("ResourceType", "auto-scaling-group")
             .leaf("Key", &t.key)
             .leaf("Value", &t.value)
-            .leaf(
-                "PropagateAtLaunch",
-                flags.propagate.get(&t.key).copied().unwrap_or(false),
-            )
+            .leaf("PropagateAtLaunch", flags.get(&g.name, &t.key))
             .close("member");
     }
     x.close("Tags")
@@ -177,10 +184,70 @@ fn group_xml(x: &mut Xml, w: &World, flags: &TagFlags, g: &GroupView) {
         .close("member");
 }
 
+/// One filter of DescribeAutoScalingGroups: `tag-key`, `tag-value` or
+/// `tag:<key>` with its values (ORed); the filters are ANDed, as AWS's
+/// `Filter` documents.
+enum GroupFilter {
+    TagKey(BTreeSet<String>),
+    TagValue(BTreeSet<String>),
+    Tag(String, BTreeSet<String>),
+}
+
+impl GroupFilter {
+    fn read(p: &Params) -> Result<Vec<GroupFilter>, QueryError> {
+        let mut filters = Vec::new();
+        for fields in p.structs("Filters.member") {
+            let name = fields.get("Name").cloned().unwrap_or_default();
+            let values: BTreeSet<String> = fields
+                .iter()
+                .filter(|(k, _)| k.starts_with("Values.member."))
+                .map(|(_, v)| v.clone())
+                .collect();
+            filters.push(match name.as_str() {
+                "tag-key" => GroupFilter::TagKey(values),
+                "tag-value" => GroupFilter::TagValue(values),
+                _ => match name.strip_prefix("tag:") {
+                    Some(key) if !key.is_empty() => GroupFilter::Tag(key.to_string(), values),
+                    _ => {
+                        // AWS's wording for an unknown filter is not
+                        // established: DescribeTags' form.
+                        return Err(QueryError::sender(
+                            "ValidationError",
+                            format!(
+                                "Filter type {name} is not correct. Allowed Filter types are: tag-key tag-value tag:<key>"
+                            ),
+                        ));
+                    }
+                },
+            });
+        }
+        Ok(filters)
+    }
+
+    fn matches(&self, g: &GroupView) -> bool {
+        match self {
+            GroupFilter::TagKey(keys) => g.tags.iter().any(|t| keys.contains(&t.key)),
+            GroupFilter::TagValue(values) => g.tags.iter().any(|t| values.contains(&t.value)),
+            GroupFilter::Tag(key, values) => g
+                .tags
+                .iter()
+                .any(|t| &t.key == key && values.contains(&t.value)),
+        }
+    }
+}
+
+/// DescribeAutoScalingGroups: the named groups (every group when none is
+/// named), in name order, narrowed by `Filters`, paged by MaxRecords and
+/// NextToken.
 fn describe_groups(w: &mut World, flags: &TagFlags, p: &Params) -> Result<String, QueryError> {
     let names = p.list("AutoScalingGroupNames.member");
     let max = max_records(p)?;
-    let groups = w.describe_groups(&names);
+    let filters = GroupFilter::read(p)?;
+    let groups: Vec<GroupView> = w
+        .describe_groups(&names)
+        .into_iter()
+        .filter(|g| filters.iter().all(|f| f.matches(g)))
+        .collect();
     let (groups, next) = page(
         Service::AutoScaling,
         groups,
@@ -275,7 +342,7 @@ fn describe_tags(w: &mut World, flags: &TagFlags, p: &Params) -> Result<String, 
     let mut tags = Vec::new();
     for g in w.describe_groups(&[]) {
         for t in &g.tags {
-            let propagate = flags.propagate.get(&t.key).copied().unwrap_or(false);
+            let propagate = flags.get(&g.name, &t.key);
             let keep = filters.iter().all(|(name, values)| {
                 let field = match name.as_str() {
                     "auto-scaling-group" => g.name.clone(),
@@ -342,8 +409,9 @@ fn activity_xml(x: &mut Xml, tag: &str, a: &ActivityView, azs: &[String]) {
         .close(tag);
 }
 
-fn group_azs(w: &World) -> Vec<String> {
-    w.describe_groups(&[])
+/// A group's AZs (for its ARN's region); none for a name that is no group.
+fn group_azs(w: &World, group: &str) -> Vec<String> {
+    w.describe_groups(&[group.to_string()])
         .into_iter()
         .next()
         .map(|g| g.availability_zones)
@@ -358,7 +426,12 @@ fn terminate(w: &mut World, p: &Params) -> Result<String, QueryError> {
         .terminate_instance(instance, decrement)
         .map_err(world_error)?;
     let mut x = Xml::new();
-    activity_xml(&mut x, "Activity", &activity, &group_azs(w));
+    activity_xml(
+        &mut x,
+        "Activity",
+        &activity,
+        &group_azs(w, &activity.group_name),
+    );
     Ok(x.finish())
 }
 
@@ -376,7 +449,7 @@ fn standby(w: &mut World, p: &Params, enter: bool) -> Result<String, QueryError>
         w.exit_standby(group, &ids)
     }
     .map_err(world_error)?;
-    let azs = group_azs(w);
+    let azs = group_azs(w, group);
     let mut x = Xml::new();
     x.open("Activities");
     for a in &activities {
@@ -520,7 +593,7 @@ fn create_or_update_tags(
     for t in tag_params(w, p)? {
         w.put_tags(&t.group, &[(t.key.clone(), t.value)])
             .map_err(world_error)?;
-        flags.propagate.insert(t.key, t.propagate);
+        flags.propagate.insert((t.group, t.key), t.propagate);
     }
     Ok(())
 }
@@ -529,30 +602,29 @@ fn delete_tags(w: &mut World, flags: &mut TagFlags, p: &Params) -> Result<(), Qu
     for t in tag_params(w, p)? {
         w.delete_tags(&t.group, std::slice::from_ref(&t.key))
             .map_err(world_error)?;
-        flags.propagate.remove(&t.key);
+        flags.propagate.remove(&(t.group, t.key));
     }
     Ok(())
 }
 
+/// DescribeScalingActivities: the group's activities, newest first, or
+/// every group's when none is named ("the scaling activities in the
+/// account and Region"), by start time.
 fn describe_activities(w: &mut World, p: &Params) -> Result<String, QueryError> {
     let max = max_records(p)?;
     let wanted: BTreeSet<String> = p.list("ActivityIds.member").into_iter().collect();
-    let group = match p.get("AutoScalingGroupName") {
-        Some(g) if !g.is_empty() => g.to_string(),
-        _ => w
-            .describe_groups(&[])
-            .into_iter()
-            .next()
-            .map(|g| g.name)
-            .unwrap_or_default(),
+    let groups: Vec<String> = match p.get("AutoScalingGroupName") {
+        Some(g) if !g.is_empty() => vec![g.to_string()],
+        _ => w.describe_groups(&[]).into_iter().map(|g| g.name).collect(),
     };
     // AWS lists no activities (not an error) for a group it does not know.
-    let activities: Vec<ActivityView> = w
-        .scaling_activities(&group, usize::MAX)
-        .unwrap_or_default()
-        .into_iter()
+    let mut activities: Vec<ActivityView> = groups
+        .iter()
+        .flat_map(|g| w.scaling_activities(g, usize::MAX).unwrap_or_default())
         .filter(|a| wanted.is_empty() || wanted.contains(&a.activity_id))
         .collect();
+    // Each group's come newest first; merged, newest first across groups.
+    activities.sort_by(|a, b| b.start_unix_ms.cmp(&a.start_unix_ms));
     let (activities, next) = page(
         Service::AutoScaling,
         activities,
@@ -560,11 +632,10 @@ fn describe_activities(w: &mut World, p: &Params) -> Result<String, QueryError> 
         p.get("NextToken"),
         max,
     )?;
-    let azs = group_azs(w);
     let mut x = Xml::new();
     x.open("Activities");
     for a in &activities {
-        activity_xml(&mut x, "member", a, &azs);
+        activity_xml(&mut x, "member", a, &group_azs(w, &a.group_name));
     }
     x.close("Activities").opt_leaf("NextToken", next);
     Ok(x.finish())

@@ -36,7 +36,7 @@ enum Filter {
     PrivateIp(BTreeSet<String>),
     PrivateDns(BTreeSet<String>),
     /// `tag:aws:autoscaling:groupName`: every simulated instance was
-    /// launched by the one group, which tags it so.
+    /// launched by a group, which tags it so.
     GroupName(BTreeSet<String>),
 }
 
@@ -57,14 +57,14 @@ impl Filter {
         }
     }
 
-    fn matches(&self, i: &Ec2InstanceView, group: &str) -> bool {
+    fn matches(&self, i: &Ec2InstanceView) -> bool {
         match self {
             Filter::InstanceId(ids) => ids.contains(&i.instance_id),
             Filter::State(states) => states.contains(i.state),
             Filter::Zone(zones) => zones.contains(&i.availability_zone),
             Filter::PrivateIp(ips) => ips.contains(&i.private_ip_address),
             Filter::PrivateDns(names) => names.contains(&i.private_dns_name),
-            Filter::GroupName(groups) => groups.contains(group),
+            Filter::GroupName(groups) => groups.contains(&i.group_name),
         }
     }
 }
@@ -109,18 +109,12 @@ fn describe_instances(w: &mut World, p: &Params) -> Result<String, QueryError> {
         .into_iter()
         .map(|(name, values)| Filter::parse(&name, values))
         .collect::<Result<Vec<_>, _>>()?;
-    let group = w
-        .describe_groups(&[])
-        .into_iter()
-        .next()
-        .map(|g| g.name)
-        .unwrap_or_default();
     let found = w
         .ec2_instances(&ids)
         .map_err(|e| QueryError::sender(e.code(), e.aws_message()))?;
     let found: Vec<Ec2InstanceView> = found
         .into_iter()
-        .filter(|i| filters.iter().all(|f| f.matches(i, &group)))
+        .filter(|i| filters.iter().all(|f| f.matches(i)))
         .collect();
     let (instances, next) = page(
         Service::Ec2,
@@ -132,7 +126,7 @@ fn describe_instances(w: &mut World, p: &Params) -> Result<String, QueryError> {
     let mut x = Xml::new();
     x.open("reservationSet");
     for i in &instances {
-        reservation_xml(&mut x, i, &group);
+        reservation_xml(&mut x, i);
     }
     x.close("reservationSet").opt_leaf("nextToken", next);
     Ok(x.finish())
@@ -151,7 +145,7 @@ fn state_code(name: &str) -> u16 {
 }
 
 /// One reservation per instance, as Auto Scaling launches them one by one.
-fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView, group: &str) {
+fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView) {
     let suffix = i.instance_id.trim_start_matches("i-");
     let terminated = i.state == "terminated";
     x.open("item")
@@ -216,7 +210,7 @@ fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView, group: &str) {
         .open("tagSet")
         .open("item")
         .leaf("key", "aws:autoscaling:groupName")
-        .leaf("value", group)
+        .leaf("value", &i.group_name)
         .close("item")
         .open("item")
         .leaf("key", "aws:ec2launchtemplate:id")

@@ -87,7 +87,9 @@ pub(crate) struct App {
     pub gpus: u32,
     pub executor: &'static str,
     pub constraints: Vec<Vec<String>>,
-    pub accepted_resource_roles: Vec<&'static str>,
+    /// As the app was given them, or Marathon's default (DC/OS's
+    /// `--default_accepted_resource_roles`), `["*"]`.
+    pub accepted_resource_roles: Vec<String>,
     pub labels: BTreeMap<String, String>,
     pub require_ports: bool,
     pub backoff_seconds: serde_json::Value,
@@ -186,7 +188,7 @@ pub(crate) struct Task {
     /// The agent's fault domain: its AZ's region and the AZ.
     pub region: String,
     pub zone: String,
-    pub role: &'static str,
+    pub role: String,
     /// Absent for a task without results (and for every task of an app
     /// without health checks), as in the Marathon 1.5 fixtures.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -219,9 +221,7 @@ pub(crate) struct HealthCheckResult {
 }
 
 impl App {
-    /// `config_changed_unix_ms`: when the app's configuration (not its
-    /// scale) last changed: the world's start, as only scaling changes it.
-    pub fn from_view(app: &AppView, config_changed_unix_ms: u64) -> App {
+    pub fn from_view(app: &AppView) -> App {
         let version = timestamp(app.version_unix_ms);
         App {
             id: app.id.clone(),
@@ -240,7 +240,10 @@ impl App {
             gpus: 0,
             executor: "",
             constraints: app.constraints.clone(),
-            accepted_resource_roles: vec!["*"],
+            accepted_resource_roles: app
+                .accepted_resource_roles
+                .clone()
+                .unwrap_or_else(|| vec!["*".to_string()]),
             labels: BTreeMap::new(),
             require_ports: false,
             backoff_seconds: number(app.backoff_seconds),
@@ -262,7 +265,7 @@ impl App {
             kill_selection: "YOUNGEST_FIRST",
             version_info: VersionInfo {
                 last_scaling_at: version.clone(),
-                last_config_change_at: timestamp(config_changed_unix_ms),
+                last_config_change_at: timestamp(app.config_changed_unix_ms),
             },
             version,
             tasks_staged: app.tasks_staged,
@@ -346,7 +349,7 @@ impl Task {
                 .trim_end_matches(|c: char| c.is_ascii_lowercase())
                 .to_string(),
             zone: task.zone.clone(),
-            role: "*",
+            role: task.role.clone(),
             health_check_results: task
                 .health_check_results
                 .iter()
@@ -380,9 +383,8 @@ fn instance_id(task_id: &str) -> String {
 
 /// An app as its definition alone, as Marathon writes one inside a group
 /// or at a version: no counts, deployments or tasks.
-pub(crate) fn definition(app: &AppView, config_changed_unix_ms: u64) -> serde_json::Value {
-    let mut value =
-        serde_json::to_value(App::from_view(app, config_changed_unix_ms)).unwrap_or_default();
+pub(crate) fn definition(app: &AppView) -> serde_json::Value {
+    let mut value = serde_json::to_value(App::from_view(app)).unwrap_or_default();
     if let Some(object) = value.as_object_mut() {
         for key in [
             "tasksStaged",
@@ -440,10 +442,7 @@ pub(crate) fn group(
         .max()
         .unwrap_or(config_changed_unix_ms)
         .max(config_changed_unix_ms);
-    let apps_json: Vec<serde_json::Value> = direct
-        .iter()
-        .map(|app| definition(app, config_changed_unix_ms))
-        .collect();
+    let apps_json: Vec<serde_json::Value> = direct.iter().map(|app| definition(app)).collect();
     let groups: Vec<serde_json::Value> = children
         .iter()
         .filter_map(|child| group(child, apps, config_changed_unix_ms))
@@ -577,10 +576,13 @@ pub(crate) struct HttpConfig {
 }
 
 /// `PUT /v2/apps/{id}`: a partial update; the simulator changes only
-/// `instances` (other fields are accepted and ignored).
+/// `instances` and `acceptedResourceRoles` (other fields are accepted and
+/// ignored).
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct AppUpdate {
     pub instances: Option<u32>,
+    pub accepted_resource_roles: Option<Vec<String>>,
 }
 
 /// `POST /v2/tasks/delete`.
@@ -617,7 +619,7 @@ pub(crate) struct QueueDelay {
 }
 
 impl QueueItem {
-    pub fn from_view(item: &QueueView, config_changed_unix_ms: u64) -> QueueItem {
+    pub fn from_view(item: &QueueView) -> QueueItem {
         QueueItem {
             count: item.count,
             delay: QueueDelay {
@@ -625,7 +627,7 @@ impl QueueItem {
                 overdue: item.delay_left_ms == 0,
             },
             since: timestamp(item.since_unix_ms),
-            app: App::from_view(&item.app, config_changed_unix_ms),
+            app: App::from_view(&item.app),
         }
     }
 }

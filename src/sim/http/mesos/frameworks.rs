@@ -35,6 +35,9 @@ pub(crate) struct Snapshot {
     elected_unix_ms: u64,
     /// The leading Marathon's URL, as Marathon registers its framework.
     webui_url: String,
+    /// The role Marathon registered with: its tasks' resources are
+    /// allocated to it.
+    role: String,
 }
 
 impl Snapshot {
@@ -51,6 +54,7 @@ impl Snapshot {
             framework_id: w.marathon_framework_id(),
             now_unix_ms: w.unix_ms(w.now()),
             elected_unix_ms: w.master_elected_unix_ms(),
+            role: w.marathon_role().to_string(),
         }
     }
 
@@ -77,7 +81,7 @@ impl Snapshot {
             user: "root",
             failover_timeout: FAILOVER_TIMEOUT_S,
             checkpoint: true,
-            role: "*",
+            role: self.role.clone(),
             // Marathon (re-)registers with each newly elected master.
             registered_time: self.elected_unix_ms as f64 / 1000.0,
             unregistered_time: 0.0,
@@ -212,7 +216,7 @@ impl Snapshot {
                 disk: 0.0,
                 ports: super::wire::port_ranges(&[t.host_port]),
             },
-            role: "*",
+            role: self.role.clone(),
             statuses,
         }
     }

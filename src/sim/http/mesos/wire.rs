@@ -45,8 +45,14 @@ pub(crate) struct Slave {
     pub resources: V0Resources,
     pub used_resources: V0Resources,
     pub offered_resources: V0Resources,
+    /// Per role, what is reserved to it: a DC/OS public agent has its
+    /// whole `resources` under `slave_public`; an unreserved agent, none.
     pub reserved_resources: BTreeMap<String, V0Resources>,
     pub unreserved_resources: V0Resources,
+    /// `reserved_resources` as protobuf `Resource`s (Mesos'
+    /// `JSON::Protobuf`), per role.
+    pub reserved_resources_full: BTreeMap<String, Vec<V1Resource>>,
+    pub unreserved_resources_full: Vec<V1Resource>,
     /// TEXT attributes as strings.
     pub attributes: BTreeMap<String, String>,
     pub active: bool,
@@ -107,6 +113,11 @@ pub(crate) fn port_ranges(ports: &[u16]) -> Option<String> {
 }
 
 impl Slave {
+    /// An agent as `/master/slaves` writes it. A reserved agent (a DC/OS
+    /// public agent) has everything under its role and nothing unreserved,
+    /// as dcos/dcos-checks' capture of a DC/OS 1.10 public agent (Mesos
+    /// 1.3) shows: `reserved_resources: {"slave_public": {…, "ports"}}`,
+    /// `unreserved_resources` of zeros without `ports`.
     pub fn from_view(agent: &AgentView) -> Slave {
         let total = V0Resources {
             cpus: agent.resources.cpus,
@@ -114,6 +125,17 @@ impl Slave {
             disk: agent.resources.disk,
             ports: Some(format!("[{PORTS_BEGIN}-{PORTS_END}]")),
         };
+        let full = total_resources(agent);
+        let (reserved_resources, reserved_resources_full, unreserved_resources, unreserved_full) =
+            match &agent.role {
+                Some(role) => (
+                    BTreeMap::from([(role.clone(), total.clone())]),
+                    BTreeMap::from([(role.clone(), full)]),
+                    V0Resources::default(),
+                    Vec::new(),
+                ),
+                None => (BTreeMap::new(), BTreeMap::new(), total.clone(), full),
+            };
         Slave {
             id: agent.id.clone(),
             pid: agent.pid.clone(),
@@ -121,10 +143,9 @@ impl Slave {
             port: agent.port,
             registered_time: agent.registered_unix_ms as f64 / 1000.0,
             reregistered_time: agent.reregistered_unix_ms.map(|ms| ms as f64 / 1000.0),
-            unreserved_resources: V0Resources {
-                ports: total.ports.clone(),
-                ..total
-            },
+            unreserved_resources,
+            unreserved_resources_full: unreserved_full,
+            reserved_resources_full,
             resources: total,
             used_resources: V0Resources {
                 cpus: agent.used_resources.cpus,
@@ -138,7 +159,7 @@ impl Slave {
                 disk: 0.0,
                 ports: None,
             },
-            reserved_resources: BTreeMap::new(),
+            reserved_resources,
             attributes: agent.attributes.clone(),
             active: agent.active,
             deactivated: agent.deactivated,
@@ -232,7 +253,8 @@ pub(crate) struct V0Task {
     pub slave_id: String,
     pub state: &'static str,
     pub resources: V0Resources,
-    pub role: &'static str,
+    /// Marathon's role (`*` unless the scenario reserves agents to one).
+    pub role: String,
     /// The status updates the master has seen, oldest first (none while
     /// the task stages).
     pub statuses: Vec<TaskStatus>,
@@ -270,7 +292,8 @@ pub(crate) struct Framework {
     pub user: &'static str,
     pub failover_timeout: f64,
     pub checkpoint: bool,
-    pub role: &'static str,
+    /// Marathon's `--mesos_role`.
+    pub role: String,
     pub registered_time: f64,
     pub unregistered_time: f64,
     pub resources: V0Resources,
@@ -572,29 +595,42 @@ pub(crate) struct AgentInfo {
     pub attributes: Vec<V1Attribute>,
 }
 
-#[derive(Debug, Serialize)]
+/// A protobuf `Resource` as Mesos writes it at its endpoints: the
+/// (deprecated) `role`, `*` when unreserved; a statically reserved one
+/// also carries its `reservations` stack, one `STATIC` reservation to the
+/// role (Mesos ≥ 1.4's endpoint format; the 1.3 capture has `role` alone).
+#[derive(Clone, Debug, Serialize)]
 pub(crate) struct V1Resource {
     pub name: &'static str,
-    pub role: &'static str,
+    pub role: String,
     #[serde(rename = "type")]
     pub kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scalar: Option<Scalar>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranges: Option<Ranges>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reservations: Vec<Reservation>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Reservation {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub role: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
 pub(crate) struct Scalar {
     pub value: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub(crate) struct Ranges {
     pub range: Vec<Range>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub(crate) struct Range {
     pub begin: u64,
     pub end: u64,
@@ -616,44 +652,65 @@ fn unix_ms_as_nanoseconds(ms: u64) -> Nanoseconds {
     }
 }
 
-fn scalar(name: &'static str, value: f64) -> V1Resource {
+/// A resource of `role` (`None`: unreserved, `*`).
+fn resource(name: &'static str, role: Option<&str>) -> V1Resource {
     V1Resource {
         name,
-        role: "*",
+        role: role.unwrap_or("*").to_string(),
         kind: "SCALAR",
-        scalar: Some(Scalar { value }),
+        scalar: None,
         ranges: None,
+        reservations: role
+            .map(|role| {
+                vec![Reservation {
+                    kind: "STATIC",
+                    role: role.to_string(),
+                }]
+            })
+            .unwrap_or_default(),
     }
+}
+
+fn scalar(name: &'static str, value: f64, role: Option<&str>) -> V1Resource {
+    V1Resource {
+        scalar: Some(Scalar { value }),
+        ..resource(name, role)
+    }
+}
+
+/// Everything the agent has, `ports` included, each of its role: what it
+/// announces in its AgentInfo, as in the GET_AGENTS example of Mesos'
+/// operator API docs (an unreserved agent), and what `/master/slaves`
+/// lists as `reserved_resources_full` or `unreserved_resources_full`.
+fn total_resources(agent: &AgentView) -> Vec<V1Resource> {
+    let role = agent.role.as_deref();
+    vec![
+        scalar("cpus", agent.resources.cpus, role),
+        scalar("mem", agent.resources.mem, role),
+        scalar("disk", agent.resources.disk, role),
+        V1Resource {
+            kind: "RANGES",
+            ranges: Some(Ranges {
+                range: vec![Range {
+                    begin: PORTS_BEGIN,
+                    end: PORTS_END,
+                }],
+            }),
+            ..resource("ports", role)
+        },
+    ]
 }
 
 impl V1Agent {
     pub fn from_view(agent: &AgentView) -> V1Agent {
-        // The agent's resources, `ports` included: what it announces in
-        // its AgentInfo is what it has in total (no reservations here),
-        // as in the GET_AGENTS example of Mesos' operator API docs.
-        let resources = || {
-            vec![
-                scalar("cpus", agent.resources.cpus),
-                scalar("mem", agent.resources.mem),
-                scalar("disk", agent.resources.disk),
-                V1Resource {
-                    name: "ports",
-                    role: "*",
-                    kind: "RANGES",
-                    scalar: None,
-                    ranges: Some(Ranges {
-                        range: vec![Range {
-                            begin: PORTS_BEGIN,
-                            end: PORTS_END,
-                        }],
-                    }),
-                },
-            ]
-        };
-        let total = resources();
+        let total = total_resources(agent);
         let used = &agent.used_resources;
+        let role = agent.role.as_deref();
         let allocated = if used.cpus > 0.0 || used.mem > 0.0 {
-            vec![scalar("cpus", used.cpus), scalar("mem", used.mem)]
+            vec![
+                scalar("cpus", used.cpus, role),
+                scalar("mem", used.mem, role),
+            ]
         } else {
             Vec::new()
         };
@@ -664,7 +721,7 @@ impl V1Agent {
                     value: agent.id.clone(),
                 },
                 port: agent.port,
-                resources: resources(),
+                resources: total.clone(),
                 attributes: agent
                     .attributes
                     .iter()

@@ -1,0 +1,196 @@
+//! A scenario's Auto Scaling groups, their launch templates, the shape of
+//! the Mesos agents their instances run and the role those agents' resources
+//! are reserved to (DC/OS public agents: `slave_public`).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::defaults;
+
+/// One Auto Scaling group of Mesos agents (`[[groups]]`, or the one
+/// `[group]`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    pub name: String,
+    pub min_size: u32,
+    pub max_size: u32,
+    pub desired_capacity: u32,
+    #[serde(default = "defaults::availability_zones")]
+    pub availability_zones: Vec<String>,
+    #[serde(default)]
+    pub launch_template: LaunchTemplateSpec,
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+    /// Processes suspended at the start (AWS names, e.g. "AZRebalance").
+    #[serde(default)]
+    pub suspended_processes: Vec<String>,
+    /// Instances in Standby at the start, besides the `desired_capacity`
+    /// in service (as EnterStandby with decrement leaves them): running,
+    /// their agents registered with tasks, not counted against desired.
+    #[serde(default)]
+    pub standby: u32,
+    /// The Mesos role every resource of the group's agents is reserved to,
+    /// statically (the agents' `--default_role`), as DC/OS starts its
+    /// public agents with `slave_public`; Marathon then places there only
+    /// apps whose `acceptedResourceRoles` name it. Agents of a
+    /// `slave_public` group also carry DC/OS's attribute `public_ip =
+    /// "true"`. Unset: unreserved resources (role `*`).
+    #[serde(default)]
+    pub role: Option<String>,
+    /// The shape of this group's agents, replacing the top-level `[agent]`
+    /// whole (unset fields take the defaults, not `[agent]`'s).
+    #[serde(default)]
+    pub agent: Option<AgentSpec>,
+}
+
+/// The role DC/OS reserves its public agents' resources to.
+pub const PUBLIC_ROLE: &str = "slave_public";
+
+/// Whether `role` is a role name Mesos accepts (`roles::validate`: `*`,
+/// or `/`-separated components, none empty, `.`, `..` or `*`, none
+/// starting with `-` or holding whitespace or DEL). The error says why,
+/// without the field's name.
+pub(crate) fn check_role(role: &str) -> Result<(), String> {
+    if role == "*" {
+        return Ok(());
+    }
+    let why = if role.is_empty() {
+        Some("a role cannot be empty")
+    } else if role.starts_with('/') || role.ends_with('/') {
+        Some("a role cannot start or end with a slash")
+    } else {
+        role.split('/').find_map(|component| match component {
+            "" => Some("a role cannot hold two adjacent slashes"),
+            "." | ".." | "*" => Some("a role component cannot be ., .. or *"),
+            c if c.starts_with('-') => Some("a role component cannot start with a dash"),
+            c if c
+                .chars()
+                .any(|ch| ch.is_ascii_whitespace() || ch == '\x7f' || ch == '\x0b') =>
+            {
+                Some("a role cannot hold whitespace or backspace")
+            }
+            _ => None,
+        })
+    };
+    match why {
+        Some(why) => Err(format!("{role:?} is not a Mesos role: {why}")),
+        None => Ok(()),
+    }
+}
+
+/// The group's EC2 launch template, as far as the simulator models one: a
+/// name, versions numbered 1 to `latest_version` (each its own image), and
+/// which of them is the default. The group launches from `version`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchTemplateSpec {
+    #[serde(default = "defaults::launch_template_name")]
+    pub name: String,
+    /// What the group launches from: a version number, `$Latest` or
+    /// `$Default`, as AWS's `LaunchTemplateSpecification.Version`.
+    #[serde(default = "defaults::launch_template_version")]
+    pub version: String,
+    /// The template's newest version (EC2's `LatestVersionNumber`); unset,
+    /// `version` if it is a number, else 1. Versions above the group's are
+    /// images an operator published and may switch the group to.
+    #[serde(default)]
+    pub latest_version: Option<u64>,
+    /// The template's default version (EC2's `DefaultVersionNumber`); 1
+    /// unless set, as a new template's first version is its default.
+    #[serde(default)]
+    pub default_version: Option<u64>,
+}
+
+impl Default for LaunchTemplateSpec {
+    fn default() -> LaunchTemplateSpec {
+        LaunchTemplateSpec {
+            name: defaults::launch_template_name(),
+            version: defaults::launch_template_version(),
+            latest_version: None,
+            default_version: None,
+        }
+    }
+}
+
+impl LaunchTemplateSpec {
+    /// The newest version number the template has.
+    pub fn latest(&self) -> u64 {
+        self.latest_version
+            .or_else(|| self.version.parse().ok().filter(|&n| n >= 1))
+            .unwrap_or(1)
+    }
+
+    /// The template's default version number.
+    pub fn default_number(&self) -> u64 {
+        self.default_version.unwrap_or(1)
+    }
+}
+
+/// The version number a launch template's `version` names, as Auto Scaling
+/// resolves it when it launches: `$Latest` the newest, `$Default` the
+/// default, a number itself if the template has it. `None` for a version
+/// the template does not have (or a malformed one).
+pub(crate) fn resolve_template_version(version: &str, latest: u64, default: u64) -> Option<u64> {
+    match version {
+        "$Latest" => Some(latest),
+        "$Default" => Some(default),
+        number => number
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (1..=latest).contains(n) && !number.starts_with('0')),
+    }
+}
+
+/// What every Mesos agent offers (one agent per instance).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    /// CPUs offered (default: an 8-vCPU instance).
+    #[serde(default = "defaults::agent_cpus")]
+    pub cpus: f64,
+    /// Memory offered in MB (default: a 32 GiB instance less the OS share).
+    #[serde(default = "defaults::agent_mem")]
+    pub mem: f64,
+    #[serde(default = "defaults::agent_disk")]
+    pub disk: f64,
+    /// The agent attribute that carries its EC2 instance id.
+    #[serde(default = "defaults::instance_id_attribute")]
+    pub instance_id_attribute: String,
+    /// Further TEXT attributes every agent carries.
+    #[serde(default)]
+    pub attributes: BTreeMap<String, String>,
+    #[serde(default = "defaults::mesos_version")]
+    pub version: String,
+}
+
+impl Default for AgentSpec {
+    fn default() -> AgentSpec {
+        AgentSpec {
+            cpus: defaults::agent_cpus(),
+            mem: defaults::agent_mem(),
+            disk: defaults::agent_disk(),
+            instance_id_attribute: defaults::instance_id_attribute(),
+            attributes: BTreeMap::new(),
+            version: defaults::mesos_version(),
+        }
+    }
+}
+
+pub(super) const PROCESSES: &[&str] = &[
+    "Launch",
+    "Terminate",
+    "AddToLoadBalancer",
+    "AlarmNotification",
+    "AZRebalance",
+    "HealthCheck",
+    "ReplaceUnhealthy",
+    "ScheduledActions",
+    "InstanceRefresh",
+];
+
+/// The nine Auto Scaling process names, as AWS spells them.
+pub fn scaling_processes() -> &'static [&'static str] {
+    PROCESSES
+}

@@ -1,0 +1,362 @@
+//! The Auto Scaling groups and their EC2 instances, following AWS's documented
+//! behaviour where moto is looser: launches take time (Pending → InService),
+//! a launch picks the AZ with the fewest instances, desired capacity stays
+//! within [MinSize, MaxSize], terminating with decrement respects MinSize,
+//! and AZRebalance (unless suspended) launches in the low AZ and then
+//! terminates in the high one. A group launches from one launch template
+//! (`LaunchTemplate`): each instance keeps the version it launched with, and
+//! UpdateAutoScalingGroup changes the version new instances get. Each group
+//! does all of this on its own (sizes, AZs, suspended processes, tags,
+//! template, activities); their agents join the same Mesos masters, shaped
+//! and reserved as the group says.
+//!
+//! Here the groups' types and views; `api` the calls the AWS facade makes,
+//! `standby` EnterStandby/ExitStandby, `scaling` what the group does by
+//! itself (launches, terminations, AZRebalance, activities).
+
+mod api;
+mod scaling;
+mod standby;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::World;
+use super::clock::SimTime;
+use super::events::{AgentIdx, Event, GroupIdx, InstanceIdx};
+use crate::sim::scenario::{AgentSpec, GroupSpec, resolve_template_version};
+
+/// An instance's Auto Scaling lifecycle state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum LifecycleState {
+    Pending,
+    InService,
+    /// Taken out of service by EnterStandby: still in the group and still
+    /// running (its Mesos agent too), not counted against desired
+    /// capacity, never picked for a scale-in.
+    Standby,
+    Terminating,
+    Terminated,
+}
+
+impl LifecycleState {
+    /// As DescribeAutoScalingGroups spells it.
+    pub fn as_aws(self) -> &'static str {
+        match self {
+            LifecycleState::Pending => "Pending",
+            LifecycleState::InService => "InService",
+            LifecycleState::Standby => "Standby",
+            LifecycleState::Terminating => "Terminating",
+            LifecycleState::Terminated => "Terminated",
+        }
+    }
+
+    /// As EC2 DescribeInstances spells the matching instance state.
+    pub fn as_ec2(self) -> &'static str {
+        match self {
+            LifecycleState::Pending => "pending",
+            LifecycleState::InService | LifecycleState::Standby => "running",
+            LifecycleState::Terminating => "shutting-down",
+            LifecycleState::Terminated => "terminated",
+        }
+    }
+
+    /// Its machine is up (booting, serving, or in Standby): a Mesos agent
+    /// on it answers.
+    pub(crate) fn machine_runs(self) -> bool {
+        matches!(
+            self,
+            LifecycleState::Pending | LifecycleState::InService | LifecycleState::Standby
+        )
+    }
+
+    /// Counted by the group against its desired capacity.
+    fn is_live(self) -> bool {
+        matches!(self, LifecycleState::Pending | LifecycleState::InService)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Instance {
+    pub(crate) id: String,
+    /// The group that launched it (an instance never changes group).
+    pub(crate) group: GroupIdx,
+    pub(crate) az: usize,
+    pub(crate) state: LifecycleState,
+    pub(crate) launched_at: SimTime,
+    pub(crate) ip: String,
+    /// The launch template version it launched from, as a number (the
+    /// group's `$Latest` or `$Default` resolved at launch): its image.
+    pub(crate) template_version: String,
+    /// The Mesos agent running on it, once registered.
+    pub(crate) agent: Option<AgentIdx>,
+    launch_activity: usize,
+    terminate_activity: Option<usize>,
+}
+
+impl Instance {
+    pub(crate) fn private_dns(&self) -> String {
+        format!("ip-{}.ec2.internal", self.ip.replace('.', "-"))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ActivityStatus {
+    InProgress,
+    /// ExitStandby's activity as it is answered: the instance is on its
+    /// way back into service.
+    PreInService,
+    Successful,
+    Failed,
+}
+
+#[derive(Clone, Debug)]
+struct Activity {
+    id: String,
+    description: String,
+    cause: String,
+    started: SimTime,
+    ended: Option<SimTime>,
+    status: ActivityStatus,
+    message: Option<String>,
+}
+
+/// One Auto Scaling group of the world.
+#[derive(Clone, Debug)]
+pub(crate) struct Group {
+    pub(crate) name: String,
+    min: u32,
+    max: u32,
+    pub(crate) desired: u32,
+    pub(crate) azs: Vec<String>,
+    pub(crate) template: LaunchTemplate,
+    tags: BTreeMap<String, String>,
+    /// Suspended processes and when each was suspended.
+    suspended: BTreeMap<String, SimTime>,
+    /// Instances in the group (Pending, InService, Terminating), by launch.
+    members: Vec<InstanceIdx>,
+    activities: Vec<Activity>,
+    /// The extra instance AZRebalance launched and has not yet balanced
+    /// against a termination in the high AZ.
+    rebalancing: Option<InstanceIdx>,
+    rebalance_check_scheduled: bool,
+    pub(crate) retry_at: Option<SimTime>,
+    /// What its instances' Mesos agents offer and announce.
+    pub(crate) agent: AgentSpec,
+    /// The role all its agents' resources are reserved to (`None`:
+    /// unreserved, `*`).
+    pub(crate) role: Option<String>,
+}
+
+impl Group {
+    pub(crate) fn new(spec: &GroupSpec, agent: &AgentSpec) -> Group {
+        Group {
+            agent: agent.clone(),
+            role: spec.role.clone(),
+            name: spec.name.clone(),
+            min: spec.min_size,
+            max: spec.max_size,
+            desired: spec.desired_capacity,
+            azs: spec.availability_zones.clone(),
+            template: LaunchTemplate {
+                name: spec.launch_template.name.clone(),
+                version: spec.launch_template.version.clone(),
+                latest: spec.launch_template.latest(),
+                default: spec.launch_template.default_number(),
+            },
+            tags: spec.tags.clone(),
+            suspended: spec
+                .suspended_processes
+                .iter()
+                .map(|p| (p.clone(), SimTime::ZERO))
+                .collect(),
+            members: Vec::new(),
+            activities: Vec::new(),
+            rebalancing: None,
+            rebalance_check_scheduled: false,
+            retry_at: None,
+        }
+    }
+
+    fn is_suspended(&self, process: &str) -> bool {
+        self.suspended.contains_key(process)
+    }
+}
+
+/// The group's launch template as the simulator models one: versions 1 to
+/// `latest` exist (each an image), one is the default, and the group
+/// launches from `version` (a number, `$Latest` or `$Default`, kept as it
+/// was set, as DescribeAutoScalingGroups shows it).
+#[derive(Clone, Debug)]
+pub(crate) struct LaunchTemplate {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) latest: u64,
+    pub(crate) default: u64,
+}
+
+impl LaunchTemplate {
+    /// The version number an instance launched now gets.
+    fn launch_version(&self) -> String {
+        resolve_template_version(&self.version, self.latest, self.default)
+            .map_or_else(|| self.version.clone(), |n| n.to_string())
+    }
+
+    fn id(&self) -> String {
+        launch_template_id(&self.name)
+    }
+}
+
+/// A launch template's id (`lt-0` and 16 hex digits), stable per name, as
+/// EC2 gave it when the template was created.
+pub(crate) fn launch_template_id(name: &str) -> String {
+    let hex = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, name.as_bytes())
+        .simple()
+        .to_string();
+    format!("lt-0{}", &hex[..16])
+}
+
+/// A change UpdateAutoScalingGroup asks for. Each part left `None` stays
+/// as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupUpdate {
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    pub desired: Option<u32>,
+    pub launch_template: Option<LaunchTemplateChoice>,
+}
+
+/// A `LaunchTemplateSpecification`: the template by id or by name (exactly
+/// one of them) and a version (a number, `$Latest` or `$Default`; unset,
+/// `$Default`, as AWS takes it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaunchTemplateChoice {
+    pub id: Option<String>,
+    pub name: Option<String>,
+    pub version: Option<String>,
+}
+
+/// An AWS error, as the Query protocol would carry it (`code()`, message).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AwsError {
+    #[error("{action}: AutoScalingGroup name not found - AutoScalingGroup '{name}' not found")]
+    GroupNotFound { action: &'static str, name: String },
+    #[error("{action}: Instance Id not found - No managed instance found for instance ID: {id}")]
+    InstanceNotFound { action: &'static str, id: String },
+    #[error("{action}: {message}")]
+    Validation {
+        action: &'static str,
+        message: String,
+    },
+    #[error("{action}: The instance ID '{id}' does not exist")]
+    Ec2InstanceNotFound { action: &'static str, id: String },
+}
+
+impl AwsError {
+    /// The AWS error code the facade puts in `<Code>`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AwsError::Ec2InstanceNotFound { .. } => "InvalidInstanceID.NotFound",
+            _ => "ValidationError",
+        }
+    }
+
+    /// The message the facade puts in `<Message>` (without the action).
+    pub fn aws_message(&self) -> String {
+        let full = self.to_string();
+        match full.split_once(": ") {
+            Some((_, message)) => message.to_string(),
+            None => full,
+        }
+    }
+
+    pub fn label(&self) -> &'static str {
+        match self {
+            AwsError::GroupNotFound { .. } => "group_not_found",
+            AwsError::InstanceNotFound { .. } => "instance_not_found",
+            AwsError::Validation { .. } => "validation",
+            AwsError::Ec2InstanceNotFound { .. } => "ec2_instance_not_found",
+        }
+    }
+}
+
+/// A launch template and a version: the group's (the version as it was
+/// set, `$Latest` included) or an instance's (the number it launched from).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LaunchTemplateView {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GroupInstanceView {
+    pub instance_id: String,
+    pub availability_zone: String,
+    pub lifecycle_state: &'static str,
+    pub health_status: &'static str,
+    pub launch_template: LaunchTemplateView,
+    pub protected_from_scale_in: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SuspendedProcessView {
+    pub process_name: String,
+    /// When it was suspended (the world's start for the scenario's own):
+    /// AWS's `SuspensionReason` says so.
+    pub suspended_unix_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TagView {
+    pub key: String,
+    pub value: String,
+}
+
+/// DescribeAutoScalingGroups' view of the group.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GroupView {
+    pub name: String,
+    pub min_size: u32,
+    pub max_size: u32,
+    pub desired_capacity: u32,
+    pub availability_zones: Vec<String>,
+    pub launch_template: LaunchTemplateView,
+    pub instances: Vec<GroupInstanceView>,
+    pub suspended_processes: Vec<SuspendedProcessView>,
+    pub tags: Vec<TagView>,
+    /// The role its agents' resources are reserved to (not AWS's: the
+    /// scenario's, for tests and the report).
+    pub role: Option<String>,
+}
+
+/// DescribeScalingActivities' view of one activity.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ActivityView {
+    pub activity_id: String,
+    pub group_name: String,
+    pub description: String,
+    pub cause: String,
+    pub start_unix_ms: u64,
+    pub end_unix_ms: Option<u64>,
+    /// "InProgress", "Successful" or "Failed".
+    pub status_code: &'static str,
+    pub status_message: Option<String>,
+    pub progress: u8,
+}
+
+/// EC2 DescribeInstances' view of one instance.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Ec2InstanceView {
+    pub instance_id: String,
+    /// The group that launched it (EC2's `aws:autoscaling:groupName` tag).
+    pub group_name: String,
+    pub availability_zone: String,
+    /// "pending", "running", "shutting-down" or "terminated".
+    pub state: &'static str,
+    pub private_ip_address: String,
+    pub private_dns_name: String,
+    pub launch_unix_ms: u64,
+    pub launch_template: LaunchTemplateView,
+}
