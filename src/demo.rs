@@ -419,9 +419,14 @@ mod tests {
         assert_eq!(time_scale("10"), Ok(10.0));
         assert_eq!(time_scale("0.01"), Ok(0.01));
         assert_eq!(time_scale("1e4"), Ok(10_000.0));
-        for bad in ["0", "-1", "nan", "NaN", "inf", "-inf", "", "fast", "0.001", "10001"] {
+        for bad in [
+            "0", "-1", "nan", "NaN", "inf", "-inf", "", "fast", "0.001", "10001",
+        ] {
             let err = time_scale(bad).expect_err(bad);
-            assert!(err.starts_with(&format!("'{bad}' is not a time scale")), "{err}");
+            assert!(
+                err.starts_with(&format!("'{bad}' is not a time scale")),
+                "{err}"
+            );
         }
     }
 

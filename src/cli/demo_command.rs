@@ -34,9 +34,9 @@ Time scale (--time-scale K, simulated seconds per real second, default 300,
 from 0.01 to 10000): the cluster settles for 5 simulated minutes before the
 roll, and every wait of the roll runs at the same scale. To watch the live view
 at a pace a person can follow, use 10 to 30: `roller demo --time-scale 10` takes
-about a minute and a half (the settle 30 s of it), 30 about half a minute. At 1
-it runs in real time (some fifteen minutes). Ctrl-C stops the roll at its next
-tick and exits 130 (a second Ctrl-C at once).
+about a minute (the settle 30 s of it), 30 some twenty seconds. At 1 it runs in
+real time (some ten minutes). Ctrl-C stops the roll at its next tick and exits
+130 (a second Ctrl-C at once).
 
 Exit codes, as `roller run` gives them for the same end:
   0    the plan is COMPLETE and no app had an outage

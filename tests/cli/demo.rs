@@ -334,7 +334,7 @@ fn demo_help_describes_every_built_in_scenario_and_a_time_scale_to_watch_at() {
         .stdout_contains("--scenario <NAME>")
         .stdout_contains("--time-scale <K>")
         .stdout_contains("[default: 300]")
-        .stdout_contains("`roller demo --time-scale 10` takes about")
+        .stdout_contains("`roller demo --time-scale 10` takes")
         .stdout_contains("  5    rolled back after a failure on the new agents")
         .run();
     let scenarios = output
