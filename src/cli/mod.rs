@@ -5,6 +5,8 @@ mod abandon_command;
 mod demo_command;
 mod error;
 mod health_command;
+#[cfg(test)]
+mod job_examples_tests;
 mod listen;
 mod output;
 mod plan_client;
