@@ -76,8 +76,8 @@ fn bad_time_scale(text: &str) -> String {
 const SETTLE_SIMULATED: Duration = Duration::from_secs(5 * 60);
 
 /// What the demo rolls, how fast and how it reports: the command line,
-/// checked (the CLI refuses an unknown scenario or a time scale that is
-/// not a finite number above zero before anything starts).
+/// checked (the CLI refuses an unknown scenario or a time scale outside
+/// `TIME_SCALES` before anything starts; `run` checks both again).
 #[derive(Debug)]
 pub struct DemoSettings {
     /// A built-in scenario's name (`crate::sim::scenario::builtin_names`).
@@ -170,6 +170,8 @@ impl DemoError {
     }
 }
 
+/// Serves the scenario's cluster, lets it settle, rolls it, prints the
+/// final tree and the monitor's report on `out`, and says how it ended.
 pub fn run(settings: DemoSettings, out: &mut dyn Write) -> Result<(), DemoError> {
     if !TIME_SCALES.contains(&settings.time_scale) {
         return Err(DemoError::TimeScale(bad_time_scale(
