@@ -142,8 +142,8 @@ impl CliError {
             | CliError::Runtime(_)
             | CliError::Signal(_)
             | CliError::WriteEnv { .. }
-            | CliError::WriteReport { .. }
-            | CliError::Demo(_) => exit_code::FAILED,
+            | CliError::WriteReport { .. } => exit_code::FAILED,
+            CliError::Demo(err) => demo_exit_code(err),
             CliError::Env(_) | CliError::BadFlag(_) | CliError::NoCheckpoint(_) => {
                 exit_code::REFUSED
             }
@@ -226,4 +226,25 @@ pub use crate::sentence::sentence;
 
 fn run_exit_code(err: &crate::roll::run::RunError) -> u8 {
     err.exit_code()
+}
+
+/// The exit code of the demo's end: the one `roller run` gives the same
+/// outcome (a refused preflight 2, a pause 3, a rollback 5, a signal 130).
+fn demo_exit_code(err: &DemoError) -> u8 {
+    match err {
+        DemoError::UnknownScenario { .. } | DemoError::TimeScale(_) | DemoError::Api(_) => {
+            exit_code::REFUSED
+        }
+        DemoError::Roll(err) => err.exit_code(),
+        DemoError::Paused { .. } | DemoError::Held(_) => exit_code::PAUSED,
+        DemoError::RolledBack { .. } => exit_code::ROLLED_BACK,
+        DemoError::Stopped => exit_code::INTERRUPTED,
+        DemoError::Output(_)
+        | DemoError::Scenario(_)
+        | DemoError::Runtime(_)
+        | DemoError::Simulated(_)
+        | DemoError::LaunchTemplate { .. }
+        | DemoError::NothingToDo(_)
+        | DemoError::Outage { .. } => exit_code::FAILED,
+    }
 }

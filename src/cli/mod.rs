@@ -2,8 +2,11 @@
 //! into calls on the library, and every failure into a stable exit code.
 
 mod abandon_command;
+mod demo_command;
 mod error;
 mod health_command;
+#[cfg(test)]
+mod job_examples_tests;
 mod listen;
 mod output;
 mod plan_client;
@@ -102,9 +105,11 @@ pub enum Command {
         #[command(subcommand)]
         command: PlanCommand,
     },
-    /// Roll the built-in `demo` cluster, simulated in-process on loopback,
-    /// with roller's real clients, and print the monitor's report (no
-    /// setup, no credentials; the caller's AWS_* variables are ignored).
+    /// Roll a built-in cluster (`demo` unless --scenario says otherwise),
+    /// simulated in-process on loopback, with roller's real clients, and
+    /// print the monitor's report (no setup, no credentials; the caller's
+    /// AWS_* variables are ignored).
+    #[command(after_help = demo_command::HELP)]
     Demo(DemoArgs),
     /// Serve a simulated cluster (AWS Auto Scaling + EC2, three Mesos
     /// masters, three Marathons) on loopback until SIGINT/SIGTERM.
@@ -381,6 +386,14 @@ token; with a token, every request must send `Authorization: Bearer <token>`.";
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
+    /// The built-in scenario to roll (each is described below).
+    #[arg(long, value_name = "NAME", default_value = crate::demo::DEFAULT_SCENARIO, value_parser = demo_command::scenario_names())]
+    pub scenario: String,
+    /// Simulated seconds per real second, for the settle before the roll
+    /// and every wait: 10 to watch the live view, 300 to see the end at once.
+    #[arg(long, value_name = "K", default_value_t = crate::demo::DEFAULT_TIME_SCALE,
+          allow_negative_numbers = true, value_parser = crate::demo::time_scale)]
+    pub time_scale: f64,
     /// Serve the plan API and /metrics of the demo's roll on IP:PORT while
     /// it runs (as `roller run --listen`; loopback unless ROLLER_API_TOKEN
     /// or ROLLER_API_TOKEN_FILE is set).
@@ -543,13 +556,7 @@ fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         cli.live(matches!(&cli.command, Command::Run(args) | Command::Rollback(args) if args.json));
     match cli.command {
         Command::Plan { command } => plan_command::run(command, out),
-        Command::Demo(args) => {
-            crate::demo::run(out, view, listen::settings(args.listen)?).map_err(|err| match err {
-                crate::demo::DemoError::Output(err) => CliError::Output(err),
-                crate::demo::DemoError::Api(err) => CliError::Api(err),
-                err => CliError::Demo(err),
-            })
-        }
+        Command::Demo(args) => demo_command::run(args, view, out),
         Command::Sim(args) => sim_command::run(&args, out),
         Command::Health(args) => health_command::run(&args, out),
         Command::Rebalance(args) => rebalance_command::run(&args, out),

@@ -105,7 +105,7 @@ fn environment(args: &RunArgs) -> Result<Environment, CliError> {
     environment_from(&args.env, &flags(args))
 }
 
-fn flags(args: &RunArgs) -> Vec<(&'static str, String)> {
+pub(super) fn flags(args: &RunArgs) -> Vec<(&'static str, String)> {
     let mut flags = Vec::new();
     if let Some(asg) = &args.asg {
         flags.push(("asg", asg.clone()));
@@ -140,7 +140,7 @@ fn resume_command(args: &RunArgs, checkpoint: &CheckpointStore) -> String {
     command
 }
 
-fn request(args: &RunArgs) -> Result<Request, CliError> {
+pub(super) fn request(args: &RunArgs) -> Result<Request, CliError> {
     let select: Selection = args
         .select
         .as_deref()

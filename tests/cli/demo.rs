@@ -1,8 +1,9 @@
 //! `roller demo` (the simulated cluster) and `roller plan demo` (the plan
 //! engine walkthrough).
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::test::Test;
@@ -179,4 +180,237 @@ pub fn assert_log_lines(stderr: &str) {
         );
         assert!(!line.contains('\x1b'), "{line:?}");
     }
+}
+
+/// `roller demo` with `args`, its temporary folder (`TMPDIR`, where the
+/// demo keeps its checkpoint) private to the test.
+fn demo(args: &[&str], tmp: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_roller"))
+        .arg("demo")
+        .args(args)
+        .env("TMPDIR", tmp)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn demo_rolls_the_msr_55_scenario_at_the_time_scale_it_is_given() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Below the default 300x (more slack for the roll's waits on a busy
+    // machine), and far enough from it that an ignored flag shows.
+    let output = demo(&["--scenario", "msr-55", "--time-scale", "200"], tmp.path());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert_log_lines(&stderr);
+    assert!(
+        stderr.contains(" INFO plan roll-mesos-agents-prod COMPLETE\n"),
+        "{stderr}"
+    );
+    let lines = [
+        "roller demo: the `msr-55` scenario (55 agents over 3 AZs, 200 apps",
+        "at 200x\n(200 simulated seconds per real second)",
+        // The settle honours the scale: 300 simulated s are 1.5 s.
+        "\nthe cluster settles for 5 simulated minutes (1.5 s real) before the roll\n",
+        "\nrolling mesos-agents-prod to 55 agents",
+        "\nfinal plan:\nroll-mesos-agents-prod (dependency strategy) (COMPLETE)\n",
+        "instances launched 110, terminated 55, failed launches 0\n",
+        "\noutages: 0 apps, 0.0 simulated s\n",
+    ];
+    let mut from = 0;
+    for line in lines {
+        let at = stdout[from..]
+            .find(line)
+            .unwrap_or_else(|| panic!("{line:?} missing or out of order:\n{stdout}"));
+        from += at + line.len();
+    }
+    // So do the waits: the simulated clock ran at 200x, never faster (the
+    // ratio is below 200 by the time it took the world to start), and
+    // far slower than the default 300x.
+    let (simulated, real) = report_times(&stdout);
+    let ratio = simulated / real;
+    assert!((100.0..=202.0).contains(&ratio), "{ratio}: {stdout}");
+    assert_eq!(
+        super::cluster::files_in(tmp.path()),
+        Vec::<String>::new(),
+        "the demo removes its folder"
+    );
+}
+
+/// `report at S simulated s (R s real):` of the demo's stdout.
+fn report_times(stdout: &str) -> (f64, f64) {
+    let line = stdout
+        .lines()
+        .find(|line| line.starts_with("report at "))
+        .unwrap_or_else(|| panic!("no report line:\n{stdout}"));
+    let numbers: Vec<f64> = line
+        .split([' ', '('])
+        .filter_map(|word| word.parse().ok())
+        .collect();
+    assert_eq!(numbers.len(), 2, "{line}");
+    (numbers[0], numbers[1])
+}
+
+#[test]
+fn demo_of_bad_image_rolls_back_and_exits_5_as_roller_run_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let output = demo(&["--scenario", "bad-image"], tmp.path());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(5), "{stdout}{stderr}");
+    // The group is pointed at the bad image first, as an operator would.
+    assert!(
+        stdout.contains("\nthe group now launches from version 2 of its launch template"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\n├─ rollback (serial strategy) (COMPLETE)\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("\noutages: 0 apps, 0.0 simulated s\n"),
+        "{stdout}"
+    );
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("roller: demo: the roll found a failure on a new agent and rolled back")
+            && last.contains("(exit 5)")
+            && last.contains("The cluster is as it was before the roll"),
+        "{stderr}"
+    );
+    assert_eq!(super::cluster::files_in(tmp.path()), Vec::<String>::new());
+}
+
+#[test]
+fn demo_refuses_an_unknown_scenario_naming_the_built_in_ones_and_starts_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let output = demo(&["--scenario", "msr-56"], tmp.path());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(output.stdout.is_empty(), "nothing started");
+    assert!(
+        stderr.contains("invalid value 'msr-56' for '--scenario <NAME>'"),
+        "{stderr}"
+    );
+    let names = roller::sim::scenario::builtin_names().join(", ");
+    assert!(
+        stderr.contains(&format!("[possible values: {names}]")),
+        "{stderr}"
+    );
+    assert_eq!(super::cluster::files_in(tmp.path()), Vec::<String>::new());
+}
+
+#[test]
+fn demo_refuses_a_time_scale_that_is_not_a_finite_number_above_zero() {
+    let tmp = tempfile::tempdir().unwrap();
+    for scale in ["0", "-1", "nan", "inf", "-inf", "fast", "", "1e-9", "1e9"] {
+        let joined = format!("--time-scale={scale}");
+        let mut forms = vec![vec!["--scenario", "demo", joined.as_str()]];
+        // `--time-scale -inf` reads as flags to clap, as any word after a
+        // dash does (but a number): only the joined form reaches the check.
+        if scale != "-inf" {
+            forms.push(vec!["--time-scale", scale]);
+        }
+        for args in forms {
+            let output = demo(&args, tmp.path());
+            let stderr = String::from_utf8(output.stderr).unwrap();
+            assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(output.stdout.is_empty(), "{args:?}: nothing started");
+            assert!(
+                stderr.contains(&format!("invalid value '{scale}' for '--time-scale <K>'"))
+                    && stderr.contains("a number from 0.01 to 10000"),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+    assert_eq!(super::cluster::files_in(tmp.path()), Vec::<String>::new());
+}
+
+#[test]
+fn demo_help_describes_every_built_in_scenario_and_a_time_scale_to_watch_at() {
+    let output = Test::new()
+        .args(["demo", "--help"])
+        .stdout_contains("--scenario <NAME>")
+        .stdout_contains("--time-scale <K>")
+        .stdout_contains("[default: 300]")
+        .stdout_contains("`roller demo --time-scale 10` takes")
+        .stdout_contains("  5    rolled back after a failure on the new agents")
+        .run();
+    let scenarios = output
+        .stdout
+        .split_once("\nScenarios ")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("no Scenarios section:\n{}", output.stdout));
+    for name in roller::sim::scenario::builtin_names() {
+        assert!(
+            scenarios.contains(&format!("\n  {name}  ")),
+            "{name} is not described:\n{scenarios}"
+        );
+    }
+}
+
+#[test]
+fn demo_at_a_slow_time_scale_stops_at_ctrl_c_cleans_up_and_exits_130() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_roller"))
+        .args(["demo", "--time-scale", "10"])
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = lines_of(child.stdout.take().unwrap());
+    // At 10x the settle alone takes half a minute of real time: the
+    // demo says so, and is stopped in it.
+    let settle = "the cluster settles for 5 simulated minutes (30.0 s real) before the roll";
+    let seen = super::cluster::wait_for_line(&lines, settle);
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the demo did not stop within 60 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(seen, "{settle:?} never printed; stderr: {stderr}");
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.ends_with(
+            "roller: demo: interrupted: the roll stopped at a signal, and the simulated cluster with it\n"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(
+        super::cluster::files_in(tmp.path()),
+        Vec::<String>::new(),
+        "the demo removes its folder"
+    );
+}
+
+/// The lines of `stream`, as they come.
+fn lines_of(stream: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (send, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }

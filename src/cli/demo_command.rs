@@ -1,0 +1,68 @@
+//! `roller demo`: its flags checked (a built-in scenario, a time scale
+//! that is a finite number above zero) and turned into the demo's
+//! settings, and its help. Each end of the demo gets the exit code `roller
+//! run` gives the same outcome (`error.rs`).
+
+use std::io::Write;
+
+use super::DemoArgs;
+use super::error::CliError;
+use crate::demo::{DemoError, DemoSettings};
+
+pub(super) const HELP: &str = "\
+Scenarios (--scenario; `roller sim --scenario NAME` serves the same cluster for
+a `roller run` of your own). Each roll is the one `roller run` would make, with
+its default flags, and ends as that one would:
+  demo       12 agents over 3 AZs, 10 apps (health checks, none, UNIQUE, a single
+             instance): every agent replaced without an outage (exit 0), in a
+             few seconds
+  msr-55     55 agents over 3 AZs, 200 apps with a realistic mix, the size of the
+             Mesos Slave Roller write-up's cluster: completes (exit 0) in a few
+             seconds more
+  hazards    6 agents: an app on one agent, a single-instance app, and an app
+             whose relaunched tasks never get healthy: the failure watch sees its
+             health check fail on a new agent and the roll rolls back (exit 5)
+  big        1,000 agents, 1,000 apps, 10,000 tasks, the scale test: too much
+             for 300x in a debug build (`cargo run`), where a wait runs out and
+             the roll pauses (exit 3); at --time-scale 20 it completes in some
+             eight minutes
+  bad-image  6 agents; the group is first pointed at its newest launch template
+             version, a bad image: the failure watch sees the new agents' tasks
+             fail and the roll rolls back (exit 5)
+
+Time scale (--time-scale K, simulated seconds per real second, default 300,
+from 0.01 to 10000): the cluster settles for 5 simulated minutes before the
+roll, and every wait of the roll runs at the same scale. To watch the live view
+at a pace a person can follow, use 10 to 30: `roller demo --time-scale 10` takes
+about a minute (the settle 30 s of it), 30 some twenty seconds. At 1 it runs in
+real time (some ten minutes). Ctrl-C stops the roll at its next tick and exits
+130 (a second Ctrl-C at once).
+
+Exit codes, as `roller run` gives them for the same end:
+  0    the plan is COMPLETE and no app had an outage
+  1    failed: an app had an outage, or the demo could not run (e.g. a port)
+  2    refused: an unknown scenario, a bad --time-scale or --listen
+  3    paused (a wait ran out) or held (an operator's interrupt through
+       --listen)
+  5    rolled back after a failure on the new agents (`bad-image`, `hazards`)
+  130  interrupted (Ctrl-C)
+The simulated cluster ends with the demo: there is nothing to resume.";
+
+/// `--scenario`: one of the scenarios built into the binary.
+pub(super) fn scenario_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(crate::sim::scenario::builtin_names())
+}
+
+pub(super) fn run(args: DemoArgs, view: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let settings = DemoSettings {
+        scenario: args.scenario,
+        time_scale: args.time_scale,
+        view,
+        api: super::listen::settings(args.listen)?,
+    };
+    crate::demo::run(settings, out).map_err(|err| match err {
+        DemoError::Output(err) => CliError::Output(err),
+        DemoError::Api(err) => CliError::Api(err),
+        err => CliError::Demo(err),
+    })
+}
