@@ -3,6 +3,7 @@
 //! checked against the simulator's ground truth.
 
 mod bad_image;
+mod cluster;
 mod drain;
 mod eta;
 mod faults;

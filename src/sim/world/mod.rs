@@ -280,6 +280,18 @@ impl World {
         self.set_faults(faults)
     }
 
+    /// Sets the role group `group`'s agents offer their resources to
+    /// (`None`: unreserved), for every agent of it, registered or not:
+    /// how a test makes a group's agents lose (or gain) a role. Refused
+    /// for an unknown group.
+    #[cfg(test)]
+    pub(crate) fn set_group_role(&mut self, group: &str, role: Option<&str>) -> Result<(), String> {
+        let found = self.groups.iter_mut().find(|g| g.name == group);
+        let g = found.ok_or_else(|| format!("no group {group}"))?;
+        g.role = role.map(str::to_string);
+        Ok(())
+    }
+
     /// Counts an API call by its action name, for the report.
     pub fn record_api_call(&mut self, system: &str, action: &str) {
         self.monitor.record_api_call(system, action);

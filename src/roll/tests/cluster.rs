@@ -1,0 +1,344 @@
+//! A cluster of several groups (the `demo-cluster` scenario: the demo's
+//! private agents and three public agents running the edge load
+//! balancer) under one Mesos and one Marathon: one roll per cluster at a
+//! time, and the placement pause. In-process on paused tokio time.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::in_process::{cluster, roll_observed, settings};
+use crate::roll::decide::roll_plan::RollStrategy;
+use crate::roll::engine::Outcome;
+use crate::roll::error::RollError;
+use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
+use crate::roll::record::checkpoint::Checkpoint;
+use crate::roll::record::{LOCK_STATE_TAG, RUN_ID_TAG};
+use crate::roll::run::{RunError, RunResult, run};
+use crate::simulated::SimulatedCluster;
+
+const PRIVATE: &str = "mesos-agents-demo";
+const PUBLIC: &str = "mesos-agents-demo-public";
+const EDGE: &str = "/edge/marathon-lb";
+/// Sorts before any run id roller makes (a v4 UUID), and after.
+const EARLIER_RUN: &str = "00000000-0000-4000-8000-000000000000";
+const LATER_RUN: &str = "ffffffff-ffff-4fff-bfff-ffffffffffff";
+
+/// What a roll may not change on a group it never held.
+#[derive(Debug, PartialEq)]
+struct Untouched {
+    sizes: (u32, u32, u32),
+    instances: BTreeSet<String>,
+    suspended: Vec<String>,
+    tags: Vec<(String, String)>,
+}
+
+async fn untouched(cluster: &SimulatedCluster, group: &str) -> Untouched {
+    let g: AutoScalingGroup = cluster.aws.describe_group(group).await.expect("group");
+    let mut tags: Vec<(String, String)> = g.tags.into_iter().map(|t| (t.key, t.value)).collect();
+    tags.sort();
+    Untouched {
+        sizes: (g.min_size, g.max_size, g.desired_capacity),
+        instances: g.instances.into_iter().map(|i| i.id).collect(),
+        suspended: g
+            .suspended_processes
+            .iter()
+            .map(|p| p.to_string())
+            .collect(),
+        tags,
+    }
+}
+
+fn put_tags(cluster: &SimulatedCluster, group: &str, tags: &[(&str, &str)]) {
+    let tags: Vec<(String, String)> = tags
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    cluster
+        .sim
+        .world()
+        .with(|w| w.put_tags(group, &tags))
+        .expect("tag");
+}
+
+fn delete_roller_tags(cluster: &SimulatedCluster, group: &str) {
+    let keys = [RUN_ID_TAG.to_string(), LOCK_STATE_TAG.to_string()];
+    cluster
+        .sim
+        .world()
+        .with(|w| w.delete_tags(group, &keys))
+        .expect("untag");
+}
+
+fn checkpoint_files(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .expect("dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect()
+}
+
+/// Whether this write is the one recording the intent to tag the group
+/// (`pending`), before the tags are sent.
+fn tagging_intent(checkpoint: &Checkpoint) -> bool {
+    checkpoint
+        .events
+        .last()
+        .is_some_and(|e| e.message.contains(&format!("{LOCK_STATE_TAG}=pending")))
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_runs_started_at_once_on_two_groups_of_one_cluster_one_goes_on_the_other_changes_nothing()
+ {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo-cluster", dir.path()).await;
+    let private_before = untouched(&cluster, PRIVATE).await;
+    let public_before = untouched(&cluster, PUBLIC).await;
+    let mut public_env = cluster.env.clone();
+    public_env.asg = PUBLIC.to_string();
+    let (_tx, stop) = tokio::sync::watch::channel(false);
+    let private_run = run(
+        cluster.ports(),
+        &cluster.env,
+        settings(&dir.path().join("private.json"), 12, &[]),
+        stop.clone(),
+        Box::new(|_: &Checkpoint| {}),
+    );
+    let public_run = run(
+        cluster.ports(),
+        &public_env,
+        settings(&dir.path().join("public.json"), 3, &[]),
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    );
+    let (private, public) = tokio::join!(private_run, public_run);
+
+    // Exactly one completes; the other is refused (at its preflight, or
+    // at its lock, when both claimed at once), naming the winner.
+    let refused = |result: &Result<RunResult, RunError>| -> Option<String> {
+        match result {
+            Ok(RunResult::Finished {
+                outcome: Outcome::Refused { reason },
+                ..
+            }) => Some(reason.clone()),
+            Err(RunError::Roll(RollError::Refused(reason))) => Some(reason.to_string()),
+            _ => None,
+        }
+    };
+    let completed = |result: &Result<RunResult, RunError>| -> Option<String> {
+        match result {
+            Ok(RunResult::Finished {
+                outcome: Outcome::Complete { .. },
+                checkpoint,
+                ..
+            }) => Some(checkpoint.run_id.clone()),
+            _ => None,
+        }
+    };
+    let (winner, loser, reason, lost_group, lost_before, lost_file) = match (
+        completed(&private),
+        refused(&public),
+    ) {
+        (Some(id), Some(reason)) => (id, PUBLIC, reason, PRIVATE, public_before, "public"),
+        _ => match (completed(&public), refused(&private)) {
+            (Some(id), Some(reason)) => (id, PRIVATE, reason, PUBLIC, private_before, "private"),
+            _ => panic!(
+                "exactly one run must complete and the other be refused: private {:?}; public {:?}",
+                private.as_ref().map(|_| "finished"),
+                public.as_ref().map(|_| "finished")
+            ),
+        },
+    };
+    assert!(
+        reason.contains(&winner)
+            && reason.contains(lost_group)
+            && reason.contains("roller abandon"),
+        "the refusal names the run holding the cluster, its group and the way out: {reason}"
+    );
+    // The refused run changed nothing on its group, and left no live
+    // checkpoint (at most one set aside as refused).
+    assert_eq!(untouched(&cluster, loser).await, lost_before);
+    let files = checkpoint_files(dir.path());
+    assert!(!files.contains(&format!("{lost_file}.json")), "{files:?}");
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    assert_eq!(report.misplaced_task_ms, 0, "{}", report.summary());
+}
+
+#[tokio::test(start_paused = true)]
+async fn another_runs_lock_on_a_group_of_the_cluster_refuses_a_fresh_run_before_it_writes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo-cluster", dir.path()).await;
+    // A roller from before the lock state tagged only its run id: held.
+    put_tags(&cluster, PUBLIC, &[(RUN_ID_TAG, "run-elsewhere")]);
+    let before = untouched(&cluster, PRIVATE).await;
+    let (_tx, stop) = tokio::sync::watch::channel(false);
+    let path = dir.path().join("private.json");
+    let result = run(
+        cluster.ports(),
+        &cluster.env,
+        settings(&path, 12, &[]),
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .await;
+    let Err(RunError::Roll(err @ RollError::Refused(_))) = &result else {
+        panic!("expected a refusal, got {:?}", result.map(|_| "a result"));
+    };
+    let text = err.to_string();
+    for part in [
+        "run-elsewhere",
+        PUBLIC,
+        "one roll per cluster",
+        "roller abandon --run-id run-elsewhere",
+    ] {
+        assert!(text.contains(part), "{part} not in: {text}");
+    }
+    assert_eq!(err.exit_code(), 2);
+    assert_eq!(untouched(&cluster, PRIVATE).await, before);
+    assert!(checkpoint_files(dir.path()).is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_run_that_loses_the_tie_removes_its_tags_and_sets_its_checkpoint_aside() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo-cluster", dir.path()).await;
+    let before = untouched(&cluster, PRIVATE).await;
+    let path = dir.path().join("private.json");
+    // Another run claims the public group at the same moment as this one
+    // tags the private group, with a smaller run id: it wins the tie.
+    let observer = Box::new(|checkpoint: &Checkpoint| {
+        if tagging_intent(checkpoint) {
+            put_tags(
+                &cluster,
+                PUBLIC,
+                &[(RUN_ID_TAG, EARLIER_RUN), (LOCK_STATE_TAG, "pending")],
+            );
+        }
+    });
+    let (outcome, checkpoint) = roll_observed(&cluster, settings(&path, 12, &[]), observer).await;
+    let Outcome::Refused { reason } = &outcome else {
+        panic!("expected the run refused, got {outcome:?}");
+    };
+    assert!(
+        reason.contains(EARLIER_RUN) && reason.contains(PUBLIC),
+        "{reason}"
+    );
+    assert_eq!(
+        untouched(&cluster, PRIVATE).await,
+        before,
+        "its tags are gone"
+    );
+    let aside = format!("{PRIVATE}.{}.refused.json", checkpoint.run_id);
+    assert_eq!(checkpoint_files(dir.path()), [aside].into());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_run_that_wins_the_tie_waits_for_the_other_to_back_off_then_rolls() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo-cluster", dir.path()).await;
+    let path = dir.path().join("private.json");
+    let waited = Arc::new(Mutex::new(false));
+    let seen = waited.clone();
+    let observer = Box::new(|checkpoint: &Checkpoint| {
+        if tagging_intent(checkpoint) {
+            // The other run (a larger id) claims the public group, and
+            // backs off a simulated minute later, as it does on seeing
+            // this run's smaller id.
+            put_tags(
+                &cluster,
+                PUBLIC,
+                &[(RUN_ID_TAG, LATER_RUN), (LOCK_STATE_TAG, "pending")],
+            );
+            let world = cluster.sim.world();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                let keys = [RUN_ID_TAG.to_string(), LOCK_STATE_TAG.to_string()];
+                world.with(|w| w.delete_tags(PUBLIC, &keys)).expect("untag");
+            });
+        }
+        if checkpoint
+            .plan
+            .steps()
+            .any(|(_, s)| s.message.contains(LATER_RUN) && s.message.contains("backs off"))
+        {
+            *seen.lock().unwrap() = true;
+        }
+    });
+    let (outcome, _) = roll_observed(&cluster, settings(&path, 12, &[]), observer).await;
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    assert!(*waited.lock().unwrap(), "the lock never said it waited");
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    delete_roller_tags(&cluster, PUBLIC);
+}
+
+/// The public group rolled onto an image that forgot the agents' role:
+/// nothing outside the old public agents offers `slave_public`, so the
+/// edge app would lose its tasks with them. The roll pauses (paged)
+/// before its first move, naming the app and the roles.
+async fn placement_pause(strategy: RollStrategy) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo-cluster", dir.path()).await;
+    let mut env = cluster.env.clone();
+    env.asg = PUBLIC.to_string();
+    cluster
+        .sim
+        .world()
+        .with(|w| w.set_group_role(PUBLIC, None))
+        .expect("role");
+    let edge_tasks = |cluster: &SimulatedCluster| -> BTreeSet<(String, String)> {
+        cluster.sim.world().with(|w| {
+            w.apps(true)
+                .into_iter()
+                .filter(|a| a.id == EDGE)
+                .flat_map(|a| a.tasks.into_iter().flatten().map(|t| (t.id, t.slave_id)))
+                .collect()
+        })
+    };
+    let before = edge_tasks(&cluster);
+    assert_eq!(before.len(), 3, "{before:?}");
+    let path = dir.path().join("public.json");
+    let mut settings = settings(&path, 3, &[]);
+    settings.request.strategy = strategy;
+    let (_tx, stop) = tokio::sync::watch::channel(false);
+    let result = run(
+        cluster.ports(),
+        &env,
+        settings,
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .await
+    .expect("the run");
+    let RunResult::Finished {
+        outcome: Outcome::Paused { reason, .. },
+        ..
+    } = result
+    else {
+        panic!("{strategy:?}: expected a pause");
+    };
+    assert!(
+        reason.contains(EDGE)
+            && reason.contains("slave_public")
+            && reason.contains("Nothing was moved"),
+        "{strategy:?}: {reason}"
+    );
+    assert_eq!(
+        edge_tasks(&cluster),
+        before,
+        "{strategy:?}: an edge task moved"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_public_app_no_new_agent_can_take_pauses_the_drain_before_its_first_wave() {
+    placement_pause(RollStrategy::Drain).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_public_app_no_new_agent_can_take_pauses_the_serial_roll_before_its_first_move() {
+    placement_pause(RollStrategy::Serial).await;
+}
