@@ -128,7 +128,10 @@ mod tests {
     fn a_held_lock_refuses_whatever_the_ids() {
         for id in ["a", "z"] {
             let other = run(id, LockState::Held);
-            assert_eq!(judge("m", &[other.clone()]), Verdict::Refuse(other));
+            assert_eq!(
+                judge("m", std::slice::from_ref(&other)),
+                Verdict::Refuse(other)
+            );
         }
     }
 
@@ -136,7 +139,10 @@ mod tests {
     fn two_pending_runs_let_the_smaller_id_go_on_and_the_other_back_off() {
         let smaller = run("a", LockState::Pending);
         let larger = run("z", LockState::Pending);
-        assert_eq!(judge("m", &[larger.clone()]), Verdict::Wait(larger.clone()));
+        assert_eq!(
+            judge("m", std::slice::from_ref(&larger)),
+            Verdict::Wait(larger.clone())
+        );
         assert_eq!(
             judge("m", &[larger, smaller.clone()]),
             Verdict::Refuse(smaller)
