@@ -32,14 +32,16 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0    done
   1    failed: an error the operator must fix (e.g. a file could not be written)
-  2    refused: bad input (flags, env file, plan file, checkpoint) or a failed
-       preflight; nothing was changed
+  2    refused: bad input (flags, env file, plan file, checkpoint), a failed
+       preflight, or another roll holds this cluster; nothing was changed
   3    paused: a wait timed out or another writer changed the group (a page
        went out if a pager is configured), or the plan is held by an
        operator's interrupt or a canary: the error prints the exact
        `roller plan continue` that releases it
   4    partly done: `roller abandon` stopped after undoing some of the roll
        (what it undid is printed); fix the cause and run it again
+  5    rolled back: a failure on the new agents (or `roller rollback`) turned
+       the roll around and the cluster is as it was before it
   130  interrupted (SIGINT/SIGTERM); rerun to resume
 
 `roller status` says a roll's state the same way: 0 complete or running, 1 its

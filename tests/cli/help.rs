@@ -11,6 +11,9 @@ fn help_exits_zero_and_documents_the_exit_codes() {
         .stdout_contains("  0    done\n")
         .stdout_contains("  1    failed: ")
         .stdout_contains("  2    refused: bad input")
+        .stdout_contains("another roll holds this cluster")
+        .stdout_contains("  5    rolled back: ")
+        .stdout_contains("  130  interrupted")
         .run();
 }
 
