@@ -15,6 +15,7 @@ mod golden;
 mod health;
 mod help;
 mod live;
+mod one_roll;
 mod operate;
 mod plans;
 mod rebalance;
