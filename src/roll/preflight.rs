@@ -303,6 +303,35 @@ pub async fn preflight<P: Ports>(
             }
         })
         .collect();
+    // A window already over a machine to replace was posted by someone
+    // else (this run has posted nothing): another roll's leftover, or an
+    // operator's maintenance. Rolling under it would mix the two.
+    let schedule = mesos.maintenance_schedule().await.map_err(|e| {
+        let e = RollError::from(e);
+        RollError::refused(format!(
+            "preflight cannot read the maintenance schedule: {e}"
+        ))
+    })?;
+    let scheduled: Vec<String> = instances
+        .iter()
+        .filter(|i| {
+            let machine = i.machine().machine_id();
+            schedule
+                .windows
+                .iter()
+                .flat_map(|w| &w.machines)
+                .any(|m| m.same_machine(&machine))
+        })
+        .map(|i| format!("{} ({})", i.id, i.machine().machine_id()))
+        .collect();
+    if !scheduled.is_empty() {
+        return refuse(format!(
+            "Mesos' maintenance schedule already has a window over {} agent(s) of ASG {} that this              run did not post (another roll's leftover, or an operator's maintenance): {}. Nothing              was changed. Look at it with GET /maintenance/schedule on the leading master; once              that maintenance is over or the window removed (`roller abandon` removes its own              roll's), run again",
+            scheduled.len(),
+            env.asg,
+            scheduled.join(", ")
+        ));
+    }
     let mut zones: BTreeMap<String, u32> = BTreeMap::new();
     for i in &in_service {
         *zones.entry(i.availability_zone.clone()).or_insert(0) += 1;

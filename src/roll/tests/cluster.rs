@@ -342,3 +342,49 @@ async fn a_public_app_no_new_agent_can_take_pauses_the_drain_before_its_first_wa
 async fn a_public_app_no_new_agent_can_take_pauses_the_serial_roll_before_its_first_move() {
     placement_pause(RollStrategy::Serial).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_window_someone_else_posted_over_an_agent_to_replace_refuses_a_fresh_run() {
+    use crate::roll::ports::mesos::{MesosMaster, Unavailability};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo-cluster", dir.path()).await;
+    let agents = cluster.mesos.agents().await.expect("agents");
+    let group = cluster.aws.describe_group(PRIVATE).await.expect("group");
+    let ec2 = cluster
+        .aws
+        .describe_instances(&[group.instances[0].id.clone()])
+        .await
+        .expect("ec2");
+    let ip = ec2[0].private_ip.expect("ip").to_string();
+    let agent = agents
+        .registered
+        .iter()
+        .find(|a| a.ip.map(|i| i.to_string()).as_deref() == Some(ip.as_str()))
+        .expect("its agent");
+    let when = Unavailability::new(std::time::SystemTime::now(), Duration::from_secs(3600));
+    cluster
+        .mesos
+        .schedule_maintenance(&[agent.machine_id()], when)
+        .await
+        .expect("window");
+    let before = untouched(&cluster, PRIVATE).await;
+    let (_tx, stop) = tokio::sync::watch::channel(false);
+    let result = run(
+        cluster.ports(),
+        &cluster.env,
+        settings(&dir.path().join("private.json"), 12, &[]),
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .await;
+    let Err(RunError::Roll(err @ RollError::Refused(_))) = &result else {
+        panic!("expected a refusal, got {:?}", result.map(|_| "a result"));
+    };
+    let text = err.to_string();
+    assert!(
+        text.contains(&group.instances[0].id) && text.contains("did not post"),
+        "{text}"
+    );
+    assert_eq!(untouched(&cluster, PRIVATE).await, before);
+    assert!(checkpoint_files(dir.path()).is_empty());
+}
