@@ -458,7 +458,7 @@ fn describe_activities(w: &mut World, p: &Params) -> Result<String, QueryError> 
         .filter(|a| wanted.is_empty() || wanted.contains(&a.activity_id))
         .collect();
     // Each group's come newest first; merged, newest first across groups.
-    activities.sort_by(|a, b| b.start_unix_ms.cmp(&a.start_unix_ms));
+    activities.sort_by_key(|a| std::cmp::Reverse(a.start_unix_ms));
     let (activities, next) = page(
         Service::AutoScaling,
         activities,
