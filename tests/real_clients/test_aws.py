@@ -264,5 +264,74 @@ class AwsChanges(unittest.TestCase):
         self.assertEqual(group_tags, {"Environment": "demo", "roller:test": "two"})
 
 
+# The `cluster` scenario's groups (tests/scenarios/cluster.toml).
+CLUSTER_PRIVATE = "mesos-agents-prod"
+CLUSTER_PUBLIC = "mesos-agents-public"
+
+
+class AwsCluster(unittest.TestCase):
+    """A simulator of the `cluster` scenario (two groups), private to this
+    class: boto3 finds every group, pages through them and filters them
+    by tag, as roller will find the groups another roll has tagged."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sim = Sim.start("cluster", time_scale=60)
+        cls.asg, cls.ec2 = aws_clients(cls.sim)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.sim.stop()
+
+    def names(self, **kwargs):
+        paginator = self.asg.get_paginator("describe_auto_scaling_groups")
+        pages = list(paginator.paginate(PaginationConfig={"PageSize": 1}, **kwargs))
+        self.assertTrue(all(len(p["AutoScalingGroups"]) <= 1 for p in pages))
+        return [g["AutoScalingGroupName"] for p in pages for g in p["AutoScalingGroups"]]
+
+    def test_every_group_one_page_at_a_time_agrees_with_the_simulator(self):
+        names = self.names()
+        self.assertEqual(names, [CLUSTER_PRIVATE, CLUSTER_PUBLIC])
+        report = get_json(self.sim.control + "/report")
+        self.assertEqual(sorted(g["name"] for g in report["groups"]), names)
+        groups = self.asg.describe_auto_scaling_groups()["AutoScalingGroups"]
+        sizes = {g["AutoScalingGroupName"]: len(g["Instances"]) for g in groups}
+        self.assertEqual(sizes, {g["name"]: g["final_state"]["instances_live"] for g in report["groups"]})
+        self.assertEqual(sizes, {CLUSTER_PRIVATE: 55, CLUSTER_PUBLIC: 5})
+
+    def test_the_groups_another_roll_tagged_are_found_by_tag_key(self):
+        self.assertEqual(self.names(Filters=[{"Name": "tag-key", "Values": ["roller:run-id"]}]), [])
+        self.asg.create_or_update_tags(
+            Tags=[
+                {
+                    "ResourceId": CLUSTER_PUBLIC,
+                    "ResourceType": "auto-scaling-group",
+                    "Key": "roller:run-id",
+                    "Value": "run-1",
+                    "PropagateAtLaunch": False,
+                }
+            ]
+        )
+        tagged = self.asg.describe_auto_scaling_groups(Filters=[{"Name": "tag-key", "Values": ["roller:run-id"]}])
+        self.assertEqual([g["AutoScalingGroupName"] for g in tagged["AutoScalingGroups"]], [CLUSTER_PUBLIC])
+        self.assertIn(
+            {
+                "ResourceId": CLUSTER_PUBLIC,
+                "ResourceType": "auto-scaling-group",
+                "Key": "roller:run-id",
+                "Value": "run-1",
+                "PropagateAtLaunch": False,
+            },
+            tagged["AutoScalingGroups"][0]["Tags"],
+        )
+        self.assertEqual(self.names(Filters=[{"Name": "tag-key", "Values": ["roller:run-id"]}]), [CLUSTER_PUBLIC])
+        self.assertEqual(self.names(Filters=[{"Name": "tag:roller:run-id", "Values": ["run-1"]}]), [CLUSTER_PUBLIC])
+        self.assertEqual(self.names(Filters=[{"Name": "tag-value", "Values": ["public", "private"]}]), [CLUSTER_PRIVATE, CLUSTER_PUBLIC])
+        self.asg.delete_tags(
+            Tags=[{"ResourceId": CLUSTER_PUBLIC, "ResourceType": "auto-scaling-group", "Key": "roller:run-id"}]
+        )
+        self.assertEqual(self.names(Filters=[{"Name": "tag-key", "Values": ["roller:run-id"]}]), [])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -8,11 +8,12 @@
 //!
 //! - `query`: parameters, list conventions, paging, the facade's error.
 //! - `xml`: the XML writer, envelopes and timestamps.
-//! - `autoscaling`, `ec2`: the actions.
+//! - `autoscaling`, `tags`, `ec2`: the actions.
 
 mod autoscaling;
 mod ec2;
 mod query;
+mod tags;
 mod xml;
 
 #[cfg(test)]
@@ -29,8 +30,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
 use crate::sim::shared::{ApiFaults, SharedWorld};
-use autoscaling::TagFlags;
 use query::{Params, QueryError, Service};
+use tags::TagFlags;
 
 /// The account every simulated ARN and owner id names.
 const ACCOUNT: &str = "123456789012";

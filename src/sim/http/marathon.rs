@@ -14,8 +14,13 @@
 //! would (its `/v2/info` included: `elected: true`, the leader's host).
 //!
 //! - `wire`: the JSON Marathon writes and reads.
+//! - `info`: `/v2/info`; `writes`: the app, deployment and task writes;
+//!   `responses`: Marathon's answers and error bodies.
 
+mod info;
+mod responses;
 mod wire;
+mod writes;
 
 #[cfg(test)]
 mod tests;
@@ -33,10 +38,12 @@ use crate::sim::scenario::check_role;
 use crate::sim::shared::{Peers, SharedWorld};
 use crate::sim::world::{AppChange, MarathonError, SimTime, World};
 
+use responses::*;
 use wire::{
     App, AppEnvelope, AppList, AppUpdate, Deployment, DeploymentRef, DeploymentResult, Info,
     Leader, Locked, Message, Queue, QueueItem, Task, TaskIds, TaskList, timestamp,
 };
+use writes::{cancel_deployment, kill, kill_tasks, update_app};
 
 /// The header naming the leader on every answer.
 const LEADER_HEADER: &str = "X-Marathon-Leader";
@@ -287,43 +294,6 @@ fn with_leader(mut response: Response, peers: &Peers) -> Response {
     response
 }
 
-fn pong() -> Response {
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        "pong",
-    )
-        .into_response()
-}
-
-/// What `LeaderProxyFilter`'s `response.sendError(code, reason)` gives:
-/// the servlet container's (Jetty's) error page, in the form users quote
-/// from real Marathons (`HTTP ERROR 503`, `Problem accessing /. Reason:`,
-/// the reason).
-fn jetty_error(status: StatusCode, path: &str, reason: &str) -> Response {
-    let code = status.as_u16();
-    let body = format!(
-        "<html>\n<head>\n<meta http-equiv=\"Content-Type\" content=\"text/html;charset=utf-8\"/>\n\
-         <title>Error {code} {reason}</title>\n</head>\n<body><h2>HTTP ERROR {code}</h2>\n\
-         <p>Problem accessing {path}. Reason:\n<pre>    {reason}</pre></p>\n</body>\n</html>\n",
-        path = html_escape(path),
-    );
-    (
-        status,
-        [(header::CONTENT_TYPE, "text/html;charset=iso-8859-1")],
-        body,
-    )
-        .into_response()
-}
-
-/// Text made safe to write into the error page.
-fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response {
     let query = Query::<Vec<(String, String)>>::try_from_uri(uri)
         .map(|q| q.0)
@@ -338,7 +308,7 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
                 leader: authority(marathon.peers.url(marathon.peers.leader())).to_string(),
             },
         ),
-        Route::Info => info(marathon),
+        Route::Info => info::info(marathon),
         Route::Apps => {
             let embed_tasks = query.iter().any(|(k, v)| k == "embed" && embeds_tasks(v));
             let embed_failure = query.iter().any(|(k, v)| k == "embed" && embeds_failure(v));
@@ -561,185 +531,6 @@ async fn injected_fault(world: &SharedWorld) -> Option<Response> {
     })
 }
 
-fn info(marathon: &Marathon) -> Response {
-    let leader = marathon.peers.leader();
-    let own = authority(marathon.peers.url(marathon.index));
-    let (host, port) = match own.rsplit_once(':') {
-        Some((host, port)) => (host, port.parse().unwrap_or(8080)),
-        None => (own, 8080),
-    };
-    // `--mesos_role`: unset (null) unless the scenario reserves agents to
-    // a role, as DC/OS sets `slave_public` (the RAML example's value).
-    let role = marathon.world.with(|w| {
-        let role = w.marathon_role();
-        (role != "*").then(|| role.to_string())
-    });
-    json(
-        StatusCode::OK,
-        &Info {
-            name: "marathon",
-            version: MARATHON_VERSION,
-            buildref: "simulated",
-            elected: leader == marathon.index,
-            leader: authority(marathon.peers.url(leader)).to_string(),
-            // The id the masters list Marathon's tasks under.
-            framework_id: marathon.world.with(|w| w.marathon_framework_id()),
-            marathon_config: serde_json::json!({
-                "access_control_allow_origin": ["*"],
-                "checkpoint": true,
-                "decline_offer_duration": 120_000,
-                "default_network_name": null,
-                "env_vars_prefix": null,
-                "executor": "//cmd",
-                "failover_timeout": 604_800,
-                "features": [],
-                "framework_name": "marathon",
-                "ha": true,
-                "hostname": host,
-                "launch_token": 100,
-                "launch_token_refresh_interval": 30_000,
-                "leader_proxy_connection_timeout_ms": 5_000,
-                "leader_proxy_read_timeout_ms": 10_000,
-                "local_port_max": 20_000,
-                "local_port_min": 10_000,
-                "master": "zk://simulated:2181/mesos",
-                "max_instances_per_offer": 5,
-                "mesos_bridge_name": "mesos-bridge",
-                "mesos_heartbeat_failure_threshold": 5,
-                "mesos_heartbeat_interval": 15_000,
-                "mesos_leader_ui_url": null,
-                "mesos_role": role,
-                "mesos_user": "root",
-                "min_revive_offers_interval": 5_000,
-                "offer_matching_timeout": 3_000,
-                "on_elected_prepare_timeout": 180_000,
-                "reconciliation_initial_delay": 15_000,
-                "reconciliation_interval": 600_000,
-                "scale_apps_initial_delay": 15_000,
-                "scale_apps_interval": 300_000,
-                "store_cache": true,
-                "task_launch_confirm_timeout": 300_000,
-                "task_launch_timeout": 300_000,
-                "task_lost_expunge_initial_delay": 300_000,
-                "task_lost_expunge_interval": 30_000,
-                "task_reservation_timeout": 20_000,
-                "webui_url": null,
-            }),
-            zookeeper_config: serde_json::json!({
-                "zk": "zk://simulated:2181/marathon",
-                "zk_compression": true,
-                "zk_compression_threshold": 65_536,
-                "zk_connection_timeout": 10_000,
-                "zk_max_node_size": 1_024_000,
-                "zk_max_versions": 50,
-                "zk_session_timeout": 10_000,
-                "zk_timeout": 10_000,
-            }),
-            http_config: wire::HttpConfig {
-                http_port: port,
-                https_port: 8443,
-            },
-        },
-    )
-}
-
-fn update_app(world: &SharedWorld, id: &str, body: &[u8], force: bool) -> Response {
-    let update: AppUpdate = match serde_json::from_slice(body) {
-        Ok(update) => update,
-        Err(err) => return invalid_json(&err),
-    };
-    if update.instances.is_none() && update.accepted_resource_roles.is_none() {
-        return not_valid(
-            "/instances",
-            "the simulator changes only 'instances' and 'acceptedResourceRoles'",
-        );
-    }
-    // Marathon's `validAcceptedResourceRoles`: a non-empty set of valid
-    // role names (its wording for a bad name is not established).
-    if let Some(roles) = &update.accepted_resource_roles {
-        if roles.is_empty() {
-            return not_valid("/acceptedResourceRoles", "must not be empty");
-        }
-        if let Some(why) = roles.iter().find_map(|role| check_role(role).err()) {
-            return not_valid("/acceptedResourceRoles", &why);
-        }
-    }
-    let change = AppChange {
-        instances: update.instances,
-        accepted_resource_roles: update.accepted_resource_roles,
-    };
-    let result = world.with(|w| {
-        w.update_app(id, change, force)
-            .map(|deployment| (deployment, w.unix_ms(w.now())))
-    });
-    match result {
-        Ok((deployment_id, now)) => json(
-            StatusCode::OK,
-            &DeploymentResult {
-                version: timestamp(now),
-                deployment_id,
-            },
-        ),
-        Err(err) => marathon_error(&err),
-    }
-}
-
-/// `DELETE /v2/deployments/{id}`, as `DeploymentsResource.cancel`
-/// answers: without `force`, 200 with the rollback deployment
-/// (`{"version", "deploymentId"}` and `Marathon-Deployment-Id`, as every
-/// deployment result); with `force`, 202 and no body; an id not running,
-/// 404 `DeploymentPlan <id> does not exist`.
-fn cancel_deployment(world: &SharedWorld, id: &str, force: bool) -> Response {
-    let result = world.with(|w| {
-        w.cancel_deployment(id, force)
-            .map(|rollback| (rollback, w.unix_ms(w.now())))
-    });
-    match result {
-        Ok((Some(deployment_id), now)) => {
-            let mut response = json(
-                StatusCode::OK,
-                &DeploymentResult {
-                    version: timestamp(now),
-                    deployment_id: deployment_id.clone(),
-                },
-            );
-            if let Ok(value) = HeaderValue::from_str(&deployment_id) {
-                response.headers_mut().insert(DEPLOYMENT_HEADER, value);
-            }
-            response
-        }
-        Ok((None, _)) => StatusCode::ACCEPTED.into_response(),
-        Err(err) => marathon_error(&err),
-    }
-}
-
-/// `POST /v2/tasks/delete`. An id that names no app (Marathon reads the
-/// app from the id: `app_path.uuid`) is a 400, as Marathon's
-/// `Task.Id.runSpecId` fails on it; an unknown task of a well-formed id is
-/// left out of the answer, as Marathon filters it.
-fn kill_tasks(world: &SharedWorld, body: &[u8], scale: bool, force: bool) -> Response {
-    let ids: TaskIds = match serde_json::from_slice(body) {
-        Ok(ids) => ids,
-        Err(err) => return invalid_json(&err),
-    };
-    if let Some(bad) = ids.ids.iter().find(|id| !well_formed_task_id(id)) {
-        return message(
-            StatusCode::BAD_REQUEST,
-            &format!("Invalid task id '{bad}'."),
-        );
-    }
-    kill(world, &ids.ids, scale, force, false)
-}
-
-/// Whether Marathon can read an app id off a task id: a non-empty app
-/// part, then `.` or `_`, then a non-empty part without either.
-fn well_formed_task_id(id: &str) -> bool {
-    match id.rfind(['.', '_']) {
-        Some(at) => at > 0 && at + 1 < id.len(),
-        None => false,
-    }
-}
-
 /// An app path as Marathon reads it: empty segments dropped, so that
 /// `//a//b` (marathon-python sends a leading double slash) is `a/b`.
 fn app_path(rest: &str) -> String {
@@ -749,143 +540,8 @@ fn app_path(rest: &str) -> String {
         .join("/")
 }
 
-/// Kills `ids` and answers as Marathon's task resources do: with `scale`
-/// the deployment (`{"version", "deploymentId"}`); else the tasks killed,
-/// `{"task": …}` for one addressed by its path (`single`), `{"tasks": […]}`
-/// otherwise.
-fn kill(world: &SharedWorld, ids: &[String], scale: bool, force: bool, single: bool) -> Response {
-    let ids = TaskIds { ids: ids.to_vec() };
-    let outcome = world.with(|w| {
-        if scale {
-            // Scaling down changes the apps: locked apps refuse it, as
-            // any app change, unless forced.
-            let locked = locking_deployments(w, &ids.ids);
-            if !locked.is_empty() && !force {
-                return Err(locked);
-            }
-        }
-        let result = w.kill_tasks(&ids.ids, scale);
-        let deployment = result.deployment_id.clone().or_else(|| {
-            scale
-                .then(|| locking_deployments(w, &ids.ids).into_iter().next())
-                .flatten()
-        });
-        Ok((result, deployment, w.unix_ms(w.now())))
-    });
-    match outcome {
-        Err(deployments) => locked(deployments),
-        Ok((_, Some(deployment_id), now)) if scale => json(
-            StatusCode::OK,
-            &DeploymentResult {
-                version: timestamp(now),
-                deployment_id,
-            },
-        ),
-        Ok((result, _, _)) if single && !result.killed.is_empty() => json(
-            StatusCode::OK,
-            &wire::TaskSingle {
-                task: Task::from_view(&result.killed[0]),
-            },
-        ),
-        Ok((result, _, _)) => json(
-            StatusCode::OK,
-            &TaskList {
-                tasks: result.killed.iter().map(Task::from_view).collect(),
-            },
-        ),
-    }
-}
-
-/// The deployments touching the apps of these tasks.
-fn locking_deployments(w: &World, task_ids: &[String]) -> Vec<String> {
-    let apps: std::collections::BTreeSet<String> = w
-        .tasks()
-        .into_iter()
-        .filter(|t| task_ids.contains(&t.id))
-        .map(|t| t.app_id)
-        .collect();
-    apps.iter()
-        .filter_map(|id| w.app(id, false).ok())
-        .flat_map(|app| app.deployments)
-        .collect()
-}
-
-fn marathon_error(err: &MarathonError) -> Response {
-    match err {
-        MarathonError::AppNotFound { app, .. } => {
-            let app = if app.starts_with('/') {
-                app.clone()
-            } else {
-                format!("/{app}")
-            };
-            message(
-                StatusCode::NOT_FOUND,
-                &format!("App '{app}' does not exist"),
-            )
-        }
-        MarathonError::DeploymentConflict { deployments, .. } => locked(deployments.clone()),
-        MarathonError::DeploymentNotFound { id, .. } => message(
-            StatusCode::NOT_FOUND,
-            &format!("DeploymentPlan {id} does not exist"),
-        ),
-    }
-}
-
-/// Marathon's 409 for a change to an app a deployment is changing.
-fn locked(deployments: Vec<String>) -> Response {
-    let first = deployments.first().cloned().unwrap_or_default();
-    json(
-        StatusCode::CONFLICT,
-        &Locked {
-            message: format!(
-                "App is locked by one or more deployments. Override with the option '?force=true'. View details at '/v2/deployments/{first}'."
-            ),
-            deployments: deployments
-                .into_iter()
-                .map(|id| DeploymentRef { id })
-                .collect(),
-        },
-    )
-}
-
-fn invalid_json(err: &serde_json::Error) -> Response {
-    json(
-        StatusCode::BAD_REQUEST,
-        &serde_json::json!({
-            "message": "Invalid JSON",
-            "details": [{"path": "/", "errors": [err.to_string()]}],
-        }),
-    )
-}
-
-fn not_valid(path: &str, error: &str) -> Response {
-    json(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        &serde_json::json!({
-            "message": "Object is not valid",
-            "details": [{"path": path, "errors": [error]}],
-        }),
-    )
-}
-
 /// `host:port` of a peer's base URL.
 fn authority(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     rest.split('/').next().unwrap_or(rest)
-}
-
-fn message(status: StatusCode, text: &str) -> Response {
-    json(
-        status,
-        &Message {
-            message: text.to_string(),
-        },
-    )
-}
-
-fn json(status: StatusCode, value: &impl serde::Serialize) -> Response {
-    match serde_json::to_vec(value) {
-        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
-        Err(err) => (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()).into_response(),
-    }
 }

@@ -1,5 +1,6 @@
 //! Test harness: three servers of one system (masters or Marathons) over
-//! one `demo` world, on loopback ports, peer 0 leading; stopped on drop.
+//! one world (`demo`'s unless a test asks for another), on loopback ports,
+//! peer 0 leading; stopped on drop.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -25,9 +26,18 @@ impl PeerServers {
         time_scale: f64,
         router: impl Fn(SharedWorld, Arc<Peers>, usize) -> Router,
     ) -> PeerServers {
-        let scenario = Scenario::builtin("demo")
-            .expect("demo is embedded")
-            .expect("demo parses");
+        PeerServers::start_on("demo", time_scale, router).await
+    }
+
+    /// The world of the shipped scenario `name`, as `start`.
+    pub async fn start_on(
+        name: &str,
+        time_scale: f64,
+        router: impl Fn(SharedWorld, Arc<Peers>, usize) -> Router,
+    ) -> PeerServers {
+        let scenario = Scenario::builtin(name)
+            .expect("the scenario is embedded")
+            .expect("the scenario parses");
         let world = SharedWorld::new(World::new(&scenario), SimClock::new(time_scale));
         let mut listeners = Vec::new();
         for _ in 0..3 {

@@ -261,3 +261,180 @@ fn a_scenario_loads_from_a_path_and_a_missing_path_is_an_error() {
     let missing = Scenario::load("/definitely/not/here.toml").expect_err("missing");
     assert_eq!(missing.label(), "scenario_unreadable");
 }
+
+/// A private group and a public one (`slave_public`, smaller agents).
+const CLUSTER: &str = r#"
+    [[groups]]
+    name = "private"
+    min_size = 3
+    max_size = 6
+    desired_capacity = 3
+
+    [[groups]]
+    name = "public"
+    min_size = 2
+    max_size = 4
+    desired_capacity = 2
+    role = "slave_public"
+    [groups.agent]
+    cpus = 2
+    mem = 4096
+
+    [agent]
+    cpus = 8
+    mem = 16384
+
+    [[apps]]
+    id = "/web"
+    instances = 2
+
+    [[apps]]
+    id = "/edge/lb"
+    instances = 2
+    accepted_resource_roles = ["slave_public"]
+"#;
+
+#[test]
+fn groups_tables_make_a_cluster_whose_groups_keep_their_own_shape_and_role() {
+    let s = Scenario::from_toml(CLUSTER, "cluster").expect("valid");
+    let names: Vec<&str> = s.groups().map(|g| g.name.as_str()).collect();
+    assert_eq!(names, ["private", "public"]);
+    assert_eq!(s.group.name, "private", "the first group is `group`");
+    let public = &s.other_groups[0];
+    assert_eq!(public.role.as_deref(), Some(PUBLIC_ROLE));
+    assert_eq!(s.agent_of(public).cpus, 2.0);
+    assert_eq!(s.agent_of(&s.group).cpus, 8.0, "the top-level [agent]");
+    assert_eq!(s.marathon_role(), Some("slave_public"));
+    let apps = s.expanded_apps();
+    assert!(apps[0].spec.accepts(None) && !apps[0].spec.accepts(Some(PUBLIC_ROLE)));
+    assert!(apps[1].spec.accepts(Some(PUBLIC_ROLE)) && !apps[1].spec.accepts(None));
+}
+
+#[test]
+fn the_one_group_form_is_a_cluster_of_one_without_a_role() {
+    let s = Scenario::from_toml(MINIMAL, "minimal").expect("valid");
+    assert_eq!(s.groups().count(), 1);
+    assert!(s.other_groups.is_empty());
+    assert_eq!(s.marathon_role(), None);
+    let listed = MINIMAL.replace("[group]", "[[groups]]");
+    let s = Scenario::from_toml(&listed, "listed").expect("valid");
+    assert_eq!(s.group.name, "agents");
+    // Refusals name the form used: `group.` for [group], `groups[i]` else.
+    let message = refused(&listed.replace("desired_capacity = 3", "desired_capacity = 9"));
+    assert!(
+        message.contains("groups[0] (agents).desired_capacity"),
+        "{message}"
+    );
+}
+
+#[test]
+fn both_forms_at_once_or_neither_are_refused_naming_groups() {
+    let both = format!(
+        "{MINIMAL}\n[[groups]]\nname = \"more\"\nmin_size = 1\nmax_size = 1\ndesired_capacity = 1\n"
+    );
+    let message = refused(&both);
+    assert!(
+        message.contains("groups: give either one [group]"),
+        "{message}"
+    );
+    let neither = "[[apps]]\nid = \"/web\"\ninstances = 1\n";
+    let message = refused(neither);
+    assert!(message.contains("groups: a scenario needs"), "{message}");
+}
+
+#[test]
+fn a_group_name_given_twice_is_refused() {
+    let text = CLUSTER.replace("name = \"public\"", "name = \"private\"");
+    let message = refused(&text);
+    assert!(
+        message.contains("groups[1] (private).name: group private appears more than once"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_bad_role_is_refused_naming_the_groups_role() {
+    for (role, why) in [
+        ("*", "is the unreserved role"),
+        ("", "cannot be empty"),
+        ("-public", "cannot start with a dash"),
+        ("slave public", "whitespace"),
+        ("a//b", "two adjacent slashes"),
+        ("a/..", "cannot be ., .. or *"),
+    ] {
+        let text = CLUSTER.replace("role = \"slave_public\"", &format!("role = {role:?}"));
+        let message = refused(&text);
+        assert!(
+            message.contains("groups[1] (public).role"),
+            "{role}: {message}"
+        );
+        assert!(message.contains(why), "{role}: {message}");
+    }
+    let text = CLUSTER
+        .replace("role = \"slave_public\"", "role = \"a/b\"")
+        .replace("[\"slave_public\"]", "[\"a/b\"]");
+    Scenario::from_toml(&text, "hierarchical").expect("a hierarchical role is a role");
+}
+
+#[test]
+fn marathon_has_one_role_so_two_reserved_roles_are_refused() {
+    let text = CLUSTER.replace(
+        "    [[groups]]\n    name = \"public\"",
+        "    [[groups]]\n    name = \"gpu\"\n    min_size = 1\n    max_size = 1\n    desired_capacity = 1\n    role = \"gpu\"\n\n    [[groups]]\n    name = \"public\"",
+    );
+    let message = refused(&text);
+    assert!(message.contains("groups[2] (public).role"), "{message}");
+    assert!(message.contains("one role (--mesos_role)"), "{message}");
+}
+
+#[test]
+fn an_apps_roles_must_be_valid_and_accept_some_groups_agents() {
+    for (roles, why) in [
+        ("[]", "must name at least one role"),
+        ("[\"bad role\"]", "whitespace"),
+        (
+            "[\"ads\"]",
+            "accepts no group's agents (their roles: *, slave_public)",
+        ),
+    ] {
+        let text = CLUSTER.replace("[\"slave_public\"]", roles);
+        let message = refused(&text);
+        assert!(
+            message.contains("apps[1] (/edge/lb).accepted_resource_roles"),
+            "{roles}: {message}"
+        );
+        assert!(message.contains(why), "{roles}: {message}");
+    }
+    // A public app is checked against the public agents' shape.
+    let text = CLUSTER.replace(
+        "instances = 2\n    accepted_resource_roles",
+        "instances = 2\n    cpus = 4\n    accepted_resource_roles",
+    );
+    let message = refused(&text);
+    assert!(
+        message.contains("apps[1] (/edge/lb).cpus: 4 does not fit on an agent"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_bad_image_may_name_its_group_and_then_spares_the_others() {
+    let text = format!(
+        "{}\n[groups.launch_template]\nlatest_version = 2\n[faults]\nbad_image = {{ version = \"2\", effect = \"crash\", group = \"public\" }}\n",
+        CLUSTER.split("[agent]").next().expect("groups")
+    );
+    let s = Scenario::from_toml(&text, "bad public").expect("valid");
+    assert_eq!(
+        s.faults.image_effect("public", "2"),
+        Some(ImageEffect::Crash)
+    );
+    assert_eq!(s.faults.image_effect("private", "2"), None);
+    let message = refused(&text.replace("group = \"public\"", "group = \"nope\""));
+    assert!(
+        message.contains("faults.bad_image: group \"nope\" is not a group"),
+        "{message}"
+    );
+    // The private group's template has only version 1.
+    let message = refused(&text.replace("group = \"public\"", "group = \"private\""));
+    assert!(message.contains("(1 to 1)"), "{message}");
+}

@@ -13,14 +13,12 @@
 //! - `agents`: Mesos agents (registration, ping timeouts, drain, deactivate).
 //! - `maintenance`: the maintenance schedule and machines down/up.
 //! - `marathon`: apps, tasks, health checks, backoff, deployments, kills.
-//! - `app_update`: what `PUT /v2/apps/{id}` changes (instances, roles).
 //! - `placement`: which agent a task goes to (resources, roles,
 //!   constraints).
 //! - `monitor`: the ground truth (time below floor, outages) and `Report`.
 //! - `faults`: what the world can be told to get wrong.
 
 mod agents;
-mod app_update;
 mod asg;
 mod clock;
 mod events;
@@ -35,7 +33,6 @@ mod rng;
 mod tests;
 
 pub use agents::{AgentView, MasterFlagsView, MesosError, ResourcesView};
-pub use app_update::AppChange;
 pub use asg::{
     ActivityView, AwsError, Ec2InstanceView, GroupInstanceView, GroupUpdate, GroupView,
     LaunchTemplateChoice, LaunchTemplateView, LifecycleState, SuspendedProcessView, TagView,
@@ -44,8 +41,8 @@ pub use clock::{Epoch, SimTime};
 pub use faults::{BadImage, Faults, ImageEffect};
 pub use maintenance::{MachineId, MaintenanceError, MaintenanceStatus, MaintenanceWindow};
 pub use marathon::{
-    AppView, DeploymentView, HealthCheckResultView, HealthCheckView, KillResult, MarathonError,
-    QueueView, TaskFailureView, TaskView,
+    AppChange, AppView, DeploymentView, HealthCheckResultView, HealthCheckView, KillResult,
+    MarathonError, QueueView, TaskFailureView, TaskView,
 };
 pub use monitor::{AppReport, FinalState, GroupFinalState, GroupReport, Report, TaskMoves};
 

@@ -1936,3 +1936,292 @@ fn tasks_on_one_agent_hold_distinct_host_ports_freed_when_they_are_gone() {
         "the gone task's port is released"
     );
 }
+
+/// A DC/OS-style cluster: three private agents, two public ones (all
+/// their resources reserved to `slave_public`), exact timings.
+const CLUSTER: &str = r#"
+    [[groups]]
+    name = "private"
+    min_size = 3
+    max_size = 6
+    desired_capacity = 3
+    [groups.tags]
+    Tier = "private"
+
+    [[groups]]
+    name = "public"
+    min_size = 2
+    max_size = 4
+    desired_capacity = 2
+    role = "slave_public"
+    availability_zones = ["us-east-1a", "us-east-1b"]
+    [groups.agent]
+    cpus = 4
+    mem = 8192
+
+    [agent]
+    cpus = 8
+    mem = 16384
+"#;
+
+fn cluster(apps: &str) -> World {
+    let text = format!("{CLUSTER}\n{apps}");
+    World::new(&Scenario::from_toml(&text, "cluster").expect("valid scenario"))
+}
+
+/// Agent id → the role its resources are reserved to.
+fn agent_roles(w: &World) -> std::collections::HashMap<String, Option<String>> {
+    w.agents().into_iter().map(|a| (a.id, a.role)).collect()
+}
+
+/// The roles of the agents the app's live tasks run on.
+fn roles_under(w: &World, id: &str) -> Vec<Option<String>> {
+    let roles = agent_roles(w);
+    app(w, id)
+        .tasks
+        .expect("embedded")
+        .iter()
+        .map(|t| roles[&t.slave_id].clone())
+        .collect()
+}
+
+#[test]
+fn public_agents_are_reserved_to_slave_public_and_say_public_ip() {
+    let w = cluster("");
+    let agents = w.agents();
+    assert_eq!(agents.len(), 5);
+    let public: Vec<&AgentView> = agents.iter().filter(|a| a.role.is_some()).collect();
+    assert_eq!(public.len(), 2);
+    for a in &public {
+        assert_eq!(a.role.as_deref(), Some("slave_public"));
+        assert_eq!(a.attributes["public_ip"], "true");
+        assert_eq!((a.resources.cpus, a.resources.mem), (4.0, 8192.0));
+    }
+    for a in agents.iter().filter(|a| a.role.is_none()) {
+        assert!(
+            !a.attributes.contains_key("public_ip"),
+            "{:?}",
+            a.attributes
+        );
+        assert_eq!(a.resources.cpus, 8.0);
+    }
+    assert_eq!(w.marathon_role(), "slave_public");
+}
+
+#[test]
+fn a_public_app_runs_only_on_public_agents_and_a_default_app_never_there() {
+    // Six tasks of the default app would fit on the public agents too (1
+    // cpu each); none may go there. The edge app has room only there.
+    let w = cluster(
+        r#"
+        [[apps]]
+        id = "/web"
+        instances = 12
+        [[apps]]
+        id = "/edge/lb"
+        instances = 2
+        constraints = [["hostname", "UNIQUE"]]
+        accepted_resource_roles = ["slave_public"]
+        "#,
+    );
+    let web = roles_under(&w, "/web");
+    assert_eq!(web.len(), 12);
+    assert!(web.iter().all(Option::is_none), "{web:?}");
+    let edge = roles_under(&w, "/edge/lb");
+    assert_eq!(edge, vec![Some("slave_public".to_string()); 2]);
+    assert_eq!(w.report().misplaced_task_ms, 0);
+}
+
+#[test]
+fn an_app_accepting_both_roles_spreads_over_both_kinds_of_agent() {
+    // UNIQUE over five agents: it needs every agent, public ones included.
+    let w = cluster(
+        r#"
+        [[apps]]
+        id = "/status"
+        instances = 5
+        constraints = [["hostname", "UNIQUE"]]
+        accepted_resource_roles = ["*", "slave_public"]
+        "#,
+    );
+    let roles = roles_under(&w, "/status");
+    assert_eq!(roles.len(), 5, "every instance placed");
+    assert_eq!(roles.iter().filter(|r| r.is_some()).count(), 2, "{roles:?}");
+    assert_eq!(
+        app(&w, "/status").accepted_resource_roles.as_deref(),
+        Some(&["*".to_string(), "slave_public".to_string()][..])
+    );
+}
+
+#[test]
+fn a_public_task_whose_agent_is_gone_waits_rather_than_go_to_a_private_agent() {
+    let mut w = cluster(
+        r#"
+        [[apps]]
+        id = "/edge/lb"
+        instances = 2
+        constraints = [["hostname", "UNIQUE"]]
+        accepted_resource_roles = ["slave_public"]
+        "#,
+    );
+    let public = w
+        .describe_groups(&["public".to_string()])
+        .remove(0)
+        .instances[0]
+        .instance_id
+        .clone();
+    // No replacement instance: the public group launches nothing.
+    w.suspend_processes("public", &["Launch".to_string()])
+        .expect("a group");
+    w.terminate_instance(&public, false).expect("terminates");
+    // Gone after the ping timeout (75 s), relaunched 3 s later: the one
+    // public agent left already runs a task of the UNIQUE app, and the
+    // private agents, with room to spare, are not the app's.
+    w.advance_to(secs(120));
+    assert_eq!(w.apps_waiting_for_offers(), ["/edge/lb"]);
+    let roles = roles_under(&w, "/edge/lb");
+    assert_eq!(
+        roles,
+        [Some("slave_public".to_string())],
+        "none on a private agent"
+    );
+    assert_eq!(w.report().misplaced_task_ms, 0);
+}
+
+#[test]
+fn a_scale_up_of_one_group_leaves_the_other_untouched() {
+    let mut w = cluster("");
+    let private_before = w.describe_groups(&["private".to_string()]).remove(0);
+    let activities_before = w
+        .scaling_activities("private", usize::MAX)
+        .expect("a group");
+    w.set_desired_capacity("public", 3).expect("within bounds");
+    w.advance_to(secs(600));
+
+    let public = w.describe_groups(&["public".to_string()]).remove(0);
+    assert_eq!((public.desired_capacity, public.instances.len()), (3, 3));
+    assert_eq!(public.role.as_deref(), Some("slave_public"));
+    assert_eq!(
+        w.az_counts_of("public"),
+        Some(vec![2, 1]),
+        "the emptiest AZ first"
+    );
+    assert_eq!(
+        w.describe_groups(&["private".to_string()]).remove(0),
+        private_before
+    );
+    assert_eq!(
+        w.scaling_activities("private", usize::MAX)
+            .expect("a group"),
+        activities_before
+    );
+    // The new agent joined the same masters, reserved as its group says.
+    let agents = w.agents();
+    assert_eq!(agents.len(), 6);
+    assert_eq!(agents.iter().filter(|a| a.role.is_some()).count(), 3);
+
+    let report = w.report();
+    let by_name = |name: &str| {
+        report
+            .groups
+            .iter()
+            .find(|g| g.name == name)
+            .expect("a group report")
+            .clone()
+    };
+    let (private, public) = (by_name("private"), by_name("public"));
+    assert_eq!(public.final_state.desired_capacity, 3);
+    assert_eq!(public.final_state.agents_registered, 3);
+    assert_eq!(public.instances_launched, 3);
+    assert_eq!(public.peak_desired_capacity, 3);
+    assert_eq!(public.az_final["us-east-1a"], 2);
+    assert_eq!(private.instances_launched, 3);
+    assert_eq!(private.peak_desired_capacity, 3);
+    assert_eq!(private.peak_instances_beyond_desired, 0);
+    // The cluster-wide fields sum the groups (by AZ name).
+    assert_eq!(report.final_state.desired_capacity, 6);
+    assert_eq!(report.final_state.instances_live, 6);
+    assert_eq!(report.az_final["us-east-1a"], 3);
+    assert_eq!(report.az_final["us-east-1c"], 1);
+    assert_eq!(report.peak_desired_capacity, 6);
+}
+
+#[test]
+fn each_group_answers_for_its_own_instances_and_an_unknown_name_is_awss_answer() {
+    let mut w = cluster("");
+    let public = w.describe_groups(&["public".to_string()]).remove(0);
+    let victim = public.instances[0].instance_id.clone();
+    // MinSize 2 of the public group, not the private one's 3.
+    let err = w.terminate_instance(&victim, true).expect_err("at MinSize");
+    assert!(err.to_string().contains("minSize (2)"), "{err}");
+    w.terminate_instance(&victim, false).expect("replaced");
+    assert_eq!(w.az_counts_of("private"), Some(vec![1, 1, 1]));
+    w.suspend_processes("public", &["AZRebalance".to_string()])
+        .expect("a group");
+    let g = w.describe_groups(&[]);
+    assert_eq!(
+        g.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(),
+        ["private", "public"]
+    );
+    assert!(g[0].suspended_processes.is_empty());
+    assert_eq!(g[1].suspended_processes.len(), 1);
+    let ec2 = w.ec2_instances(&[]).expect("every instance");
+    assert_eq!(ec2.iter().filter(|i| i.group_name == "public").count(), 3);
+    assert_eq!(ec2.iter().filter(|i| i.group_name == "private").count(), 3);
+    let err = w
+        .set_desired_capacity("nope", 1)
+        .expect_err("no such group");
+    assert_eq!(err.code(), "ValidationError");
+    assert!(
+        err.to_string()
+            .contains("AutoScalingGroup 'nope' not found"),
+        "{err}"
+    );
+}
+
+#[test]
+fn tasks_left_on_agents_their_new_roles_refuse_count_as_misplaced_time() {
+    // The monitor's ground truth must be able to see a misplacement:
+    // changing the roles leaves the running tasks where they are (the
+    // world does not model Marathon's restart).
+    let mut w = cluster(
+        r#"
+        [[apps]]
+        id = "/status"
+        instances = 2
+        cpus = 3
+        accepted_resource_roles = ["slave_public"]
+        "#,
+    );
+    w.advance_by_ms(1_000);
+    assert_eq!(w.report().misplaced_task_ms, 0);
+    w.update_app(
+        "/status",
+        AppChange {
+            accepted_resource_roles: Some(vec!["*".to_string()]),
+            ..AppChange::default()
+        },
+        false,
+    )
+    .expect("a config change");
+    let changed = app(&w, "/status");
+    assert_eq!(changed.config_changed_unix_ms, w.unix_ms(w.now()));
+    assert_eq!(changed.accepted_resource_roles, Some(vec!["*".to_string()]));
+    assert_eq!(w.app_versions("/status").expect("an app").len(), 2);
+    w.advance_by_ms(10_000);
+    let report = w.report();
+    assert_eq!(report.misplaced_task_ms, 2 * 10_000, "two tasks for 10 s");
+    assert_eq!(report.apps[0].misplaced_task_ms, 2 * 10_000);
+    // The same roles again are no change of configuration.
+    let version = app(&w, "/status").version_unix_ms;
+    w.update_app(
+        "/status",
+        AppChange {
+            accepted_resource_roles: Some(vec!["*".to_string()]),
+            instances: None,
+        },
+        true,
+    )
+    .expect("a scale to the same count");
+    assert_eq!(app(&w, "/status").config_changed_unix_ms, version);
+}

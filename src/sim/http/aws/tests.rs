@@ -759,3 +759,261 @@ async fn a_suspended_process_gives_awss_reason_with_when_it_was_suspended() {
     );
     assert_eq!(third["Launch"], second["Launch"]);
 }
+
+/// The facade over a fresh `cluster` world: a private group
+/// (`mesos-agents-prod`, 55) and a public one (`mesos-agents-public`, 5).
+async fn cluster() -> Simulated {
+    let mut scenario = Scenario::builtin("cluster")
+        .expect("cluster is embedded")
+        .expect("cluster is valid");
+    scenario.timings.epoch_unix_s = Some(EPOCH_S);
+    Simulated::start(&scenario).await
+}
+
+const PRIVATE: &str = "mesos-agents-prod";
+const PUBLIC: &str = "mesos-agents-public";
+
+fn filter(name: &str, values: &[&str]) -> aws_sdk_autoscaling::types::Filter {
+    values
+        .iter()
+        .fold(
+            aws_sdk_autoscaling::types::Filter::builder().name(name),
+            |f, v| f.values(*v),
+        )
+        .build()
+}
+
+/// The names DescribeAutoScalingGroups answers with these filters.
+async fn groups_filtered(
+    sim: &Simulated,
+    filters: Vec<aws_sdk_autoscaling::types::Filter>,
+) -> Vec<String> {
+    let out = sim
+        .raw_auto_scaling()
+        .describe_auto_scaling_groups()
+        .set_filters(Some(filters))
+        .send()
+        .await
+        .expect("describe");
+    out.auto_scaling_groups()
+        .iter()
+        .filter_map(|g| g.auto_scaling_group_name().map(str::to_string))
+        .collect()
+}
+
+#[tokio::test]
+async fn every_group_is_described_when_none_is_named_and_pages_follow_max_records() {
+    let sim = cluster().await;
+    let all = sim
+        .raw_auto_scaling()
+        .describe_auto_scaling_groups()
+        .send()
+        .await
+        .expect("describe");
+    let names: Vec<&str> = all
+        .auto_scaling_groups()
+        .iter()
+        .filter_map(|g| g.auto_scaling_group_name())
+        .collect();
+    assert_eq!(names, [PRIVATE, PUBLIC], "every group, in name order");
+    assert_eq!(all.next_token(), None);
+    let sizes: Vec<usize> = all
+        .auto_scaling_groups()
+        .iter()
+        .map(|g| g.instances().len())
+        .collect();
+    assert_eq!(sizes, [55, 5]);
+
+    let first = sim
+        .raw_auto_scaling()
+        .describe_auto_scaling_groups()
+        .max_records(1)
+        .send()
+        .await
+        .expect("page 1");
+    assert_eq!(first.auto_scaling_groups().len(), 1);
+    assert_eq!(
+        first.auto_scaling_groups()[0].auto_scaling_group_name(),
+        Some(PRIVATE)
+    );
+    let token = first.next_token().expect("a second page").to_string();
+    let second = sim
+        .raw_auto_scaling()
+        .describe_auto_scaling_groups()
+        .max_records(1)
+        .next_token(token)
+        .send()
+        .await
+        .expect("page 2");
+    assert_eq!(
+        second.auto_scaling_groups()[0].auto_scaling_group_name(),
+        Some(PUBLIC)
+    );
+    assert_eq!(second.next_token(), None, "the last page");
+}
+
+#[tokio::test]
+async fn groups_are_filtered_by_tag_key_tag_value_and_tag_key_value_as_aws_documents() {
+    let sim = cluster().await;
+    // Another roll's mark on the public group only.
+    sim.raw_auto_scaling()
+        .create_or_update_tags()
+        .tags(
+            aws_sdk_autoscaling::types::Tag::builder()
+                .resource_id(PUBLIC)
+                .resource_type("auto-scaling-group")
+                .key("roller:run-id")
+                .value("run-1")
+                .propagate_at_launch(false)
+                .build(),
+        )
+        .send()
+        .await
+        .expect("tagged");
+    assert_eq!(
+        groups_filtered(&sim, vec![filter("tag-key", &["roller:run-id"])]).await,
+        [PUBLIC]
+    );
+    // Values of one filter are ORed, filters ANDed.
+    assert_eq!(
+        groups_filtered(&sim, vec![filter("tag-key", &["roller:run-id", "Tier"])]).await,
+        [PRIVATE, PUBLIC]
+    );
+    assert_eq!(
+        groups_filtered(
+            &sim,
+            vec![
+                filter("tag-key", &["Tier"]),
+                filter("tag-value", &["private"])
+            ]
+        )
+        .await,
+        [PRIVATE]
+    );
+    assert_eq!(
+        groups_filtered(&sim, vec![filter("tag:Tier", &["public"])]).await,
+        [PUBLIC]
+    );
+    assert_eq!(
+        groups_filtered(&sim, vec![filter("tag:Tier", &["private", "public"])]).await,
+        [PRIVATE, PUBLIC]
+    );
+    assert!(
+        groups_filtered(&sim, vec![filter("tag:roller:run-id", &["run-2"])])
+            .await
+            .is_empty()
+    );
+    // Named groups are filtered too.
+    let named = sim
+        .raw_auto_scaling()
+        .describe_auto_scaling_groups()
+        .auto_scaling_group_names(PRIVATE)
+        .filters(filter("tag-key", &["roller:run-id"]))
+        .send()
+        .await
+        .expect("describe");
+    assert!(named.auto_scaling_groups().is_empty());
+
+    let err = sim
+        .raw_auto_scaling()
+        .describe_auto_scaling_groups()
+        .filters(filter("auto-scaling-group", &[PUBLIC]))
+        .send()
+        .await
+        .expect_err("not a filter of this call");
+    assert_eq!(err.code(), Some("ValidationError"));
+}
+
+#[tokio::test]
+async fn every_action_answers_for_each_group_by_name_and_ec2_lists_every_groups_instances() {
+    let sim = cluster().await;
+    let asg = sim.raw_auto_scaling();
+    asg.set_desired_capacity()
+        .auto_scaling_group_name(PUBLIC)
+        .desired_capacity(6)
+        .send()
+        .await
+        .expect("scaled");
+    asg.suspend_processes()
+        .auto_scaling_group_name(PUBLIC)
+        .scaling_processes("AZRebalance")
+        .send()
+        .await
+        .expect("suspended");
+    let out = asg
+        .describe_auto_scaling_groups()
+        .send()
+        .await
+        .expect("describe");
+    let (private, public) = (&out.auto_scaling_groups()[0], &out.auto_scaling_groups()[1]);
+    assert_eq!(private.desired_capacity(), Some(55));
+    assert!(private.suspended_processes().is_empty());
+    assert_eq!(public.desired_capacity(), Some(6));
+    assert_eq!(public.suspended_processes().len(), 1);
+    assert_eq!(
+        public
+            .launch_template()
+            .and_then(|t| t.launch_template_name()),
+        Some("mesos-agent-public")
+    );
+
+    // Activities: the public group's own, and every group's unnamed.
+    let public_activities = asg
+        .describe_scaling_activities()
+        .auto_scaling_group_name(PUBLIC)
+        .send()
+        .await
+        .expect("activities");
+    let newest = &public_activities.activities()[0];
+    assert_eq!(newest.auto_scaling_group_name(), Some(PUBLIC));
+    assert_eq!(newest.status_code().map(|s| s.as_str()), Some("InProgress"));
+    let every = asg
+        .describe_scaling_activities()
+        .max_records(100)
+        .send()
+        .await
+        .expect("activities");
+    let groups: BTreeSet<&str> = every
+        .activities()
+        .iter()
+        .filter_map(|a| a.auto_scaling_group_name())
+        .collect();
+    assert_eq!(groups, BTreeSet::from([PRIVATE, PUBLIC]));
+
+    let err = asg
+        .set_desired_capacity()
+        .auto_scaling_group_name("mesos-agents-nope")
+        .desired_capacity(1)
+        .send()
+        .await
+        .expect_err("no such group");
+    assert_eq!(err.code(), Some("ValidationError"));
+
+    let tagged = sim
+        .raw_ec2()
+        .describe_instances()
+        .filters(
+            aws_sdk_ec2::types::Filter::builder()
+                .name("tag:aws:autoscaling:groupName")
+                .values(PUBLIC)
+                .build(),
+        )
+        .send()
+        .await
+        .expect("instances");
+    let public_instances: usize = tagged
+        .reservations()
+        .iter()
+        .map(|r| r.instances().len())
+        .sum();
+    assert_eq!(public_instances, 6, "five, and the one launching");
+    let all = sim
+        .raw_ec2()
+        .describe_instances()
+        .max_results(1000)
+        .send()
+        .await
+        .expect("instances");
+    let every_instance: usize = all.reservations().iter().map(|r| r.instances().len()).sum();
+    assert_eq!(every_instance, 61);
+}

@@ -1256,3 +1256,101 @@ async fn an_apps_versions_are_listed_newest_first_and_each_reads_as_it_was() {
     assert_eq!(status, 404);
     assert_eq!(missing["message"], "App '/nope' does not exist");
 }
+
+#[tokio::test(start_paused = true)]
+async fn accepted_resource_roles_are_served_and_info_names_dcos_marathons_role() {
+    let marathons = Marathons(PeerServers::start_on("demo-cluster", 1.0, router).await);
+    let apps = marathons.get_json(0, "/v2/apps?embed=apps.tasks").await;
+    let roles_of = |id: &str| {
+        array(&apps["apps"])
+            .iter()
+            .find(|a| a["id"] == id)
+            .map(|a| a["acceptedResourceRoles"].clone())
+            .expect("the app")
+    };
+    assert_eq!(
+        roles_of("/edge/marathon-lb"),
+        serde_json::json!(["slave_public"])
+    );
+    assert_eq!(
+        roles_of("/web/frontend"),
+        serde_json::json!(["*"]),
+        "Marathon's default"
+    );
+    let edge = marathons.get_json(0, "/v2/apps/edge/marathon-lb").await;
+    assert_eq!(
+        edge["app"]["acceptedResourceRoles"],
+        serde_json::json!(["slave_public"])
+    );
+    for task in array(&edge["app"]["tasks"]) {
+        assert_eq!(task["role"], "slave_public", "Marathon's role");
+    }
+    let info = marathons.get_json(0, "/v2/info").await;
+    assert_eq!(info["marathon_config"]["mesos_role"], "slave_public");
+
+    let unreserved = Marathons::start(1.0).await;
+    let info = unreserved.get_json(0, "/v2/info").await;
+    assert_eq!(info["marathon_config"]["mesos_role"], Value::Null);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_put_takes_accepted_resource_roles_as_marathon_validates_and_versions_them() {
+    let marathons = Marathons(PeerServers::start_on("demo-cluster", 1.0, router).await);
+    marathons.advance(60_000);
+    let path = "/v2/apps/edge/marathon-lb";
+    for roles in [serde_json::json!([]), serde_json::json!(["bad role"])] {
+        let (status, body) = marathons
+            .send(
+                reqwest::Method::PUT,
+                path,
+                Some(serde_json::json!({"acceptedResourceRoles": roles})),
+            )
+            .await;
+        assert_eq!(status, 422, "{roles}: {body}");
+        assert_eq!(body["details"][0]["path"], "/acceptedResourceRoles");
+    }
+    let before = marathons.get_json(0, path).await["app"].clone();
+
+    // The whole definition put back, as clients do: a scale, no config change.
+    let (status, body) = marathons
+        .send(
+            reqwest::Method::PUT,
+            path,
+            Some(serde_json::json!({"instances": 3, "acceptedResourceRoles": ["slave_public"]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let same = marathons.get_json(0, path).await["app"].clone();
+    assert_eq!(
+        same["versionInfo"]["lastConfigChangeAt"],
+        before["versionInfo"]["lastConfigChangeAt"]
+    );
+
+    marathons.advance(1_000);
+    let (status, body) = marathons
+        .send(
+            reqwest::Method::PUT,
+            path,
+            Some(serde_json::json!({"acceptedResourceRoles": ["*", "slave_public"]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let after = marathons.get_json(0, path).await["app"].clone();
+    assert_eq!(
+        after["acceptedResourceRoles"],
+        serde_json::json!(["*", "slave_public"])
+    );
+    assert_eq!(after["versionInfo"]["lastConfigChangeAt"], body["version"]);
+    assert_eq!(after["instances"], 3);
+    // The version before the change still reads as it was.
+    let old = format!(
+        "{path}/versions/{}",
+        same["version"].as_str().expect("a version")
+    );
+    let (status, definition) = marathons.send(reqwest::Method::GET, &old, None).await;
+    assert_eq!(status, 200, "{definition}");
+    assert_eq!(
+        definition["acceptedResourceRoles"],
+        serde_json::json!(["slave_public"])
+    );
+}

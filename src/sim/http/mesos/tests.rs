@@ -1103,3 +1103,121 @@ async fn get_agents_lists_each_agents_ports_in_its_agent_info_as_in_its_total() 
         assert_eq!(agent["agent_info"]["resources"], agent["total_resources"]);
     }
 }
+
+/// A raw GET of a leader's JSON.
+async fn get_json(url: String) -> Value {
+    Masters::raw()
+        .get(url)
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON")
+}
+
+#[tokio::test]
+async fn public_agents_show_their_resources_reserved_to_slave_public_as_dcos_writes_them() {
+    let masters = Masters(PeerServers::start_on("demo-cluster", 1.0, router).await);
+    let slaves = get_json(format!("{}/master/slaves", masters.urls[0])).await;
+    let slaves = slaves["slaves"].as_array().expect("slaves");
+    assert_eq!(slaves.len(), 15);
+    let (public, private): (Vec<&Value>, Vec<&Value>) = slaves
+        .iter()
+        .partition(|s| s["attributes"]["public_ip"] == "true");
+    assert_eq!((public.len(), private.len()), (3, 12));
+    for agent in &public {
+        // Everything under the role, nothing unreserved (DC/OS 1.10's
+        // public agent: zeros and no ports).
+        assert_eq!(
+            keys(&agent["reserved_resources"]),
+            BTreeSet::from(["slave_public".to_string()])
+        );
+        let reserved = &agent["reserved_resources"]["slave_public"];
+        assert_eq!(reserved, &agent["resources"]);
+        assert_eq!(reserved["cpus"], 4.0);
+        assert_eq!(reserved["ports"], "[31000-32000]");
+        assert_eq!(agent["unreserved_resources"]["cpus"], 0.0);
+        assert_eq!(agent["unreserved_resources"]["mem"], 0.0);
+        assert!(agent["unreserved_resources"].get("ports").is_none());
+        let full = agent["reserved_resources_full"]["slave_public"]
+            .as_array()
+            .expect("the role's resources");
+        let names: BTreeSet<&str> = full.iter().filter_map(|r| r["name"].as_str()).collect();
+        assert_eq!(names, BTreeSet::from(["cpus", "mem", "disk", "ports"]));
+        for r in full {
+            assert_eq!(r["role"], "slave_public");
+            assert_eq!(
+                r["reservations"],
+                serde_json::json!([{"type": "STATIC", "role": "slave_public"}])
+            );
+        }
+        assert_eq!(agent["unreserved_resources_full"], serde_json::json!([]));
+    }
+    for agent in &private {
+        assert_eq!(agent["reserved_resources"], serde_json::json!({}));
+        assert_eq!(agent["reserved_resources_full"], serde_json::json!({}));
+        assert_eq!(agent["unreserved_resources"], agent["resources"]);
+        let full = agent["unreserved_resources_full"]
+            .as_array()
+            .expect("resources");
+        assert!(
+            full.iter()
+                .all(|r| r["role"] == "*" && r.get("reservations").is_none())
+        );
+        assert!(agent["attributes"].get("public_ip").is_none());
+    }
+
+    let agents = Masters::raw()
+        .post(format!("{}/api/v1", masters.urls[0]))
+        .json(&serde_json::json!({"type": "GET_AGENTS"}))
+        .send()
+        .await
+        .expect("an answer")
+        .json::<Value>()
+        .await
+        .expect("JSON");
+    let agents = agents["get_agents"]["agents"].as_array().expect("agents");
+    let public_ip =
+        serde_json::json!({"name": "public_ip", "type": "TEXT", "text": {"value": "true"}});
+    let public: Vec<&Value> = agents
+        .iter()
+        .filter(|a| {
+            a["agent_info"]["attributes"]
+                .as_array()
+                .is_some_and(|attrs| attrs.contains(&public_ip))
+        })
+        .collect();
+    assert_eq!(public.len(), 3);
+    for agent in public {
+        for resources in [&agent["agent_info"]["resources"], &agent["total_resources"]] {
+            let resources = resources.as_array().expect("resources");
+            assert_eq!(resources.len(), 4);
+            for r in resources {
+                assert_eq!(r["role"], "slave_public");
+                assert_eq!(r["reservations"][0]["type"], "STATIC");
+            }
+        }
+        // The edge app's task, allocated to Marathon's role.
+        assert_eq!(agent["allocated_resources"][0]["role"], "slave_public");
+    }
+
+    // Marathon registered with DC/OS's role, and its tasks are allocated
+    // to it.
+    let frameworks = get_json(format!("{}/master/frameworks", masters.urls[0])).await;
+    let marathon = &frameworks["frameworks"][0];
+    assert_eq!(marathon["role"], "slave_public");
+    assert_eq!(marathon["tasks"][0]["role"], "slave_public");
+}
+
+#[tokio::test]
+async fn an_unreserved_cluster_writes_no_reservation_and_the_role_star() {
+    let masters = Masters::start().await;
+    let slaves = get_json(format!("{}/master/slaves", masters.urls[0])).await;
+    for agent in slaves["slaves"].as_array().expect("slaves") {
+        assert_eq!(agent["reserved_resources"], serde_json::json!({}));
+        assert!(agent["attributes"].get("public_ip").is_none());
+    }
+    let frameworks = get_json(format!("{}/master/frameworks", masters.urls[0])).await;
+    assert_eq!(frameworks["frameworks"][0]["role"], "*");
+}

@@ -4,21 +4,20 @@
 //! and the v1 operator API (`POST /api/v1`). The simulator's own serde types, shaped
 //! after tests/fixtures/mesos-*.json; the adapter's types are not reused,
 //! so a mistake in one cannot hide the same mistake in the other.
+//! Resources (an agent's, reserved or not) are in `resources`, the
+//! maintenance schedule and status in `maintenance`.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sim::world::{AgentView, MachineId, MaintenanceStatus, MaintenanceWindow};
+use crate::sim::world::AgentView;
 
-/// The ports every simulated agent offers, as Mesos' default `ports`.
-const PORTS_BEGIN: u64 = 31000;
-const PORTS_END: u64 = 32000;
+mod maintenance;
+mod resources;
 
-/// A window posted without `duration` is unavailable indefinitely; the
-/// world keeps it as the longest duration and it is written back without
-/// one, so another operator's window survives a read-modify-write as it was.
-pub(crate) const INDEFINITE_NS: i64 = i64::MAX;
+pub(crate) use maintenance::*;
+pub(crate) use resources::*;
 
 // ---- v0: /master/slaves and the `slaves` of /master/state
 
@@ -63,16 +62,6 @@ pub(crate) struct Slave {
     pub drain_info: Option<DrainInfo>,
 }
 
-/// v0 resources: scalars as numbers, ranges as Mesos' text form.
-#[derive(Clone, Debug, Default, Serialize)]
-pub(crate) struct V0Resources {
-    pub cpus: f64,
-    pub mem: f64,
-    pub disk: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ports: Option<String>,
-}
-
 #[derive(Debug, Serialize)]
 pub(crate) struct DrainInfo {
     pub state: &'static str,
@@ -95,22 +84,6 @@ const AGENT_CAPABILITIES: [&str; 6] = [
     "RESIZE_VOLUME",
     "AGENT_DRAINING",
 ];
-
-/// Ports as Mesos writes a RANGES resource in v0 JSON: `[31000-31001,
-/// 31005-31005]`; none (the key left out) for no port.
-pub(crate) fn port_ranges(ports: &[u16]) -> Option<String> {
-    let mut ranges: Vec<(u16, u16)> = Vec::new();
-    for &p in ports {
-        match ranges.last_mut() {
-            Some((_, end)) if u32::from(*end) + 1 == u32::from(p) => *end = p,
-            _ => ranges.push((p, p)),
-        }
-    }
-    (!ranges.is_empty()).then(|| {
-        let parts: Vec<String> = ranges.iter().map(|(b, e)| format!("{b}-{e}")).collect();
-        format!("[{}]", parts.join(", "))
-    })
-}
 
 impl Slave {
     /// An agent as `/master/slaves` writes it. A reserved agent (a DC/OS
@@ -396,127 +369,6 @@ pub(crate) struct FlagsResponse {
     pub flags: BTreeMap<&'static str, String>,
 }
 
-// ---- maintenance: the schedule (v0 body and v1 `schedule`), machine ids
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub(crate) struct Schedule {
-    /// Mesos writes no empty repeated field: an empty schedule is `{}`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub windows: Vec<Window>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Window {
-    #[serde(default)]
-    pub machine_ids: Vec<MachineIdJson>,
-    pub unavailability: Unavailability,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Unavailability {
-    pub start: Nanoseconds,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration: Option<Nanoseconds>,
-}
-
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub(crate) struct Nanoseconds {
-    pub nanoseconds: i64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct MachineIdJson {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hostname: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ip: Option<String>,
-}
-
-impl From<MachineIdJson> for MachineId {
-    fn from(id: MachineIdJson) -> MachineId {
-        MachineId {
-            hostname: id.hostname,
-            ip: id.ip,
-        }
-    }
-}
-
-impl From<&MachineId> for MachineIdJson {
-    fn from(id: &MachineId) -> MachineIdJson {
-        MachineIdJson {
-            hostname: id.hostname.clone(),
-            ip: id.ip.clone(),
-        }
-    }
-}
-
-impl Schedule {
-    pub fn from_windows(windows: &[MaintenanceWindow]) -> Schedule {
-        Schedule {
-            windows: windows
-                .iter()
-                .map(|w| Window {
-                    machine_ids: w.machines.iter().map(MachineIdJson::from).collect(),
-                    unavailability: Unavailability {
-                        start: Nanoseconds {
-                            nanoseconds: w.start_unix_ns,
-                        },
-                        duration: (w.duration_ns != INDEFINITE_NS).then_some(Nanoseconds {
-                            nanoseconds: w.duration_ns,
-                        }),
-                    },
-                })
-                .collect(),
-        }
-    }
-
-    /// The world's windows, as posted: the world validates them as Mesos
-    /// does (an empty window, a negative duration, each machine), in
-    /// Mesos' order. No duration is an indefinite window.
-    pub fn into_windows(self) -> Vec<MaintenanceWindow> {
-        self.windows
-            .into_iter()
-            .map(|w| MaintenanceWindow {
-                machines: w.machine_ids.into_iter().map(MachineId::from).collect(),
-                start_unix_ns: w.unavailability.start.nanoseconds,
-                duration_ns: w
-                    .unavailability
-                    .duration
-                    .map_or(INDEFINITE_NS, |d| d.nanoseconds),
-            })
-            .collect()
-    }
-}
-
-/// `/master/maintenance/status` and the v1 `status`.
-#[derive(Debug, Serialize)]
-pub(crate) struct ClusterStatus {
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub draining_machines: Vec<DrainingMachine>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub down_machines: Vec<MachineIdJson>,
-}
-
-/// No `statuses`: Marathon ignores inverse offers, and the simulator
-/// models no other framework that would answer them.
-#[derive(Debug, Serialize)]
-pub(crate) struct DrainingMachine {
-    pub id: MachineIdJson,
-}
-
-impl ClusterStatus {
-    pub fn from_status(status: &MaintenanceStatus) -> ClusterStatus {
-        ClusterStatus {
-            draining_machines: status
-                .draining
-                .iter()
-                .map(|m| DrainingMachine { id: m.into() })
-                .collect(),
-            down_machines: status.down.iter().map(MachineIdJson::from).collect(),
-        }
-    }
-}
-
 // ---- v1 operator API: POST /api/v1
 
 /// A `master::Call`. Only the fields of the calls the simulator answers.
@@ -595,47 +447,6 @@ pub(crate) struct AgentInfo {
     pub attributes: Vec<V1Attribute>,
 }
 
-/// A protobuf `Resource` as Mesos writes it at its endpoints: the
-/// (deprecated) `role`, `*` when unreserved; a statically reserved one
-/// also carries its `reservations` stack, one `STATIC` reservation to the
-/// role (Mesos ≥ 1.4's endpoint format; the 1.3 capture has `role` alone).
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct V1Resource {
-    pub name: &'static str,
-    pub role: String,
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scalar: Option<Scalar>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ranges: Option<Ranges>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub reservations: Vec<Reservation>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Reservation {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub role: String,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Scalar {
-    pub value: f64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Ranges {
-    pub range: Vec<Range>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Range {
-    pub begin: u64,
-    pub end: u64,
-}
-
 #[derive(Debug, Serialize)]
 pub(crate) struct V1Attribute {
     pub name: String,
@@ -650,55 +461,6 @@ fn unix_ms_as_nanoseconds(ms: u64) -> Nanoseconds {
             .unwrap_or(i64::MAX / 1_000_000)
             .saturating_mul(1_000_000),
     }
-}
-
-/// A resource of `role` (`None`: unreserved, `*`).
-fn resource(name: &'static str, role: Option<&str>) -> V1Resource {
-    V1Resource {
-        name,
-        role: role.unwrap_or("*").to_string(),
-        kind: "SCALAR",
-        scalar: None,
-        ranges: None,
-        reservations: role
-            .map(|role| {
-                vec![Reservation {
-                    kind: "STATIC",
-                    role: role.to_string(),
-                }]
-            })
-            .unwrap_or_default(),
-    }
-}
-
-fn scalar(name: &'static str, value: f64, role: Option<&str>) -> V1Resource {
-    V1Resource {
-        scalar: Some(Scalar { value }),
-        ..resource(name, role)
-    }
-}
-
-/// Everything the agent has, `ports` included, each of its role: what it
-/// announces in its AgentInfo, as in the GET_AGENTS example of Mesos'
-/// operator API docs (an unreserved agent), and what `/master/slaves`
-/// lists as `reserved_resources_full` or `unreserved_resources_full`.
-fn total_resources(agent: &AgentView) -> Vec<V1Resource> {
-    let role = agent.role.as_deref();
-    vec![
-        scalar("cpus", agent.resources.cpus, role),
-        scalar("mem", agent.resources.mem, role),
-        scalar("disk", agent.resources.disk, role),
-        V1Resource {
-            kind: "RANGES",
-            ranges: Some(Ranges {
-                range: vec![Range {
-                    begin: PORTS_BEGIN,
-                    end: PORTS_END,
-                }],
-            }),
-            ..resource("ports", role)
-        },
-    ]
 }
 
 impl V1Agent {

@@ -4,8 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::World;
-use super::marathon::MarathonError;
+use super::{MarathonError, World};
 
 /// A change to an app, as `PUT /v2/apps/{id}` asks it; a part left `None`
 /// stays as it is.
