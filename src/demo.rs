@@ -268,8 +268,16 @@ async fn demo(
         )?;
     }
     let before = cluster.sim.report();
-    let target = before.final_state.instances_live;
     let env = &cluster.env;
+    // The group rolled (the first of a cluster's): as many agents as it
+    // has now, not the cluster's.
+    let target = before
+        .groups
+        .iter()
+        .find(|g| g.name == env.asg)
+        .map_or(before.final_state.instances_live, |g| {
+            g.final_state.instances_live
+        });
     let checkpoint = Checkpoint::default_path(&env.checkpoint_dir, &env.asg);
     let _ = std::fs::remove_file(&checkpoint);
     writeln!(

@@ -13,22 +13,28 @@ pub(super) const HELP: &str = "\
 Scenarios (--scenario; `roller sim --scenario NAME` serves the same cluster for
 a `roller run` of your own). Each roll is the one `roller run` would make, with
 its default flags, and ends as that one would:
-  demo       12 agents over 3 AZs, 10 apps (health checks, none, UNIQUE, a single
-             instance): every agent replaced without an outage (exit 0), in a
-             few seconds
-  msr-55     55 agents over 3 AZs, 200 apps with a realistic mix, the size of the
-             Mesos Slave Roller write-up's cluster: completes (exit 0) in a few
-             seconds more
-  hazards    6 agents: an app on one agent, a single-instance app, and an app
-             whose relaunched tasks never get healthy: the failure watch sees its
-             health check fail on a new agent and the roll rolls back (exit 5)
-  big        1,000 agents, 1,000 apps, 10,000 tasks, the scale test: too much
-             for 300x in a debug build (`cargo run`), where a wait runs out and
-             the roll pauses (exit 3); at --time-scale 20 it completes in some
-             eight minutes
-  bad-image  6 agents; the group is first pointed at its newest launch template
-             version, a bad image: the failure watch sees the new agents' tasks
-             fail and the roll rolls back (exit 5)
+  demo          12 agents over 3 AZs, 10 apps (health checks, none, UNIQUE, a
+                single instance): every agent replaced without an outage (exit
+                0), in a few seconds
+  msr-55        55 agents over 3 AZs, 200 apps with a realistic mix, the size of
+                the Mesos Slave Roller write-up's cluster: completes (exit 0) in
+                a few seconds more
+  hazards       6 agents: an app on one agent, a single-instance app, and an app
+                whose relaunched tasks never get healthy: the failure watch sees
+                its health check fail on a new agent and the roll rolls back
+                (exit 5)
+  big           1,000 agents, 1,000 apps, 10,000 tasks, the scale test: too much
+                for 300x in a debug build (`cargo run`), where a wait runs out
+                and the roll pauses (exit 3); at --time-scale 20 it completes in
+                some eight minutes
+  bad-image     6 agents; the group is first pointed at its newest launch
+                template version, a bad image: the failure watch sees the new
+                agents' tasks fail and the roll rolls back (exit 5)
+  cluster       msr-55's private group plus a group of 5 public agents
+                (slave_public) running the edge load balancer: the demo rolls
+                the private group (exit 0); one plan for every group comes next
+  demo-cluster  demo's private group plus 3 public agents running the edge load
+                balancer: the demo rolls the private group (exit 0)
 
 Time scale (--time-scale K, simulated seconds per real second, default 300,
 from 0.01 to 10000): the cluster settles for 5 simulated minutes before the

@@ -475,8 +475,8 @@ pub struct RebalanceArgs {
 
 #[derive(Debug, Args)]
 pub struct SimArgs {
-    /// A built-in scenario (demo, msr-55, hazards, big, bad-image) or a
-    /// scenario file (TOML, as in tests/scenarios/).
+    /// A built-in scenario (demo, msr-55, hazards, big, bad-image, cluster,
+    /// demo-cluster) or a scenario file (TOML, as in tests/scenarios/).
     #[arg(long, value_name = "NAME|PATH")]
     pub scenario: String,
     /// Simulated seconds per real second.
