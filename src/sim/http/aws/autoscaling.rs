@@ -4,16 +4,14 @@
 
 use std::collections::BTreeSet;
 
-use super::query::{Params, QueryError, Service, page};
+use super::query::{Params, QueryError, Service, max_records, page, world_error};
 use super::tags::{TagFlags, create_or_update_tags, delete_tags, describe_tags};
 use super::xml::{Xml, timestamp};
 use super::{ACCOUNT, region_of, stable_hex};
 use crate::sim::world::{
-    ActivityView, AwsError, GroupUpdate, GroupView, LaunchTemplateChoice, LaunchTemplateView, World,
+    ActivityView, GroupUpdate, GroupView, LaunchTemplateChoice, LaunchTemplateView, World,
 };
 
-/// DescribeAutoScalingGroups and DescribeScalingActivities cap pages here.
-const MAX_RECORDS: usize = 100;
 /// What the simulated instances are (the scenario does not say).
 pub(super) const INSTANCE_TYPE: &str = "m5.2xlarge";
 
@@ -57,24 +55,6 @@ pub(super) const ACTIONS: &[&str] = &[
     "EnterStandby",
     "ExitStandby",
 ];
-
-pub(super) fn world_error(e: AwsError) -> QueryError {
-    QueryError::sender(e.code(), e.aws_message())
-}
-
-/// MaxRecords: 1 to 100, default 100, as AWS validates it.
-pub(super) fn max_records(p: &Params) -> Result<usize, QueryError> {
-    match p.int("MaxRecords")? {
-        None => Ok(MAX_RECORDS),
-        Some(n) if (1..=MAX_RECORDS as i64).contains(&n) => Ok(n as usize),
-        Some(n) => Err(QueryError::sender(
-            "ValidationError",
-            format!(
-                "1 validation error detected: Value '{n}' at 'maxRecords' failed to satisfy constraint: Member must have value between 1 and 100"
-            ),
-        )),
-    }
-}
 
 /// The group's ARN, with a UUID stable per name.
 fn group_arn(name: &str, azs: &[String]) -> String {

@@ -7,6 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use axum::http::StatusCode;
 
+use crate::sim::world::AwsError;
+
 /// Which service an action belongs to: they answer in different XML.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Service {
@@ -252,6 +254,29 @@ pub(super) fn page<T>(
         None
     };
     Ok((page, next))
+}
+
+/// DescribeAutoScalingGroups, DescribeScalingActivities and DescribeTags
+/// cap pages here.
+const MAX_RECORDS: usize = 100;
+
+/// The world's refusal as AWS answers it (a Sender fault).
+pub(super) fn world_error(e: AwsError) -> QueryError {
+    QueryError::sender(e.code(), e.aws_message())
+}
+
+/// MaxRecords: 1 to 100, default 100, as AWS validates it.
+pub(super) fn max_records(p: &Params) -> Result<usize, QueryError> {
+    match p.int("MaxRecords")? {
+        None => Ok(MAX_RECORDS),
+        Some(n) if (1..=MAX_RECORDS as i64).contains(&n) => Ok(n as usize),
+        Some(n) => Err(QueryError::sender(
+            "ValidationError",
+            format!(
+                "1 validation error detected: Value '{n}' at 'maxRecords' failed to satisfy constraint: Member must have value between 1 and 100"
+            ),
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -4,8 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::autoscaling::{max_records, world_error};
-use super::query::{Params, QueryError, Service, page};
+use super::query::{Params, QueryError, Service, max_records, page, world_error};
 use super::xml::Xml;
 use crate::sim::world::{AwsError, World};
 
