@@ -388,3 +388,42 @@ async fn a_window_someone_else_posted_over_an_agent_to_replace_refuses_a_fresh_r
     assert_eq!(untouched(&cluster, PRIVATE).await, before);
     assert!(checkpoint_files(dir.path()).is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_tagged_group_counts_only_when_its_instances_are_agents_of_this_cluster() {
+    use crate::roll::decide::cluster_lock::LockState;
+    use crate::roll::engine::cluster_lock::other_runs;
+    use crate::roll::ports::auto_scaling::AgentMatch;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo-cluster", dir.path()).await;
+    put_tags(
+        &cluster,
+        PUBLIC,
+        &[(RUN_ID_TAG, "run-elsewhere"), (LOCK_STATE_TAG, "held")],
+    );
+    let found = other_runs(cluster.ports(), &cluster.env, &[PRIVATE], "ours")
+        .await
+        .expect("look");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (
+            found[0].run_id.as_str(),
+            found[0].group.as_str(),
+            found[0].state,
+            found[0].agents
+        ),
+        ("run-elsewhere", PUBLIC, LockState::Held, 3)
+    );
+    // Its own run id, or its own group, is never another run.
+    let own_id = other_runs(cluster.ports(), &cluster.env, &[PRIVATE], "run-elsewhere").await;
+    assert!(own_id.expect("look").is_empty());
+    let own_group = other_runs(cluster.ports(), &cluster.env, &[PUBLIC], "ours").await;
+    assert!(own_group.expect("look").is_empty());
+    // Seen from a cluster none of whose agents are its instances (here:
+    // agents matched by an attribute no agent has), it is another
+    // cluster's business.
+    let mut elsewhere = cluster.env.clone();
+    elsewhere.agent_match = AgentMatch::Attribute("no-such-attribute".to_string());
+    let found = other_runs(cluster.ports(), &elsewhere, &[PRIVATE], "ours").await;
+    assert!(found.expect("look").is_empty());
+}
