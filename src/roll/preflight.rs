@@ -326,7 +326,11 @@ pub async fn preflight<P: Ports>(
         .collect();
     if !scheduled.is_empty() {
         return refuse(format!(
-            "Mesos' maintenance schedule already has a window over {} agent(s) of ASG {} that this              run did not post (another roll's leftover, or an operator's maintenance): {}. Nothing              was changed. Look at it with GET /maintenance/schedule on the leading master; once              that maintenance is over or the window removed (`roller abandon` removes its own              roll's), run again",
+            "Mesos' maintenance schedule already has a window over {} agent(s) of ASG {} that this \
+             run did not post (another roll's leftover, or an operator's maintenance): {}. \
+             Nothing was changed. Look at it with GET /maintenance/schedule on the leading \
+             master; once that maintenance is over or the window removed (`roller abandon` \
+             removes its own roll's), run again",
             scheduled.len(),
             env.asg,
             scheduled.join(", ")

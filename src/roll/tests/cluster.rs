@@ -385,6 +385,10 @@ async fn a_window_someone_else_posted_over_an_agent_to_replace_refuses_a_fresh_r
         text.contains(&group.instances[0].id) && text.contains("did not post"),
         "{text}"
     );
+    assert!(
+        !text.contains("  "),
+        "a run of spaces in the sentence: {text}"
+    );
     assert_eq!(untouched(&cluster, PRIVATE).await, before);
     assert!(checkpoint_files(dir.path()).is_empty());
 }
