@@ -28,6 +28,14 @@ pub fn accepts(app: &App, agent: &Agent) -> bool {
     })
 }
 
+/// The agents a task moved off the `old` ones may go to: registered,
+/// active, not draining, not old.
+fn takers<'a>(agents: &'a [Agent], old: &'a HashSet<String>) -> impl Iterator<Item = &'a Agent> {
+    agents
+        .iter()
+        .filter(|a| !old.contains(&a.id.0) && a.active && a.drain.is_none())
+}
+
 /// An app with tasks on the old agents and no other agent to take them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stranded {
@@ -45,10 +53,7 @@ pub fn stranded(
     agents: &[Agent],
     allowed: &[String],
 ) -> Vec<Stranded> {
-    let targets: Vec<&Agent> = agents
-        .iter()
-        .filter(|a| !old.contains(&a.id.0) && a.active && a.drain.is_none())
-        .collect();
+    let targets: Vec<&Agent> = takers(agents, old).collect();
     apps.iter()
         .filter(|app| !allowed.contains(&app.id))
         .filter_map(|app| {
@@ -70,9 +75,7 @@ pub fn stranded(
 /// The pause's sentence: each stranded app, what it accepts, what the
 /// other agents offer, and what an operator can do.
 pub fn stranded_sentence(stranded: &[Stranded], old: &HashSet<String>, agents: &[Agent]) -> String {
-    let offered: BTreeSet<String> = agents
-        .iter()
-        .filter(|a| !old.contains(&a.id.0) && a.active && a.drain.is_none())
+    let offered: BTreeSet<String> = takers(agents, old)
         .flat_map(|a| {
             let unreserved = a.unreserved.then(|| "*".to_string());
             a.reserved_roles.iter().cloned().chain(unreserved)

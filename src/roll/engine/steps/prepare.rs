@@ -45,13 +45,9 @@ impl StepAction for Lock {
                 return Ok(Tick::Done(format!("{asg} already held by this run")));
             }
             Some(_) => {}
+            // The preflight looked for other runs just before; a run
+            // found now is untagged from below.
             None => {
-                // Before writing: a cluster already held is refused
-                // without a tag written.
-                let others = cluster_lock::other_runs(cx.ports, cx.env, &[&asg], &run_id).await?;
-                if let Verdict::Refuse(other) = judge(&run_id, &others) {
-                    return Ok(Tick::Refused(refusal(&other)));
-                }
                 cx.intend(format!(
                     "tag {asg} {RUN_ID_TAG}={run_id}, {LOCK_STATE_TAG}=pending"
                 ))
