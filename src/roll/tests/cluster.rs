@@ -80,6 +80,34 @@ fn checkpoint_files(dir: &Path) -> BTreeSet<String> {
         .collect()
 }
 
+/// One run to its end with no observer and no stop signal.
+async fn run_unwatched(
+    cluster: &SimulatedCluster,
+    env: &crate::roll::record::env::Environment,
+    settings: crate::roll::run::RunSettings,
+) -> Result<RunResult, RunError> {
+    let (_tx, stop) = tokio::sync::watch::channel(false);
+    run(
+        cluster.ports(),
+        env,
+        settings,
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .await
+}
+
+/// The refusal a run ended with (exit 2), or a panic saying what it did.
+fn refusal_of(result: &Result<RunResult, RunError>) -> &RollError {
+    match result {
+        Err(RunError::Roll(err @ RollError::Refused(_))) => err,
+        other => panic!(
+            "expected a refusal, got {:?}",
+            other.as_ref().map(|_| "a result")
+        ),
+    }
+}
+
 /// Whether this write is the one recording the intent to tag the group
 /// (`pending`), before the tags are sent.
 fn tagging_intent(checkpoint: &Checkpoint) -> bool {
@@ -174,19 +202,9 @@ async fn another_runs_lock_on_a_group_of_the_cluster_refuses_a_fresh_run_before_
     // A roller from before the lock state tagged only its run id: held.
     put_tags(&cluster, PUBLIC, &[(RUN_ID_TAG, "run-elsewhere")]);
     let before = untouched(&cluster, PRIVATE).await;
-    let (_tx, stop) = tokio::sync::watch::channel(false);
     let path = dir.path().join("private.json");
-    let result = run(
-        cluster.ports(),
-        &cluster.env,
-        settings(&path, 12, &[]),
-        stop,
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .await;
-    let Err(RunError::Roll(err @ RollError::Refused(_))) = &result else {
-        panic!("expected a refusal, got {:?}", result.map(|_| "a result"));
-    };
+    let result = run_unwatched(&cluster, &cluster.env, settings(&path, 12, &[])).await;
+    let err = refusal_of(&result);
     let text = err.to_string();
     for part in [
         "run-elsewhere",
@@ -303,16 +321,9 @@ async fn placement_pause(strategy: RollStrategy) {
     let path = dir.path().join("public.json");
     let mut settings = settings(&path, 3, &[]);
     settings.request.strategy = strategy;
-    let (_tx, stop) = tokio::sync::watch::channel(false);
-    let result = run(
-        cluster.ports(),
-        &env,
-        settings,
-        stop,
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .await
-    .expect("the run");
+    let result = run_unwatched(&cluster, &env, settings)
+        .await
+        .expect("the run");
     let RunResult::Finished {
         outcome: Outcome::Paused { reason, .. },
         ..
@@ -368,19 +379,9 @@ async fn a_window_someone_else_posted_over_an_agent_to_replace_refuses_a_fresh_r
         .await
         .expect("window");
     let before = untouched(&cluster, PRIVATE).await;
-    let (_tx, stop) = tokio::sync::watch::channel(false);
-    let result = run(
-        cluster.ports(),
-        &cluster.env,
-        settings(&dir.path().join("private.json"), 12, &[]),
-        stop,
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .await;
-    let Err(RunError::Roll(err @ RollError::Refused(_))) = &result else {
-        panic!("expected a refusal, got {:?}", result.map(|_| "a result"));
-    };
-    let text = err.to_string();
+    let path = dir.path().join("private.json");
+    let result = run_unwatched(&cluster, &cluster.env, settings(&path, 12, &[])).await;
+    let text = refusal_of(&result).to_string();
     assert!(
         text.contains(&group.instances[0].id) && text.contains("did not post"),
         "{text}"
@@ -430,4 +431,61 @@ async fn a_tagged_group_counts_only_when_its_instances_are_agents_of_this_cluste
     elsewhere.agent_match = AgentMatch::Attribute("no-such-attribute".to_string());
     let found = other_runs(cluster.ports(), &elsewhere, &[PRIVATE], "ours").await;
     assert!(found.expect("look").is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resumed_roll_holding_its_group_is_refused_when_another_run_holds_the_cluster() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo-cluster", dir.path()).await;
+    let path = dir.path().join("private.json");
+    // The roll stops (a signal) right after its lock is held.
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let observer = Box::new(move |checkpoint: &Checkpoint| {
+        let locked = checkpoint.plan.steps().any(|(_, s)| {
+            s.id == crate::roll::decide::roll_plan::LOCK
+                && s.status == crate::plan::Status::Complete
+        });
+        if locked {
+            let _ = stop_tx.send(true);
+        }
+    });
+    let stopped = run(
+        cluster.ports(),
+        &cluster.env,
+        settings(&path, 12, &[]),
+        stop,
+        observer,
+    )
+    .await
+    .expect("the run");
+    assert!(
+        matches!(
+            stopped,
+            RunResult::Finished {
+                outcome: Outcome::Stopped,
+                ..
+            }
+        ),
+        "the roll did not stop"
+    );
+    let before = untouched(&cluster, PRIVATE).await;
+    // Meanwhile another run came to hold the public group (by hand, as
+    // a roller that skipped the look would).
+    put_tags(
+        &cluster,
+        PUBLIC,
+        &[(RUN_ID_TAG, "run-elsewhere"), (LOCK_STATE_TAG, "held")],
+    );
+    let result = run_unwatched(&cluster, &cluster.env, settings(&path, 12, &[])).await;
+    let text = refusal_of(&result).to_string();
+    assert!(
+        text.contains("run-elsewhere") && text.contains(PUBLIC),
+        "{text}"
+    );
+    assert_eq!(
+        untouched(&cluster, PRIVATE).await,
+        before,
+        "the resume changed the group"
+    );
+    assert!(path.exists(), "the checkpoint of the stopped roll is kept");
 }
