@@ -298,6 +298,7 @@ async fn demo(
     let run_settings = RunSettings {
         checkpoint: CheckpointStore::file(checkpoint.clone()),
         request: Request {
+            group_targets: Default::default(),
             target,
             select: Selection::All,
             raise_max: false,

@@ -69,6 +69,9 @@ impl SimulatedCluster {
         let endpoints = sim.endpoints().clone();
         let env = Environment {
             asg: scenario.group.name.clone(),
+            groups: vec![crate::roll::record::env::GroupSpec::named(
+                &scenario.group.name,
+            )],
             region: Some("us-east-1".to_string()),
             profile: None,
             aws_endpoint_url: Some(endpoints.aws_endpoint_url.clone()),

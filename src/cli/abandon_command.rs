@@ -9,7 +9,7 @@ use std::io::Write;
 use super::AbandonArgs;
 use super::error::CliError;
 use super::wiring::{checkpoint_path, clients, environment_from, runtime};
-use crate::roll::abandon::{self as roll_abandon, AbandonError, check_tag, plan_of};
+use crate::roll::abandon::{self as roll_abandon, AbandonError, check_tag, plan_of, tagged_groups};
 use crate::roll::engine::{RunOptions, Runner};
 use crate::roll::ports::auto_scaling::AutoScaling;
 use crate::roll::record::RUN_ID_TAG;
@@ -80,8 +80,9 @@ fn abandon(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
         let desired = group.desired_capacity;
         let lines = match (checkpoint, args.dry_run) {
             (Some(c), true) => {
+                let groups = tagged_groups(&clients.aws, &c).await.map_err(refused)?;
                 writeln!(out, "dry run: abandoning run {} would:", args.run_id)?;
-                for line in plan_of(&c) {
+                for line in plan_of(&c, &groups) {
                     writeln!(out, "  {line}")?;
                 }
                 writeln!(out, "  archive {} as .abandoned.json", path.display())?;
@@ -99,6 +100,7 @@ fn abandon(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 return Ok(());
             }
             (Some(c), false) => {
+                let groups = tagged_groups(&clients.aws, &c).await.map_err(refused)?;
                 let (_stop_tx, stop) = tokio::sync::watch::channel(false);
                 let runner = Runner::new(
                     clients.ports(),
@@ -110,7 +112,7 @@ fn abandon(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     Box::new(|_: &Checkpoint| {}),
                 )
                 .map_err(refused)?;
-                match roll_abandon::abandon(runner).await {
+                match roll_abandon::abandon(runner, &groups).await {
                     Ok((abandoned, _)) => abandoned.lines,
                     Err(AbandonError::Refused(error)) => return Err(refused(error)),
                     Err(AbandonError::Partial { done, error }) => {

@@ -134,7 +134,7 @@ fn check_roll(run: &JobRun, env_files: &BTreeMap<String, String>) -> Environment
     super::run_command::request(args)
         .unwrap_or_else(|err| panic!("{what}: roller refuses {:?}: {err}", run.argv));
     assert!(!args.dry_run, "{what}: a job that only prints the plan");
-    assert!(args.target.is_some(), "{what}: a new roll needs --target");
+    assert!(!args.target.is_empty(), "{what}: a new roll needs --target");
     assert_eq!(
         args.select.as_deref(),
         Some("outdated"),

@@ -16,6 +16,7 @@ mod run_command;
 mod signals;
 mod sim_command;
 mod status_command;
+mod target_arg;
 mod wiring;
 
 use std::io::Write;
@@ -27,6 +28,8 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 use crate::report::logging::{LogFormat, LogSettings};
 
 pub use error::{CliError, exit_code, sentence};
+pub use target_arg::TargetArg;
+use target_arg::parse_target;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -253,9 +256,11 @@ pub struct RunArgs {
     pub env: PathBuf,
     /// The number of agents the cluster must have when done (at least 1;
     /// with the K instances replaced, N + K at most 100000). Required for a
-    /// new roll; a resume may omit it (a different one is refused).
-    #[arg(long, value_name = "N")]
-    pub target: Option<u32>,
+    /// new roll; a resume may omit it (a different one is refused). For an
+    /// environment with [[group]] tables: NAME=N sets group NAME's target
+    /// (over its `target` in the file); repeat it for each group.
+    #[arg(long, value_name = "N|NAME=N", value_parser = parse_target)]
+    pub target: Vec<TargetArg>,
     /// Which instances to replace: all, outdated (launch template version
     /// or configuration differs from the ASG's), older-than=AGE (14d, 36h).
     /// Default: all.

@@ -7,10 +7,10 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
 
-use super::RunArgs;
 use super::error::CliError;
 use super::signals::StopSignals;
 use super::wiring::{Clients, checkpoint_store, clients, environment_from, runtime};
+use super::{RunArgs, TargetArg};
 use crate::plan;
 use crate::roll::decide::drain_plan::preview;
 use crate::roll::decide::roll_plan::RollStrategy;
@@ -150,7 +150,23 @@ pub(super) fn request(args: &RunArgs) -> Result<Request, CliError> {
     Ok(Request {
         // 0 when not typed: whether it was is read from `args.target`,
         // so a typed 0 reaches preflight and gets its own refusal.
-        target: args.target.unwrap_or(0),
+        target: args
+            .target
+            .iter()
+            .rev()
+            .find_map(|t| match t {
+                TargetArg::Agents(n) => Some(*n),
+                TargetArg::Group(..) => None,
+            })
+            .unwrap_or(0),
+        group_targets: args
+            .target
+            .iter()
+            .filter_map(|t| match t {
+                TargetArg::Group(name, n) => Some((name.clone(), *n)),
+                TargetArg::Agents(_) => None,
+            })
+            .collect(),
         select,
         raise_max: args.raise_max,
         canary: args.canary,
@@ -298,7 +314,7 @@ fn roll(
         let settings = RunSettings {
             checkpoint: store,
             request,
-            target_given: args.target.is_some(),
+            target_given: !args.target.is_empty(),
             select_given: args.select.is_some(),
             strategy_given: args.strategy.is_some(),
             floor_given: args.min_healthy.is_some() || args.honor_min_health,
@@ -412,7 +428,7 @@ async fn dry_run(
         }
         return Ok(());
     }
-    if args.target.is_none() {
+    if args.target.is_empty() {
         return Err(CliError::BadFlag(
             "--target N is required for a new roll (the number of agents when done)".to_string(),
         ));

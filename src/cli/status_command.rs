@@ -306,7 +306,7 @@ mod tests {
 
     use super::*;
     use crate::plan::{Phase, Plan, Step, Strategy};
-    use crate::roll::record::checkpoint::{OriginalGroup, RecordedEnvironment, VERSION};
+    use crate::roll::record::checkpoint::{GroupRoll, OriginalGroup, RecordedEnvironment, VERSION};
     use StepStatus::{Complete, Error, Pending, Starting};
 
     /// A roll of two instances with the plan's statuses given per step
@@ -331,7 +331,6 @@ mod tests {
         Checkpoint {
             version: VERSION,
             run_id: "run-1".to_string(),
-            asg: "asg".to_string(),
             environment: RecordedEnvironment {
                 region: None,
                 aws_endpoint_url: None,
@@ -340,29 +339,11 @@ mod tests {
                 agent_match: "ip".to_string(),
                 time_scale: 1.0,
             },
-            target: 2,
-            select: "all".to_string(),
             honor_min_health: false,
-            original: OriginalGroup {
-                min_size: 0,
-                max_size: 4,
-                desired_capacity: 2,
-                zones: BTreeMap::new(),
-                instance_ids: Vec::new(),
-            },
-            instances: Vec::new(),
-            suspended_before: Vec::new(),
-            suspended_by_roll: Vec::new(),
-            raised_max_from: None,
-            maintenance: Vec::new(),
-            surges: Vec::new(),
-            waves: Vec::new(),
             max_unavailable: crate::roll::record::checkpoint::DEFAULT_MAX_UNAVAILABLE,
-            new_agents: Vec::new(),
             failure: None,
             acknowledged_failures: Vec::new(),
             on_failure: Default::default(),
-            bake_until_unix_ms: None,
             allow_unhealthy: Vec::new(),
             pause: None,
             open_page: None,
@@ -380,6 +361,28 @@ mod tests {
                     label: None,
                 })
                 .collect(),
+            groups: vec![GroupRoll {
+                asg: "asg".to_string(),
+                target: 2,
+                select: "all".to_string(),
+                original: OriginalGroup {
+                    min_size: 0,
+                    max_size: 4,
+                    desired_capacity: 2,
+                    zones: BTreeMap::new(),
+                    instance_ids: Vec::new(),
+                },
+                instances: Vec::new(),
+                suspended_before: Vec::new(),
+                suspended_by_roll: Vec::new(),
+                raised_max_from: None,
+                maintenance: Vec::new(),
+                surges: Vec::new(),
+                waves: Vec::new(),
+                new_agents: Vec::new(),
+                bake_until_unix_ms: None,
+            }],
+            focus: 0,
         }
     }
 

@@ -250,6 +250,7 @@ async fn write_checkpoint_seeds() {
             ),
             request: Request {
                 target,
+                group_targets: Default::default(),
                 select: Selection::All,
                 raise_max: true,
                 canary,

@@ -52,8 +52,54 @@ pub async fn check_tag<A: AutoScaling>(
     }
 }
 
-/// What an abandon of `checkpoint` would do, without doing it.
-pub fn plan_of(checkpoint: &Checkpoint) -> Vec<String> {
+/// The groups of `checkpoint` an abandon undoes: those carrying the
+/// run's tag (a group the roll had not locked yet was not changed). A
+/// group tagged by another run refuses the abandon before anything is
+/// done.
+pub async fn tagged_groups<A: AutoScaling>(
+    aws: &A,
+    checkpoint: &Checkpoint,
+) -> Result<Vec<usize>, RollError> {
+    let mut tagged = Vec::new();
+    for (index, group) in checkpoint.groups.iter().enumerate() {
+        let found = aws.describe_group(&group.asg).await?;
+        match found.tag(RUN_ID_TAG) {
+            Some(id) if id == checkpoint.run_id => tagged.push(index),
+            Some(other) => {
+                return Err(RollError::refused(format!(
+                    "ASG {} is tagged by run {other}, not {}: nothing done",
+                    group.asg, checkpoint.run_id
+                )));
+            }
+            None => {}
+        }
+    }
+    Ok(tagged)
+}
+
+/// What an abandon of `checkpoint` would do, without doing it, for the
+/// groups at `groups` (those carrying the run's tag), each named when the
+/// roll has more than one.
+pub fn plan_of(checkpoint: &Checkpoint, groups: &[usize]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut view = checkpoint.clone();
+    for &index in groups {
+        view.focus = index;
+        let named = if checkpoint.groups.len() > 1 {
+            format!("{}: ", view.asg)
+        } else {
+            String::new()
+        };
+        lines.extend(group_plan(&view).into_iter().map(|l| format!("{named}{l}")));
+    }
+    if checkpoint.pause.as_ref().is_some_and(|p| p.paged) || checkpoint.open_page.is_some() {
+        lines.push("resolve the roll's open page".to_string());
+    }
+    lines
+}
+
+/// What an abandon would do on the focused group of `checkpoint`.
+fn group_plan(checkpoint: &Checkpoint) -> Vec<String> {
     let mut lines = Vec::new();
     let surged: Vec<String> = checkpoint
         .surges
@@ -85,23 +131,53 @@ pub fn plan_of(checkpoint: &Checkpoint) -> Vec<String> {
             checkpoint.maintenance.len()
         ));
     }
-    if checkpoint.pause.as_ref().is_some_and(|p| p.paged) || checkpoint.open_page.is_some() {
-        lines.push("resolve the roll's open page".to_string());
-    }
-    lines.push(format!("remove tag {RUN_ID_TAG}={}", checkpoint.run_id));
+    lines.push(format!(
+        "remove tag {RUN_ID_TAG}={} from {}",
+        checkpoint.run_id, checkpoint.asg
+    ));
     lines
 }
 
-/// Runs the finish steps that undo the roll's bookkeeping, then resolves
-/// its page; the caller has checked the tag.
+/// Runs the finish steps that undo the roll's bookkeeping on each group
+/// at `groups` (those carrying the run's tag: the caller has checked),
+/// then resolves its page.
 pub async fn abandon<P: Ports>(
     mut runner: Runner<'_, P>,
+    groups: &[usize],
 ) -> Result<(Abandoned, Checkpoint), AbandonError> {
     let mut done = Vec::new();
+    for &index in groups {
+        runner.focus_group(index);
+        undo_group(&mut runner, &mut done).await?;
+    }
+    match runner.resolve_page().await {
+        Ok(Some(line)) => done.push(line),
+        Ok(None) => {}
+        Err(error) => return Err(AbandonError::Partial { done, error }),
+    }
+    Ok((Abandoned { lines: done }, runner.into_checkpoint()))
+}
+
+/// The surges set back and the finish steps run on the focused group;
+/// what each did is added to `done`.
+async fn undo_group<P: Ports>(
+    runner: &mut Runner<'_, P>,
+    done: &mut Vec<String>,
+) -> Result<(), AbandonError> {
+    let partial = |done: &mut Vec<String>, error| {
+        if done.is_empty() {
+            AbandonError::Refused(error)
+        } else {
+            AbandonError::Partial {
+                done: std::mem::take(done),
+                error,
+            }
+        }
+    };
     match runner.undo_surges().await {
         Ok(Some(line)) => done.push(line),
         Ok(None) => {}
-        Err(error) => return Err(AbandonError::Refused(error)),
+        Err(error) => return Err(partial(done, error)),
     }
     for kind in [
         StepKind::ResumeProcesses,
@@ -116,14 +192,8 @@ pub async fn abandon<P: Ports>(
             // The finish steps find no failures; one would only be said.
             Ok(Tick::Failed(found)) => done.push(found.sentence()),
             Ok(Tick::Refused(why) | Tick::Pause(why)) => done.push(why),
-            Err(error) if done.is_empty() => return Err(AbandonError::Refused(error)),
-            Err(error) => return Err(AbandonError::Partial { done, error }),
+            Err(error) => return Err(partial(done, error)),
         }
     }
-    match runner.resolve_page().await {
-        Ok(Some(line)) => done.push(line),
-        Ok(None) => {}
-        Err(error) => return Err(AbandonError::Partial { done, error }),
-    }
-    Ok((Abandoned { lines: done }, runner.into_checkpoint()))
+    Ok(())
 }

@@ -5,21 +5,22 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::str::FromStr;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
+
+mod group;
 
 use super::decide::cluster_lock::{Verdict, judge, refusal};
+use super::decide::cluster_plan::{GroupPlan, build_cluster};
 use super::decide::health;
-use super::decide::roll_plan::{self, PlanOptions, RollStrategy};
+use super::decide::roll_plan::{PlanOptions, RollStrategy};
 use super::decide::safety::Floor;
 use super::engine::cluster_lock;
 use super::error::RollError;
 use super::ports::Ports;
-use super::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
 use super::ports::marathon::Marathon;
 use super::ports::mesos::MesosMaster;
-use super::record::RUN_ID_TAG;
 use super::record::checkpoint::{
-    Checkpoint, EventKind, OnFailure, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION,
+    Checkpoint, EventKind, OnFailure, RecordedEnvironment, RolledInstance, VERSION,
 };
 use super::record::env::Environment;
 
@@ -89,7 +90,10 @@ pub const MAX_GROUP_SIZE: u32 = 100_000;
 
 #[derive(Clone, Debug)]
 pub struct Request {
+    /// `--target N`: the target of a one-group environment (0: not given).
     pub target: u32,
+    /// `--target NAME=N`, by group: over the `[[group]]` table's target.
+    pub group_targets: BTreeMap<String, u32>,
     pub select: Selection,
     pub raise_max: bool,
     pub canary: Option<u32>,
@@ -124,105 +128,17 @@ pub async fn preflight<P: Ports>(
     request: &Request,
     run_id: String,
 ) -> Result<Preflight, RollError> {
-    let (aws, mesos, marathon) = (ports.aws(), ports.mesos(), ports.marathon());
+    let (mesos, marathon) = (ports.mesos(), ports.marathon());
     let refuse = |m: String| Err(RollError::refused(m));
-    check_request(request).map_err(RollError::refused)?;
-    let group = aws
-        .describe_group(&env.asg)
-        .await
-        .map_err(|e| RollError::refused(format!("ASG {}: {e}", env.asg)))?;
-    if let Some(other) = group.tag(RUN_ID_TAG) {
-        return refuse(format!(
-            "ASG {} carries tag {RUN_ID_TAG}={other}, but there is no checkpoint for that run here: \
-             a roll may be running elsewhere, or its checkpoint was lost. Rerunning now could double the cluster. \
-             Recover with --checkpoint PATH of that run's checkpoint, or, after a human has checked, \
-             `roller abandon --run-id {other}`",
-            env.asg
-        ));
-    }
+    check_request(request, env).map_err(RollError::refused)?;
     // One roll per cluster: another run holding any group of it refuses
     // this one before anything is written.
-    let others = cluster_lock::other_runs(ports, env, &[&env.asg], &run_id)
+    let own: Vec<&str> = env.groups.iter().map(|g| g.asg.as_str()).collect();
+    let others = cluster_lock::other_runs(ports, env, &own, &run_id)
         .await
         .map_err(|e| RollError::refused(format!("looking for other rolls of this cluster: {e}")))?;
     if let Verdict::Refuse(other) = judge(&run_id, &others) {
         return refuse(refusal(&other));
-    }
-    let mut notes = Vec::new();
-    let in_service: Vec<_> = group
-        .instances
-        .iter()
-        .filter(|i| i.lifecycle_state == LifecycleState::InService)
-        .collect();
-    let odd: Vec<String> = group
-        .instances
-        .iter()
-        .filter(|i| i.lifecycle_state != LifecycleState::InService)
-        .map(|i| format!("{} ({:?})", i.id, i.lifecycle_state))
-        .collect();
-    if !odd.is_empty() {
-        if !request.skip_not_in_service {
-            return refuse(format!(
-                "instances not InService (Standby, Pending, lifecycle-hook waits): {}; \
-                 put them back in service or detach them, or pass --skip-not-in-service \
-                 to leave them out of the roll",
-                odd.join(", ")
-            ));
-        }
-        notes.push(format!(
-            "left out of the roll (not InService): {}",
-            odd.join(", ")
-        ));
-    }
-    let protected: Vec<&str> = in_service
-        .iter()
-        .filter(|i| i.protected_from_scale_in)
-        .map(|i| i.id.as_str())
-        .collect();
-    if !protected.is_empty() {
-        notes.push(format!(
-            "scale-in protected (terminated explicitly all the same): {}",
-            protected.join(", ")
-        ));
-    }
-    let ec2 = aws
-        .describe_instances(&in_service.iter().map(|i| i.id.clone()).collect::<Vec<_>>())
-        .await
-        .map_err(|e| RollError::refused(format!("DescribeInstances: {e}")))?;
-    let now = SystemTime::now();
-    let selected: Vec<_> = in_service
-        .iter()
-        .filter(|i| match &request.select {
-            Selection::All => true,
-            Selection::Outdated => i.launch_source != group.launch_source,
-            Selection::OlderThan(age) => ec2
-                .iter()
-                .find(|e| e.id == i.id)
-                .and_then(|e| e.launch_time)
-                .and_then(|t| now.duration_since(t).ok())
-                .is_some_and(|running| running > *age),
-        })
-        .collect();
-    if selected.is_empty() {
-        return Ok(Preflight::NothingToDo(format!(
-            "no instance of {} is selected by --select {}: nothing to replace",
-            env.asg, request.select
-        )));
-    }
-    let k = u32::try_from(selected.len()).unwrap_or(u32::MAX);
-    let n = request.target;
-    let peak = peak_size(n, k).map_err(RollError::refused)?;
-    if group.max_size < peak && !request.raise_max {
-        return refuse(format!(
-            "MaxSize {} < N + K = {n} + {k}: the scale-up would be refused; raise MaxSize or pass --raise-max (restored at finish)",
-            group.max_size
-        ));
-    }
-    if group.min_size > n {
-        return refuse(format!(
-            "MinSize {} > target {n}: the terminations would be refused; lower MinSize or the target",
-            group.min_size
-        ));
     }
     // Like any failed preflight: nothing was changed, so exit 2.
     let agents: Vec<_> = mesos
@@ -237,33 +153,68 @@ pub async fn preflight<P: Ports>(
         .filter(|a| a.active)
         .map(|a| a.identity())
         .collect();
-    let selected_ec2: Vec<_> = ec2
-        .iter()
-        .filter(|e| selected.iter().any(|s| s.id == e.id))
-        .cloned()
-        .collect();
-    let matches = match_agents(&env.agent_match, &selected_ec2, &agents);
-    let unmatched: Vec<String> = selected
-        .iter()
-        .filter(|s| !matches.matched.iter().any(|(i, _)| *i == s.id))
-        .map(|s| s.id.clone())
-        .collect();
-    if !unmatched.is_empty() {
-        return refuse(format!(
-            "selected instances that match no single active Mesos agent (by {}): {}; \
-             fix the agents or the `match` key, then run again",
-            env.agent_match,
-            unmatched.join(", ")
-        ));
+    let schedule = mesos.maintenance_schedule().await.map_err(|e| {
+        let e = RollError::from(e);
+        RollError::refused(format!(
+            "preflight cannot read the maintenance schedule: {e}"
+        ))
+    })?;
+    let shared = group::Shared {
+        env,
+        request,
+        agents: &agents,
+        schedule: &schedule,
+    };
+    let mut notes = Vec::new();
+    let mut rolls = Vec::new();
+    let mut raise = Vec::new();
+    let mut nothing = Vec::new();
+    for spec in &env.groups {
+        match group::look(ports, &shared, spec, env.groups.len()).await? {
+            group::Found::Nothing(why) => nothing.push(why),
+            group::Found::Ready {
+                roll,
+                raise_max,
+                notes: more,
+            } => {
+                let named = env.groups.len() > 1;
+                notes.extend(more.into_iter().map(|n| {
+                    if named {
+                        format!("{}: {n}", roll.asg)
+                    } else {
+                        n
+                    }
+                }));
+                raise.push(raise_max);
+                rolls.push(*roll);
+            }
+        }
     }
-    let ours: HashSet<&str> = matches.matched.iter().map(|(_, a)| a.as_str()).collect();
+    if rolls.is_empty() {
+        return Ok(Preflight::NothingToDo(nothing.join("; ")));
+    }
+    notes.extend(
+        nothing
+            .into_iter()
+            .map(|why| format!("left out of the plan: {why}")),
+    );
+    let ours: HashSet<&str> = rolls
+        .iter()
+        .flat_map(|r| &r.instances)
+        .map(|i| i.agent_id.as_str())
+        .collect();
     let foreign = agents
         .iter()
         .filter(|a| !ours.contains(a.id.as_str()))
         .count();
     if foreign > 0 {
+        let whose = if env.groups.len() > 1 {
+            "of the groups rolled"
+        } else {
+            "of this ASG"
+        };
         notes.push(format!(
-            "{foreign} active agent(s) belong to no selected instance of this ASG: left alone"
+            "{foreign} active agent(s) belong to no selected instance {whose}: left alone"
         ));
     }
     let (apps, deployments) = tokio::try_join!(marathon.apps(), marathon.deployments())
@@ -282,142 +233,93 @@ pub async fn preflight<P: Ports>(
             unhealthy.join(", ")
         ));
     }
-
-    let instances: Vec<RolledInstance> = selected
-        .iter()
-        .map(|i| {
-            let agent_id = matches
-                .matched
-                .iter()
-                .find(|(id, _)| *id == i.id)
-                .map(|(_, a)| a.clone())
-                .unwrap_or_default();
-            let agent = agents.iter().find(|a| a.id == agent_id);
-            RolledInstance {
-                id: i.id.clone(),
-                availability_zone: i.availability_zone.clone(),
-                hostname: agent.map(|a| a.hostname.clone()).unwrap_or_default(),
-                ip: agent.and_then(|a| a.ip).map(|ip| ip.to_string()),
-                agent_id,
-                terminate_sent: false,
-            }
-        })
-        .collect();
-    // A window already over a machine to replace was posted by someone
-    // else (this run has posted nothing): another roll's leftover, or an
-    // operator's maintenance. Rolling under it would mix the two.
-    let schedule = mesos.maintenance_schedule().await.map_err(|e| {
-        let e = RollError::from(e);
-        RollError::refused(format!(
-            "preflight cannot read the maintenance schedule: {e}"
-        ))
-    })?;
-    let scheduled: Vec<String> = instances
-        .iter()
-        .filter(|i| {
-            let machine = i.machine().machine_id();
-            schedule
-                .windows
-                .iter()
-                .flat_map(|w| &w.machines)
-                .any(|m| m.same_machine(&machine))
-        })
-        .map(|i| format!("{} ({})", i.id, i.machine().machine_id()))
-        .collect();
-    if !scheduled.is_empty() {
-        return refuse(format!(
-            "Mesos' maintenance schedule already has a window over {} agent(s) of ASG {} that this \
-             run did not post (another roll's leftover, or an operator's maintenance): {}. \
-             Nothing was changed. Look at it with GET /maintenance/schedule on the leading \
-             master; once that maintenance is over or the window removed (`roller abandon` \
-             removes its own roll's), run again",
-            scheduled.len(),
-            env.asg,
-            scheduled.join(", ")
-        ));
-    }
-    let mut zones: BTreeMap<String, u32> = BTreeMap::new();
-    for i in &in_service {
-        *zones.entry(i.availability_zone.clone()).or_insert(0) += 1;
-    }
+    let all: Vec<RolledInstance> = rolls.iter().flat_map(|r| r.instances.clone()).collect();
     let max_unavailable = request
         .max_unavailable
-        .unwrap_or_else(|| default_max_unavailable(&instances));
-    let plan = roll_plan::build(
-        &env.asg,
-        &instances,
+        .unwrap_or_else(|| default_max_unavailable(&all));
+    let plan_groups: Vec<GroupPlan<'_>> = rolls
+        .iter()
+        .zip(&raise)
+        .map(|(r, raise_max)| GroupPlan {
+            asg: &r.asg,
+            instances: &r.instances,
+            raise_max: *raise_max,
+        })
+        .collect();
+    let plan = build_cluster(
+        &plan_groups,
         PlanOptions {
             canary: request.canary,
-            raise_max: request.raise_max && group.max_size < peak,
+            raise_max: false,
             strategy: request.strategy,
         },
     );
+    let start = rolls
+        .iter()
+        .map(|r| {
+            format!(
+                "{} to {} agents: {} instance(s) selected by {}",
+                r.asg,
+                r.target,
+                r.instances.len(),
+                r.select
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
     let mut checkpoint = Checkpoint {
         version: VERSION,
         run_id,
-        asg: env.asg.clone(),
         environment: RecordedEnvironment::of(env),
-        target: n,
-        select: request.select.to_string(),
         honor_min_health: request.floor == Floor::MinHealth,
-        original: OriginalGroup {
-            min_size: group.min_size,
-            max_size: group.max_size,
-            desired_capacity: group.desired_capacity,
-            zones,
-            instance_ids: in_service.iter().map(|i| i.id.clone()).collect(),
-        },
-        instances,
-        suspended_before: group
-            .suspended_processes
-            .iter()
-            .map(|p| p.to_string())
-            .collect(),
-        suspended_by_roll: Vec::new(),
-        raised_max_from: None,
-        maintenance: Vec::new(),
-        surges: Vec::new(),
-        waves: Vec::new(),
         max_unavailable,
-        new_agents: Vec::new(),
         failure: None,
         acknowledged_failures: Vec::new(),
         on_failure: request.on_failure,
-        bake_until_unix_ms: None,
         allow_unhealthy: request.allow_unhealthy.clone(),
         pause: None,
         open_page: None,
         progress: Default::default(),
         operations_applied: Vec::new(),
         summary: None,
+        groups: rolls,
+        focus: 0,
         plan,
         events: Vec::new(),
     };
-    checkpoint.log(
-        EventKind::Start,
-        format!(
-            "roll of {} to {n} agents: {k} instance(s) selected by {}",
-            env.asg, request.select
-        ),
-    );
+    checkpoint.log(EventKind::Start, format!("roll of {start}"));
     Ok(Preflight::Ready(Box::new(checkpoint), notes))
 }
 
 /// What the operator asked, checked before anything is read: a target of
-/// at least one agent and at most [`MAX_GROUP_SIZE`], a canary of at least
+/// at least one agent and at most [`MAX_GROUP_SIZE`] for every group (and
+/// none for a group the environment does not list), a canary of at least
 /// one step.
-fn check_request(request: &Request) -> Result<(), String> {
-    let n = request.target;
-    if n == 0 {
-        return Err(
-            "--target 0 would leave no agent: give the number of agents the cluster must have"
-                .to_string(),
-        );
+fn check_request(request: &Request, env: &Environment) -> Result<(), String> {
+    for spec in &env.groups {
+        group::target(spec, request, env.groups.len())?;
+        group::selection(spec, request)?;
     }
-    if n > MAX_GROUP_SIZE {
+    if let Some(unknown) = request
+        .group_targets
+        .keys()
+        .find(|name| !env.groups.iter().any(|g| &g.asg == *name))
+    {
         return Err(format!(
-            "--target {n} is above {MAX_GROUP_SIZE}, the most agents roller rolls a group to: \
-             give the number of agents the cluster must have when done"
+            "--target {unknown}=N names no group of the environment (its groups: {})",
+            env.groups
+                .iter()
+                .map(|g| g.asg.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if env.groups.len() > 1 && request.target != 0 {
+        return Err(format!(
+            "--target {} names no group: this cluster has {} groups; give each its target with \
+             target = N in its [[group]] table or --target NAME=N",
+            request.target,
+            env.groups.len()
         ));
     }
     if request.canary == Some(0) {
@@ -510,6 +412,7 @@ mod tests {
     fn request(target: u32, canary: Option<u32>) -> Request {
         Request {
             target,
+            group_targets: Default::default(),
             select: Selection::All,
             raise_max: true,
             canary,
@@ -522,21 +425,81 @@ mod tests {
         }
     }
 
+    fn environment(text: &str) -> Environment {
+        // Top-level keys first: a key after a [[group]] table is the table's.
+        let text = format!("mesos = [\"http://m:5050\"]\nmarathon = [\"http://m:8080\"]\n{text}\n");
+        Environment::resolve(
+            Some((std::path::Path::new("env.toml"), &text)),
+            &|_| None,
+            &[],
+        )
+        .expect("environment")
+    }
+
+    fn one() -> Environment {
+        environment("asg = \"a\"")
+    }
+
+    fn cluster() -> Environment {
+        environment(
+            "[[group]]\nname = \"a\"\ntarget = 4\n[[group]]\nname = \"b\"\nselect = \"outdated\"",
+        )
+    }
+
+    #[test]
+    fn a_clusters_targets_come_from_its_tables_or_name_the_group_and_a_bare_target_is_refused() {
+        let env = cluster();
+        let mut asked = request(0, None);
+        let missing = check_request(&asked, &env).unwrap_err();
+        assert!(
+            missing.starts_with("no target for group b") && missing.contains("--target b=N"),
+            "{missing}"
+        );
+        asked.group_targets.insert("b".to_string(), 2);
+        assert!(check_request(&asked, &env).is_ok());
+        assert_eq!(group::target(&env.groups[0], &asked, 2), Ok(4));
+        assert_eq!(group::target(&env.groups[1], &asked, 2), Ok(2));
+        assert_eq!(
+            group::selection(&env.groups[1], &asked).map(|s| s.to_string()),
+            Ok("outdated".to_string())
+        );
+        // A flag's target wins over the file's.
+        asked.group_targets.insert("a".to_string(), 6);
+        assert_eq!(group::target(&env.groups[0], &asked, 2), Ok(6));
+        asked.group_targets.insert("c".to_string(), 1);
+        let unknown = check_request(&asked, &env).unwrap_err();
+        assert!(
+            unknown.contains("--target c=N names no group") && unknown.contains("a, b"),
+            "{unknown}"
+        );
+        asked.group_targets.remove("c");
+        asked.target = 5;
+        let bare = check_request(&asked, &env).unwrap_err();
+        assert!(bare.starts_with("--target 5 names no group"), "{bare}");
+        asked.target = 0;
+        asked.group_targets.insert("b".to_string(), 0);
+        let zero = check_request(&asked, &env).unwrap_err();
+        assert!(
+            zero.contains("the target 0 of group b would leave no agent"),
+            "{zero}"
+        );
+    }
+
     #[test]
     fn a_target_of_none_or_beyond_the_bound_and_a_canary_of_none_are_refused_naming_the_flag() {
-        assert!(check_request(&request(55, None)).is_ok());
-        assert!(check_request(&request(MAX_GROUP_SIZE, Some(1))).is_ok());
-        let zero = check_request(&request(0, None)).unwrap_err();
+        assert!(check_request(&request(55, None), &one()).is_ok());
+        assert!(check_request(&request(MAX_GROUP_SIZE, Some(1)), &one()).is_ok());
+        let zero = check_request(&request(0, None), &one()).unwrap_err();
         assert!(
             zero.starts_with("--target 0 would leave no agent"),
             "{zero}"
         );
-        let huge = check_request(&request(u32::MAX, None)).unwrap_err();
+        let huge = check_request(&request(u32::MAX, None), &one()).unwrap_err();
         assert!(
             huge.starts_with("--target 4294967295 is above 100000"),
             "{huge}"
         );
-        let canary = check_request(&request(55, Some(0))).unwrap_err();
+        let canary = check_request(&request(55, Some(0)), &one()).unwrap_err();
         assert!(canary.starts_with("--canary 0"), "{canary}");
     }
 

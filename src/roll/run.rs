@@ -230,6 +230,20 @@ fn check_resume(
     settings: &RunSettings,
 ) -> Result<(), RollError> {
     existing.check_group(path, &env.asg)?;
+    let listed: Vec<&str> = env.groups.iter().map(|g| g.asg.as_str()).collect();
+    if let Some(gone) = existing
+        .groups
+        .iter()
+        .find(|g| !listed.contains(&g.asg.as_str()))
+    {
+        return Err(RollError::refused(format!(
+            "checkpoint {} rolls group {} too, which the environment no longer lists ({}): resume \
+             with the environment it was made for, or finish/abandon that roll first",
+            path.display(),
+            gone.asg,
+            listed.join(", ")
+        )));
+    }
     let differences = existing
         .environment
         .differences(&RecordedEnvironment::of(env));
@@ -241,13 +255,26 @@ fn check_resume(
             differences.join("; ")
         )));
     }
-    if settings.target_given && existing.target != settings.request.target {
-        return Err(RollError::refused(format!(
-            "checkpoint {} is a roll to {} agents; --target {} differs: resume without --target, or finish/abandon that roll first",
-            path.display(),
-            existing.target,
-            settings.request.target
-        )));
+    for group in &existing.groups {
+        let asked = match settings.request.group_targets.get(&group.asg) {
+            Some(n) => Some(*n),
+            None if existing.groups.len() == 1 && settings.request.target != 0 => {
+                Some(settings.request.target)
+            }
+            None => None,
+        };
+        if let Some(asked) = asked.filter(|n| settings.target_given && *n != group.target) {
+            let named = if existing.groups.len() > 1 {
+                format!(" of group {}", group.asg)
+            } else {
+                String::new()
+            };
+            return Err(RollError::refused(format!(
+                "checkpoint {} is a roll to {} agents{named}; --target {asked} differs: resume without --target, or finish/abandon that roll first",
+                path.display(),
+                group.target,
+            )));
+        }
     }
     let select = settings.request.select.to_string();
     if settings.select_given && existing.select != select {
@@ -292,28 +319,50 @@ async fn check_tag<P: Ports>(
     checkpoint: &Checkpoint,
 ) -> Result<(), RollError> {
     let kinds = checkpoint.step_kinds().map_err(RollError::refused)?;
-    let status_of = |wanted: StepKind| {
-        kinds
-            .iter()
-            .find(|(_, kind)| *kind == wanted)
-            .map(|(at, _)| checkpoint.plan.step(*at).status)
-    };
-    let lock = status_of(StepKind::Lock);
-    // Once the unlock step has begun (its intent is written before the tag
-    // is removed), a missing tag is this run's own doing.
-    let unlocking = !matches!(status_of(StepKind::Unlock), None | Some(Status::Pending));
-    if matches!(lock, None | Some(Status::Pending)) || unlocking {
-        return Ok(());
+    for (index, roll) in checkpoint.groups.iter().enumerate() {
+        let status_of = |wanted: StepKind| {
+            kinds
+                .iter()
+                .find(|(at, kind)| *kind == wanted && checkpoint.group_of(*at) == index)
+                .map(|(at, _)| checkpoint.plan.step(*at).status)
+        };
+        let lock = status_of(StepKind::Lock);
+        // Once the unlock step has begun (its intent is written before the
+        // tag is removed), a missing tag is this run's own doing.
+        let unlocking = !matches!(status_of(StepKind::Unlock), None | Some(Status::Pending));
+        if matches!(lock, None | Some(Status::Pending)) || unlocking {
+            continue;
+        }
+        check_group_tag(
+            ports,
+            env,
+            checkpoint,
+            &roll.asg,
+            lock == Some(Status::Complete),
+        )
+        .await?;
     }
-    let tagged = lock == Some(Status::Complete);
-    let group = ports.aws().describe_group(&checkpoint.asg).await?;
+    Ok(())
+}
+
+/// `check_tag` for one group of the roll, `asg`, whose lock step has
+/// begun (`tagged`: and completed).
+async fn check_group_tag<P: Ports>(
+    ports: P,
+    env: &Environment,
+    checkpoint: &Checkpoint,
+    asg: &str,
+    tagged: bool,
+) -> Result<(), RollError> {
+    let group = ports.aws().describe_group(asg).await?;
     let ours = &checkpoint.run_id;
     match group.tag(RUN_ID_TAG) {
         Some(tag) if tag == ours && tagged => {
             // Holding the group, the roll holds the cluster: another run
             // holding a group of it now is refused here, before anything
             // is written.
-            let others = cluster_lock::other_runs(ports, env, &[&checkpoint.asg], ours).await?;
+            let others =
+                cluster_lock::other_runs(ports, env, &checkpoint.group_names(), ours).await?;
             match others.iter().find(|o| o.state == LockState::Held) {
                 Some(other) => Err(RollError::refused(refusal(other))),
                 None => Ok(()),
@@ -322,15 +371,13 @@ async fn check_tag<P: Ports>(
         Some(tag) if tag == ours => Ok(()),
         None if !tagged => Ok(()),
         Some(other) => Err(RollError::refused(format!(
-            "ASG {} carries {RUN_ID_TAG}={other}, but this checkpoint is run {ours}: another run owns \
-             the group. Nothing was changed. Finish or abandon run {other} first",
-            checkpoint.asg
+            "ASG {asg} carries {RUN_ID_TAG}={other}, but this checkpoint is run {ours}: another run owns \
+             the group. Nothing was changed. Finish or abandon run {other} first"
         ))),
         None => Err(RollError::refused(format!(
-            "ASG {} carries no {RUN_ID_TAG} tag, but checkpoint run {ours} had tagged it: the roll was \
+            "ASG {asg} carries no {RUN_ID_TAG} tag, but checkpoint run {ours} had tagged it: the roll was \
              abandoned or the tag removed by hand. Nothing was changed. Start a new roll (move this \
-             checkpoint away), or put the tag {RUN_ID_TAG}={ours} back if this roll must go on",
-            checkpoint.asg
+             checkpoint away), or put the tag {RUN_ID_TAG}={ours} back if this roll must go on"
         ))),
     }
 }

@@ -11,12 +11,14 @@
 //! - `placement`: whether the old agents' tasks have an agent to go to
 //!   (roles an app accepts, roles an agent offers).
 //! - `cluster_lock`: whether another run holds a group of this cluster.
+//! - `cluster_plan`: the plan of a roll of several groups, one plan.
 //!
 //! May import: the ports' domain types (`App`, `Agent`, the group), never
 //! a port trait; the records' types (`RolledInstance`, `StepKind`), never
 //! a store; `crate::plan`. Never the engine.
 
 pub mod cluster_lock;
+pub mod cluster_plan;
 pub mod drain_plan;
 pub mod failure;
 pub mod health;

@@ -35,7 +35,7 @@
 
 use crate::plan::{Phase, Plan, Status, Step, Strategy};
 
-use crate::roll::record::checkpoint::RolledInstance;
+use crate::roll::record::checkpoint::{RolledInstance, group_phase_id, split_phase_id};
 use crate::roll::record::kinds::StepKind;
 
 pub const PREPARE: &str = "prepare";
@@ -125,7 +125,7 @@ fn phase(id: &str, strategy: Strategy, steps: Vec<Step>) -> Phase {
 
 /// The strategy a plan was built with (a drain plan has a drain phase).
 pub fn strategy_of(plan: &Plan) -> RollStrategy {
-    if plan.phases.iter().any(|p| p.id == DRAIN) {
+    if plan.phases.iter().any(|p| bare_id(&p.id) == DRAIN) {
         RollStrategy::Drain
     } else {
         RollStrategy::Serial
@@ -293,21 +293,47 @@ pub fn build(asg: &str, instances: &[RolledInstance], options: PlanOptions) -> P
 
 /// Whether the plan has turned around (it has a rollback phase).
 pub fn rolling_back(plan: &Plan) -> bool {
-    plan.phases.iter().any(|p| p.id == ROLLBACK)
+    plan.phases.iter().any(|p| bare_id(&p.id) == ROLLBACK)
+}
+
+/// A phase's id without its group (`drain` of `<asg>:drain`).
+fn bare_id(id: &str) -> &str {
+    split_phase_id(id).1
 }
 
 /// Turns the plan around after a failure on the new agents: every step
 /// not complete before the finish phase is closed as not run (COMPLETE,
 /// its message saying why, as `force-complete` would leave it), and a
 /// `rollback` phase runs before the finish phase, which then leaves the
-/// group as the roll found it. Returns the ids of the steps closed (their
-/// progress is dropped). Turning around twice changes nothing.
+/// group as the roll found it. In a plan of several groups, every group
+/// the roll has touched (a step past its prepare begun) gets its own
+/// `<asg>:rollback`, the last touched first, all before the first finish.
+/// Returns the ids of the steps closed (their progress is
+/// dropped). Turning around twice changes nothing.
 pub fn turn_around(plan: &mut Plan, why: &str) -> Vec<String> {
     if rolling_back(plan) {
         return Vec::new();
     }
+    let mut groups: Vec<Option<String>> = Vec::new();
+    let mut touched: Vec<Option<String>> = Vec::new();
+    for phase in &plan.phases {
+        let group = split_phase_id(&phase.id).0.map(str::to_string);
+        if !groups.contains(&group) {
+            groups.push(group.clone());
+        }
+        let past_prepare = ![PREPARE, FINISH].contains(&bare_id(&phase.id));
+        if past_prepare
+            && !touched.contains(&group)
+            && phase.steps.iter().any(|s| s.status != Status::Pending)
+        {
+            touched.push(group);
+        }
+    }
+    if touched.is_empty() {
+        touched.extend(groups.first().cloned());
+    }
     let mut closed = Vec::new();
-    for phase in plan.phases.iter_mut().filter(|p| p.id != FINISH) {
+    for phase in plan.phases.iter_mut().filter(|p| bare_id(&p.id) != FINISH) {
         phase.interrupted = false;
         for step in phase.steps.iter_mut().filter(|s| !s.is_complete()) {
             step.status = Status::Complete;
@@ -316,7 +342,38 @@ pub fn turn_around(plan: &mut Plan, why: &str) -> Vec<String> {
             closed.push(step.id.clone());
         }
     }
-    let steps = vec![
+    let at = plan
+        .phases
+        .iter()
+        .position(|p| bare_id(&p.id) == FINISH)
+        .unwrap_or(plan.phases.len());
+    let mut before = plan
+        .phases
+        .get_mut(at)
+        .map(|finish| std::mem::take(&mut finish.depends_on))
+        .unwrap_or_default();
+    let mut rollbacks = Vec::new();
+    for group in touched.iter().rev() {
+        let asg = group.as_deref().unwrap_or("");
+        let id = group_phase_id(asg, ROLLBACK, groups.len());
+        let mut steps = rollback_steps();
+        for step in &mut steps {
+            step.id = group_phase_id(asg, &step.id, groups.len());
+        }
+        let mut rollback = phase(&id, Strategy::Serial, steps);
+        rollback.depends_on = std::mem::replace(&mut before, vec![id]);
+        rollbacks.push(rollback);
+    }
+    if let Some(finish) = plan.phases.get_mut(at) {
+        finish.depends_on = before;
+    }
+    plan.phases.splice(at..at, rollbacks);
+    closed
+}
+
+/// The steps of one group's rollback phase.
+fn rollback_steps() -> Vec<Step> {
+    vec![
         step(
             ROLLBACK_WINDOWS,
             StepKind::RollbackWindows,
@@ -337,18 +394,7 @@ pub fn turn_around(plan: &mut Plan, why: &str) -> Vec<String> {
             StepKind::RollbackLaunchSource,
             "set the group's launch template back to the one the old instances run",
         ),
-    ];
-    let mut rollback = phase(ROLLBACK, Strategy::Serial, steps);
-    let at = plan
-        .phases
-        .iter()
-        .position(|p| p.id == FINISH)
-        .unwrap_or(plan.phases.len());
-    if let Some(finish) = plan.phases.get_mut(at) {
-        rollback.depends_on = std::mem::replace(&mut finish.depends_on, vec![ROLLBACK.to_string()]);
-    }
-    plan.phases.insert(at, rollback);
-    closed
+    ]
 }
 
 /// The exact `roller plan continue` that releases what holds `plan`: the

@@ -163,6 +163,9 @@ impl<'a, P: Ports> Runner<'a, P> {
                     .unwrap_or_else(|| self.continue_command());
                 return self.held(reason).await;
             }
+            // Each step reads and writes its own group's part of the
+            // checkpoint, and its tick looks at that group.
+            self.journal.checkpoint.focus_on(candidates[0]);
             let mut tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
             if let Some(found) = self.watch(&mut tick).await? {
                 if let Some(reason) = self.failure_found(found).await? {
@@ -178,6 +181,11 @@ impl<'a, P: Ports> Runner<'a, P> {
             for at in candidates {
                 if self.stopped() {
                     break;
+                }
+                let focus = self.journal.checkpoint.focus;
+                self.journal.checkpoint.focus_on(at);
+                if self.journal.checkpoint.focus != focus {
+                    tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
                 }
                 match self.advance(at, &mut tick).await? {
                     Advanced::Done => finished = true,
@@ -230,7 +238,7 @@ impl<'a, P: Ports> Runner<'a, P> {
             )));
         };
         let checkpoint = &mut self.journal.checkpoint;
-        let id = checkpoint.plan.step(at).id.clone();
+        let id = checkpoint.progress_key(at);
         let now = self.clock.now_unix_ms();
         let began = !checkpoint.progress.contains_key(&id);
         checkpoint
@@ -480,6 +488,13 @@ impl<'a, P: Ports> Runner<'a, P> {
 
     /// One tick of the step `kind` outside the loop, with a tick context
     /// of its own: what `roller abandon` runs its finish steps with.
+    /// The group `index` of the checkpoint is the one `tick_alone` and
+    /// `undo_surges` act on from now on (`roller abandon`, group by group).
+    pub fn focus_group(&mut self, index: usize) {
+        self.journal.checkpoint.focus =
+            index.min(self.journal.checkpoint.groups.len().saturating_sub(1));
+    }
+
     pub async fn tick_alone(&mut self, kind: &StepKind) -> Result<Tick, RollError> {
         let mut tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
         self.tick(kind, &mut tick).await

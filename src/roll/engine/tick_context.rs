@@ -152,11 +152,12 @@ impl<P: Ports> TickContext<P> {
     /// tick's terminations.
     pub fn terminating_in(&mut self, az: &str, checkpoint: &Checkpoint) -> usize {
         let counts = self.terminating.get_or_insert_with(|| {
+            let terminate = checkpoint.phase_id(TERMINATE);
             let open: HashSet<&str> = checkpoint
                 .plan
                 .phases
                 .iter()
-                .filter(|p| p.id == TERMINATE)
+                .filter(|p| p.id == terminate)
                 .flat_map(|p| &p.steps)
                 .filter(|s| s.status != Status::Complete)
                 .map(|s| s.id.as_str())

@@ -26,6 +26,7 @@ use crate::plan::{Plan, StepIndex};
 mod error;
 mod events;
 mod failure;
+mod group;
 mod migrate;
 mod moves;
 mod run_lock;
@@ -34,12 +35,13 @@ mod store;
 pub use error::CheckpointError;
 pub use events::{Event, EventKind};
 pub use failure::{FailureRecord, NewAgent, OnFailure};
+pub use group::{GroupRoll, MaintenanceRecord, OriginalGroup, RolledInstance};
 pub use moves::{Surge, SurgeState, WaveRecord};
 pub use run_lock::{RunLock, RunLockError};
 pub use store::CheckpointStore;
 
 /// The schema this build writes and reads (schema 1 is migrated).
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Checkpoints name instances and hosts: readable by the owner only.
 pub const FILE_MODE: u32 = 0o600;
@@ -50,48 +52,18 @@ pub struct Checkpoint {
     pub version: u32,
     /// Identifies this roll in the ASG tag, pages and `roller abandon`.
     pub run_id: String,
-    pub asg: String,
     /// Where the roll runs, as resolved when it started (no secrets).
     pub environment: RecordedEnvironment,
-    /// Agents the cluster must have when done.
-    pub target: u32,
-    /// Which instances were selected (`all`, `outdated`, `older-than=14d`).
-    pub select: String,
     /// Keep ceil(instances x minimumHealthCapacity) healthy, not just one
     /// (`--min-healthy capacity`, the default since roller 0.2; fixed for
     /// the whole roll). A checkpoint without it is an older roll's, which
     /// kept one.
     #[serde(default)]
     pub honor_min_health: bool,
-    /// The ASG as the roll found it.
-    pub original: OriginalGroup,
-    /// The instances being replaced, in plan order.
-    pub instances: Vec<RolledInstance>,
-    /// Scaling processes suspended before the roll: never resumed by it.
-    pub suspended_before: Vec<String>,
-    /// Scaling processes the roll suspended: resumed at finish.
-    pub suspended_by_roll: Vec<String>,
-    /// MaxSize before `--raise-max` raised it; restored at finish.
-    pub raised_max_from: Option<u32>,
-    /// Machines the roll put in a Mesos maintenance window (removed at
-    /// finish), as `hostname/ip`.
-    #[serde(default)]
-    pub maintenance: Vec<MaintenanceRecord>,
-    /// App surges (single-instance apps scaled up by one to move a task).
-    #[serde(default)]
-    pub surges: Vec<Surge>,
-    /// The drain's waves, each recorded (with the tasks it kills) before
-    /// its kills are sent.
-    #[serde(default)]
-    pub waves: Vec<WaveRecord>,
     /// The drain's limit on old agents being terminated at once, per AZ
     /// (`--max-unavailable`; fixed for the roll).
     #[serde(default = "default_max_unavailable")]
     pub max_unavailable: u32,
-    /// The new instances' agents, as they registered (recorded by the
-    /// scale-up's wait): what the roll watches for failure.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub new_agents: Vec<NewAgent>,
     /// A failure found on the new agents: nothing more was moved,
     /// surged or terminated once it was found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,10 +73,6 @@ pub struct Checkpoint {
     /// the app alone from then on), else the failure's own key.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub acknowledged_failures: Vec<String>,
-    /// When the bake of the first moves on the new agents ends (Unix
-    /// ms; set when it starts): no old agent goes before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bake_until_unix_ms: Option<u64>,
     /// What the roll does on a failure found on the new agents
     /// (`--on-failure`; a resume may change it).
     #[serde(default)]
@@ -131,6 +99,15 @@ pub struct Checkpoint {
     /// What the roll concluded (the AZ rebalance report), once known.
     #[serde(default)]
     pub summary: Option<String>,
+    /// The groups the roll replaces the agents of, in plan order (one for
+    /// a single-ASG environment): what the roll knows and changed of each.
+    pub groups: Vec<GroupRoll>,
+    /// The group the step being run rolls (not stored: the runner sets it
+    /// from the step's phase before each tick, `focus_on`). The checkpoint
+    /// reads through to it (`Deref`), so a step names "its" group's
+    /// instances, surges and windows as `checkpoint.instances`.
+    #[serde(skip)]
+    pub focus: usize,
     pub plan: Plan,
     pub events: Vec<Event>,
 }
@@ -221,62 +198,6 @@ impl RecordedEnvironment {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OriginalGroup {
-    pub min_size: u32,
-    pub max_size: u32,
-    pub desired_capacity: u32,
-    /// In-service instances per AZ when the roll started.
-    pub zones: std::collections::BTreeMap<String, u32>,
-    /// Every instance in the group when the roll started, selected or not:
-    /// the rest are the new ones.
-    pub instance_ids: Vec<String>,
-}
-
-/// One instance to replace and the agent it runs.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RolledInstance {
-    pub id: String,
-    pub availability_zone: String,
-    pub agent_id: String,
-    pub hostname: String,
-    pub ip: Option<String>,
-    /// Set when TerminateInstanceInAutoScalingGroup was sent (intent), so a
-    /// resume counts it in the desired capacity and never sends it twice
-    /// without checking.
-    #[serde(default)]
-    pub terminate_sent: bool,
-}
-
-impl RolledInstance {
-    /// Its agent's machine, as the roll's maintenance windows record it.
-    pub fn machine(&self) -> MaintenanceRecord {
-        MaintenanceRecord {
-            hostname: self.hostname.clone(),
-            ip: self.ip.clone(),
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MaintenanceRecord {
-    pub hostname: String,
-    pub ip: Option<String>,
-}
-
-impl MaintenanceRecord {
-    /// The machine as Mesos names it in a maintenance schedule.
-    pub fn machine_id(&self) -> crate::roll::ports::mesos::MachineId {
-        crate::roll::ports::mesos::MachineId {
-            hostname: Some(self.hostname.clone()),
-            ip: self.ip.clone(),
-        }
-    }
-}
-
 /// The least default `--max-unavailable` (old agents being terminated at
 /// once per AZ; see `preflight::default_max_unavailable`), and what a
 /// checkpoint without the field reads as.
@@ -309,7 +230,101 @@ impl Pause {
     }
 }
 
+/// A checkpoint reads through to the group its current step rolls.
+impl std::ops::Deref for Checkpoint {
+    type Target = GroupRoll;
+
+    fn deref(&self) -> &GroupRoll {
+        // `parse` refuses a checkpoint without groups and preflight never
+        // builds one: the clamp only keeps a bad `focus` from panicking.
+        &self.groups[self.focus.min(self.groups.len().saturating_sub(1))]
+    }
+}
+
+impl std::ops::DerefMut for Checkpoint {
+    fn deref_mut(&mut self) -> &mut GroupRoll {
+        let at = self.focus.min(self.groups.len().saturating_sub(1));
+        &mut self.groups[at]
+    }
+}
+
+/// The separator between a group and a phase in a phase's id
+/// (`<asg>:drain`): ASG names cannot hold a colon.
+pub const GROUP_SEPARATOR: char = ':';
+
+/// The id of the phase (or fixed-word step) `phase` of the group `asg`
+/// in a plan of `groups` groups: the bare id for one group (as plans
+/// always had), else `<asg>:<phase>`.
+pub fn group_phase_id(asg: &str, phase: &str, groups: usize) -> String {
+    if groups > 1 {
+        format!("{asg}{GROUP_SEPARATOR}{phase}")
+    } else {
+        phase.to_string()
+    }
+}
+
+/// A phase id's group (`None`: a one-group plan's phase) and bare id.
+pub fn split_phase_id(id: &str) -> (Option<&str>, &str) {
+    match id.split_once(GROUP_SEPARATOR) {
+        Some((group, phase)) => (Some(group), phase),
+        None => (None, id),
+    }
+}
+
 impl Checkpoint {
+    /// Which group the phase `phase_id` rolls (its index in `groups`); a
+    /// phase without a group prefix is the first group's.
+    pub fn group_of_phase(&self, phase_id: &str) -> Option<usize> {
+        match split_phase_id(phase_id).0 {
+            None => Some(0),
+            Some(asg) => self.groups.iter().position(|g| g.asg == asg),
+        }
+    }
+
+    /// Which group the step at `at` rolls.
+    pub fn group_of(&self, at: StepIndex) -> usize {
+        self.plan
+            .phases
+            .get(at.phase)
+            .and_then(|p| self.group_of_phase(&p.id))
+            .unwrap_or(0)
+    }
+
+    /// Reads and writes through to the group the step at `at` rolls.
+    pub fn focus_on(&mut self, at: StepIndex) {
+        self.focus = self.group_of(at);
+    }
+
+    /// The id of the focused group's phase `phase` (`drain`, `terminate`).
+    pub fn phase_id(&self, phase: &str) -> String {
+        group_phase_id(&self.asg, phase, self.groups.len())
+    }
+
+    /// The id of the focused group's step `step` (bare: `wave-1`,
+    /// `lock`): `<asg>:wave-1` in a plan of several groups, whose steps
+    /// of one name are kept apart so (plan-wide unique ids, as the plan
+    /// document requires).
+    pub fn step_id(&self, step: &str) -> String {
+        group_phase_id(&self.asg, step, self.groups.len())
+    }
+
+    /// The key of the step at `at` in `progress`: its id (unique in the
+    /// plan).
+    pub fn progress_key(&self, at: StepIndex) -> String {
+        self.plan.step(at).id.clone()
+    }
+
+    /// The progress of the focused group's step `step` (bare id:
+    /// `wait-registered`), if it has begun.
+    pub fn progress_of(&self, step: &str) -> Option<&StepProgress> {
+        self.progress.get(&self.step_id(step))
+    }
+
+    /// Every group's ASG name, in plan order.
+    pub fn group_names(&self) -> Vec<&str> {
+        self.groups.iter().map(|g| g.asg.as_str()).collect()
+    }
+
     /// The default place: `<dir>/<asg>.json`.
     pub fn default_path(dir: &Path, asg: &str) -> PathBuf {
         dir.join(format!("{asg}.json"))
@@ -348,12 +363,17 @@ impl Checkpoint {
             }
             Some(1) => {
                 migrate::from_v1(&mut value).map_err(corrupt)?;
+                migrate::from_v2(&mut value).map_err(corrupt)?;
                 true
+            }
+            Some(2) => {
+                migrate::from_v2(&mut value).map_err(corrupt)?;
+                false
             }
             Some(found) if found == u64::from(VERSION) => false,
             Some(found) => {
                 return Err(corrupt(format!(
-                    "schema version {found} does not exist (this roller reads 1 and {VERSION})"
+                    "schema version {found} does not exist (this roller reads 1 to {VERSION})"
                 )));
             }
             None => return Err(corrupt("no numeric \"version\"".to_string())),
@@ -362,6 +382,23 @@ impl Checkpoint {
             serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
         if migrated {
             migrate::after_v1(&mut checkpoint);
+        }
+        if checkpoint.groups.is_empty() {
+            return Err(corrupt(
+                "it rolls no group (\"groups\" is empty)".to_string(),
+            ));
+        }
+        if let Some(phase) = checkpoint
+            .plan
+            .phases
+            .iter()
+            .find(|p| checkpoint.group_of_phase(&p.id).is_none())
+        {
+            return Err(corrupt(format!(
+                "its plan's phase '{}' names a group the checkpoint does not roll ({})",
+                phase.id,
+                checkpoint.group_names().join(", ")
+            )));
         }
         // The plan is run as stored: one a plan document would refuse
         // (a dangling dependency, two steps with one id, a canary phase

@@ -12,6 +12,7 @@
 //! place that reads them.
 
 mod error;
+mod groups;
 mod value;
 
 #[cfg(test)]
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use error::{EnvError, Origin};
+pub use groups::GroupSpec;
 pub use value::parse_duration;
 
 use crate::roll::ports::auto_scaling::{AgentMatch, ScalingProcess};
@@ -29,8 +31,12 @@ use value::Raw;
 /// Everything a roll needs to know about where it runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Environment {
-    /// The Auto Scaling group whose instances are the Mesos agents.
+    /// The Auto Scaling group whose instances are the Mesos agents (of a
+    /// cluster: its first group, which names its checkpoint).
     pub asg: String,
+    /// The cluster's groups, in the order they are rolled (`[[group]]`
+    /// tables; one, `asg`, when the file has none). Never empty.
+    pub groups: Vec<GroupSpec>,
     /// AWS region; `None` leaves it to the AWS config chain.
     pub region: Option<String>,
     /// AWS profile; `None` leaves it to the AWS config chain.
@@ -223,14 +229,40 @@ impl Environment {
             None => None,
         };
         check_flag_keys(flags)?;
+        let listed = match &file {
+            Some((path, table)) => groups::read(path, table)?,
+            None => Vec::new(),
+        };
         let layers = Layers { file, vars, flags };
+        let (asg, groups) = match listed.first() {
+            Some(first) => {
+                if let Some((origin, given)) = layers.origin_of("asg") {
+                    return Err(EnvError::BadValue {
+                        key: "asg".to_string(),
+                        origin,
+                        expected:
+                            "no `asg` beside [[group]] tables: the tables name every group of \
+                                   the cluster (to roll one group alone, give it a file of its own)"
+                                .to_string(),
+                        given,
+                    });
+                }
+                (first.asg.clone(), listed)
+            }
+            None => {
+                let asg = layers.required(
+                    "asg",
+                    "the Auto Scaling group whose instances are the Mesos agents",
+                    value::text,
+                )?;
+                let one = GroupSpec::named(&asg);
+                (asg, vec![one])
+            }
+        };
 
         Ok(Environment {
-            asg: layers.required(
-                "asg",
-                "the Auto Scaling group whose instances are the Mesos agents",
-                value::text,
-            )?,
+            asg,
+            groups,
             region: layers.get("region", value::text)?,
             profile: layers.get("profile", value::text)?,
             aws_endpoint_url: layers.get("aws_endpoint_url", value::url)?,
@@ -329,6 +361,26 @@ impl Layers<'_> {
         Ok(found)
     }
 
+    /// Where `key` was given last (a flag, else a variable, else the
+    /// file), with its value for a message; `None` when nowhere.
+    fn origin_of(&self, key: &str) -> Option<(Origin, String)> {
+        if let Some((_, text)) = self
+            .flags
+            .iter()
+            .rev()
+            .find(|(name, _)| known_flag(name) == Some(key))
+        {
+            return Some((Origin::Flag(flag_name(key)), Raw::Text(text).given()));
+        }
+        let variable = variable_name(key);
+        if let Some(text) = (self.vars)(&variable).filter(|text| !text.is_empty()) {
+            return Some((Origin::Variable(variable), Raw::Text(&text).given()));
+        }
+        let (path, table) = self.file.as_ref()?;
+        let value = file_value(table, key)?;
+        Some((Origin::File(path.to_path_buf()), Raw::Toml(value).given()))
+    }
+
     fn required<T>(
         &self,
         key: &str,
@@ -417,7 +469,7 @@ fn check_file_keys(path: &Path, table: &toml::Table) -> Result<(), EnvError> {
                     });
                 }
             }
-        } else if !KEYS.contains(&name.as_str()) {
+        } else if !KEYS.contains(&name.as_str()) && name != groups::KEY {
             return Err(EnvError::UnknownKey {
                 key: name.clone(),
                 origin: origin(),
@@ -459,6 +511,7 @@ fn known_in(table: Option<&str>) -> String {
             .filter(|key| !key.contains('.'))
             .map(|key| key.to_string())
             .chain(TABLES.iter().map(|name| format!("[{name}]")))
+            .chain(std::iter::once(format!("[[{}]]", groups::KEY)))
             .collect::<Vec<_>>()
             .join(", "),
         Some(table) => KEYS

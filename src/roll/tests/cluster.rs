@@ -14,6 +14,7 @@ use crate::roll::engine::Outcome;
 use crate::roll::error::RollError;
 use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
 use crate::roll::record::checkpoint::Checkpoint;
+use crate::roll::record::env::GroupSpec;
 use crate::roll::record::{LOCK_STATE_TAG, RUN_ID_TAG};
 use crate::roll::run::{RunError, RunResult, run};
 use crate::simulated::SimulatedCluster;
@@ -126,6 +127,7 @@ async fn two_runs_started_at_once_on_two_groups_of_one_cluster_one_goes_on_the_o
     let public_before = untouched(&cluster, PUBLIC).await;
     let mut public_env = cluster.env.clone();
     public_env.asg = PUBLIC.to_string();
+    public_env.groups = vec![GroupSpec::named(PUBLIC)];
     let (_tx, stop) = tokio::sync::watch::channel(false);
     let private_run = run(
         cluster.ports(),
@@ -302,6 +304,7 @@ async fn placement_pause(strategy: RollStrategy) {
     let cluster = cluster("demo-cluster", dir.path()).await;
     let mut env = cluster.env.clone();
     env.asg = PUBLIC.to_string();
+    env.groups = vec![GroupSpec::named(PUBLIC)];
     cluster
         .sim
         .world()

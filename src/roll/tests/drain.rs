@@ -467,7 +467,7 @@ async fn abandoned_at(at: KillPoint) {
     }
 
     let checkpoint = Checkpoint::load(&path).unwrap().expect("the checkpoint");
-    let dry = crate::roll::abandon::plan_of(&checkpoint);
+    let dry = crate::roll::abandon::plan_of(&checkpoint, &[0]);
     if at == KillPoint::Surged {
         assert!(
             dry.iter()
@@ -486,7 +486,7 @@ async fn abandoned_at(at: KillPoint) {
         Box::new(|_: &Checkpoint| {}),
     )
     .expect("a runner");
-    let (abandoned, _) = crate::roll::abandon::abandon(runner)
+    let (abandoned, _) = crate::roll::abandon::abandon(runner, &[0])
         .await
         .expect("abandon");
     if at == KillPoint::Surged {

@@ -37,6 +37,7 @@ pub(crate) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> Ru
         checkpoint: CheckpointStore::file(path),
         request: Request {
             target,
+            group_targets: Default::default(),
             select: Selection::All,
             raise_max: false,
             canary: None,

@@ -4,6 +4,7 @@
 
 mod bad_image;
 mod cluster;
+mod cluster_roll;
 mod drain;
 mod eta;
 mod faults;

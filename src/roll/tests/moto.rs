@@ -19,9 +19,10 @@ use crate::roll::ports::auto_scaling::{
 };
 use crate::roll::record::RUN_ID_TAG;
 use crate::roll::record::checkpoint::{
-    Checkpoint, CheckpointStore, OriginalGroup, RecordedEnvironment, RolledInstance, VERSION,
+    Checkpoint, CheckpointStore, GroupRoll, OriginalGroup, RecordedEnvironment, RolledInstance,
+    VERSION,
 };
-use crate::roll::record::env::Environment;
+use crate::roll::record::env::{Environment, GroupSpec};
 use crate::sim::Scenario;
 use crate::simulated::SimulatedCluster;
 
@@ -67,6 +68,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
     .expect("simulated cluster");
     let env = Environment {
         asg: moto.group().to_string(),
+        groups: vec![GroupSpec::named(moto.group())],
         aws_endpoint_url: Some(crate::aws::contract::moto::moto_url()),
         ..sim.env.clone()
     };
@@ -102,31 +104,12 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
     let checkpoint = Checkpoint {
         version: VERSION,
         run_id: "moto-run".to_string(),
-        asg: env.asg.clone(),
         environment: RecordedEnvironment::of(&env),
-        target: N,
-        select: "all".to_string(),
         honor_min_health: false,
-        original: OriginalGroup {
-            min_size: start.min_size,
-            max_size: start.max_size,
-            desired_capacity: start.desired_capacity,
-            zones,
-            instance_ids: originals.clone(),
-        },
-        instances,
-        suspended_before: vec!["HealthCheck".to_string()],
-        suspended_by_roll: Vec::new(),
-        raised_max_from: None,
-        maintenance: Vec::new(),
-        surges: Vec::new(),
-        waves: Vec::new(),
         max_unavailable: crate::roll::record::checkpoint::DEFAULT_MAX_UNAVAILABLE,
-        new_agents: Vec::new(),
         failure: None,
         acknowledged_failures: Vec::new(),
         on_failure: Default::default(),
-        bake_until_unix_ms: None,
         allow_unhealthy: Vec::new(),
         pause: None,
         open_page: None,
@@ -135,6 +118,28 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         summary: None,
         plan,
         events: Vec::new(),
+        groups: vec![GroupRoll {
+            asg: env.asg.clone(),
+            target: N,
+            select: "all".to_string(),
+            original: OriginalGroup {
+                min_size: start.min_size,
+                max_size: start.max_size,
+                desired_capacity: start.desired_capacity,
+                zones,
+                instance_ids: originals.clone(),
+            },
+            instances,
+            suspended_before: vec!["HealthCheck".to_string()],
+            suspended_by_roll: Vec::new(),
+            raised_max_from: None,
+            maintenance: Vec::new(),
+            surges: Vec::new(),
+            waves: Vec::new(),
+            new_agents: Vec::new(),
+            bake_until_unix_ms: None,
+        }],
+        focus: 0,
     };
     let path = dir.path().join("moto.json");
     let ports = PortSet {

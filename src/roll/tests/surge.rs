@@ -32,6 +32,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
     let marathon = &cluster.marathon;
     let env = &cluster.env;
     let request = Request {
+        group_targets: Default::default(),
         target: 6,
         select: Selection::All,
         raise_max: false,

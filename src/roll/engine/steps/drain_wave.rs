@@ -38,7 +38,7 @@ pub struct DrainWave {
 impl StepAction for DrainWave {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
         let wave = self.wave;
-        let id = wave_id(wave);
+        let id = cx.journal.checkpoint.step_id(&wave_id(wave));
         // The first wave's moves bake on the new agents before the next.
         if wave > 1
             && let Some(baking) = cx.bake_gate(true).await?
@@ -139,7 +139,7 @@ async fn plan_wave<P: Ports>(
     wave: u32,
     seen: &Observation,
 ) -> Result<Tick, RollError> {
-    let id = wave_id(wave);
+    let id = cx.journal.checkpoint.step_id(&wave_id(wave));
     let old = cx.old_agents();
     let allowed = cx.journal.checkpoint.allow_unhealthy.clone();
     // Before the first move: every app on the old agents must have an
@@ -240,7 +240,11 @@ async fn plan_wave<P: Ports>(
         });
     }
     let title = format!("{id}: {} tasks, {surges} surges", kills.len());
-    if let Some(at) = cx.journal.checkpoint.find_step(&format!("{DRAIN}/{id}")) {
+    if let Some(at) = cx
+        .journal
+        .checkpoint
+        .find_step(&format!("{}/{id}", cx.journal.checkpoint.phase_id(DRAIN)))
+    {
         cx.journal.checkpoint.plan.step_mut(at).name = title.clone();
     }
     cx.intend(format!(
@@ -293,15 +297,18 @@ async fn send_kills<P: Ports>(
 }
 
 fn append_wave<P: Ports>(cx: &mut StepContext<'_, '_, P>, wave: u32) {
+    let drain = cx.journal.checkpoint.phase_id(DRAIN);
     if let Some(phase) = cx
         .journal
         .checkpoint
         .plan
         .phases
         .iter()
-        .position(|p| p.id == DRAIN)
+        .position(|p| p.id == drain)
     {
-        cx.append_step(phase, wave_step(wave), StepKind::DrainWave { wave });
+        let mut step = wave_step(wave);
+        step.id = cx.journal.checkpoint.step_id(&step.id);
+        cx.append_step(phase, step, StepKind::DrainWave { wave });
     }
 }
 
@@ -309,13 +316,14 @@ fn append_wave<P: Ports>(cx: &mut StepContext<'_, '_, P>, wave: u32) {
 /// operator force-completed a wave, or the phase): appends the next
 /// wave, once. Returns its id.
 pub(super) fn extend_drain<P: Ports>(cx: &mut StepContext<'_, '_, P>) -> Option<String> {
+    let drain = cx.journal.checkpoint.phase_id(DRAIN);
     let phase = cx
         .journal
         .checkpoint
         .plan
         .phases
         .iter()
-        .find(|p| p.id == DRAIN)?;
+        .find(|p| p.id == drain)?;
     if !phase.steps.iter().all(|s| s.is_complete()) {
         return None;
     }
@@ -325,10 +333,10 @@ pub(super) fn extend_drain<P: Ports>(cx: &mut StepContext<'_, '_, P>) -> Option<
         EventKind::Step,
         format!(
             "drain: tasks are left on old agents; {} appended",
-            wave_id(next)
+            cx.journal.checkpoint.step_id(&wave_id(next))
         ),
     );
-    Some(wave_id(next))
+    Some(cx.journal.checkpoint.step_id(&wave_id(next)))
 }
 
 /// Tasks Marathon lists on old agents (being killed included).

@@ -67,8 +67,7 @@ impl StepAction for WaitRegistered {
             .map(|i| i.id.clone())
             .collect();
         let waited = checkpoint
-            .progress
-            .get(WAIT_REGISTERED)
+            .progress_of(WAIT_REGISTERED)
             .map(|p| cx.clock.since(p.started_unix_ms))
             .unwrap_or_default();
         let grace = failure::register_grace(cx.env.timeouts.scale_up);

@@ -159,7 +159,8 @@ fn releasable_with<P: Ports>(
     let mut batch = vec![first];
     let now = cx.tick.terminating_in(&first_az, checkpoint);
     going.insert(first_az, now + 1);
-    let Some(phase) = checkpoint.plan.phases.iter().find(|p| p.id == TERMINATE) else {
+    let terminate = checkpoint.phase_id(TERMINATE);
+    let Some(phase) = checkpoint.plan.phases.iter().find(|p| p.id == terminate) else {
         return batch;
     };
     let open = phase
@@ -281,7 +282,9 @@ pub(super) async fn machines_down<P: Ports>(
     Ok(())
 }
 
+/// The status of the focused group's phase `id` (bare: `drain`).
 fn phase_status(checkpoint: &Checkpoint, id: &str) -> Option<Status> {
+    let id = checkpoint.phase_id(id);
     checkpoint
         .plan
         .phases
@@ -297,14 +300,14 @@ fn drain_held_before_start(checkpoint: &Checkpoint) -> bool {
         .plan
         .phases
         .iter()
-        .find(|p| p.id == DRAIN)
+        .find(|p| p.id == checkpoint.phase_id(DRAIN))
         .is_some_and(|p| p.is_interrupted() && p.steps.iter().all(|s| s.status == Status::Pending))
 }
 
 /// Whether the drain's first wave is complete (its bake may begin).
 fn wave_one_complete(checkpoint: &Checkpoint) -> bool {
-    let first = crate::roll::decide::roll_plan::wave_id(1);
+    let first = checkpoint.step_id(&crate::roll::decide::roll_plan::wave_id(1));
     checkpoint
-        .find_step(&format!("{DRAIN}/{first}"))
+        .find_step(&format!("{}/{first}", checkpoint.phase_id(DRAIN)))
         .is_some_and(|at| checkpoint.plan.step(at).is_complete())
 }

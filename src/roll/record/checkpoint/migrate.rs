@@ -1,3 +1,9 @@
+//! Schema 2 → 3. Schema 2 rolled one group, and kept what it knew and
+//! changed of it (the ASG, the instances, the suspended processes, the
+//! windows, surges, waves, new agents and bake) at the top level: schema 3
+//! keeps that per group, in `groups`, and the one group of a schema-2
+//! checkpoint becomes its only element.
+//!
 //! Schema 1 → 2. Schema 1 named a step's work only by its phase and step
 //! ids, paused by interrupting the whole plan, and kept the roll's summary
 //! only in the event log. Migration gives every step its typed kind, turns
@@ -10,9 +16,49 @@ use super::{Checkpoint, EventKind};
 use crate::plan::Status;
 use crate::roll::record::kinds::StepKind;
 
-/// Rewrites the JSON of a schema-1 checkpoint in place.
+/// The keys schema 2 kept at the top level that schema 3 keeps per group.
+const GROUP_KEYS: &[&str] = &[
+    "asg",
+    "target",
+    "select",
+    "original",
+    "instances",
+    "suspended_before",
+    "suspended_by_roll",
+    "raised_max_from",
+    "maintenance",
+    "surges",
+    "waves",
+    "new_agents",
+    "bake_until_unix_ms",
+];
+
+/// Rewrites the JSON of a schema-2 checkpoint in place as schema 3.
+pub(super) fn from_v2(value: &mut Value) -> Result<(), String> {
+    let top = value
+        .as_object_mut()
+        .ok_or("the checkpoint is not a JSON object")?;
+    if top.contains_key("groups") {
+        return Err("a schema 2 checkpoint has no \"groups\"".to_string());
+    }
+    let mut group = serde_json::Map::new();
+    for key in GROUP_KEYS {
+        if let Some(found) = top.remove(*key) {
+            group.insert((*key).to_string(), found);
+        }
+    }
+    top.insert(
+        "groups".to_string(),
+        Value::Array(vec![Value::Object(group)]),
+    );
+    top.insert("version".to_string(), Value::from(super::VERSION));
+    Ok(())
+}
+
+/// Rewrites the JSON of a schema-1 checkpoint in place (as schema 2;
+/// `from_v2` takes it on from there).
 pub(super) fn from_v1(value: &mut Value) -> Result<(), String> {
-    value["version"] = Value::from(super::VERSION);
+    value["version"] = Value::from(2);
     let paged = paged_v1(value);
     if let Some(pause) = value.get_mut("pause").filter(|p| p.is_object()) {
         pause["paged"] = Value::Bool(paged);

@@ -58,6 +58,7 @@ fn a_file_with_only_the_required_keys_gets_every_default() {
         env,
         Environment {
             asg: "mesos-agents-prod".to_string(),
+            groups: vec![GroupSpec::named("mesos-agents-prod")],
             region: None,
             profile: None,
             aws_endpoint_url: None,

@@ -1,0 +1,279 @@
+//! The plan of a roll of several groups of one cluster (pure): each
+//! group's plan as `roll_plan::build` makes it, its phases' ids and its
+//! fixed-word steps' ids prefixed with the group (`<asg>:drain`,
+//! `<asg>:wave-1`), put together as one plan:
+//!
+//! ```text
+//! roll-<asg1>+<asg2> (dependency strategy)
+//! ├─ <asg1>:prepare     lock, suspend-processes   every group locked first
+//! ├─ <asg2>:prepare     lock, suspend-processes
+//! ├─ <asg1>:scale-up    … then the first group's phases, as for one group
+//! ├─ <asg1>:drain
+//! ├─ <asg1>:terminate
+//! ├─ <asg2>:scale-up    … then the next group's, once the first's are done
+//! ├─ <asg2>:drain
+//! ├─ <asg2>:terminate
+//! ├─ <asg1>:finish      every group finished last
+//! └─ <asg2>:finish
+//! ```
+//!
+//! Groups roll one after another: one group's agents are being emptied at
+//! a time, so the floors each wave keeps are counted against every task of
+//! the cluster (Marathon counts an app's tasks wherever they run), and a
+//! bad image shows on one group before the next is touched.
+//! A plan of one group is exactly `roll_plan::build`'s.
+
+use crate::plan::{Phase, Plan, Strategy};
+use crate::roll::decide::roll_plan::{self, FINISH, PREPARE, PlanOptions};
+use crate::roll::record::checkpoint::{RolledInstance, group_phase_id, split_phase_id};
+
+/// One group's part of the plan.
+#[derive(Clone, Copy, Debug)]
+pub struct GroupPlan<'a> {
+    pub asg: &'a str,
+    pub instances: &'a [RolledInstance],
+    /// MaxSize is raised for the roll (this group needs it).
+    pub raise_max: bool,
+}
+
+/// The plan's name: `roll-<asg>`, or `roll-<asg1>+<asg2>…` for a cluster.
+pub fn cluster_plan_name(groups: &[&str]) -> String {
+    roll_plan::plan_name(&groups.join("+"))
+}
+
+pub fn build_cluster(groups: &[GroupPlan<'_>], options: PlanOptions) -> Plan {
+    let count = groups.len();
+    let one = |g: &GroupPlan<'_>| {
+        roll_plan::build(
+            g.asg,
+            g.instances,
+            PlanOptions {
+                raise_max: g.raise_max,
+                ..options
+            },
+        )
+    };
+    if let [only] = groups {
+        return one(only);
+    }
+    let mut prepares = Vec::new();
+    let mut middles: Vec<Vec<Phase>> = Vec::new();
+    let mut finishes = Vec::new();
+    for g in groups {
+        let plan = one(g);
+        let serial = plan.strategy != Strategy::Dependency;
+        let mut middle = Vec::new();
+        for mut phase in plan.phases {
+            let bare = phase.id.clone();
+            // Plan-wide unique ids: a fixed-word step (`lock`, `wave-1`)
+            // is the group's; an instance's step is its instance's id.
+            for step in phase.steps.iter_mut().filter(|s| s.asset.is_none()) {
+                step.id = group_phase_id(g.asg, &step.id, count);
+            }
+            phase.id = group_phase_id(g.asg, &bare, count);
+            phase.name = group_phase_id(g.asg, &phase.name, count);
+            phase.depends_on = phase
+                .depends_on
+                .iter()
+                .map(|d| group_phase_id(g.asg, d, count))
+                .collect();
+            match bare.as_str() {
+                PREPARE => prepares.push(phase),
+                FINISH => finishes.push(phase),
+                _ => {
+                    // A serial plan runs its phases in order: said as
+                    // dependencies, as the cluster's plan runs by them.
+                    if serial && let Some(before) = middle.last().map(|p: &Phase| p.id.clone()) {
+                        phase.depends_on = vec![before];
+                    }
+                    middle.push(phase);
+                }
+            }
+        }
+        middles.push(middle);
+    }
+    let mut before: Vec<String> = Vec::new();
+    for phase in &mut prepares {
+        phase.depends_on = before;
+        before = vec![phase.id.clone()];
+    }
+    for middle in &mut middles {
+        let ends = ends(middle);
+        // Its first phase (the scale-up) waits for everything before.
+        let own: Vec<String> = middle.iter().map(|p| p.id.clone()).collect();
+        for phase in middle.iter_mut() {
+            if !phase.depends_on.iter().any(|d| own.contains(d)) {
+                phase.depends_on = before.clone();
+            }
+        }
+        before = ends;
+    }
+    for phase in &mut finishes {
+        phase.depends_on = before;
+        before = vec![phase.id.clone()];
+    }
+    let mut phases = prepares;
+    phases.extend(middles.into_iter().flatten());
+    phases.extend(finishes);
+    let names: Vec<&str> = groups.iter().map(|g| g.asg).collect();
+    Plan::new(cluster_plan_name(&names), Strategy::Dependency, phases)
+}
+
+/// The phases of `middle` no other of its phases waits for: the group's
+/// work is done when they are.
+fn ends(middle: &[Phase]) -> Vec<String> {
+    middle
+        .iter()
+        .filter(|p| !middle.iter().any(|q| q.depends_on.contains(&p.id)))
+        .map(|p| p.id.clone())
+        .collect()
+}
+
+/// The group whose phase `phase` is (`None`: a one-group plan's).
+pub fn group_of(phase: &Phase) -> Option<&str> {
+    split_phase_id(&phase.id).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::tree;
+    use crate::roll::decide::roll_plan::RollStrategy;
+
+    fn instances(group: &str, n: usize) -> Vec<RolledInstance> {
+        (0..n)
+            .map(|i| RolledInstance {
+                id: format!("i-{group}-{i}"),
+                availability_zone: "us-east-1a".to_string(),
+                agent_id: format!("agent-{group}-{i}"),
+                hostname: format!("host-{group}-{i}"),
+                ip: None,
+                terminate_sent: false,
+            })
+            .collect()
+    }
+
+    fn ids(plan: &Plan) -> Vec<(String, Vec<String>)> {
+        plan.phases
+            .iter()
+            .map(|p| (p.id.clone(), p.depends_on.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn one_group_is_the_plan_of_one_group() {
+        let a = instances("a", 2);
+        let options = PlanOptions::default();
+        let cluster = build_cluster(
+            &[GroupPlan {
+                asg: "a",
+                instances: &a,
+                raise_max: true,
+            }],
+            options,
+        );
+        let alone = roll_plan::build(
+            "a",
+            &a,
+            PlanOptions {
+                raise_max: true,
+                ..options
+            },
+        );
+        assert_eq!(cluster, alone);
+    }
+
+    #[test]
+    fn a_drain_of_two_groups_locks_both_rolls_one_then_the_other_and_finishes_both() {
+        let (a, b) = (instances("a", 2), instances("b", 1));
+        let plan = build_cluster(
+            &[
+                GroupPlan {
+                    asg: "a",
+                    instances: &a,
+                    raise_max: false,
+                },
+                GroupPlan {
+                    asg: "b",
+                    instances: &b,
+                    raise_max: true,
+                },
+            ],
+            PlanOptions::default(),
+        );
+        let s = |x: &[&str]| x.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            ids(&plan),
+            vec![
+                ("a:prepare".to_string(), s(&[])),
+                ("b:prepare".to_string(), s(&["a:prepare"])),
+                ("a:scale-up".to_string(), s(&["b:prepare"])),
+                ("a:drain".to_string(), s(&["a:scale-up"])),
+                ("a:terminate".to_string(), s(&["a:scale-up"])),
+                ("b:scale-up".to_string(), s(&["a:drain", "a:terminate"])),
+                ("b:drain".to_string(), s(&["b:scale-up"])),
+                ("b:terminate".to_string(), s(&["b:scale-up"])),
+                ("a:finish".to_string(), s(&["b:drain", "b:terminate"])),
+                ("b:finish".to_string(), s(&["a:finish"])),
+            ]
+        );
+        assert_eq!(plan.name, "roll-a+b");
+        plan.check_stored().expect("a valid plan");
+        // Only the group that needs it raises MaxSize.
+        let raises: Vec<&str> = plan
+            .phases
+            .iter()
+            .filter(|p| {
+                p.steps
+                    .iter()
+                    .any(|s| s.id == format!("b:{}", roll_plan::RAISE_MAX))
+            })
+            .map(|p| p.id.as_str())
+            .collect();
+        assert_eq!(raises, ["b:prepare"]);
+        let shown = tree(&plan);
+        assert!(shown.contains("a:drain"), "{shown}");
+        assert_eq!(group_of(&plan.phases[6]), Some("b"));
+    }
+
+    #[test]
+    fn a_serial_roll_of_two_groups_chains_its_phases_in_order() {
+        let (a, b) = (instances("a", 1), instances("b", 1));
+        let plan = build_cluster(
+            &[
+                GroupPlan {
+                    asg: "a",
+                    instances: &a,
+                    raise_max: false,
+                },
+                GroupPlan {
+                    asg: "b",
+                    instances: &b,
+                    raise_max: false,
+                },
+            ],
+            PlanOptions {
+                strategy: RollStrategy::Serial,
+                ..PlanOptions::default()
+            },
+        );
+        let deps: Vec<String> = ids(&plan)
+            .into_iter()
+            .map(|(id, d)| format!("{id}<{}", d.join(",")))
+            .collect();
+        assert_eq!(
+            deps,
+            [
+                "a:prepare<",
+                "b:prepare<a:prepare",
+                "a:scale-up<b:prepare",
+                "a:replace<a:scale-up",
+                "b:scale-up<a:replace",
+                "b:replace<b:scale-up",
+                "a:finish<b:replace",
+                "b:finish<a:finish",
+            ]
+        );
+        plan.check_stored().expect("a valid plan");
+    }
+}

@@ -1,0 +1,283 @@
+//! One group's part of the preflight: its target, the instances selected,
+//! the sizes the roll needs, each selected instance matched to one active
+//! Mesos agent, and no maintenance window over them that this run did not
+//! post. Read-only; every refusal names the group.
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use super::{MAX_GROUP_SIZE, Request, Selection, peak_size};
+use crate::roll::error::RollError;
+use crate::roll::ports::Ports;
+use crate::roll::ports::auto_scaling::AgentIdentity;
+use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
+use crate::roll::ports::mesos::MaintenanceSchedule;
+use crate::roll::record::RUN_ID_TAG;
+use crate::roll::record::checkpoint::{GroupRoll, OriginalGroup, RolledInstance};
+use crate::roll::record::env::{Environment, GroupSpec};
+
+/// What the preflight found in one group.
+pub(super) enum Found {
+    /// Nothing of it is selected: it is left out of the plan.
+    Nothing(String),
+    /// Its part of the roll, whether MaxSize must be raised, and notes.
+    Ready {
+        roll: Box<GroupRoll>,
+        raise_max: bool,
+        notes: Vec<String>,
+    },
+}
+
+/// What every group's look shares: read once for the whole cluster.
+pub(super) struct Shared<'a> {
+    pub env: &'a Environment,
+    pub request: &'a Request,
+    /// Active Mesos agents.
+    pub agents: &'a [AgentIdentity],
+    pub schedule: &'a MaintenanceSchedule,
+}
+
+/// The target of `spec` (`--target NAME=N`, else its `target` in the file,
+/// else, for a one-group environment, `--target N`), checked.
+pub(super) fn target(spec: &GroupSpec, request: &Request, groups: usize) -> Result<u32, String> {
+    let n = match (request.group_targets.get(&spec.asg), spec.target) {
+        (Some(n), _) => *n,
+        (None, Some(n)) => n,
+        (None, None) if groups == 1 => request.target,
+        (None, None) => {
+            return Err(format!(
+                "no target for group {}: give it target = N in its [[group]] table or \
+                 --target {}=N (the number of agents it must have when done)",
+                spec.asg, spec.asg
+            ));
+        }
+    };
+    let flag = if groups == 1 {
+        format!("--target {n}")
+    } else {
+        format!("the target {n} of group {}", spec.asg)
+    };
+    if n == 0 {
+        return Err(format!(
+            "{flag} would leave no agent: give the number of agents the cluster must have"
+        ));
+    }
+    if n > MAX_GROUP_SIZE {
+        return Err(format!(
+            "{flag} is above {MAX_GROUP_SIZE}, the most agents roller rolls a group to: \
+             give the number of agents the cluster must have when done"
+        ));
+    }
+    Ok(n)
+}
+
+/// The selection of `spec` (its `select` in the file, else `--select`).
+pub(super) fn selection(spec: &GroupSpec, request: &Request) -> Result<Selection, String> {
+    match &spec.select {
+        Some(text) => text
+            .parse()
+            .map_err(|e| format!("group {}'s select: {e}", spec.asg)),
+        None => Ok(request.select.clone()),
+    }
+}
+
+/// The preflight of one group.
+pub(super) async fn look<P: Ports>(
+    ports: P,
+    shared: &Shared<'_>,
+    spec: &GroupSpec,
+    groups: usize,
+) -> Result<Found, RollError> {
+    let (env, request) = (shared.env, shared.request);
+    let asg = spec.asg.as_str();
+    let refuse = |m: String| Err(RollError::refused(m));
+    let n = target(spec, request, groups).map_err(RollError::refused)?;
+    let select = selection(spec, request).map_err(RollError::refused)?;
+    let aws = ports.aws();
+    let group = aws
+        .describe_group(asg)
+        .await
+        .map_err(|e| RollError::refused(format!("ASG {asg}: {e}")))?;
+    if let Some(other) = group.tag(RUN_ID_TAG) {
+        return refuse(format!(
+            "ASG {asg} carries tag {RUN_ID_TAG}={other}, but there is no checkpoint for that run here: \
+             a roll may be running elsewhere, or its checkpoint was lost. Rerunning now could double the cluster. \
+             Recover with --checkpoint PATH of that run's checkpoint, or, after a human has checked, \
+             `roller abandon --run-id {other}`"
+        ));
+    }
+    let mut notes = Vec::new();
+    let in_service: Vec<_> = group
+        .instances
+        .iter()
+        .filter(|i| i.lifecycle_state == LifecycleState::InService)
+        .collect();
+    let odd: Vec<String> = group
+        .instances
+        .iter()
+        .filter(|i| i.lifecycle_state != LifecycleState::InService)
+        .map(|i| format!("{} ({:?})", i.id, i.lifecycle_state))
+        .collect();
+    if !odd.is_empty() {
+        if !request.skip_not_in_service {
+            return refuse(format!(
+                "instances of ASG {asg} not InService (Standby, Pending, lifecycle-hook waits): {}; \
+                 put them back in service or detach them, or pass --skip-not-in-service \
+                 to leave them out of the roll",
+                odd.join(", ")
+            ));
+        }
+        notes.push(format!(
+            "left out of the roll (not InService): {}",
+            odd.join(", ")
+        ));
+    }
+    let protected: Vec<&str> = in_service
+        .iter()
+        .filter(|i| i.protected_from_scale_in)
+        .map(|i| i.id.as_str())
+        .collect();
+    if !protected.is_empty() {
+        notes.push(format!(
+            "scale-in protected (terminated explicitly all the same): {}",
+            protected.join(", ")
+        ));
+    }
+    let ec2 = aws
+        .describe_instances(&in_service.iter().map(|i| i.id.clone()).collect::<Vec<_>>())
+        .await
+        .map_err(|e| RollError::refused(format!("DescribeInstances: {e}")))?;
+    let now = SystemTime::now();
+    let selected: Vec<_> = in_service
+        .iter()
+        .filter(|i| match &select {
+            Selection::All => true,
+            Selection::Outdated => i.launch_source != group.launch_source,
+            Selection::OlderThan(age) => ec2
+                .iter()
+                .find(|e| e.id == i.id)
+                .and_then(|e| e.launch_time)
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|running| running > *age),
+        })
+        .collect();
+    if selected.is_empty() {
+        return Ok(Found::Nothing(format!(
+            "no instance of {asg} is selected by --select {select}: nothing to replace"
+        )));
+    }
+    let k = u32::try_from(selected.len()).unwrap_or(u32::MAX);
+    let peak = peak_size(n, k).map_err(RollError::refused)?;
+    if group.max_size < peak && !request.raise_max {
+        return refuse(format!(
+            "ASG {asg}: MaxSize {} < N + K = {n} + {k}: the scale-up would be refused; raise MaxSize or pass --raise-max (restored at finish)",
+            group.max_size
+        ));
+    }
+    if group.min_size > n {
+        return refuse(format!(
+            "ASG {asg}: MinSize {} > target {n}: the terminations would be refused; lower MinSize or the target",
+            group.min_size
+        ));
+    }
+    let selected_ec2: Vec<_> = ec2
+        .iter()
+        .filter(|e| selected.iter().any(|s| s.id == e.id))
+        .cloned()
+        .collect();
+    let matches = match_agents(&env.agent_match, &selected_ec2, shared.agents);
+    let unmatched: Vec<String> = selected
+        .iter()
+        .filter(|s| !matches.matched.iter().any(|(i, _)| *i == s.id))
+        .map(|s| s.id.clone())
+        .collect();
+    if !unmatched.is_empty() {
+        return refuse(format!(
+            "selected instances of ASG {asg} that match no single active Mesos agent (by {}): {}; \
+             fix the agents or the `match` key, then run again",
+            env.agent_match,
+            unmatched.join(", ")
+        ));
+    }
+    let instances: Vec<RolledInstance> = selected
+        .iter()
+        .map(|i| {
+            let agent_id = matches
+                .matched
+                .iter()
+                .find(|(id, _)| *id == i.id)
+                .map(|(_, a)| a.clone())
+                .unwrap_or_default();
+            let agent = shared.agents.iter().find(|a| a.id == agent_id);
+            RolledInstance {
+                id: i.id.clone(),
+                availability_zone: i.availability_zone.clone(),
+                hostname: agent.map(|a| a.hostname.clone()).unwrap_or_default(),
+                ip: agent.and_then(|a| a.ip).map(|ip| ip.to_string()),
+                agent_id,
+                terminate_sent: false,
+            }
+        })
+        .collect();
+    // A window already over a machine to replace was posted by someone
+    // else (this run has posted nothing): another roll's leftover, or an
+    // operator's maintenance. Rolling under it would mix the two.
+    let scheduled: Vec<String> = instances
+        .iter()
+        .filter(|i| {
+            let machine = i.machine().machine_id();
+            shared
+                .schedule
+                .windows
+                .iter()
+                .flat_map(|w| &w.machines)
+                .any(|m| m.same_machine(&machine))
+        })
+        .map(|i| format!("{} ({})", i.id, i.machine().machine_id()))
+        .collect();
+    if !scheduled.is_empty() {
+        return refuse(format!(
+            "Mesos' maintenance schedule already has a window over {} agent(s) of ASG {asg} that this \
+             run did not post (another roll's leftover, or an operator's maintenance): {}. \
+             Nothing was changed. Look at it with GET /maintenance/schedule on the leading \
+             master; once that maintenance is over or the window removed (`roller abandon` \
+             removes its own roll's), run again",
+            scheduled.len(),
+            scheduled.join(", ")
+        ));
+    }
+    let mut zones: BTreeMap<String, u32> = BTreeMap::new();
+    for i in &in_service {
+        *zones.entry(i.availability_zone.clone()).or_insert(0) += 1;
+    }
+    let roll = GroupRoll {
+        asg: asg.to_string(),
+        target: n,
+        select: select.to_string(),
+        original: OriginalGroup {
+            min_size: group.min_size,
+            max_size: group.max_size,
+            desired_capacity: group.desired_capacity,
+            zones,
+            instance_ids: in_service.iter().map(|i| i.id.clone()).collect(),
+        },
+        instances,
+        suspended_before: group
+            .suspended_processes
+            .iter()
+            .map(|p| p.to_string())
+            .collect(),
+        suspended_by_roll: Vec::new(),
+        raised_max_from: None,
+        maintenance: Vec::new(),
+        surges: Vec::new(),
+        waves: Vec::new(),
+        new_agents: Vec::new(),
+        bake_until_unix_ms: None,
+    };
+    Ok(Found::Ready {
+        roll: Box::new(roll),
+        raise_max: request.raise_max && group.max_size < peak,
+        notes,
+    })
+}

@@ -1,0 +1,175 @@
+//! A whole cluster as one roll: the `demo-cluster` and `cluster`
+//! scenarios' private and public groups under one Mesos and one Marathon,
+//! rolled by one plan, with the ground truth checked on the simulator.
+//! In-process on paused tokio time.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use super::in_process::{app_counts, cluster, roll_observed, settings};
+use crate::plan;
+use crate::roll::decide::roll_plan::RollStrategy;
+use crate::roll::engine::Outcome;
+use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState};
+use crate::roll::record::checkpoint::Checkpoint;
+use crate::roll::record::env::GroupSpec;
+use crate::roll::run::RunSettings;
+use crate::simulated::SimulatedCluster;
+
+async fn in_service_of(cluster: &SimulatedCluster, group: &str) -> HashSet<String> {
+    cluster
+        .aws
+        .describe_group(group)
+        .await
+        .expect("group")
+        .instances
+        .into_iter()
+        .filter(|i| i.lifecycle_state == LifecycleState::InService)
+        .map(|i| i.id)
+        .collect()
+}
+
+/// The cluster's groups as the environment lists them, each with its
+/// size before the roll as its target, and the instances it has now.
+async fn groups_of(cluster: &SimulatedCluster) -> Vec<(GroupSpec, HashSet<String>)> {
+    let names: Vec<String> = cluster
+        .sim
+        .report()
+        .groups
+        .iter()
+        .map(|g| g.name.clone())
+        .collect();
+    let mut out = Vec::new();
+    for name in names {
+        let now = in_service_of(cluster, &name).await;
+        let spec = GroupSpec {
+            asg: name,
+            target: Some(u32::try_from(now.len()).unwrap()),
+            select: None,
+        };
+        out.push((spec, now));
+    }
+    out
+}
+
+fn drain_settings(path: &std::path::Path) -> RunSettings {
+    let mut settings = settings(path, 0, &[]);
+    settings.request.strategy = RollStrategy::Drain;
+    settings
+}
+
+/// Rolls every group of `scenario` as one plan; checks the ground truth.
+async fn roll_whole_cluster(scenario: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cluster = cluster(scenario, dir.path()).await;
+    let groups = groups_of(&cluster).await;
+    assert!(groups.len() > 1, "{scenario} has one group");
+    cluster.env.groups = groups.iter().map(|(g, _)| g.clone()).collect();
+    let counts = app_counts(&cluster);
+    // Public apps only on public agents, at every checkpoint write.
+    let misplaced = Arc::new(Mutex::new(Vec::new()));
+    let seen = misplaced.clone();
+    let sim = &cluster.sim;
+    let observer = Box::new(move |c: &Checkpoint| {
+        let ms = sim.report().misplaced_task_ms;
+        if ms > 0 {
+            seen.lock()
+                .unwrap()
+                .push(format!("{ms} ms at {:?}", c.events.last()));
+        }
+    });
+    let (outcome, done) = roll_observed(
+        &cluster,
+        drain_settings(&dir.path().join("cluster.json")),
+        observer,
+    )
+    .await;
+
+    let tree = plan::tree(&done.plan);
+    // What it wrote reads back as it was (a resume takes it up).
+    let path = dir.path().join("reread.json");
+    let json = done.to_json(&path).expect("json");
+    let mut reread = Checkpoint::parse(&path, std::str::from_utf8(&json).unwrap()).expect("parses");
+    reread.focus = done.focus;
+    assert_eq!(reread, done);
+    assert!(
+        matches!(outcome, Outcome::Complete { .. }),
+        "{outcome:?}\n{tree}"
+    );
+    assert!(done.plan.is_complete(), "{tree}");
+    assert_eq!(done.groups.len(), groups.len(), "{tree}");
+    // One plan: every group's phases in it, named by group.
+    for (spec, originals) in &groups {
+        for phase in ["prepare", "scale-up", "drain", "terminate", "finish"] {
+            let id = format!("{}:{phase}", spec.asg);
+            assert!(done.plan.phases.iter().any(|p| p.id == id), "{id}\n{tree}");
+        }
+        // Every agent of every group replaced, each group at its target.
+        let now = in_service_of(&cluster, &spec.asg).await;
+        assert_eq!(now.len(), originals.len(), "{}: {now:?}", spec.asg);
+        assert!(
+            now.is_disjoint(originals),
+            "{}: an original is still in service",
+            spec.asg
+        );
+        let group = cluster.aws.describe_group(&spec.asg).await.expect("group");
+        assert!(
+            group.suspended_processes.is_empty(),
+            "{}: {:?}",
+            spec.asg,
+            group.suspended_processes
+        );
+        assert!(
+            group.tags.iter().all(|t| !t.key.starts_with("roller:")),
+            "{}: {:?}",
+            spec.asg,
+            group.tags
+        );
+    }
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    assert_eq!(report.total_below_floor_ms, 0, "{}", report.summary());
+    assert_eq!(report.misplaced_task_ms, 0, "{}", report.summary());
+    assert_eq!(*misplaced.lock().unwrap(), Vec::<String>::new());
+    assert!(!report.task_moves.is_empty(), "the roll moved no task");
+    let moved_twice: Vec<_> = report.task_moves.iter().filter(|m| m.moves != 1).collect();
+    assert!(
+        moved_twice.is_empty(),
+        "tasks that moved more than once: {moved_twice:?}"
+    );
+    assert_eq!(
+        app_counts(&cluster),
+        counts,
+        "an app is not back at its count"
+    );
+    let (windows, down) = cluster.sim.world().with(|w| {
+        (
+            w.maintenance_schedule().len(),
+            w.maintenance_status().down.len(),
+        )
+    });
+    assert_eq!((windows, down), (0, 0), "maintenance left behind");
+    let by_group: BTreeMap<&str, u32> = report
+        .groups
+        .iter()
+        .map(|g| (g.name.as_str(), g.instances_terminated))
+        .collect();
+    for (spec, originals) in &groups {
+        assert_eq!(
+            by_group.get(spec.asg.as_str()).copied(),
+            Some(u32::try_from(originals.len()).unwrap()),
+            "{by_group:?}"
+        );
+    }
+    cluster.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_plan_rolls_both_groups_of_demo_cluster_public_apps_only_ever_on_public_agents() {
+    roll_whole_cluster("demo-cluster").await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_plan_rolls_the_msr_55_private_agents_and_the_five_public_agents_of_cluster() {
+    roll_whole_cluster("cluster").await;
+}
