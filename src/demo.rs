@@ -34,6 +34,7 @@ use crate::roll::engine::live::Live;
 use crate::roll::engine::{Outcome, RunOptions};
 use crate::roll::preflight::{Request, Selection};
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore};
+use crate::roll::record::env::GroupSpec;
 use crate::roll::run::{RunError, RunResult, RunSettings, run as run_roll, runtime};
 use crate::sim::scenario::builtin_names;
 use crate::sim::{Scenario, ScenarioError};
@@ -41,7 +42,7 @@ use crate::simulated::{SimulatedCluster, SimulatedError};
 
 /// The scenario the demo runs unless told otherwise (embedded in the
 /// binary, as every scenario it may run is).
-pub const DEFAULT_SCENARIO: &str = "demo";
+pub const DEFAULT_SCENARIO: &str = "demo-cluster";
 
 /// Simulated seconds per real second unless told otherwise: the `demo`
 /// roll takes some ten simulated minutes (five of them settling), so a
@@ -268,22 +269,44 @@ async fn demo(
         )?;
     }
     let before = cluster.sim.report();
-    let env = &cluster.env;
-    // The group rolled (the first of a cluster's): as many agents as it
-    // has now, not the cluster's.
-    let target = before
-        .groups
-        .iter()
-        .find(|g| g.name == env.asg)
-        .map_or(before.final_state.instances_live, |g| {
-            g.final_state.instances_live
-        });
+    // Every group of the scenario's cluster, in one plan, each to as many
+    // agents as it has now: the environment an operator writes with one
+    // [[group]] table per group.
+    let mut env = cluster.env.clone();
+    if before.groups.len() > 1 {
+        env.groups = before
+            .groups
+            .iter()
+            .map(|g| GroupSpec {
+                asg: g.name.clone(),
+                target: Some(g.final_state.instances_live),
+                select: None,
+            })
+            .collect();
+    }
+    let env = &env;
+    let target = if env.groups.len() > 1 {
+        0
+    } else {
+        before.final_state.instances_live
+    };
+    let rolled = match env.groups.len() {
+        1 => format!("{} to {target} agents", env.asg),
+        _ => format!(
+            "{} in one plan",
+            before
+                .groups
+                .iter()
+                .map(|g| format!("{} to {}", g.name, g.final_state.instances_live))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
+    };
     let checkpoint = Checkpoint::default_path(&env.checkpoint_dir, &env.asg);
     let _ = std::fs::remove_file(&checkpoint);
     writeln!(
         out,
-        "\nrolling {} to {target} agents (checkpoint {}):",
-        env.asg,
+        "\nrolling {rolled} (checkpoint {}):",
         checkpoint.display()
     )?;
     out.flush()?;

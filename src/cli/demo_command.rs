@@ -13,6 +13,11 @@ pub(super) const HELP: &str = "\
 Scenarios (--scenario; `roller sim --scenario NAME` serves the same cluster for
 a `roller run` of your own). Each roll is the one `roller run` would make, with
 its default flags, and ends as that one would:
+  demo-cluster  the default: a cluster of two groups, demo's 12 private agents
+                and 3 public agents (slave_public) running the edge load
+                balancer, rolled by one plan (every group locked, then each
+                group's agents replaced in turn, then every group finished):
+                exit 0, public tasks only ever on public agents
   demo          12 agents over 3 AZs, 10 apps (health checks, none, UNIQUE, a
                 single instance): every agent replaced without an outage (exit
                 0), in a few seconds
@@ -31,10 +36,8 @@ its default flags, and ends as that one would:
                 template version, a bad image: the failure watch sees the new
                 agents' tasks fail and the roll rolls back (exit 5)
   cluster       msr-55's private group plus a group of 5 public agents
-                (slave_public) running the edge load balancer: the demo rolls
-                the private group (exit 0); one plan for every group comes next
-  demo-cluster  demo's private group plus 3 public agents running the edge load
-                balancer: the demo rolls the private group (exit 0)
+                (slave_public) running the edge load balancer: both rolled by
+                one plan (exit 0)
 
 Time scale (--time-scale K, simulated seconds per real second, default 300,
 from 0.01 to 10000): the cluster settles for 5 simulated minutes before the

@@ -428,7 +428,7 @@ async fn dry_run(
         }
         return Ok(());
     }
-    if args.target.is_empty() {
+    if args.target.is_empty() && env.groups.iter().any(|g| g.target.is_none()) {
         return Err(CliError::BadFlag(
             "--target N is required for a new roll (the number of agents when done)".to_string(),
         ));

@@ -131,7 +131,9 @@ fn endpoint_lines(endpoints: &Endpoints) -> String {
 /// "Simulator" section).
 #[derive(Serialize)]
 struct EnvFile<'a> {
-    asg: &'a str,
+    /// The group of a one-group scenario; a cluster's are `group`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    asg: Option<&'a str>,
     region: String,
     aws_endpoint_url: &'a str,
     mesos: &'a [String],
@@ -143,11 +145,33 @@ struct EnvFile<'a> {
     /// Divides every roller wait, poll interval and timeout, so roller and
     /// simulator agree on simulated time.
     time_scale: f64,
+    /// A cluster's groups (`[[group]]`), each to its size in the
+    /// scenario: `roller run --env` rolls them all in one plan.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    group: Vec<GroupTable<'a>>,
+}
+
+#[derive(Serialize)]
+struct GroupTable<'a> {
+    name: &'a str,
+    target: u32,
 }
 
 fn env_file(args: &SimArgs, scenario: &Scenario, endpoints: &Endpoints) -> String {
+    let cluster = !scenario.other_groups.is_empty();
     let env = EnvFile {
-        asg: &scenario.group.name,
+        asg: (!cluster).then_some(scenario.group.name.as_str()),
+        group: if cluster {
+            scenario
+                .groups()
+                .map(|g| GroupTable {
+                    name: &g.name,
+                    target: g.desired_capacity,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
         region: region(&scenario.group.availability_zones),
         aws_endpoint_url: &endpoints.aws_endpoint_url,
         mesos: &endpoints.mesos,

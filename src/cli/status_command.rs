@@ -159,13 +159,23 @@ fn last_failure(checkpoint: &Checkpoint) -> Option<String> {
 #[derive(Serialize)]
 struct StatusJson<'a> {
     run_id: &'a str,
+    /// The first group's (the only one's, for a one-group roll).
     asg: &'a str,
     target: u32,
+    /// Every group the roll replaces the agents of, in plan order.
+    groups: Vec<GroupJson<'a>>,
     locked: bool,
     state: RollState,
     pause: Option<&'a Pause>,
     plan: plan::PlanInfo,
     events: &'a [Event],
+}
+
+#[derive(Serialize)]
+struct GroupJson<'a> {
+    asg: &'a str,
+    target: u32,
+    instances: usize,
 }
 
 pub(super) fn run(args: &StatusArgs, out: &mut dyn Write) -> Result<(), CliError> {
@@ -203,8 +213,17 @@ pub(super) fn run(args: &StatusArgs, out: &mut dyn Write) -> Result<(), CliError
         let events = &checkpoint.events[checkpoint.events.len().saturating_sub(20)..];
         let status = StatusJson {
             run_id: &checkpoint.run_id,
-            asg: &checkpoint.asg,
-            target: checkpoint.target,
+            asg: &checkpoint.groups[0].asg,
+            target: checkpoint.groups[0].target,
+            groups: checkpoint
+                .groups
+                .iter()
+                .map(|g| GroupJson {
+                    asg: &g.asg,
+                    target: g.target,
+                    instances: g.instances.len(),
+                })
+                .collect(),
             locked,
             state,
             pause: checkpoint.pause.as_ref(),
@@ -229,12 +248,21 @@ fn print_text(
     state: RollState,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let what = match checkpoint.groups.as_slice() {
+        [one] => format!("ASG {} to {} agents", one.asg, one.target),
+        groups => format!(
+            "the cluster's ASGs {}",
+            groups
+                .iter()
+                .map(|g| format!("{} to {}", g.asg, g.target))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     writeln!(
         out,
-        "run {} of ASG {} to {} agents ({}): {}",
+        "run {} of {what} ({}): {}",
         checkpoint.run_id,
-        checkpoint.asg,
-        checkpoint.target,
         path.display(),
         match locked {
             Some(true) => "a run holds the lock now",

@@ -336,7 +336,7 @@ impl Tracker {
         self.pace.observe(checkpoint, now);
         self.progress = Progress {
             replaced,
-            agents: checkpoint.instances.len(),
+            agents: checkpoint.groups.iter().map(|g| g.instances.len()).sum(),
             waves,
             elapsed: now.duration_since(began).unwrap_or_default(),
             eta: Some(self.pace.eta(checkpoint, now)),

@@ -223,8 +223,9 @@ impl Pace {
                 }
                 _ => {
                     let azs: BTreeSet<&str> = checkpoint
-                        .instances
+                        .groups
                         .iter()
+                        .flat_map(|g| &g.instances)
                         .map(|i| i.availability_zone.as_str())
                         .collect();
                     let at_once = (checkpoint.max_unavailable.max(1) as usize) * azs.len().max(1);

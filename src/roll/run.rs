@@ -153,7 +153,9 @@ pub async fn run<P: Ports>(
             .into());
         }
         None => {
-            if !settings.target_given {
+            // A cluster's [[group]] tables may carry every target.
+            let file_targets = env.groups.iter().all(|g| g.target.is_some());
+            if !settings.target_given && !file_targets {
                 return Err(RollError::refused(format!(
                     "no checkpoint at {} to resume, and no --target for a new roll",
                     path.display()

@@ -90,10 +90,15 @@ fn demo_rolls_the_simulated_cluster_without_an_outage_and_ends_with_the_monitors
     // Piped: stderr is the log, one timestamped line per state change.
     assert_log_lines(&stderr);
     for line in [
+        // The default scenario is a cluster of two groups, rolled by one
+        // plan whose phases and fixed steps name their group.
         " INFO start: roll of mesos-agents-demo to 12 agents",
-        " INFO scale-up/wait-registered STARTED: waiting for 12 new instance(s)",
-        " INFO phase drain COMPLETE\n",
-        " INFO plan roll-mesos-agents-demo COMPLETE\n",
+        "; mesos-agents-demo-public to 3 agents",
+        " INFO mesos-agents-demo:scale-up/mesos-agents-demo:wait-registered STARTED: waiting for 12 new instance(s)",
+        " INFO mesos-agents-demo-public:scale-up/mesos-agents-demo-public:wait-registered STARTED: waiting for 3 new instance(s)",
+        " INFO phase mesos-agents-demo:drain COMPLETE\n",
+        " INFO phase mesos-agents-demo-public:drain COMPLETE\n",
+        " INFO plan roll-mesos-agents-demo+mesos-agents-demo-public COMPLETE\n",
     ] {
         assert!(stderr.contains(line), "{line:?} missing:\n{stderr}");
     }
@@ -105,21 +110,27 @@ fn demo_rolls_the_simulated_cluster_without_an_outage_and_ends_with_the_monitors
         "no escape codes when not a terminal"
     );
     let lines = [
-        "roller demo: the `demo` scenario (",
+        "roller demo: the `demo-cluster` scenario (",
         "\n  AWS_ENDPOINT_URL=http://127.0.0.1:",
         "\n  MESOS=http://127.0.0.1:",
         "\n  MARATHON=http://127.0.0.1:",
-        "\nrolling mesos-agents-demo to 12 agents",
+        "\nrolling mesos-agents-demo to 12 and mesos-agents-demo-public to 3 in one plan (checkpoint ",
         // The roll's progress is on stderr: the final tree comes next.
-        ":\nfinal plan:\nroll-mesos-agents-demo (dependency strategy) (COMPLETE)\n",
+        ":\nfinal plan:\nroll-mesos-agents-demo+mesos-agents-demo-public (dependency strategy) (COMPLETE)\n",
+        "├─ mesos-agents-demo:prepare ",
+        "\n├─ mesos-agents-demo-public:prepare ",
+        "\n├─ mesos-agents-demo:drain ",
+        "\n├─ mesos-agents-demo-public:drain ",
+        "\n└─ mesos-agents-demo-public:finish ",
         "\naz rebalance: ",
         "\nreport at ",
         // Every app kept at its own floor (capacity floors by default).
         " apps, 0 below their floor at some point (0.0 s in all), 0 with an outage",
-        // The monitor's ground truth: every original instance terminated,
-        // twelve new ones, balanced AZs, never beyond desired.
-        "instances launched 24, terminated 12, failed launches 0\n",
-        "final us-east-1a=4 us-east-1b=4 us-east-1c=4; beyond desired: peak 0",
+        // The monitor's ground truth: every original instance of both
+        // groups terminated (12 + 3), as many new ones, balanced AZs,
+        // never beyond desired.
+        "instances launched 30, terminated 15, failed launches 0\n",
+        "final us-east-1a=5 us-east-1b=5 us-east-1c=5; beyond desired: peak 0",
         "\noutages: 0 apps, 0.0 simulated s\n",
     ];
     let mut from = 0;

@@ -88,11 +88,12 @@ fn on_a_terminal_the_demo_redraws_one_frame_in_place_and_ends_with_the_tree_and_
         .nth(1)
         .unwrap_or_else(|| panic!("the header: {first:?}"));
     assert!(
-        after_header.contains("\nroll-mesos-agents-demo (dependency strategy) ("),
+        after_header
+            .contains("\nroll-mesos-agents-demo+mesos-agents-demo-public (dependency strategy) ("),
         "{first:?}"
     );
     assert!(
-        after_header.contains("\nagents replaced 0/12, elapsed 00:00:"),
+        after_header.contains("\nagents replaced 0/15, elapsed 00:00:"),
         "{first:?}"
     );
 
@@ -122,16 +123,18 @@ fn on_a_terminal_the_demo_redraws_one_frame_in_place_and_ends_with_the_tree_and_
     // final tree and the report on stdout.
     let last = frames.last().unwrap();
     assert!(
-        last.starts_with("roll-mesos-agents-demo (dependency strategy) (COMPLETE)\n"),
+        last.starts_with(
+            "roll-mesos-agents-demo+mesos-agents-demo-public (dependency strategy) (COMPLETE)\n"
+        ),
         "{last:?}"
     );
     assert!(
-        last.contains("\nagents replaced 12/12, wave ") && last.contains(", elapsed "),
+        last.contains("\nagents replaced 15/15, wave ") && last.contains(", elapsed "),
         "{last:?}"
     );
     assert!(last.contains(", ETA 00:00:00\nrecent:\n"), "{last:?}");
     assert!(
-        last.contains("\nfinal plan:\nroll-mesos-agents-demo (dependency strategy) (COMPLETE)\n"),
+        last.contains("\nfinal plan:\nroll-mesos-agents-demo+mesos-agents-demo-public (dependency strategy) (COMPLETE)\n"),
         "{last:?}"
     );
     assert!(
@@ -151,7 +154,7 @@ fn no_live_on_a_terminal_prints_plain_log_lines() {
     let text = without_colours(&text);
     assert!(!text.contains("\x1b[J"), "no frame is erased: {text:?}");
     assert!(
-        text.contains(" INFO plan roll-mesos-agents-demo COMPLETE\n"),
+        text.contains(" INFO plan roll-mesos-agents-demo+mesos-agents-demo-public COMPLETE\n"),
         "{text}"
     );
     assert!(

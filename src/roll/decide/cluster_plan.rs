@@ -10,7 +10,9 @@
 //! ├─ <asg1>:scale-up    … then the first group's phases, as for one group
 //! ├─ <asg1>:drain
 //! ├─ <asg1>:terminate
-//! ├─ <asg2>:scale-up    … then the next group's, once the first's are done
+//! ├─ <asg2>:scale-up    … then the next group's: its scale-up once the
+//! │                       first has scaled up, its drain once the first
+//! │                       group's agents are gone
 //! ├─ <asg2>:drain
 //! ├─ <asg2>:terminate
 //! ├─ <asg1>:finish      every group finished last
@@ -20,7 +22,10 @@
 //! Groups roll one after another: one group's agents are being emptied at
 //! a time, so the floors each wave keeps are counted against every task of
 //! the cluster (Marathon counts an app's tasks wherever they run), and a
-//! bad image shows on one group before the next is touched.
+//! bad image shows on one group before the next one's agents are emptied.
+//! The next group scales up (and puts its old agents under maintenance)
+//! while the one before drains: its agents boot meanwhile, and a task the
+//! drain moves never lands on an agent the next group will empty.
 //! A plan of one group is exactly `roll_plan::build`'s.
 
 use crate::plan::{Phase, Plan, Strategy};
@@ -97,13 +102,23 @@ pub fn build_cluster(groups: &[GroupPlan<'_>], options: PlanOptions) -> Plan {
         phase.depends_on = before;
         before = vec![phase.id.clone()];
     }
-    for middle in &mut middles {
+    // A group's scale-up (new instances, and the window over its old
+    // agents) starts once the group before has scaled up: its new agents
+    // boot while the group before drains, and no task that group moves
+    // lands on an old agent of this one (to be moved twice). Its other
+    // phases (canaries, drain, terminations; replacements) wait for the
+    // group before to be done: one group's agents are emptied at a time.
+    let mut scaled: Vec<String> = before.clone();
+    for (index, middle) in middles.iter_mut().enumerate() {
         let ends = ends(middle);
-        // Its first phase (the scale-up) waits for everything before.
         let own: Vec<String> = middle.iter().map(|p| p.id.clone()).collect();
         for phase in middle.iter_mut() {
             if !phase.depends_on.iter().any(|d| own.contains(d)) {
-                phase.depends_on = before.clone();
+                // The scale-up.
+                phase.depends_on = scaled.clone();
+                scaled = vec![phase.id.clone()];
+            } else if index > 0 {
+                phase.depends_on.extend(before.iter().cloned());
             }
         }
         before = ends;
@@ -210,9 +225,15 @@ mod tests {
                 ("a:scale-up".to_string(), s(&["b:prepare"])),
                 ("a:drain".to_string(), s(&["a:scale-up"])),
                 ("a:terminate".to_string(), s(&["a:scale-up"])),
-                ("b:scale-up".to_string(), s(&["a:drain", "a:terminate"])),
-                ("b:drain".to_string(), s(&["b:scale-up"])),
-                ("b:terminate".to_string(), s(&["b:scale-up"])),
+                ("b:scale-up".to_string(), s(&["a:scale-up"])),
+                (
+                    "b:drain".to_string(),
+                    s(&["b:scale-up", "a:drain", "a:terminate"])
+                ),
+                (
+                    "b:terminate".to_string(),
+                    s(&["b:scale-up", "a:drain", "a:terminate"])
+                ),
                 ("a:finish".to_string(), s(&["b:drain", "b:terminate"])),
                 ("b:finish".to_string(), s(&["a:finish"])),
             ]
@@ -268,8 +289,8 @@ mod tests {
                 "b:prepare<a:prepare",
                 "a:scale-up<b:prepare",
                 "a:replace<a:scale-up",
-                "b:scale-up<a:replace",
-                "b:replace<b:scale-up",
+                "b:scale-up<a:scale-up",
+                "b:replace<b:scale-up,a:replace",
                 "a:finish<b:replace",
                 "b:finish<a:finish",
             ]

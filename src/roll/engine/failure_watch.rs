@@ -24,7 +24,9 @@ use crate::roll::record::checkpoint::{Checkpoint, FailureRecord, utc};
 /// no failure yet, and `moving` (a step that moves tasks or terminates an
 /// old agent is not complete).
 pub fn watching(checkpoint: &Checkpoint, moving: bool) -> bool {
-    moving && checkpoint.failure.is_none() && !checkpoint.new_agents.is_empty()
+    moving
+        && checkpoint.failure.is_none()
+        && checkpoint.groups.iter().any(|g| !g.new_agents.is_empty())
 }
 
 /// The first failure on the new agents this tick shows, if any.
@@ -34,9 +36,12 @@ pub async fn look<P: Ports>(
 ) -> Result<Option<Evidence>, RollError> {
     let seen = tick.observation().await?;
     let queue = tick.queue().await?;
+    // Every group's new agents: a task moved off one group's old agents
+    // may land on another group's new ones (groups of one role).
     let new_agents: Vec<NewAgentRef<'_>> = checkpoint
-        .new_agents
+        .groups
         .iter()
+        .flat_map(|g| &g.new_agents)
         .map(|a| NewAgentRef {
             instance: &a.instance,
             agent_id: &a.agent_id,
@@ -45,10 +50,14 @@ pub async fn look<P: Ports>(
         .collect();
     let on_new: HashSet<&str> = new_agents.iter().map(|a| a.agent_id).collect();
     let mut moved: HashSet<String> = checkpoint
-        .waves
+        .groups
         .iter()
-        .flat_map(|w| w.apps.iter().cloned())
-        .chain(checkpoint.surges.iter().map(|s| s.app.clone()))
+        .flat_map(|g| {
+            g.waves
+                .iter()
+                .flat_map(|w| w.apps.iter().cloned())
+                .chain(g.surges.iter().map(|s| s.app.clone()))
+        })
         .collect();
     for app in &seen.apps {
         let placed = app
