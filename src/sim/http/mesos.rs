@@ -91,20 +91,24 @@ enum Endpoint {
 }
 
 impl Endpoint {
+    /// The master's endpoints live under `/master`; libprocess hands a
+    /// path that names no process to the master (its `delegate`), so each
+    /// answers without the prefix too (`/slaves`, `/api/v1`, `/health`).
     fn from_path(path: &str) -> Option<Endpoint> {
+        let path = path.strip_prefix("/master").unwrap_or(path);
         Some(match path {
-            "/health" | "/master/health" => Endpoint::Health,
-            "/master/redirect" | "/redirect" => Endpoint::Redirect,
-            "/master/slaves" => Endpoint::Slaves,
-            "/master/state" | "/master/state.json" => Endpoint::State,
-            "/master/state-summary" => Endpoint::StateSummary,
-            "/master/frameworks" => Endpoint::Frameworks,
-            "/master/tasks" | "/master/tasks.json" => Endpoint::Tasks,
-            "/master/flags" => Endpoint::Flags,
-            "/master/maintenance/schedule" => Endpoint::Schedule,
-            "/master/maintenance/status" => Endpoint::Status,
-            "/master/machine/down" => Endpoint::MachineDown,
-            "/master/machine/up" => Endpoint::MachineUp,
+            "/health" => Endpoint::Health,
+            "/redirect" => Endpoint::Redirect,
+            "/slaves" => Endpoint::Slaves,
+            "/state" | "/state.json" => Endpoint::State,
+            "/state-summary" => Endpoint::StateSummary,
+            "/frameworks" => Endpoint::Frameworks,
+            "/tasks" | "/tasks.json" => Endpoint::Tasks,
+            "/flags" => Endpoint::Flags,
+            "/maintenance/schedule" => Endpoint::Schedule,
+            "/maintenance/status" => Endpoint::Status,
+            "/machine/down" => Endpoint::MachineDown,
+            "/machine/up" => Endpoint::MachineUp,
             "/api/v1" => Endpoint::ApiV1,
             _ => return None,
         })

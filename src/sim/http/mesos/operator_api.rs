@@ -71,7 +71,13 @@ pub(super) fn api_v1(world: &SharedWorld, call: V1Call) -> Response {
             None => missing("stop_maintenance"),
         },
         "DRAIN_AGENT" => match call.drain_agent {
-            Some(drain) => agent_call(world, &drain.agent_id.value, World::drain_agent),
+            Some(drain) => {
+                let config = drain.config();
+                match world.with(|w| w.drain_agent_with(&drain.agent_id.value, config)) {
+                    Ok(()) => StatusCode::OK.into_response(),
+                    Err(err) => mesos_error(&err),
+                }
+            }
             None => missing("drain_agent"),
         },
         "DEACTIVATE_AGENT" => match call.deactivate_agent {
@@ -112,11 +118,16 @@ pub(super) fn protobuf_error(reason: &str) -> Response {
     )
 }
 
-/// Mesos answers a refused operation with 400 and the reason as plain
-/// text.
+/// A refused operator call: Mesos' `BadRequest` (400) with its reason as
+/// plain text, or the `Conflict` (409) of a reactivated agent that is not
+/// registered. Mesos names no agent in "Unknown agent".
 fn mesos_error(err: &MesosError) -> Response {
-    let reason = match err {
-        MesosError::UnknownAgent { agent_id, .. } => format!("Unknown agent {agent_id}"),
-    };
-    text(StatusCode::BAD_REQUEST, &reason)
+    match err {
+        MesosError::UnknownAgent { .. } => text(StatusCode::BAD_REQUEST, "Unknown agent"),
+        MesosError::NotRegistered { .. } => text(StatusCode::CONFLICT, &err.to_string()),
+        MesosError::InMaintenanceSchedule { .. }
+        | MesosError::NotCapableOfDraining { .. }
+        | MesosError::NotDeactivated { .. }
+        | MesosError::StillDraining { .. } => text(StatusCode::BAD_REQUEST, &err.to_string()),
+    }
 }

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::{Nanoseconds, PORTS_BEGIN, PORTS_END, V0Resources, V1Resource, Value};
-use super::{port_ranges, scalar, total_resources};
-use crate::sim::world::AgentView;
+use super::{port_ranges, total_resources, used_resources};
+use crate::sim::world::{AgentView, DrainView};
 
 // ---- v0: /master/slaves and the `slaves` of /master/state
 
@@ -44,38 +44,55 @@ pub(crate) struct Slave {
     /// `JSON::Protobuf`), per role.
     pub reserved_resources_full: BTreeMap<String, Vec<V1Resource>>,
     pub unreserved_resources_full: Vec<V1Resource>,
+    /// What the agent's tasks hold and what is offered (nothing: the
+    /// simulated master holds no offers), as protobuf `Resource`s.
+    pub used_resources_full: Vec<V1Resource>,
+    pub offered_resources_full: Vec<V1Resource>,
     /// TEXT attributes as strings.
     pub attributes: BTreeMap<String, String>,
     pub active: bool,
     pub deactivated: bool,
     pub version: String,
     pub capabilities: Vec<&'static str>,
+    /// Once DRAIN_AGENT was accepted, until REACTIVATE_AGENT.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drain_info: Option<DrainInfo>,
+    /// With `drain_info`: when the drain was last asked, in seconds since
+    /// the epoch (Mesos' `estimatedDrainStartTime`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_drain_start_time_seconds: Option<f64>,
 }
 
+/// Mesos' `DrainInfo` as `JSON::Protobuf` writes it, in both APIs.
 #[derive(Debug, Serialize)]
 pub(crate) struct DrainInfo {
     pub state: &'static str,
     pub config: DrainConfig,
 }
 
-/// What DRAIN_AGENT was asked; the world does not keep the options, so
-/// this is Mesos' default (no grace period cap, not marked gone).
+/// Mesos' `DrainConfig`: the grace period cap a `DurationInfo`, written
+/// only when DRAIN_AGENT gave one; `mark_gone` always (the master sets it).
 #[derive(Debug, Serialize)]
 pub(crate) struct DrainConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_grace_period: Option<Nanoseconds>,
     pub mark_gone: bool,
 }
 
-/// The capabilities a Mesos 1.9 agent announces.
-const AGENT_CAPABILITIES: [&str; 6] = [
-    "MULTI_ROLE",
-    "HIERARCHICAL_ROLE",
-    "RESERVATION_REFINEMENT",
-    "RESOURCE_PROVIDER",
-    "RESIZE_VOLUME",
-    "AGENT_DRAINING",
-];
+impl DrainInfo {
+    fn from_view(drain: &DrainView) -> DrainInfo {
+        DrainInfo {
+            state: drain.state,
+            config: DrainConfig {
+                max_grace_period: drain
+                    .config
+                    .max_grace_period_ns
+                    .map(|nanoseconds| Nanoseconds { nanoseconds }),
+                mark_gone: drain.config.mark_gone,
+            },
+        }
+    }
+}
 
 impl Slave {
     /// An agent as `/master/slaves` writes it. A reserved agent (a DC/OS
@@ -86,6 +103,7 @@ impl Slave {
     pub fn from_view(agent: &AgentView) -> Slave {
         let total = V0Resources {
             cpus: agent.resources.cpus,
+            gpus: 0.0,
             mem: agent.resources.mem,
             disk: agent.resources.disk,
             ports: Some(format!("[{PORTS_BEGIN}-{PORTS_END}]")),
@@ -114,26 +132,25 @@ impl Slave {
             resources: total,
             used_resources: V0Resources {
                 cpus: agent.used_resources.cpus,
+                gpus: 0.0,
                 mem: agent.used_resources.mem,
                 disk: agent.used_resources.disk,
                 ports: port_ranges(&agent.used_ports),
             },
-            offered_resources: V0Resources {
-                cpus: 0.0,
-                mem: 0.0,
-                disk: 0.0,
-                ports: None,
-            },
+            offered_resources: V0Resources::default(),
+            used_resources_full: used_resources(agent),
+            offered_resources_full: Vec::new(),
             reserved_resources,
             attributes: agent.attributes.clone(),
             active: agent.active,
             deactivated: agent.deactivated,
             version: agent.version.clone(),
-            capabilities: AGENT_CAPABILITIES.to_vec(),
-            drain_info: agent.drain_state.map(|state| DrainInfo {
-                state,
-                config: DrainConfig { mark_gone: false },
-            }),
+            capabilities: agent.capabilities.clone(),
+            drain_info: agent.drain.as_ref().map(DrainInfo::from_view),
+            estimated_drain_start_time_seconds: agent
+                .drain
+                .as_ref()
+                .map(|d| d.asked_unix_ms as f64 / 1000.0),
         }
     }
 }
@@ -163,11 +180,27 @@ pub(crate) struct V1Agent {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reregistered_time: Option<Nanoseconds>,
     pub total_resources: Vec<V1Resource>,
+    /// Repeated fields: left out when empty, as protobuf's JSON does.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allocated_resources: Vec<V1Resource>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub offered_resources: Vec<V1Resource>,
     pub version: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<Capability>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drain_info: Option<DrainInfo>,
+    /// With `drain_info`: when the drain was last asked, in whole seconds
+    /// (Mesos writes `Seconds(time.secs()).ns()`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_drain_start_time: Option<Nanoseconds>,
+}
+
+/// `AgentInfo.Capability` as protobuf JSON: `{"type": "MULTI_ROLE"}`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Capability {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
 }
 
 #[derive(Debug, Serialize)]
@@ -199,16 +232,6 @@ fn unix_ms_as_nanoseconds(ms: u64) -> Nanoseconds {
 impl V1Agent {
     pub fn from_view(agent: &AgentView) -> V1Agent {
         let total = total_resources(agent);
-        let used = &agent.used_resources;
-        let role = agent.role.as_deref();
-        let allocated = if used.cpus > 0.0 || used.mem > 0.0 {
-            vec![
-                scalar("cpus", used.cpus, role),
-                scalar("mem", used.mem, role),
-            ]
-        } else {
-            Vec::new()
-        };
         V1Agent {
             agent_info: AgentInfo {
                 hostname: agent.hostname.clone(),
@@ -235,12 +258,19 @@ impl V1Agent {
             registered_time: unix_ms_as_nanoseconds(agent.registered_unix_ms),
             reregistered_time: agent.reregistered_unix_ms.map(unix_ms_as_nanoseconds),
             total_resources: total,
-            allocated_resources: allocated,
+            allocated_resources: used_resources(agent),
+            offered_resources: Vec::new(),
             version: agent.version.clone(),
-            drain_info: agent.drain_state.map(|state| DrainInfo {
-                state,
-                config: DrainConfig { mark_gone: false },
-            }),
+            capabilities: agent
+                .capabilities
+                .iter()
+                .map(|&kind| Capability { kind })
+                .collect(),
+            drain_info: agent.drain.as_ref().map(DrainInfo::from_view),
+            estimated_drain_start_time: agent
+                .drain
+                .as_ref()
+                .map(|d| unix_ms_as_nanoseconds(d.asked_unix_ms / 1000 * 1000)),
         }
     }
 }

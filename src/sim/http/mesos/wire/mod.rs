@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::sim::world::DrainConfig;
+
 mod agents;
 mod maintenance;
 mod resources;
@@ -250,7 +252,7 @@ pub(crate) struct FlagsResponse {
 pub(crate) struct V1Call {
     #[serde(rename = "type")]
     pub kind: String,
-    pub drain_agent: Option<AgentCall>,
+    pub drain_agent: Option<DrainAgentCall>,
     pub deactivate_agent: Option<AgentCall>,
     pub reactivate_agent: Option<AgentCall>,
     pub update_maintenance_schedule: Option<UpdateSchedule>,
@@ -258,11 +260,43 @@ pub(crate) struct V1Call {
     pub stop_maintenance: Option<Machines>,
 }
 
-/// `{"agent_id": {"value"}, ...}`; DRAIN_AGENT's `max_grace_period` and
-/// `mark_gone` are accepted and not modelled.
+/// `{"agent_id": {"value"}}`: DEACTIVATE_AGENT, REACTIVATE_AGENT.
 #[derive(Debug, Deserialize)]
 pub(crate) struct AgentCall {
     pub agent_id: Value,
+}
+
+/// DRAIN_AGENT's `{"agent_id", "max_grace_period", "mark_gone"}`, the
+/// grace period a `google.protobuf.Duration` (`{"seconds", "nanos"}`, as
+/// in the operator API docs' example).
+#[derive(Debug, Deserialize)]
+pub(crate) struct DrainAgentCall {
+    pub agent_id: Value,
+    pub max_grace_period: Option<ProtoDuration>,
+    #[serde(default)]
+    pub mark_gone: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ProtoDuration {
+    pub seconds: i64,
+    pub nanos: i32,
+}
+
+impl DrainAgentCall {
+    /// The config the master keeps, the grace period in nanoseconds as
+    /// Mesos' `devolve` turns the Duration into a `DurationInfo`.
+    pub fn config(&self) -> DrainConfig {
+        DrainConfig {
+            max_grace_period_ns: self.max_grace_period.map(|d| {
+                d.seconds
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(i64::from(d.nanos))
+            }),
+            mark_gone: self.mark_gone,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
