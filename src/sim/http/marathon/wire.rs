@@ -77,8 +77,14 @@ pub(crate) struct App {
     /// `null`: the Mesos containerizer without an image.
     pub container: Option<serde_json::Value>,
     pub env: BTreeMap<String, String>,
-    /// The app's service port.
+    /// The app's service port (the pre-1.0 field, kept for old clients).
     pub ports: Vec<u16>,
+    /// The same service port as Marathon ≥ 0.15 writes it for an app on
+    /// the host's network; marathon-lb and service discovery read it.
+    pub port_definitions: Vec<PortDefinition>,
+    /// Marathon ≥ 1.5's network modes: the simulated apps run on the
+    /// host's network.
+    pub networks: Vec<Network>,
     pub uris: Vec<String>,
     pub user: Option<String>,
     pub dependencies: Vec<String>,
@@ -144,6 +150,22 @@ pub(crate) struct HealthCheck {
     pub delay_seconds: u32,
 }
 
+/// A RAML `PortDefinition`: `name` left out, as Marathon leaves it unless
+/// given.
+#[derive(Debug, Serialize)]
+pub(crate) struct PortDefinition {
+    pub port: u16,
+    pub protocol: &'static str,
+    pub labels: BTreeMap<String, String>,
+}
+
+/// A RAML `Network`: `{"mode": "host"}`, as Marathon 1.5 writes a
+/// Mesos-containerizer app without a container network.
+#[derive(Debug, Serialize)]
+pub(crate) struct Network {
+    pub mode: &'static str,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct UpgradeStrategy {
@@ -180,6 +202,12 @@ impl App {
             container: None,
             env: BTreeMap::new(),
             ports: vec![service_port(&app.id)],
+            port_definitions: vec![PortDefinition {
+                port: service_port(&app.id),
+                protocol: "tcp",
+                labels: BTreeMap::new(),
+            }],
+            networks: vec![Network { mode: "host" }],
             uris: Vec::new(),
             user: None,
             dependencies: Vec::new(),
