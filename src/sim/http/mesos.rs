@@ -13,8 +13,10 @@
 //!
 //! - `wire`: the JSON the master writes and reads.
 //! - `frameworks`: Marathon's framework and tasks, as the master lists them.
+//! - `operator_api`: the v1 operator calls (`POST /api/v1`).
 
 mod frameworks;
+mod operator_api;
 mod wire;
 
 #[cfg(test)]
@@ -30,13 +32,12 @@ use axum::http::{Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::sim::shared::{Peers, SharedWorld};
-use crate::sim::world::{MachineId, MaintenanceError, MesosError, World};
+use crate::sim::world::{MachineId, MaintenanceError, World};
 
 use frameworks::Snapshot;
 use wire::{
-    ClusterStatus, FlagsResponse, FrameworksResponse, GetAgents, GetAgentsResponse,
-    GetScheduleResponse, GetStatusResponse, MachineIdJson, MasterInfo, Schedule, ScheduleEnvelope,
-    Slave, SlavesResponse, StateSummary, StatusEnvelope, TasksResponse, V1Agent, V1Call,
+    ClusterStatus, FlagsResponse, FrameworksResponse, MachineIdJson, MasterInfo, Schedule, Slave,
+    SlavesResponse, StateSummary, TasksResponse, V1Call,
 };
 
 /// The version the simulated masters report.
@@ -90,20 +91,24 @@ enum Endpoint {
 }
 
 impl Endpoint {
+    /// The master's endpoints live under `/master`; libprocess hands a
+    /// path that names no process to the master (its `delegate`), so each
+    /// answers without the prefix too (`/slaves`, `/api/v1`, `/health`).
     fn from_path(path: &str) -> Option<Endpoint> {
+        let path = path.strip_prefix("/master").unwrap_or(path);
         Some(match path {
-            "/health" | "/master/health" => Endpoint::Health,
-            "/master/redirect" | "/redirect" => Endpoint::Redirect,
-            "/master/slaves" => Endpoint::Slaves,
-            "/master/state" | "/master/state.json" => Endpoint::State,
-            "/master/state-summary" => Endpoint::StateSummary,
-            "/master/frameworks" => Endpoint::Frameworks,
-            "/master/tasks" | "/master/tasks.json" => Endpoint::Tasks,
-            "/master/flags" => Endpoint::Flags,
-            "/master/maintenance/schedule" => Endpoint::Schedule,
-            "/master/maintenance/status" => Endpoint::Status,
-            "/master/machine/down" => Endpoint::MachineDown,
-            "/master/machine/up" => Endpoint::MachineUp,
+            "/health" => Endpoint::Health,
+            "/redirect" => Endpoint::Redirect,
+            "/slaves" => Endpoint::Slaves,
+            "/state" | "/state.json" => Endpoint::State,
+            "/state-summary" => Endpoint::StateSummary,
+            "/frameworks" => Endpoint::Frameworks,
+            "/tasks" | "/tasks.json" => Endpoint::Tasks,
+            "/flags" => Endpoint::Flags,
+            "/maintenance/schedule" => Endpoint::Schedule,
+            "/maintenance/status" => Endpoint::Status,
+            "/machine/down" => Endpoint::MachineDown,
+            "/machine/up" => Endpoint::MachineUp,
             "/api/v1" => Endpoint::ApiV1,
             _ => return None,
         })
@@ -217,9 +222,9 @@ async fn handle(State(master): State<Master>, method: Method, uri: Uri, body: By
         Endpoint::MachineDown => post_machines(&master.world, &body, World::machines_down),
         Endpoint::MachineUp => post_machines(&master.world, &body, World::machines_up),
         Endpoint::ApiV1 => match v1 {
-            Some(Ok(call)) => api_v1(&master.world, call),
-            Some(Err(err)) => protobuf_error(&err.to_string()),
-            None => protobuf_error("no body"),
+            Some(Ok(call)) => operator_api::api_v1(&master.world, call),
+            Some(Err(err)) => operator_api::protobuf_error(&err.to_string()),
+            None => operator_api::protobuf_error("no body"),
         },
         Endpoint::Health | Endpoint::Redirect => StatusCode::OK.into_response(),
     }
@@ -488,113 +493,6 @@ fn machines_call(
         Ok(()) => StatusCode::OK.into_response(),
         Err(err) => maintenance_error(&err),
     }
-}
-
-fn api_v1(world: &SharedWorld, call: V1Call) -> Response {
-    let missing = |field: &str| {
-        text(
-            StatusCode::BAD_REQUEST,
-            &format!("Failed to validate master::Call: Expecting '{field}' to be present"),
-        )
-    };
-    match call.kind.as_str() {
-        "GET_AGENTS" => {
-            let agents = world.with(|w| w.agents());
-            json(
-                StatusCode::OK,
-                &GetAgentsResponse {
-                    kind: "GET_AGENTS",
-                    get_agents: GetAgents {
-                        agents: agents.iter().map(V1Agent::from_view).collect(),
-                    },
-                },
-            )
-        }
-        "GET_MAINTENANCE_SCHEDULE" => {
-            let windows = world.with(|w| w.maintenance_schedule());
-            json(
-                StatusCode::OK,
-                &GetScheduleResponse {
-                    kind: "GET_MAINTENANCE_SCHEDULE",
-                    get_maintenance_schedule: ScheduleEnvelope {
-                        schedule: Schedule::from_windows(&windows),
-                    },
-                },
-            )
-        }
-        "GET_MAINTENANCE_STATUS" => {
-            let status = world.with(|w| w.maintenance_status());
-            json(
-                StatusCode::OK,
-                &GetStatusResponse {
-                    kind: "GET_MAINTENANCE_STATUS",
-                    get_maintenance_status: StatusEnvelope {
-                        status: ClusterStatus::from_status(&status),
-                    },
-                },
-            )
-        }
-        "UPDATE_MAINTENANCE_SCHEDULE" => match call.update_maintenance_schedule {
-            Some(update) => update_schedule(world, update.schedule),
-            None => missing("update_maintenance_schedule"),
-        },
-        "START_MAINTENANCE" => match call.start_maintenance {
-            Some(start) => machines_call(world, start.machines, World::machines_down),
-            None => missing("start_maintenance"),
-        },
-        "STOP_MAINTENANCE" => match call.stop_maintenance {
-            Some(stop) => machines_call(world, stop.machines, World::machines_up),
-            None => missing("stop_maintenance"),
-        },
-        "DRAIN_AGENT" => match call.drain_agent {
-            Some(drain) => agent_call(world, &drain.agent_id.value, World::drain_agent),
-            None => missing("drain_agent"),
-        },
-        "DEACTIVATE_AGENT" => match call.deactivate_agent {
-            Some(deactivate) => {
-                agent_call(world, &deactivate.agent_id.value, World::deactivate_agent)
-            }
-            None => missing("deactivate_agent"),
-        },
-        "REACTIVATE_AGENT" => match call.reactivate_agent {
-            Some(reactivate) => {
-                agent_call(world, &reactivate.agent_id.value, World::reactivate_agent)
-            }
-            None => missing("reactivate_agent"),
-        },
-        // Mesos fails an unknown type while converting JSON to protobuf;
-        // the adapter reads that text as "this master lacks the call".
-        other => protobuf_error(&format!(
-            "Failed to find enum for '{other}' (not modelled by the simulator)"
-        )),
-    }
-}
-
-fn agent_call(
-    world: &SharedWorld,
-    agent_id: &str,
-    act: fn(&mut World, &str) -> Result<(), MesosError>,
-) -> Response {
-    match world.with(|w| act(w, agent_id)) {
-        Ok(()) => StatusCode::OK.into_response(),
-        Err(err) => mesos_error(&err),
-    }
-}
-
-fn protobuf_error(reason: &str) -> Response {
-    text(
-        StatusCode::BAD_REQUEST,
-        &format!("Failed to convert JSON into Call protobuf: {reason}"),
-    )
-}
-
-/// Mesos answers a refused operation with 400 and the reason as plain
-/// text.
-fn mesos_error(err: &MesosError) -> Response {
-    let reason = match err {
-        MesosError::UnknownAgent { agent_id, .. } => format!("Unknown agent {agent_id}"),
-    };
-    text(StatusCode::BAD_REQUEST, &reason)
 }
 
 /// A maintenance refusal: 400 with Mesos' own text (`BadRequest(error)`

@@ -1,7 +1,8 @@
 //! The Mesos master's agents: registration after an instance boots, ping
 //! timeouts when an instance disappears (15 s × 5 = 75 s, then unreachable
-//! and removed, its tasks TASK_UNREACHABLE), DRAIN_AGENT and
-//! DEACTIVATE_AGENT, re-registration with a new leading master. An
+//! and removed, its tasks TASK_UNREACHABLE), re-registration with a new
+//! leading master. The operator's calls on an agent (DRAIN_AGENT,
+//! DEACTIVATE_AGENT, REACTIVATE_AGENT) are in `operator`. An
 //! agent's id is "<master id>-S<n>", its hostname the instance's private
 //! DNS name, its pid "slave(1)@IP:5051". Every group's agents register with
 //! the same masters, each with its group's shape; a group with a role has
@@ -19,6 +20,13 @@ use super::faults::ImageEffect;
 use super::marathon::TaskEnd;
 use crate::sim::scenario::PUBLIC_ROLE;
 
+mod operator;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use operator::{Drain, agent_capabilities};
+pub use operator::{DrainConfig, MesosError};
+
 /// Resources are kept in thousandths (milli-CPUs, milli-MB) so that adding
 /// and removing tasks never drifts.
 pub(crate) const MILLI: f64 = 1000.0;
@@ -34,12 +42,24 @@ pub(crate) enum AgentState {
     Unreachable,
     /// Shut down by `machine/down`.
     Removed,
+    /// Drained with `mark_gone`: removed for good.
+    Gone,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum DrainState {
     Draining,
     Drained,
+}
+
+impl DrainState {
+    /// Mesos' `DrainState` name.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            DrainState::Draining => "DRAINING",
+            DrainState::Drained => "DRAINED",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -63,7 +83,7 @@ pub(crate) struct Agent {
     /// False once its instance is gone: the master stops getting pongs.
     pub(crate) answering: bool,
     pub(crate) deactivated: bool,
-    pub(crate) drain: Option<DrainState>,
+    pub(crate) drain: Option<Drain>,
     pub(crate) tasks: BTreeSet<TaskKey>,
     /// The maintenance window covering this agent's machine, as
     /// (start, end) in Unix nanoseconds.
@@ -73,6 +93,12 @@ pub(crate) struct Agent {
 impl Agent {
     pub(crate) fn is_registered(&self) -> bool {
         self.state == AgentState::Registered
+    }
+
+    /// Registered or unreachable: the master still knows it (its registry
+    /// keeps unreachable agents); a removed or gone one it does not.
+    pub(crate) fn is_known(&self) -> bool {
+        matches!(self.state, AgentState::Registered | AgentState::Unreachable)
     }
 }
 
@@ -102,25 +128,6 @@ impl Mesos {
     }
 }
 
-/// A Mesos master error about an agent (the facade maps it to a 400);
-/// maintenance refusals are `MaintenanceError`s.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum MesosError {
-    #[error("{action}: unknown agent {agent_id}")]
-    UnknownAgent {
-        action: &'static str,
-        agent_id: String,
-    },
-}
-
-impl MesosError {
-    pub fn label(&self) -> &'static str {
-        match self {
-            MesosError::UnknownAgent { .. } => "unknown_agent",
-        }
-    }
-}
-
 /// Mesos' default `--agent_reregister_timeout` (10 mins). The simulator's
 /// masters share one world, so no agent ever waits for it.
 const AGENT_REREGISTER_TIMEOUT_MS: u64 = 600_000;
@@ -140,6 +147,17 @@ pub struct ResourcesView {
     pub cpus: f64,
     pub mem: f64,
     pub disk: f64,
+}
+
+/// An agent's drain, as the master lists it (`drain_info` and
+/// `estimated_drain_start_time`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DrainView {
+    /// "DRAINING" or "DRAINED".
+    pub state: &'static str,
+    pub config: DrainConfig,
+    /// When DRAIN_AGENT was last accepted, in Unix milliseconds.
+    pub asked_unix_ms: u64,
 }
 
 /// One registered agent, as `/master/slaves` and GET_AGENTS show it.
@@ -166,7 +184,11 @@ pub struct AgentView {
     pub deactivated: bool,
     /// "DRAINING" or "DRAINED" once drained.
     pub drain_state: Option<&'static str>,
+    /// The drain, once DRAIN_AGENT was accepted (until REACTIVATE_AGENT).
+    pub drain: Option<DrainView>,
     pub version: String,
+    /// What the agent announces it can do (its Mesos version's).
+    pub capabilities: Vec<&'static str>,
     pub task_count: usize,
     /// The host ports its tasks hold, ascending.
     pub used_ports: Vec<u16>,
@@ -190,40 +212,6 @@ impl World {
         let &idx = self.mesos.by_id.get(agent_id)?;
         let a = &self.mesos.agents[idx];
         a.is_registered().then(|| self.agent_view(a))
-    }
-
-    /// DRAIN_AGENT: the agent gets no new tasks, its tasks are killed
-    /// (Marathon relaunches them elsewhere), then it is DRAINED.
-    pub fn drain_agent(&mut self, agent_id: &str) -> Result<(), MesosError> {
-        let idx = self.registered_agent("DRAIN_AGENT", agent_id)?;
-        let agent = &mut self.mesos.agents[idx];
-        if agent.drain.is_some() {
-            return Ok(());
-        }
-        agent.drain = Some(DrainState::Draining);
-        agent.deactivated = true;
-        let tasks: Vec<TaskKey> = agent.tasks.iter().copied().collect();
-        for t in tasks {
-            self.end_task(t, TaskEnd::Killed);
-        }
-        self.schedule_in(self.timing.kill_ms, Event::AgentDrained(idx));
-        Ok(())
-    }
-
-    /// DEACTIVATE_AGENT: no new tasks; running ones stay.
-    pub fn deactivate_agent(&mut self, agent_id: &str) -> Result<(), MesosError> {
-        let idx = self.registered_agent("DEACTIVATE_AGENT", agent_id)?;
-        self.mesos.agents[idx].deactivated = true;
-        Ok(())
-    }
-
-    /// REACTIVATE_AGENT: offers again (a draining agent stays unavailable).
-    pub fn reactivate_agent(&mut self, agent_id: &str) -> Result<(), MesosError> {
-        let idx = self.registered_agent("REACTIVATE_AGENT", agent_id)?;
-        let agent = &mut self.mesos.agents[idx];
-        agent.deactivated = false;
-        agent.drain = None;
-        Ok(())
     }
 
     /// The master at peer `index` leads and is answering. When it is not
@@ -269,20 +257,6 @@ impl World {
 
     // ----- internals -----
 
-    fn registered_agent(
-        &self,
-        action: &'static str,
-        agent_id: &str,
-    ) -> Result<AgentIdx, MesosError> {
-        match self.mesos.by_id.get(agent_id) {
-            Some(&idx) if self.mesos.agents[idx].is_registered() => Ok(idx),
-            _ => Err(MesosError::UnknownAgent {
-                action,
-                agent_id: agent_id.to_string(),
-            }),
-        }
-    }
-
     fn agent_view(&self, a: &Agent) -> AgentView {
         let group = &self.groups[a.group];
         let spec = &group.agent;
@@ -317,11 +291,14 @@ impl World {
             reregistered_unix_ms: a.reregistered_at.map(|t| self.unix_ms(t)),
             active: a.answering && !a.deactivated,
             deactivated: a.deactivated,
-            drain_state: a.drain.map(|d| match d {
-                DrainState::Draining => "DRAINING",
-                DrainState::Drained => "DRAINED",
+            drain_state: a.drain.map(|d| d.state.name()),
+            drain: a.drain.map(|d| DrainView {
+                state: d.state.name(),
+                config: d.config,
+                asked_unix_ms: self.unix_ms(d.asked_at),
             }),
             version: spec.version.clone(),
+            capabilities: agent_capabilities(&spec.version),
             task_count: a.tasks.len(),
             used_ports: self.ports_held(&a.tasks).into_iter().collect(),
         }
@@ -448,15 +425,6 @@ impl World {
         let tasks: Vec<TaskKey> = a.tasks.iter().copied().collect();
         for t in tasks {
             self.end_task(t, how);
-        }
-    }
-
-    pub(crate) fn on_agent_drained(&mut self, agent: AgentIdx) {
-        let a = &mut self.mesos.agents[agent];
-        if a.is_registered() && a.drain == Some(DrainState::Draining) && a.tasks.is_empty() {
-            a.drain = Some(DrainState::Drained);
-        } else if a.is_registered() && a.drain == Some(DrainState::Draining) {
-            self.schedule_in(self.timing.kill_ms.max(1), Event::AgentDrained(agent));
         }
     }
 }

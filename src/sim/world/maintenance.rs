@@ -48,7 +48,7 @@ impl MachineId {
 
     /// Whether this is the machine of an agent that announced `hostname`
     /// and `ip`.
-    fn matches(&self, hostname: &str, ip: &str) -> bool {
+    pub(crate) fn matches(&self, hostname: &str, ip: &str) -> bool {
         self.same_machine(&MachineId {
             hostname: Some(hostname.to_string()),
             ip: Some(ip.to_string()),
@@ -67,6 +67,16 @@ impl MachineId {
             fields.insert("ip".into(), ip.clone().into());
         }
         serde_json::Value::Object(fields).to_string()
+    }
+
+    /// How Mesos prints a machine (`operator<<(ostream&, MachineID)`):
+    /// `host (10.0.0.1)`, `host`, or `(10.0.0.1)`.
+    pub(crate) fn display(&self) -> String {
+        match (&self.hostname, &self.ip) {
+            (Some(hostname), Some(ip)) => format!("{hostname} ({ip})"),
+            (Some(hostname), None) => hostname.clone(),
+            (None, ip) => format!("({})", ip.as_deref().unwrap_or("")),
+        }
     }
 
     /// Mesos' `validation::machine`: a hostname or an ip, and an ip that

@@ -10,7 +10,8 @@
 //! - `events`: the timed event queue.
 //! - `asg`: the groups, their instances, scaling activities, AZRebalance,
 //!   EC2.
-//! - `agents`: Mesos agents (registration, ping timeouts, drain, deactivate).
+//! - `agents`: Mesos agents (registration, ping timeouts; drain, deactivate
+//!   and reactivate in `agents/operator`).
 //! - `maintenance`: the maintenance schedule and machines down/up.
 //! - `marathon`: apps, tasks, health checks, backoff, deployments, kills.
 //! - `placement`: which agent a task goes to (resources, roles,
@@ -32,7 +33,7 @@ mod rng;
 #[cfg(test)]
 mod tests;
 
-pub use agents::{AgentView, MasterFlagsView, MesosError, ResourcesView};
+pub use agents::{AgentView, DrainConfig, DrainView, MasterFlagsView, MesosError, ResourcesView};
 pub use asg::{
     ActivityView, AwsError, Ec2InstanceView, GroupInstanceView, GroupUpdate, GroupView,
     LaunchTemplateChoice, LaunchTemplateView, LifecycleState, SuspendedProcessView, TagView,

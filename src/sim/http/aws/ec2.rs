@@ -2,6 +2,12 @@
 //! DescribeInstances, by `InstanceId.N` (unknown ids are an error, as on
 //! EC2) or by filters (unknown ids are simply absent), paged by
 //! `MaxResults`/`NextToken`, each instance in its own reservation.
+//!
+//! An instance carries what a VPC instance launched by Auto Scaling from
+//! a launch template shows: its primary network interface (with the
+//! private address and name clients read there), its root EBS volume, the
+//! group's security group; a terminated one has lost its address, its
+//! interface and its volume, and says why it stopped (`stateReason`).
 
 use std::collections::BTreeSet;
 
@@ -10,6 +16,9 @@ use super::query::{Params, QueryError, Service, page};
 use super::xml::{Xml, timestamp};
 use super::{ACCOUNT, region_of, stable_hex};
 use crate::sim::world::{Ec2InstanceView, World};
+
+#[cfg(test)]
+mod tests;
 
 /// EC2's bounds for DescribeInstances' MaxResults.
 const MIN_RESULTS: i64 = 5;
@@ -200,13 +209,46 @@ fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView) {
             )
             .leaf("privateIpAddress", &i.private_ip_address);
     }
-    x.leaf("sourceDestCheck", true)
-        .empty("groupSet")
-        .leaf("architecture", "x86_64")
+    x.leaf("sourceDestCheck", true);
+    security_groups(x, i);
+    if matches!(i.state, "shutting-down" | "terminated") {
+        x.open("stateReason")
+            .leaf("code", "Client.UserInitiatedShutdown")
+            .leaf(
+                "message",
+                "Client.UserInitiatedShutdown: User initiated shutdown",
+            )
+            .close("stateReason");
+    }
+    x.leaf("architecture", "x86_64")
         .leaf("rootDeviceType", "ebs")
-        .leaf("rootDeviceName", "/dev/xvda")
-        .empty("blockDeviceMapping")
-        .leaf("virtualizationType", "hvm")
+        .leaf("rootDeviceName", ROOT_DEVICE);
+    if terminated {
+        x.empty("blockDeviceMapping");
+    } else {
+        x.open("blockDeviceMapping")
+            .open("item")
+            .leaf("deviceName", ROOT_DEVICE)
+            .open("ebs")
+            .leaf(
+                "volumeId",
+                format!(
+                    "vol-0{}",
+                    stable_hex(&format!("{}/root", i.instance_id), 16)
+                ),
+            )
+            .leaf("status", "attached")
+            .leaf("attachTime", timestamp(i.launch_unix_ms))
+            .leaf("deleteOnTermination", true)
+            .close("ebs")
+            .close("item")
+            .close("blockDeviceMapping");
+    }
+    x.leaf("virtualizationType", "hvm")
+        .leaf(
+            "clientToken",
+            stable_hex(&format!("{}/token", i.instance_id), 32),
+        )
         .open("tagSet")
         .open("item")
         .leaf("key", "aws:autoscaling:groupName")
@@ -221,9 +263,79 @@ fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView) {
         .leaf("value", &i.launch_template.version)
         .close("item")
         .close("tagSet")
-        .leaf("hypervisor", "xen")
-        .leaf("ebsOptimized", false)
+        .leaf("hypervisor", "xen");
+    if terminated {
+        x.empty("networkInterfaceSet");
+    } else {
+        network_interface_xml(x, i);
+    }
+    x.leaf("ebsOptimized", false)
+        .leaf("enaSupport", true)
+        .leaf("platformDetails", "Linux/UNIX")
+        .leaf("usageOperation", "RunInstances")
+        .leaf("usageOperationUpdateTime", timestamp(i.launch_unix_ms))
         .close("item")
         .close("instancesSet")
         .close("item");
+}
+
+/// The root device of the simulated image.
+const ROOT_DEVICE: &str = "/dev/xvda";
+
+/// The group's security group (`groupSet` of the instance and of its
+/// interface): one per Auto Scaling group, named after it.
+fn security_groups(x: &mut Xml, i: &Ec2InstanceView) {
+    x.open("groupSet")
+        .open("item")
+        .leaf("groupId", format!("sg-0{}", stable_hex(&i.group_name, 16)))
+        .leaf("groupName", &i.group_name)
+        .close("item")
+        .close("groupSet");
+}
+
+/// The primary network interface (device 0), attached at launch: where
+/// clients find the private address and name when they do not read the
+/// instance's own.
+fn network_interface_xml(x: &mut Xml, i: &Ec2InstanceView) {
+    let eni = stable_hex(&format!("{}/eni", i.instance_id), 17);
+    let mac = stable_hex(&format!("{}/mac", i.instance_id), 10);
+    let mac: Vec<&str> = (0..5).map(|n| &mac[2 * n..2 * n + 2]).collect();
+    x.open("networkInterfaceSet")
+        .open("item")
+        .leaf("networkInterfaceId", format!("eni-{eni}"))
+        .leaf("subnetId", subnet_id(&i.availability_zone))
+        .leaf(
+            "vpcId",
+            format!("vpc-0{}", stable_hex(region_of(&i.availability_zone), 16)),
+        )
+        .empty("description")
+        .leaf("ownerId", ACCOUNT)
+        .leaf("status", "in-use")
+        .leaf("macAddress", format!("0a:{}", mac.join(":")))
+        .leaf("privateIpAddress", &i.private_ip_address)
+        .leaf("privateDnsName", &i.private_dns_name)
+        .leaf("sourceDestCheck", true);
+    security_groups(x, i);
+    x.open("attachment")
+        .leaf(
+            "attachmentId",
+            format!("eni-attach-0{}", stable_hex(&eni, 16)),
+        )
+        .leaf("deviceIndex", 0)
+        .leaf("networkCardIndex", 0)
+        .leaf("status", "attached")
+        .leaf("attachTime", timestamp(i.launch_unix_ms))
+        .leaf("deleteOnTermination", true)
+        .close("attachment")
+        .open("privateIpAddressesSet")
+        .open("item")
+        .leaf("privateIpAddress", &i.private_ip_address)
+        .leaf("privateDnsName", &i.private_dns_name)
+        .leaf("primary", true)
+        .close("item")
+        .close("privateIpAddressesSet")
+        .empty("ipv6AddressesSet")
+        .leaf("interfaceType", "interface")
+        .close("item")
+        .close("networkInterfaceSet");
 }

@@ -18,6 +18,7 @@ use crate::sim::http::peer_servers::{PeerServers, fixture, keys};
 use crate::sim::shared::{ApiFaults, SystemFaults};
 use crate::sim::world::ImageEffect;
 
+mod app_fields;
 mod deployment_cancel;
 mod leader_proxy;
 
@@ -369,7 +370,14 @@ async fn the_apps_json_uses_only_field_names_real_marathon_writes() {
         fixture("marathon-v2-apps-raml-example.json"),
     ];
     let real_apps: Vec<&Value> = real_lists.iter().flat_map(|l| array(&l["apps"])).collect();
-    let real_app_keys = union_of_keys(real_apps.iter().copied());
+    // The 2016 capture (Marathon 0.15) writes `portDefinitions`, as every
+    // Marathon since does for an app on the host's network; its tasks and
+    // health results are of the older shape, so only its app keys count.
+    let capture_2016 = fixture("marathon-2016-v2-apps-embed-tasks-healthchecks.json");
+    let real_app_keys: BTreeSet<String> = union_of_keys(real_apps.iter().copied())
+        .union(&union_of_keys(array(&capture_2016["apps"])))
+        .cloned()
+        .collect();
     let real_tasks: Vec<&Value> = real_apps
         .iter()
         .filter_map(|a| a.get("tasks"))

@@ -3,16 +3,18 @@
 //! apps with counts, deployments and tasks, task health results with
 //! `instanceId`, deployments with steps, `/v2/info`, `/v2/leader`, an
 //! app's `lastTaskFailure` (Marathon's `TaskFailureWrites`). The
-//! simulator's own types; the adapter's are not reused.
+//! simulator's own types; the adapter's are not reused. Tasks are in
+//! `tasks`.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sim::world::{
-    AppView, DeploymentView, HealthCheckResultView, HealthCheckView, QueueView, TaskFailureView,
-    TaskView,
-};
+use crate::sim::world::{AppView, DeploymentView, HealthCheckView, QueueView, TaskFailureView};
+
+mod tasks;
+
+pub(crate) use tasks::*;
 
 /// Marathon writes whole numbers without a fraction (`"mem": 65`,
 /// `"backoffSeconds": 1`) and others as floats (`"cpus": 0.1`).
@@ -75,8 +77,14 @@ pub(crate) struct App {
     /// `null`: the Mesos containerizer without an image.
     pub container: Option<serde_json::Value>,
     pub env: BTreeMap<String, String>,
-    /// The app's service port.
+    /// The app's service port (the pre-1.0 field, kept for old clients).
     pub ports: Vec<u16>,
+    /// The same service port as Marathon ≥ 0.15 writes it for an app on
+    /// the host's network; marathon-lb and service discovery read it.
+    pub port_definitions: Vec<PortDefinition>,
+    /// Marathon ≥ 1.5's network modes: the simulated apps run on the
+    /// host's network.
+    pub networks: Vec<Network>,
     pub uris: Vec<String>,
     pub user: Option<String>,
     pub dependencies: Vec<String>,
@@ -142,6 +150,22 @@ pub(crate) struct HealthCheck {
     pub delay_seconds: u32,
 }
 
+/// A RAML `PortDefinition`: `name` left out, as Marathon leaves it unless
+/// given.
+#[derive(Debug, Serialize)]
+pub(crate) struct PortDefinition {
+    pub port: u16,
+    pub protocol: &'static str,
+    pub labels: BTreeMap<String, String>,
+}
+
+/// A RAML `Network`: `{"mode": "host"}`, as Marathon 1.5 writes a
+/// Mesos-containerizer app without a container network.
+#[derive(Debug, Serialize)]
+pub(crate) struct Network {
+    pub mode: &'static str,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct UpgradeStrategy {
@@ -168,58 +192,6 @@ pub(crate) struct DeploymentRef {
     pub id: String,
 }
 
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Task {
-    pub id: String,
-    pub app_id: String,
-    pub host: String,
-    pub ip_addresses: Vec<IpAddress>,
-    /// One host port per service port, as every task of the fixtures.
-    pub ports: Vec<u16>,
-    pub slave_id: String,
-    pub state: &'static str,
-    pub staged_at: String,
-    /// Null while the task is staged, as Marathon writes it.
-    pub started_at: Option<String>,
-    pub version: String,
-    /// The app's service ports, as `GET /v2/tasks` writes them.
-    pub service_ports: Vec<u16>,
-    /// The agent's fault domain: its AZ's region and the AZ.
-    pub region: String,
-    pub zone: String,
-    pub role: String,
-    /// Absent for a task without results (and for every task of an app
-    /// without health checks), as in the Marathon 1.5 fixtures.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub health_check_results: Vec<HealthCheckResult>,
-}
-
-/// `DELETE /v2/apps/{id}/tasks/{taskId}`: the task killed.
-#[derive(Debug, Serialize)]
-pub(crate) struct TaskSingle {
-    pub task: Task,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct IpAddress {
-    pub ip_address: String,
-    pub protocol: &'static str,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct HealthCheckResult {
-    pub alive: bool,
-    pub consecutive_failures: u32,
-    pub first_success: Option<String>,
-    pub last_success: Option<String>,
-    pub last_failure: Option<String>,
-    pub last_failure_cause: Option<String>,
-    pub instance_id: String,
-}
-
 impl App {
     pub fn from_view(app: &AppView) -> App {
         let version = timestamp(app.version_unix_ms);
@@ -230,6 +202,12 @@ impl App {
             container: None,
             env: BTreeMap::new(),
             ports: vec![service_port(&app.id)],
+            port_definitions: vec![PortDefinition {
+                port: service_port(&app.id),
+                protocol: "tcp",
+                labels: BTreeMap::new(),
+            }],
+            networks: vec![Network { mode: "host" }],
             uris: Vec::new(),
             user: None,
             dependencies: Vec::new(),
@@ -327,60 +305,6 @@ impl HealthCheck {
     }
 }
 
-impl Task {
-    pub fn from_view(task: &TaskView) -> Task {
-        Task {
-            id: task.id.clone(),
-            app_id: task.app_id.clone(),
-            host: task.host.clone(),
-            ip_addresses: vec![IpAddress {
-                ip_address: task.ip_address.clone(),
-                protocol: "IPv4",
-            }],
-            ports: vec![task.host_port],
-            slave_id: task.slave_id.clone(),
-            state: task.state,
-            staged_at: timestamp(task.staged_unix_ms),
-            started_at: task.started_unix_ms.map(timestamp),
-            version: timestamp(task.version_unix_ms),
-            service_ports: vec![service_port(&task.app_id)],
-            region: task
-                .zone
-                .trim_end_matches(|c: char| c.is_ascii_lowercase())
-                .to_string(),
-            zone: task.zone.clone(),
-            role: task.role.clone(),
-            health_check_results: task
-                .health_check_results
-                .iter()
-                .map(HealthCheckResult::from_view)
-                .collect(),
-        }
-    }
-}
-
-impl HealthCheckResult {
-    fn from_view(result: &HealthCheckResultView) -> HealthCheckResult {
-        HealthCheckResult {
-            alive: result.alive,
-            consecutive_failures: result.consecutive_failures,
-            first_success: result.first_success_unix_ms.map(timestamp),
-            last_success: result.last_success_unix_ms.map(timestamp),
-            last_failure: result.last_failure_unix_ms.map(timestamp),
-            last_failure_cause: result.last_failure_cause.clone(),
-            instance_id: instance_id(&result.task_id),
-        }
-    }
-}
-
-/// Marathon ≥ 1.5 names the instance of task `app.UUID` `app.marathon-UUID`.
-fn instance_id(task_id: &str) -> String {
-    match task_id.split_once('.') {
-        Some((app, uuid)) => format!("{app}.marathon-{uuid}"),
-        None => task_id.to_string(),
-    }
-}
-
 /// An app as its definition alone, as Marathon writes one inside a group
 /// or at a version: no counts, deployments or tasks.
 pub(crate) fn definition(app: &AppView) -> serde_json::Value {
@@ -455,11 +379,6 @@ pub(crate) fn group(
         "groups": groups,
         "pods": [],
     }))
-}
-
-#[derive(Debug, Serialize)]
-pub(crate) struct TaskList {
-    pub tasks: Vec<Task>,
 }
 
 #[derive(Debug, Serialize)]

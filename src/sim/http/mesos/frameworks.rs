@@ -212,6 +212,7 @@ impl Snapshot {
             state: t.state,
             resources: V0Resources {
                 cpus,
+                gpus: 0.0,
                 mem,
                 disk: 0.0,
                 ports: super::wire::port_ranges(&[t.host_port]),

@@ -16,6 +16,8 @@ use crate::roll::ports::mesos::{
 use crate::sim::http::peer_servers::{PeerServers, fixture, keys};
 use crate::sim::shared::{ApiFaults, SystemFaults};
 
+mod agent_listing;
+mod drain_rules;
 mod maintenance_matching;
 
 /// Three masters over one world; peer 0 leads. Servers stop when dropped.

@@ -11,9 +11,12 @@ pub(crate) const PORTS_BEGIN: u64 = 31000;
 pub(crate) const PORTS_END: u64 = 32000;
 
 /// v0 resources: scalars as numbers, ranges as Mesos' text form.
+/// Mesos' `json(Resources)` writes `cpus`, `gpus`, `mem` and `disk`
+/// always (0 when absent), then whatever ranges there are.
 #[derive(Clone, Debug, Default, Serialize)]
 pub(crate) struct V0Resources {
     pub cpus: f64,
+    pub gpus: f64,
     pub mem: f64,
     pub disk: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -23,6 +26,15 @@ pub(crate) struct V0Resources {
 /// Ports as Mesos writes a RANGES resource in v0 JSON: `[31000-31001,
 /// 31005-31005]`; none (the key left out) for no port.
 pub(crate) fn port_ranges(ports: &[u16]) -> Option<String> {
+    let ranges = port_spans(ports);
+    (!ranges.is_empty()).then(|| {
+        let parts: Vec<String> = ranges.iter().map(|(b, e)| format!("{b}-{e}")).collect();
+        format!("[{}]", parts.join(", "))
+    })
+}
+
+/// Ascending ports as the (first, last) of each run of consecutive ones.
+fn port_spans(ports: &[u16]) -> Vec<(u16, u16)> {
     let mut ranges: Vec<(u16, u16)> = Vec::new();
     for &p in ports {
         match ranges.last_mut() {
@@ -30,10 +42,7 @@ pub(crate) fn port_ranges(ports: &[u16]) -> Option<String> {
             _ => ranges.push((p, p)),
         }
     }
-    (!ranges.is_empty()).then(|| {
-        let parts: Vec<String> = ranges.iter().map(|(b, e)| format!("{b}-{e}")).collect();
-        format!("[{}]", parts.join(", "))
-    })
+    ranges
 }
 
 /// A protobuf `Resource` as Mesos writes it at its endpoints: the
@@ -124,4 +133,36 @@ pub(crate) fn total_resources(agent: &AgentView) -> Vec<V1Resource> {
             ..resource("ports", role)
         },
     ]
+}
+
+/// What the agent's tasks hold, as Mesos sums it (`Resources::sum` of the
+/// used resources: nothing of zero, the tasks' host ports as RANGES):
+/// GET_AGENTS' `allocated_resources`, `/master/slaves`'
+/// `used_resources_full`.
+pub(crate) fn used_resources(agent: &AgentView) -> Vec<V1Resource> {
+    let role = agent.role.as_deref();
+    let used = &agent.used_resources;
+    let mut resources: Vec<V1Resource> =
+        [("cpus", used.cpus), ("mem", used.mem), ("disk", used.disk)]
+            .into_iter()
+            .filter(|(_, value)| *value > 0.0)
+            .map(|(name, value)| scalar(name, value, role))
+            .collect();
+    let spans = port_spans(&agent.used_ports);
+    if !spans.is_empty() {
+        resources.push(V1Resource {
+            kind: "RANGES",
+            ranges: Some(Ranges {
+                range: spans
+                    .into_iter()
+                    .map(|(begin, end)| Range {
+                        begin: u64::from(begin),
+                        end: u64::from(end),
+                    })
+                    .collect(),
+            }),
+            ..resource("ports", role)
+        });
+    }
+    resources
 }
