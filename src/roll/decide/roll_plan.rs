@@ -306,8 +306,11 @@ fn bare_id(id: &str) -> &str {
 /// its message saying why, as `force-complete` would leave it), and a
 /// `rollback` phase runs before the finish phase, which then leaves the
 /// group as the roll found it. In a plan of several groups, every group
-/// the roll has touched (a step past its prepare begun) gets its own
-/// `<asg>:rollback`, the last touched first, all before the first finish.
+/// the roll has touched and not finished (a step past its prepare begun,
+/// one not complete) gets its own `<asg>:rollback`, the last touched
+/// first, all before the first finish. A group whose old agents are all
+/// gone already runs the image its group was rolled onto, which nothing
+/// found failing while it was watched: it is kept as it is.
 /// Returns the ids of the steps closed (their progress is
 /// dropped). Turning around twice changes nothing.
 pub fn turn_around(plan: &mut Plan, why: &str) -> Vec<String> {
@@ -315,20 +318,27 @@ pub fn turn_around(plan: &mut Plan, why: &str) -> Vec<String> {
         return Vec::new();
     }
     let mut groups: Vec<Option<String>> = Vec::new();
-    let mut touched: Vec<Option<String>> = Vec::new();
+    let mut begun: Vec<Option<String>> = Vec::new();
+    let mut unfinished: Vec<Option<String>> = Vec::new();
     for phase in &plan.phases {
         let group = split_phase_id(&phase.id).0.map(str::to_string);
         if !groups.contains(&group) {
             groups.push(group.clone());
         }
-        let past_prepare = ![PREPARE, FINISH].contains(&bare_id(&phase.id));
-        if past_prepare
-            && !touched.contains(&group)
-            && phase.steps.iter().any(|s| s.status != Status::Pending)
-        {
-            touched.push(group);
+        if [PREPARE, FINISH].contains(&bare_id(&phase.id)) {
+            continue;
+        }
+        if phase.steps.iter().any(|s| s.status != Status::Pending) && !begun.contains(&group) {
+            begun.push(group.clone());
+        }
+        if phase.steps.iter().any(|s| !s.is_complete()) && !unfinished.contains(&group) {
+            unfinished.push(group);
         }
     }
+    let mut touched: Vec<Option<String>> = begun
+        .into_iter()
+        .filter(|g| unfinished.contains(g))
+        .collect();
     if touched.is_empty() {
         touched.extend(groups.first().cloned());
     }

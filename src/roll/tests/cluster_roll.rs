@@ -173,3 +173,114 @@ async fn one_plan_rolls_both_groups_of_demo_cluster_public_apps_only_ever_on_pub
 async fn one_plan_rolls_the_msr_55_private_agents_and_the_five_public_agents_of_cluster() {
     roll_whole_cluster("cluster").await;
 }
+
+/// A bad image published for the second group only: the first group is
+/// rolled onto its (good) image and kept; the second group's roll is
+/// caught by the failure watch and turned around, its old agents kept,
+/// its new instances terminated and its launch template set back; every
+/// group's processes resumed and tags removed.
+#[tokio::test(start_paused = true)]
+async fn a_bad_image_in_the_second_group_rolls_that_group_back_and_keeps_the_first_rolled() {
+    use crate::sim::world::{BadImage, ImageEffect};
+    const PRIVATE: &str = "mesos-agents-demo";
+    const PUBLIC: &str = "mesos-agents-demo-public";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cluster = cluster("demo-cluster", dir.path()).await;
+    let groups = groups_of(&cluster).await;
+    cluster.env.groups = groups.iter().map(|(g, _)| g.clone()).collect();
+    let counts = app_counts(&cluster);
+    let template = |cluster: &SimulatedCluster, group: &str| {
+        let group = group.to_string();
+        cluster.sim.world().with(move |w| {
+            w.describe_groups(&[group.clone()])
+                .remove(0)
+                .launch_template
+                .version
+        })
+    };
+    let public_template = template(&cluster, PUBLIC);
+    cluster.sim.world().with(|w| {
+        let mut faults = w.faults().clone();
+        faults.bad_image.push(BadImage {
+            version: "6".to_string(),
+            effect: ImageEffect::Unhealthy,
+            group: Some(PUBLIC.to_string()),
+        });
+        w.set_faults(faults).expect("the fault");
+        w.set_group_launch_template_version(PUBLIC, "6")
+            .expect("version 6");
+    });
+    let (outcome, done) = roll_observed(
+        &cluster,
+        drain_settings(&dir.path().join("cluster.json")),
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .await;
+
+    let tree = plan::tree(&done.plan);
+    assert!(
+        matches!(outcome, Outcome::RolledBack { .. }),
+        "{outcome:?}\n{tree}"
+    );
+    let failure = done.failure.as_ref().expect("the failure is recorded");
+    let public_new: HashSet<&str> = done.groups[1]
+        .new_agents
+        .iter()
+        .map(|a| a.agent_id.as_str())
+        .collect();
+    assert!(
+        public_new.contains(failure.agent.as_deref().unwrap_or_default()),
+        "found on a new public agent: {failure:?}"
+    );
+    // Only the group not done is turned around.
+    let rollbacks: Vec<&str> = done
+        .plan
+        .phases
+        .iter()
+        .filter(|p| p.id.ends_with(":rollback"))
+        .map(|p| p.id.as_str())
+        .collect();
+    assert_eq!(rollbacks, [format!("{PUBLIC}:rollback")], "{tree}");
+    let (private_before, public_before) = (&groups[0].1, &groups[1].1);
+    let private_now = in_service_of(&cluster, PRIVATE).await;
+    assert_eq!(private_now.len(), private_before.len(), "{private_now:?}");
+    assert!(
+        private_now.is_disjoint(private_before),
+        "the first group is rolled"
+    );
+    assert_eq!(
+        &in_service_of(&cluster, PUBLIC).await,
+        public_before,
+        "the second group is back to its old instances"
+    );
+    assert_eq!(template(&cluster, PUBLIC), public_template);
+    for name in [PRIVATE, PUBLIC] {
+        let group = cluster.aws.describe_group(name).await.expect("group");
+        assert!(
+            group.suspended_processes.is_empty(),
+            "{name}: {:?}",
+            group.suspended_processes
+        );
+        assert!(
+            group.tags.iter().all(|t| !t.key.starts_with("roller:")),
+            "{name}: {:?}",
+            group.tags
+        );
+    }
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    assert_eq!(report.misplaced_task_ms, 0, "{}", report.summary());
+    assert_eq!(
+        app_counts(&cluster),
+        counts,
+        "an app is not back at its count"
+    );
+    let (windows, down) = cluster.sim.world().with(|w| {
+        (
+            w.maintenance_schedule().len(),
+            w.maintenance_status().down.len(),
+        )
+    });
+    assert_eq!((windows, down), (0, 0), "maintenance left behind");
+    cluster.sim.shutdown().await;
+}

@@ -828,3 +828,93 @@ fn the_checkpoint_store_is_an_s3_bucket_with_an_optional_folder() {
         assert!(message.contains("s3://bucket"), "{bad}: {message}");
     }
 }
+
+const CLUSTER: &str = r#"
+mesos = ["http://mesos-master-1.internal:5050"]
+marathon = ["http://marathon-1.internal:8080"]
+
+[[group]]
+name = "mesos-agents-private"
+target = 40
+
+[[group]]
+name = "mesos-agents-public"
+select = "outdated"
+"#;
+
+#[test]
+fn group_tables_list_a_clusters_groups_in_order_and_the_first_names_it() {
+    let env = from_file(CLUSTER).unwrap();
+    assert_eq!(env.asg, "mesos-agents-private");
+    assert_eq!(
+        env.groups,
+        vec![
+            GroupSpec {
+                asg: "mesos-agents-private".to_string(),
+                target: Some(40),
+                select: None,
+            },
+            GroupSpec {
+                asg: "mesos-agents-public".to_string(),
+                target: None,
+                select: Some("outdated".to_string()),
+            },
+        ]
+    );
+    // The one-group form is a cluster of one.
+    let one = from_file(MINIMAL).unwrap();
+    assert_eq!(one.groups, vec![GroupSpec::named("mesos-agents-prod")]);
+}
+
+#[test]
+fn a_bad_group_table_is_refused_naming_the_table_and_the_key() {
+    let with = |extra: &str| format!("{CLUSTER}{extra}");
+    for (text, label, said) in [
+        (
+            with("\n[[group]]\nname = \"mesos-agents-private\"\n"),
+            "env_bad_value",
+            "`group[3].name`",
+        ),
+        (
+            with("\n[[group]]\nname = \"a:b\"\n"),
+            "env_bad_value",
+            "without ':'",
+        ),
+        (
+            with("\n[[group]]\nname = \"c\"\ntarget = 0\n"),
+            "env_bad_value",
+            "`group[3].target` = 0",
+        ),
+        (
+            with("\n[[group]]\nname = \"c\"\nsize = 3\n"),
+            "env_unknown_key",
+            "`group[3].size`",
+        ),
+        (
+            with("\n[[group]]\ntarget = 3\n"),
+            "env_bad_value",
+            "`group[3].name` = nothing",
+        ),
+        (
+            format!("asg = \"x\"\n{CLUSTER}"),
+            "env_bad_value",
+            "no `asg` beside [[group]] tables",
+        ),
+        (
+            with_minimal("group = 3"),
+            "env_bad_value",
+            "[[group]] tables",
+        ),
+    ] {
+        let message = refused(from_file(&text), label);
+        assert!(message.contains(said), "{said} in {message}");
+    }
+    // A flag `--asg` beside a cluster file is refused, naming the flag.
+    let flagged = Environment::resolve(
+        Some((Path::new(FILE), CLUSTER)),
+        &no_vars,
+        &[("asg", "x".to_string())],
+    );
+    let message = refused(flagged, "env_bad_value");
+    assert!(message.contains("flag --asg"), "{message}");
+}
