@@ -192,7 +192,7 @@ async fn a_bad_image_in_the_second_group_rolls_that_group_back_and_keeps_the_fir
     let template = |cluster: &SimulatedCluster, group: &str| {
         let group = group.to_string();
         cluster.sim.world().with(move |w| {
-            w.describe_groups(&[group.clone()])
+            w.describe_groups(std::slice::from_ref(&group))
                 .remove(0)
                 .launch_template
                 .version
@@ -282,5 +282,89 @@ async fn a_bad_image_in_the_second_group_rolls_that_group_back_and_keeps_the_fir
         )
     });
     assert_eq!((windows, down), (0, 0), "maintenance left behind");
+    cluster.sim.shutdown().await;
+}
+
+/// Stopped at the group boundary (the second group's scale-up begun while
+/// the first drains) and resumed by a new run from the checkpoint file:
+/// the resumed run takes every group's record up where it was, and the
+/// cluster ends as one uninterrupted roll leaves it.
+#[tokio::test(start_paused = true)]
+async fn a_cluster_roll_stopped_at_the_group_boundary_resumes_from_its_checkpoint_and_completes() {
+    use crate::roll::run::{RunResult, run};
+    const PUBLIC: &str = "mesos-agents-demo-public";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cluster = cluster("demo-cluster", dir.path()).await;
+    let groups = groups_of(&cluster).await;
+    cluster.env.groups = groups.iter().map(|(g, _)| g.clone()).collect();
+    let counts = app_counts(&cluster);
+    let path = dir.path().join("cluster.json");
+    let (tx, stop) = tokio::sync::watch::channel(false);
+    let boundary = format!("{PUBLIC}:scale-up");
+    let first = run(
+        cluster.ports(),
+        &cluster.env,
+        drain_settings(&path),
+        stop,
+        Box::new(move |c: &Checkpoint| {
+            let begun = c.plan.phases.iter().any(|p| {
+                p.id == boundary
+                    && p.steps
+                        .iter()
+                        .any(|s| s.status != crate::plan::Status::Pending)
+            });
+            if begun {
+                let _ = tx.send(true);
+            }
+        }),
+    )
+    .await
+    .expect("the first run");
+    let RunResult::Finished {
+        outcome,
+        checkpoint,
+        ..
+    } = first
+    else {
+        panic!("nothing to do")
+    };
+    assert!(matches!(outcome, Outcome::Stopped), "{outcome:?}");
+    assert!(!checkpoint.plan.is_complete());
+    let stored = Checkpoint::load(&path).expect("reads").expect("kept");
+    assert_eq!(stored.groups.len(), 2);
+    assert!(!stored.groups[1].instances.is_empty());
+
+    let mut resume = drain_settings(&path);
+    resume.target_given = false;
+    let (outcome, done) = roll_observed(&cluster, resume, Box::new(|_: &Checkpoint| {})).await;
+    let tree = plan::tree(&done.plan);
+    assert!(
+        matches!(outcome, Outcome::Complete { .. }),
+        "{outcome:?}\n{tree}"
+    );
+    assert_eq!(done.run_id, stored.run_id);
+    for (spec, originals) in &groups {
+        let now = in_service_of(&cluster, &spec.asg).await;
+        assert_eq!(now.len(), originals.len(), "{}: {now:?}", spec.asg);
+        assert!(
+            now.is_disjoint(originals),
+            "{}: an original is still in service",
+            spec.asg
+        );
+    }
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    assert_eq!(report.misplaced_task_ms, 0, "{}", report.summary());
+    assert!(
+        report.repeated_terminations.is_empty(),
+        "{:?}",
+        report.repeated_terminations
+    );
+    let moved_twice: Vec<_> = report.task_moves.iter().filter(|m| m.moves != 1).collect();
+    assert!(
+        moved_twice.is_empty(),
+        "tasks that moved more than once: {moved_twice:?}"
+    );
+    assert_eq!(app_counts(&cluster), counts);
     cluster.sim.shutdown().await;
 }
