@@ -230,6 +230,8 @@ mod tests {
         assert!(parse_time_scale("fast").is_err());
     }
 
+    use crate::roll::record::env::GroupSpec;
+
     /// `--write-env` and `roller run --env` must agree on every key name:
     /// the file is read back through the roller's own parser.
     #[test]
@@ -271,5 +273,49 @@ mod tests {
         assert_eq!(env.marathon, endpoints.marathon);
         assert_eq!(env.agent_match, AgentMatch::PrivateIp);
         assert_eq!(env.time_scale, 60.0);
+        assert_eq!(env.groups, vec![GroupSpec::named(&scenario.group.name)]);
+    }
+
+    /// A cluster scenario's file lists every group as a `[[group]]` table
+    /// with its size as its target: `roller run --env` rolls the whole
+    /// cluster in one plan, with no `--target`.
+    #[test]
+    fn a_cluster_scenarios_environment_lists_every_group_with_its_size() {
+        use crate::roll::record::env::Environment;
+
+        let args = SimArgs {
+            scenario: "demo-cluster".to_string(),
+            time_scale: 60.0,
+            seed: None,
+            write_env: None,
+            report: None,
+            bind: std::net::IpAddr::from([127, 0, 0, 1]),
+        };
+        let scenario = Scenario::builtin("demo-cluster")
+            .expect("built in")
+            .expect("parses");
+        let endpoints = Endpoints {
+            aws_endpoint_url: "http://127.0.0.1:40000".to_string(),
+            mesos: vec!["http://127.0.0.1:40001".to_string()],
+            marathon: vec!["http://127.0.0.1:40002".to_string()],
+        };
+        let text = env_file(&args, &scenario, &endpoints);
+        assert!(!text.contains("\nasg ="), "{text}");
+        let env = Environment::resolve(Some((Path::new("sim.env.toml"), &text)), &|_| None, &[])
+            .unwrap_or_else(|err| panic!("{err}\n{text}"));
+        let want: Vec<GroupSpec> = scenario
+            .groups()
+            .map(|g| GroupSpec {
+                asg: g.name.clone(),
+                target: Some(g.desired_capacity),
+                select: None,
+            })
+            .collect();
+        assert_eq!(env.groups, want);
+        assert_eq!(
+            env.groups.iter().map(|g| g.target).collect::<Vec<_>>(),
+            [Some(12), Some(3)]
+        );
+        assert_eq!(env.mesos, endpoints.mesos);
     }
 }
