@@ -246,7 +246,7 @@ impl Tracker {
         for (index, step) in plan.steps() {
             let name = format!("{}/{}", plan.phases[index.phase].id, step.id);
             let status = step.status();
-            let progress = checkpoint.progress.get(&checkpoint.progress_key(index));
+            let progress = checkpoint.progress.get(&step.id);
             let wait_kind = progress.and_then(|p| p.wait.as_ref()).map(|w| w.kind);
             let state = (status, wait_kind);
             let before = self.steps.insert(name.clone(), state);

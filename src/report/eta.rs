@@ -89,7 +89,7 @@ impl Pace {
             let kind = kind_of(step);
             let waiting_for_mesos = checkpoint
                 .progress
-                .get(&checkpoint.progress_key(index))
+                .get(&step.id)
                 .and_then(|p| p.wait.as_ref())
                 .is_some_and(|w| w.kind == WaitKind::Deregistered);
             if matches!(kind, Some(StepKind::Terminate { .. })) && waiting_for_mesos {

@@ -196,10 +196,7 @@ impl View {
                     name: format!("{}/{}", plan.phases[at.phase].id, s.id),
                     status: s.status(),
                     message: s.message.clone(),
-                    started_unix_ms: checkpoint
-                        .progress
-                        .get(&checkpoint.progress_key(at))
-                        .map(|p| p.started_unix_ms),
+                    started_unix_ms: checkpoint.progress.get(&s.id).map(|p| p.started_unix_ms),
                 })
                 .collect();
             state.progress = progress.clone();

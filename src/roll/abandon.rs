@@ -84,7 +84,7 @@ pub fn plan_of(checkpoint: &Checkpoint, groups: &[usize]) -> Vec<String> {
     let mut lines = Vec::new();
     let mut view = checkpoint.clone();
     for &index in groups {
-        view.focus = index;
+        view.focus_group(index);
         let named = if checkpoint.groups.len() > 1 {
             format!("{}: ", view.asg)
         } else {

@@ -250,6 +250,7 @@ pub async fn preflight<P: Ports>(
         &plan_groups,
         PlanOptions {
             canary: request.canary,
+            // Each group's own (`GroupPlan::raise_max`).
             raise_max: false,
             strategy: request.strategy,
         },

@@ -321,6 +321,7 @@ async fn check_tag<P: Ports>(
     checkpoint: &Checkpoint,
 ) -> Result<(), RollError> {
     let kinds = checkpoint.step_kinds().map_err(RollError::refused)?;
+    let mut holding = false;
     for (index, roll) in checkpoint.groups.iter().enumerate() {
         let status_of = |wanted: StepKind| {
             kinds
@@ -335,43 +336,39 @@ async fn check_tag<P: Ports>(
         if matches!(lock, None | Some(Status::Pending)) || unlocking {
             continue;
         }
-        check_group_tag(
+        holding |= check_group_tag(
             ports,
-            env,
-            checkpoint,
+            &checkpoint.run_id,
             &roll.asg,
             lock == Some(Status::Complete),
         )
         .await?;
     }
-    Ok(())
+    if !holding {
+        return Ok(());
+    }
+    // Holding a group, the roll holds the cluster: another run holding a
+    // group of it now is refused here, before anything is written.
+    let others =
+        cluster_lock::other_runs(ports, env, &checkpoint.group_names(), &checkpoint.run_id).await?;
+    match others.iter().find(|o| o.state == LockState::Held) {
+        Some(other) => Err(RollError::refused(refusal(other))),
+        None => Ok(()),
+    }
 }
 
 /// `check_tag` for one group of the roll, `asg`, whose lock step has
-/// begun (`tagged`: and completed).
+/// begun (`tagged`: and completed): whether the run holds it.
 async fn check_group_tag<P: Ports>(
     ports: P,
-    env: &Environment,
-    checkpoint: &Checkpoint,
+    ours: &str,
     asg: &str,
     tagged: bool,
-) -> Result<(), RollError> {
+) -> Result<bool, RollError> {
     let group = ports.aws().describe_group(asg).await?;
-    let ours = &checkpoint.run_id;
     match group.tag(RUN_ID_TAG) {
-        Some(tag) if tag == ours && tagged => {
-            // Holding the group, the roll holds the cluster: another run
-            // holding a group of it now is refused here, before anything
-            // is written.
-            let others =
-                cluster_lock::other_runs(ports, env, &checkpoint.group_names(), ours).await?;
-            match others.iter().find(|o| o.state == LockState::Held) {
-                Some(other) => Err(RollError::refused(refusal(other))),
-                None => Ok(()),
-            }
-        }
-        Some(tag) if tag == ours => Ok(()),
-        None if !tagged => Ok(()),
+        Some(tag) if tag == ours => Ok(tagged),
+        None if !tagged => Ok(false),
         Some(other) => Err(RollError::refused(format!(
             "ASG {asg} carries {RUN_ID_TAG}={other}, but this checkpoint is run {ours}: another run owns \
              the group. Nothing was changed. Finish or abandon run {other} first"

@@ -30,7 +30,7 @@
 
 use crate::plan::{Phase, Plan, Strategy};
 use crate::roll::decide::roll_plan::{self, FINISH, PREPARE, PlanOptions};
-use crate::roll::record::checkpoint::{RolledInstance, group_phase_id, split_phase_id};
+use crate::roll::record::checkpoint::{RolledInstance, group_phase_id};
 
 /// One group's part of the plan.
 #[derive(Clone, Copy, Debug)]
@@ -144,11 +144,6 @@ fn ends(middle: &[Phase]) -> Vec<String> {
         .collect()
 }
 
-/// The group whose phase `phase` is (`None`: a one-group plan's).
-pub fn group_of(phase: &Phase) -> Option<&str> {
-    split_phase_id(&phase.id).0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,7 +249,10 @@ mod tests {
         assert_eq!(raises, ["b:prepare"]);
         let shown = tree(&plan);
         assert!(shown.contains("a:drain"), "{shown}");
-        assert_eq!(group_of(&plan.phases[6]), Some("b"));
+        assert_eq!(
+            crate::roll::record::checkpoint::split_phase_id(&plan.phases[6].id),
+            (Some("b"), "drain")
+        );
     }
 
     #[test]

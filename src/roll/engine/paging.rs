@@ -266,7 +266,7 @@ pub async fn resume_after_pause(
     let now = clock.now_unix_ms();
     let checkpoint = &mut journal.checkpoint;
     if let Some(at) = paused_step(checkpoint, &pause.step) {
-        let id = checkpoint.progress_key(at);
+        let id = checkpoint.plan.step(at).id.clone();
         let step = checkpoint.plan.step_mut(at);
         step.status = Status::Started;
         step.message = format!("resuming after the pause of {}", pause.since);

@@ -238,7 +238,7 @@ impl<'a, P: Ports> Runner<'a, P> {
             )));
         };
         let checkpoint = &mut self.journal.checkpoint;
-        let id = checkpoint.progress_key(at);
+        let id = checkpoint.plan.step(at).id.clone();
         let now = self.clock.now_unix_ms();
         let began = !checkpoint.progress.contains_key(&id);
         checkpoint
@@ -486,15 +486,14 @@ impl<'a, P: Ports> Runner<'a, P> {
         paging::paused_step(checkpoint, &checkpoint.pause.as_ref()?.step)
     }
 
-    /// One tick of the step `kind` outside the loop, with a tick context
-    /// of its own: what `roller abandon` runs its finish steps with.
     /// The group `index` of the checkpoint is the one `tick_alone` and
     /// `undo_surges` act on from now on (`roller abandon`, group by group).
     pub fn focus_group(&mut self, index: usize) {
-        self.journal.checkpoint.focus =
-            index.min(self.journal.checkpoint.groups.len().saturating_sub(1));
+        self.journal.checkpoint.focus_group(index);
     }
 
+    /// One tick of the step `kind` outside the loop, with a tick context
+    /// of its own: what `roller abandon` runs its finish steps with.
     pub async fn tick_alone(&mut self, kind: &StepKind) -> Result<Tick, RollError> {
         let mut tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
         self.tick(kind, &mut tick).await

@@ -235,15 +235,13 @@ impl std::ops::Deref for Checkpoint {
     type Target = GroupRoll;
 
     fn deref(&self) -> &GroupRoll {
-        // `parse` refuses a checkpoint without groups and preflight never
-        // builds one: the clamp only keeps a bad `focus` from panicking.
-        &self.groups[self.focus.min(self.groups.len().saturating_sub(1))]
+        &self.groups[self.focused()]
     }
 }
 
 impl std::ops::DerefMut for Checkpoint {
     fn deref_mut(&mut self) -> &mut GroupRoll {
-        let at = self.focus.min(self.groups.len().saturating_sub(1));
+        let at = self.focused();
         &mut self.groups[at]
     }
 }
@@ -295,6 +293,19 @@ impl Checkpoint {
         self.focus = self.group_of(at);
     }
 
+    /// Reads and writes through to the group at `index` (`roller
+    /// abandon`, group by group).
+    pub fn focus_group(&mut self, index: usize) {
+        self.focus = index;
+    }
+
+    /// The index of the focused group. `parse` refuses a checkpoint
+    /// without groups and preflight never builds one: the clamp only keeps
+    /// a bad `focus` from panicking.
+    fn focused(&self) -> usize {
+        self.focus.min(self.groups.len().saturating_sub(1))
+    }
+
     /// The id of the focused group's phase `phase` (`drain`, `terminate`).
     pub fn phase_id(&self, phase: &str) -> String {
         group_phase_id(&self.asg, phase, self.groups.len())
@@ -306,12 +317,6 @@ impl Checkpoint {
     /// document requires).
     pub fn step_id(&self, step: &str) -> String {
         group_phase_id(&self.asg, step, self.groups.len())
-    }
-
-    /// The key of the step at `at` in `progress`: its id (unique in the
-    /// plan).
-    pub fn progress_key(&self, at: StepIndex) -> String {
-        self.plan.step(at).id.clone()
     }
 
     /// The progress of the focused group's step `step` (bare id:

@@ -58,14 +58,95 @@ fn drain_settings(path: &std::path::Path) -> RunSettings {
     settings
 }
 
-/// Rolls every group of `scenario` as one plan; checks the ground truth.
-async fn roll_whole_cluster(scenario: &str) {
+/// A fresh, settled `scenario` whose environment lists every group (each
+/// to its size now), its groups with their instances, and each app's
+/// instance count.
+struct WholeCluster {
+    dir: tempfile::TempDir,
+    cluster: SimulatedCluster,
+    groups: Vec<(GroupSpec, HashSet<String>)>,
+    counts: BTreeMap<String, u32>,
+}
+
+async fn whole_cluster(scenario: &str) -> WholeCluster {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut cluster = cluster(scenario, dir.path()).await;
     let groups = groups_of(&cluster).await;
     assert!(groups.len() > 1, "{scenario} has one group");
     cluster.env.groups = groups.iter().map(|(g, _)| g.clone()).collect();
     let counts = app_counts(&cluster);
+    WholeCluster {
+        dir,
+        cluster,
+        groups,
+        counts,
+    }
+}
+
+/// `group` has as many instances in service as `originals`, none of them.
+async fn assert_replaced(cluster: &SimulatedCluster, group: &str, originals: &HashSet<String>) {
+    let now = in_service_of(cluster, group).await;
+    assert_eq!(now.len(), originals.len(), "{group}: {now:?}");
+    assert!(
+        now.is_disjoint(originals),
+        "{group}: an original is still in service"
+    );
+}
+
+/// `group` has nothing suspended and no `roller:` tag left.
+async fn assert_released(cluster: &SimulatedCluster, group: &str) {
+    let found = cluster.aws.describe_group(group).await.expect("group");
+    assert!(
+        found.suspended_processes.is_empty(),
+        "{group}: {:?}",
+        found.suspended_processes
+    );
+    assert!(
+        found.tags.iter().all(|t| !t.key.starts_with("roller:")),
+        "{group}: {:?}",
+        found.tags
+    );
+}
+
+/// No outage, no task on an agent of a role its app does not take, every
+/// app back at `counts`, and no maintenance window or downed machine left.
+fn assert_clean_end(cluster: &SimulatedCluster, counts: &BTreeMap<String, u32>) {
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
+    assert_eq!(report.misplaced_task_ms, 0, "{}", report.summary());
+    assert_eq!(
+        &app_counts(cluster),
+        counts,
+        "an app is not back at its count"
+    );
+    let (windows, down) = cluster.sim.world().with(|w| {
+        (
+            w.maintenance_schedule().len(),
+            w.maintenance_status().down.len(),
+        )
+    });
+    assert_eq!((windows, down), (0, 0), "maintenance left behind");
+}
+
+/// Every task the roll moved, moved once.
+fn assert_moved_once(cluster: &SimulatedCluster) {
+    let report = cluster.sim.report();
+    assert!(!report.task_moves.is_empty(), "the roll moved no task");
+    let moved_twice: Vec<_> = report.task_moves.iter().filter(|m| m.moves != 1).collect();
+    assert!(
+        moved_twice.is_empty(),
+        "tasks that moved more than once: {moved_twice:?}"
+    );
+}
+
+/// Rolls every group of `scenario` as one plan; checks the ground truth.
+async fn roll_whole_cluster(scenario: &str) {
+    let WholeCluster {
+        dir,
+        cluster,
+        groups,
+        counts,
+    } = whole_cluster(scenario).await;
     // Public apps only on public agents, at every checkpoint write.
     let misplaced = Arc::new(Mutex::new(Vec::new()));
     let seen = misplaced.clone();
@@ -105,50 +186,14 @@ async fn roll_whole_cluster(scenario: &str) {
             assert!(done.plan.phases.iter().any(|p| p.id == id), "{id}\n{tree}");
         }
         // Every agent of every group replaced, each group at its target.
-        let now = in_service_of(&cluster, &spec.asg).await;
-        assert_eq!(now.len(), originals.len(), "{}: {now:?}", spec.asg);
-        assert!(
-            now.is_disjoint(originals),
-            "{}: an original is still in service",
-            spec.asg
-        );
-        let group = cluster.aws.describe_group(&spec.asg).await.expect("group");
-        assert!(
-            group.suspended_processes.is_empty(),
-            "{}: {:?}",
-            spec.asg,
-            group.suspended_processes
-        );
-        assert!(
-            group.tags.iter().all(|t| !t.key.starts_with("roller:")),
-            "{}: {:?}",
-            spec.asg,
-            group.tags
-        );
+        assert_replaced(&cluster, &spec.asg, originals).await;
+        assert_released(&cluster, &spec.asg).await;
     }
     let report = cluster.sim.report();
-    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
     assert_eq!(report.total_below_floor_ms, 0, "{}", report.summary());
-    assert_eq!(report.misplaced_task_ms, 0, "{}", report.summary());
     assert_eq!(*misplaced.lock().unwrap(), Vec::<String>::new());
-    assert!(!report.task_moves.is_empty(), "the roll moved no task");
-    let moved_twice: Vec<_> = report.task_moves.iter().filter(|m| m.moves != 1).collect();
-    assert!(
-        moved_twice.is_empty(),
-        "tasks that moved more than once: {moved_twice:?}"
-    );
-    assert_eq!(
-        app_counts(&cluster),
-        counts,
-        "an app is not back at its count"
-    );
-    let (windows, down) = cluster.sim.world().with(|w| {
-        (
-            w.maintenance_schedule().len(),
-            w.maintenance_status().down.len(),
-        )
-    });
-    assert_eq!((windows, down), (0, 0), "maintenance left behind");
+    assert_moved_once(&cluster);
+    assert_clean_end(&cluster, &counts);
     let by_group: BTreeMap<&str, u32> = report
         .groups
         .iter()
@@ -184,11 +229,12 @@ async fn a_bad_image_in_the_second_group_rolls_that_group_back_and_keeps_the_fir
     use crate::sim::world::{BadImage, ImageEffect};
     const PRIVATE: &str = "mesos-agents-demo";
     const PUBLIC: &str = "mesos-agents-demo-public";
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut cluster = cluster("demo-cluster", dir.path()).await;
-    let groups = groups_of(&cluster).await;
-    cluster.env.groups = groups.iter().map(|(g, _)| g.clone()).collect();
-    let counts = app_counts(&cluster);
+    let WholeCluster {
+        dir,
+        cluster,
+        groups,
+        counts,
+    } = whole_cluster("demo-cluster").await;
     let template = |cluster: &SimulatedCluster, group: &str| {
         let group = group.to_string();
         cluster.sim.world().with(move |w| {
@@ -242,12 +288,8 @@ async fn a_bad_image_in_the_second_group_rolls_that_group_back_and_keeps_the_fir
         .collect();
     assert_eq!(rollbacks, [format!("{PUBLIC}:rollback")], "{tree}");
     let (private_before, public_before) = (&groups[0].1, &groups[1].1);
-    let private_now = in_service_of(&cluster, PRIVATE).await;
-    assert_eq!(private_now.len(), private_before.len(), "{private_now:?}");
-    assert!(
-        private_now.is_disjoint(private_before),
-        "the first group is rolled"
-    );
+    // The first group is rolled.
+    assert_replaced(&cluster, PRIVATE, private_before).await;
     assert_eq!(
         &in_service_of(&cluster, PUBLIC).await,
         public_before,
@@ -255,33 +297,9 @@ async fn a_bad_image_in_the_second_group_rolls_that_group_back_and_keeps_the_fir
     );
     assert_eq!(template(&cluster, PUBLIC), public_template);
     for name in [PRIVATE, PUBLIC] {
-        let group = cluster.aws.describe_group(name).await.expect("group");
-        assert!(
-            group.suspended_processes.is_empty(),
-            "{name}: {:?}",
-            group.suspended_processes
-        );
-        assert!(
-            group.tags.iter().all(|t| !t.key.starts_with("roller:")),
-            "{name}: {:?}",
-            group.tags
-        );
+        assert_released(&cluster, name).await;
     }
-    let report = cluster.sim.report();
-    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
-    assert_eq!(report.misplaced_task_ms, 0, "{}", report.summary());
-    assert_eq!(
-        app_counts(&cluster),
-        counts,
-        "an app is not back at its count"
-    );
-    let (windows, down) = cluster.sim.world().with(|w| {
-        (
-            w.maintenance_schedule().len(),
-            w.maintenance_status().down.len(),
-        )
-    });
-    assert_eq!((windows, down), (0, 0), "maintenance left behind");
+    assert_clean_end(&cluster, &counts);
     cluster.sim.shutdown().await;
 }
 
@@ -293,27 +311,34 @@ async fn a_bad_image_in_the_second_group_rolls_that_group_back_and_keeps_the_fir
 async fn a_cluster_roll_stopped_at_the_group_boundary_resumes_from_its_checkpoint_and_completes() {
     use crate::roll::run::{RunResult, run};
     const PUBLIC: &str = "mesos-agents-demo-public";
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut cluster = cluster("demo-cluster", dir.path()).await;
-    let groups = groups_of(&cluster).await;
-    cluster.env.groups = groups.iter().map(|(g, _)| g.clone()).collect();
-    let counts = app_counts(&cluster);
+    let WholeCluster {
+        dir,
+        cluster,
+        groups,
+        counts,
+    } = whole_cluster("demo-cluster").await;
     let path = dir.path().join("cluster.json");
     let (tx, stop) = tokio::sync::watch::channel(false);
     let boundary = format!("{PUBLIC}:scale-up");
+    let at_boundary = {
+        let boundary = boundary.clone();
+        move |c: &Checkpoint| {
+            c.plan.phases.iter().any(|p| {
+                p.id == boundary
+                    && p.steps
+                        .iter()
+                        .any(|s| s.status != crate::plan::Status::Pending)
+            })
+        }
+    };
+    let stop_there = at_boundary.clone();
     let first = run(
         cluster.ports(),
         &cluster.env,
         drain_settings(&path),
         stop,
         Box::new(move |c: &Checkpoint| {
-            let begun = c.plan.phases.iter().any(|p| {
-                p.id == boundary
-                    && p.steps
-                        .iter()
-                        .any(|s| s.status != crate::plan::Status::Pending)
-            });
-            if begun {
+            if stop_there(c) {
                 let _ = tx.send(true);
             }
         }),
@@ -333,6 +358,14 @@ async fn a_cluster_roll_stopped_at_the_group_boundary_resumes_from_its_checkpoin
     let stored = Checkpoint::load(&path).expect("reads").expect("kept");
     assert_eq!(stored.groups.len(), 2);
     assert!(!stored.groups[1].instances.is_empty());
+    // Stopped where it was meant to: the second group scaling up, the
+    // first group's agents not all gone yet.
+    assert!(at_boundary(&stored), "{}", plan::tree(&stored.plan));
+    assert!(
+        stored.groups[0].instances.iter().any(|i| !i.terminate_sent),
+        "{}",
+        plan::tree(&stored.plan)
+    );
 
     let mut resume = drain_settings(&path);
     resume.target_given = false;
@@ -344,27 +377,15 @@ async fn a_cluster_roll_stopped_at_the_group_boundary_resumes_from_its_checkpoin
     );
     assert_eq!(done.run_id, stored.run_id);
     for (spec, originals) in &groups {
-        let now = in_service_of(&cluster, &spec.asg).await;
-        assert_eq!(now.len(), originals.len(), "{}: {now:?}", spec.asg);
-        assert!(
-            now.is_disjoint(originals),
-            "{}: an original is still in service",
-            spec.asg
-        );
+        assert_replaced(&cluster, &spec.asg, originals).await;
     }
     let report = cluster.sim.report();
-    assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
-    assert_eq!(report.misplaced_task_ms, 0, "{}", report.summary());
     assert!(
         report.repeated_terminations.is_empty(),
         "{:?}",
         report.repeated_terminations
     );
-    let moved_twice: Vec<_> = report.task_moves.iter().filter(|m| m.moves != 1).collect();
-    assert!(
-        moved_twice.is_empty(),
-        "tasks that moved more than once: {moved_twice:?}"
-    );
-    assert_eq!(app_counts(&cluster), counts);
+    assert_moved_once(&cluster);
+    assert_clean_end(&cluster, &counts);
     cluster.sim.shutdown().await;
 }
