@@ -15,6 +15,7 @@ use crate::plan::{self, Plan};
 use crate::roll::decide::rebalance::{parse_counts, rebalance};
 use crate::roll::record::checkpoint::{self, Checkpoint};
 use crate::roll::record::env::Environment;
+use crate::roll::record::kinds::RollPlan;
 
 /// A target's body: one input, a panic on any finding.
 pub type Body = fn(&[u8]);
@@ -37,14 +38,14 @@ pub fn plan_document(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let plan = match Plan::from_json(text) {
+    let plan: Plan = match Plan::from_json(text) {
         Ok(plan) => plan,
         Err(err) => {
             let _ = err.to_string();
             return;
         }
     };
-    let again = Plan::from_json(&plan.to_json())
+    let again: Plan = Plan::from_json(&plan.to_json())
         .unwrap_or_else(|err| panic!("a loaded plan, saved, does not load: {err}"));
     assert_eq!(again, plan, "a loaded plan, saved and loaded, changed");
     let _ = (
@@ -76,10 +77,17 @@ pub fn checkpoint(data: &[u8]) {
         checkpoint::VERSION,
         "an old schema loaded as is"
     );
-    loaded
-        .step_kinds()
-        .unwrap_or_else(|err| panic!("a loaded checkpoint has a step without a kind: {err}"));
-    let as_document = Plan::from_json(&loaded.plan.to_json())
+    for (_, step) in loaded.plan.steps() {
+        let kind = step.kind.as_ref().unwrap_or_else(|| {
+            panic!("a loaded checkpoint has a step without a kind: {}", step.id)
+        });
+        assert!(
+            kind.group.0 < loaded.groups.len(),
+            "a loaded checkpoint's step {} acts on a group it does not hold",
+            step.id
+        );
+    }
+    let as_document = RollPlan::from_json(&loaded.plan.to_json())
         .unwrap_or_else(|err| panic!("a loaded checkpoint's plan is not a valid plan: {err}"));
     assert_eq!(
         as_document, loaded.plan,
@@ -100,13 +108,14 @@ pub fn checkpoint(data: &[u8]) {
         plan::plan_candidates(&loaded.plan),
         plan::tree(&loaded.plan),
         plan::info(&loaded.plan),
-        loaded.scale_up_desired(),
-        loaded.original_remaining(),
         loaded
-            .surges
+            .groups
             .iter()
-            .map(|s| s.surged_instances())
-            .sum::<u32>(),
+            .map(|g| {
+                let surged: Vec<u32> = g.surges.iter().map(|s| s.surged_instances()).collect();
+                (g.scale_up_desired(), g.original_remaining(), surged)
+            })
+            .collect::<Vec<_>>(),
     );
 }
 

@@ -12,12 +12,13 @@ use super::wiring::{checkpoint_path, clients, environment_from, runtime};
 use crate::roll::abandon::{self as roll_abandon, AbandonError, check_tag, plan_of, tagged_groups};
 use crate::roll::engine::{RunOptions, Runner};
 use crate::roll::ports::auto_scaling::AutoScaling;
-use crate::roll::record::RUN_ID_TAG;
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, RunLock};
+use crate::roll::record::{LOCK_STATE_TAG, RUN_ID_TAG};
 
 /// `roller abandon`; with `--json` the same lines sorted into one object:
-/// `done` (each change made), `would` (what a dry run would do), `notes`,
-/// and `error` when it stopped part-way (exit 4).
+/// `done` (each change made), `not_undone` (what it could not undo),
+/// `would` (what a dry run would do), `notes`, and `error` when it could
+/// not undo everything (exit 4).
 pub(super) fn run(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if !args.json {
         return abandon(args, out);
@@ -26,9 +27,12 @@ pub(super) fn run(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliErro
     let result = abandon(args, &mut text);
     let text = String::from_utf8_lossy(&text);
     let (mut done, mut would, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+    let mut not_undone = Vec::new();
     for line in text.lines() {
         if let Some(change) = line.strip_prefix("done: ") {
             done.push(change);
+        } else if let Some(left) = line.strip_prefix("not undone: ") {
+            not_undone.push(left);
         } else if let Some(step) = line.strip_prefix("  ") {
             would.push(step);
         } else {
@@ -39,6 +43,7 @@ pub(super) fn run(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliErro
         "run_id": args.run_id,
         "dry_run": args.dry_run,
         "done": done,
+        "not_undone": not_undone,
         "would": would,
         "notes": notes,
     });
@@ -74,77 +79,77 @@ fn abandon(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let runtime = runtime()?;
     runtime.block_on(async {
         let clients = clients(&env).await?;
-        let group = check_tag(&clients.aws, &env.asg, &args.run_id)
+        let Some(checkpoint) = checkpoint else {
+            return without_checkpoint(args, &env, &path, &clients, out).await;
+        };
+        // Every group of the roll carrying its tag (a group tagged by
+        // another run refuses the abandon before anything is done).
+        let groups = tagged_groups(&clients.aws, &checkpoint)
             .await
             .map_err(refused)?;
-        let desired = group.desired_capacity;
-        let lines = match (checkpoint, args.dry_run) {
-            (Some(c), true) => {
-                let groups = tagged_groups(&clients.aws, &c).await.map_err(refused)?;
-                writeln!(out, "dry run: abandoning run {} would:", args.run_id)?;
-                for line in plan_of(&c, &groups) {
-                    writeln!(out, "  {line}")?;
-                }
-                writeln!(out, "  archive {} as .abandoned.json", path.display())?;
-                writeln!(out, "  leave the desired capacity at {desired}")?;
-                return Ok(());
+        if groups.is_empty() {
+            return Err(refused(crate::roll::error::RollError::refused(format!(
+                "no group of run {} ({}) carries tag {RUN_ID_TAG}={}: nothing to abandon",
+                args.run_id,
+                checkpoint.group_names().join(", "),
+                args.run_id
+            ))));
+        }
+        let mut desired = Vec::new();
+        for &g in &groups {
+            let asg = &checkpoint.group(g).asg;
+            let found = clients
+                .aws
+                .describe_group(asg)
+                .await
+                .map_err(|e| refused(e.into()))?;
+            desired.push(if groups.len() > 1 {
+                format!("{asg} {}", found.desired_capacity)
+            } else {
+                found.desired_capacity.to_string()
+            });
+        }
+        let desired = desired.join(", ");
+        if args.dry_run {
+            writeln!(out, "dry run: abandoning run {} would:", args.run_id)?;
+            for line in plan_of(&checkpoint, &groups) {
+                writeln!(out, "  {line}")?;
             }
-            (None, true) => {
+            writeln!(out, "  archive {} as .abandoned.json", path.display())?;
+            writeln!(out, "  leave the desired capacity at {desired}")?;
+            return Ok(());
+        }
+        let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+        let runner = Runner::new(
+            clients.ports(),
+            &env,
+            RunOptions::default(),
+            checkpoint,
+            CheckpointStore::file(path.clone()),
+            stop,
+            Box::new(|_: &Checkpoint| {}),
+        )
+        .map_err(refused)?;
+        let lines = match roll_abandon::abandon(runner, &groups).await {
+            Ok((abandoned, _)) => abandoned.lines,
+            Err(AbandonError::Refused(error)) => return Err(refused(error)),
+            Err(AbandonError::Partial { done, failed }) => {
+                for line in &done {
+                    writeln!(out, "done: {line}")?;
+                }
+                for line in &failed {
+                    writeln!(out, "not undone: {line}")?;
+                }
                 writeln!(
                     out,
-                    "dry run: no checkpoint of run {} at {}: abandoning would only remove tag {RUN_ID_TAG}={}",
-                    args.run_id,
+                    "checkpoint kept at {}: undo the above by hand, or run roller abandon again \
+                     while a group still carries tag {RUN_ID_TAG}={}",
                     path.display(),
                     args.run_id
                 )?;
-                return Ok(());
-            }
-            (Some(c), false) => {
-                let groups = tagged_groups(&clients.aws, &c).await.map_err(refused)?;
-                let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-                let runner = Runner::new(
-                    clients.ports(),
-                    &env,
-                    RunOptions::default(),
-                    c,
-                    CheckpointStore::file(path.clone()),
-                    stop,
-                    Box::new(|_: &Checkpoint| {}),
-                )
-                .map_err(refused)?;
-                match roll_abandon::abandon(runner, &groups).await {
-                    Ok((abandoned, _)) => abandoned.lines,
-                    Err(AbandonError::Refused(error)) => return Err(refused(error)),
-                    Err(AbandonError::Partial { done, error }) => {
-                        for line in &done {
-                            writeln!(out, "done: {line}")?;
-                        }
-                        return Err(CliError::AbandonPartial {
-                            error: error.to_string(),
-                        });
-                    }
-                }
-            }
-            (None, false) => {
-                let suspended = &group.suspended_processes;
-                writeln!(
-                    out,
-                    "no checkpoint of run {} at {}: what it suspended is unknown; suspended now: {} \
-                     (resume by hand what the run had suspended)",
-                    args.run_id,
-                    path.display(),
-                    suspended
-                        .iter()
-                        .map(|p| p.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )?;
-                clients
-                    .aws
-                    .delete_tags(&env.asg, &[RUN_ID_TAG.to_string()])
-                    .await
-                    .map_err(|e| CliError::Adapter(format!("AWS: {e}")))?;
-                vec![format!("removed tag {RUN_ID_TAG}={}", args.run_id)]
+                return Err(CliError::AbandonPartial {
+                    error: failed.join("; "),
+                });
             }
         };
         for line in lines {
@@ -166,4 +171,80 @@ fn abandon(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
         )?;
         Ok(())
     })
+}
+
+/// An abandon with no checkpoint of the run: what its bookkeeping held is
+/// unknown, so only its tags come off (from every group of the
+/// environment carrying them), and what is suspended now is said.
+async fn without_checkpoint(
+    args: &AbandonArgs,
+    env: &crate::roll::record::env::Environment,
+    path: &std::path::Path,
+    clients: &super::wiring::Clients,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let refused = |e: crate::roll::error::RollError| CliError::Run(e.into());
+    let mut tagged = Vec::new();
+    let mut refusal = None;
+    for spec in &env.groups {
+        match check_tag(&clients.aws, &spec.asg, &args.run_id).await {
+            Ok(group) => tagged.push(group),
+            Err(err) => {
+                refusal.get_or_insert(err);
+            }
+        }
+    }
+    if tagged.is_empty() {
+        return Err(refused(refusal.unwrap_or_else(|| {
+            crate::roll::error::RollError::refused("the environment lists no group".to_string())
+        })));
+    }
+    for group in &tagged {
+        let suspended = group
+            .suspended_processes
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        if args.dry_run {
+            writeln!(
+                out,
+                "dry run: no checkpoint of run {} at {}: abandoning would only remove tag \
+                 {RUN_ID_TAG}={} from {}",
+                args.run_id,
+                path.display(),
+                args.run_id,
+                group.name
+            )?;
+            continue;
+        }
+        writeln!(
+            out,
+            "no checkpoint of run {} at {}: what it suspended on {} is unknown; suspended now: {} \
+             (resume by hand what the run had suspended)",
+            args.run_id,
+            path.display(),
+            group.name,
+            suspended
+        )?;
+        clients
+            .aws
+            .delete_tags(
+                &group.name,
+                &[RUN_ID_TAG.to_string(), LOCK_STATE_TAG.to_string()],
+            )
+            .await
+            .map_err(|e| CliError::Adapter(format!("AWS: {e}")))?;
+        writeln!(
+            out,
+            "done: removed tag {RUN_ID_TAG}={} from {}",
+            args.run_id, group.name
+        )?;
+        writeln!(
+            out,
+            "desired capacity of {} left at {} (abandon never changes capacity)",
+            group.name, group.desired_capacity
+        )?;
+    }
+    Ok(())
 }

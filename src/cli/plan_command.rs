@@ -58,12 +58,12 @@ fn is_s3(file: &Path) -> bool {
 /// The plan of a checkpoint kept in S3 (`plan show --file s3://…`), read
 /// with the AWS chain's region and endpoint (`AWS_REGION`,
 /// `AWS_ENDPOINT_URL_S3`).
-fn load_s3(file: &Path) -> Result<Plan, CliError> {
+fn load_s3(file: &Path) -> Result<Document, CliError> {
     let runtime = super::wiring::runtime()?;
     runtime.block_on(async {
         let mut store = super::wiring::checkpoint_store_alone(Some(&file.to_path_buf())).await?;
         match store.load().await.map_err(CliError::Checkpoint)? {
-            Some(checkpoint) => Ok(checkpoint.plan),
+            Some(checkpoint) => Ok(Document::Checkpoint(Box::new(checkpoint))),
             None => Err(CliError::NoCheckpoint(format!(
                 "no checkpoint at {}: no roll in progress there",
                 file.display()
@@ -72,12 +72,12 @@ fn load_s3(file: &Path) -> Result<Plan, CliError> {
     })
 }
 
-fn load(path: &Path) -> Result<Plan, CliError> {
+fn load(path: &Path) -> Result<Document, CliError> {
     let text = fs::read_to_string(path).map_err(|source| CliError::ReadPlan {
         path: path.to_path_buf(),
         source,
     })?;
-    Ok(parse(path, &text)?.into_plan())
+    parse(path, &text)
 }
 
 /// What `--file` holds: a bare plan document, or a roll's checkpoint
@@ -88,12 +88,52 @@ enum Document {
 }
 
 impl Document {
-    fn into_plan(self) -> Plan {
+    /// The plan's JSON view (what the plan API serves).
+    fn info(&self) -> PlanInfo {
         match self {
-            Document::Plan(plan) => plan,
-            Document::Checkpoint(checkpoint) => checkpoint.plan,
+            Document::Plan(plan) => plan::info(plan),
+            Document::Checkpoint(checkpoint) => plan::info(&checkpoint.plan),
         }
     }
+
+    /// The plan's `plan show` tree.
+    fn tree(&self) -> String {
+        match self {
+            Document::Plan(plan) => plan::tree(plan),
+            Document::Checkpoint(checkpoint) => plan::tree(&checkpoint.plan),
+        }
+    }
+}
+
+/// What an operation did to a plan: its outcome, the element it named
+/// (as a sentence says it), and that element's status now.
+struct Applied {
+    outcome: Outcome,
+    described: String,
+    status: String,
+}
+
+/// Applies `operation` to the element `args` names in `plan` (a bare
+/// document's or a checkpoint's: only the steps' kinds differ).
+fn apply_to<K: Clone + PartialEq>(
+    plan: &mut Plan<K>,
+    operation: Operation,
+    args: &OperationArgs,
+    file: &Path,
+) -> Result<Applied, CliError> {
+    let target = plan
+        .find(args.phase.as_deref(), args.step.as_deref())
+        .map_err(|source| CliError::Address {
+            path: file.to_path_buf(),
+            source,
+        })?;
+    let described = plan.describe(target);
+    let outcome = plan.apply(operation, target);
+    Ok(Applied {
+        outcome,
+        described,
+        status: plan.status_of(target).to_string(),
+    })
 }
 
 fn parse(path: &Path, text: &str) -> Result<Document, CliError> {
@@ -114,15 +154,15 @@ fn parse(path: &Path, text: &str) -> Result<Document, CliError> {
 }
 
 fn show(file: &Path, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
-    let plan = if is_s3(file) {
+    let document = if is_s3(file) {
         load_s3(file)?
     } else {
         load(file)?
     };
     if json {
-        write_json(out, &plan::info(&plan))?;
+        write_json(out, &document.info())?;
     } else {
-        out.write_all(plan::tree(&plan).as_bytes())?;
+        out.write_all(document.tree().as_bytes())?;
     }
     Ok(())
 }
@@ -185,23 +225,20 @@ fn operate(
         },
         Document::Plan(_) => None,
     };
-    let (mut plan, mut checkpoint) = match document {
-        Document::Plan(plan) => (plan, None),
-        Document::Checkpoint(checkpoint) => (checkpoint.plan.clone(), Some(checkpoint)),
+    let mut document = document;
+    let applied = match &mut document {
+        Document::Plan(plan) => apply_to(plan, operation, args, file)?,
+        Document::Checkpoint(checkpoint) => apply_to(&mut checkpoint.plan, operation, args, file)?,
     };
-    let target = plan
-        .find(args.phase.as_deref(), args.step.as_deref())
-        .map_err(|source| CliError::Address {
-            path: file.to_path_buf(),
-            source,
-        })?;
-    let described = plan.describe(target);
-    let outcome = plan.apply(operation, target);
+    let Applied {
+        outcome,
+        described,
+        status,
+    } = applied;
     if outcome == Outcome::Changed {
-        let bytes = match &mut checkpoint {
-            None => plan.to_json().into_bytes(),
-            Some(checkpoint) => {
-                checkpoint.plan = plan.clone();
+        let bytes = match &mut document {
+            Document::Plan(plan) => plan.to_json().into_bytes(),
+            Document::Checkpoint(checkpoint) => {
                 checkpoint.events.push(Event {
                     at: utc(SystemTime::now()),
                     kind: EventKind::Operator,
@@ -232,7 +269,7 @@ fn operate(
             out,
             &OperationReport {
                 result,
-                plan: plan::info(&plan),
+                plan: document.info(),
             },
         );
     }
@@ -240,11 +277,10 @@ fn operate(
         Outcome::Changed => writeln!(out, "{operation} {described}: done")?,
         Outcome::AlreadyDone => writeln!(
             out,
-            "already done: {operation} changes nothing on {described} ({}); the file is untouched",
-            plan.status_of(target)
+            "already done: {operation} changes nothing on {described} ({status}); the file is untouched"
         )?,
     }
-    out.write_all(plan::tree(&plan).as_bytes())?;
+    out.write_all(document.tree().as_bytes())?;
     Ok(())
 }
 

@@ -21,6 +21,7 @@ use crate::roll::ports::marathon::Marathon;
 use crate::roll::preflight::{Preflight, Request, Selection, preflight};
 use crate::roll::record::checkpoint::{CheckpointStore, OnFailure};
 use crate::roll::record::env::Environment;
+use crate::roll::record::kinds::RollPlan;
 use crate::roll::run::{RunError, RunResult, RunSettings, run};
 
 pub const RUN_HELP: &str = "\
@@ -277,7 +278,7 @@ fn roll(
     rollback: bool,
     view: bool,
     out: &mut dyn Write,
-    ended: &mut Option<plan::Plan>,
+    ended: &mut Option<RollPlan>,
 ) -> Result<(), CliError> {
     let env = environment(args)?;
     let request = request(args)?;
@@ -443,35 +444,68 @@ async fn dry_run(
         }
         Preflight::NothingToDo(message) => writeln!(out, "{message}")?,
         Preflight::Ready(checkpoint, notes) => {
-            let message = format!(
-                "dry run: would replace {} instance(s) of {} and end with {} agents (desired peaks at {}):",
-                checkpoint.instances.len(),
-                checkpoint.asg,
-                checkpoint.target,
-                checkpoint.scale_up_desired()
-            );
-            let preview = if request.strategy == RollStrategy::Drain {
+            let message = dry_run_message(&checkpoint);
+            let previews = if request.strategy == RollStrategy::Drain {
                 let apps = clients
                     .marathon
                     .apps()
                     .await
                     .map_err(|e| CliError::Run(RollError::from(e).into()))?;
-                let old: HashSet<String> = checkpoint
-                    .instances
-                    .iter()
-                    .map(|i| i.agent_id.clone())
-                    .collect();
                 let rules = Rules::floor_only(request.floor);
-                Some(preview(&apps, &old, &request.allow_unhealthy, rules).to_string())
+                checkpoint
+                    .groups
+                    .iter()
+                    .map(|group| {
+                        let old: HashSet<String> =
+                            group.instances.iter().map(|i| i.agent_id.clone()).collect();
+                        preview(&apps, &old, &request.allow_unhealthy, rules).to_string()
+                    })
+                    .collect()
             } else {
-                None
+                Vec::new()
             };
+            let named = |asg: &str, line: &str| {
+                if checkpoint.groups.len() > 1 {
+                    format!("{asg}: {line}")
+                } else {
+                    line.to_string()
+                }
+            };
+            let preview: Option<String> = (!previews.is_empty()).then(|| {
+                checkpoint
+                    .groups
+                    .iter()
+                    .zip(&previews)
+                    .map(|(g, p)| named(&g.asg, p))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
             if args.json {
+                let groups: Vec<serde_json::Value> = checkpoint
+                    .groups
+                    .iter()
+                    .enumerate()
+                    .map(|(n, g)| {
+                        serde_json::json!({
+                            "asg": g.asg,
+                            "instances": g.instances.iter().map(|i| &i.id).collect::<Vec<_>>(),
+                            "target": g.target,
+                            "desired_peak": g.scale_up_desired(),
+                            "preview": previews.get(n),
+                        })
+                    })
+                    .collect();
                 let json = serde_json::json!({
                     "dry_run": "new",
                     "message": message,
                     "notes": notes,
-                    "instances": checkpoint.instances.iter().map(|i| &i.id).collect::<Vec<_>>(),
+                    "instances": checkpoint
+                        .groups
+                        .iter()
+                        .flat_map(|g| &g.instances)
+                        .map(|i| &i.id)
+                        .collect::<Vec<_>>(),
+                    "groups": groups,
                     "plan": plan::info(&checkpoint.plan),
                     "preview": preview,
                 });
@@ -489,4 +523,32 @@ async fn dry_run(
         }
     }
     Ok(())
+}
+
+/// What a dry run of a new roll would replace: one sentence for one
+/// group; for several, a line per group under one that counts them all.
+fn dry_run_message(checkpoint: &crate::roll::record::checkpoint::Checkpoint) -> String {
+    let one = |g: &crate::roll::record::checkpoint::GroupRoll| {
+        format!(
+            "{} instance(s) of {} and end with {} agents (desired peaks at {})",
+            g.instances.len(),
+            g.asg,
+            g.target,
+            g.scale_up_desired()
+        )
+    };
+    match checkpoint.groups.as_slice() {
+        [only] => format!("dry run: would replace {}:", one(only)),
+        groups => {
+            let total: usize = groups.iter().map(|g| g.instances.len()).sum();
+            let mut message = format!(
+                "dry run: would replace {total} instance(s) of {} groups, one group emptied at a time:",
+                groups.len()
+            );
+            for g in groups {
+                message.push_str(&format!("\n  {}", one(g)));
+            }
+            message
+        }
+    }
 }

@@ -365,7 +365,6 @@ mod tests {
                 mesos: Vec::new(),
                 marathon: Vec::new(),
                 agent_match: "ip".to_string(),
-                time_scale: 1.0,
             },
             honor_min_health: false,
             max_unavailable: crate::roll::record::checkpoint::DEFAULT_MAX_UNAVAILABLE,
@@ -410,7 +409,6 @@ mod tests {
                 new_agents: Vec::new(),
                 bake_until_unix_ms: None,
             }],
-            focus: 0,
         }
     }
 

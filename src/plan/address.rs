@@ -71,7 +71,7 @@ fn matching<T>(
     items.filter(|item| name(item) == given).collect()
 }
 
-impl Plan {
+impl<K> Plan<K> {
     /// Resolves `--phase` / `--step` to an element. Neither: the plan.
     pub fn find(&self, phase: Option<&str>, step: Option<&str>) -> Result<Target, AddressError> {
         let phase = match phase {

@@ -20,7 +20,7 @@ pub struct Candidate {
 }
 
 /// The steps that would run next across `plans`, highest priority first.
-pub fn candidates(plans: &[&Plan]) -> Vec<Candidate> {
+pub fn candidates<K>(plans: &[&Plan<K>]) -> Vec<Candidate> {
     // Which step holds each asset: working steps first, in plan order.
     let mut holders: HashMap<&str, Candidate> = HashMap::new();
     for (plan_index, plan) in plans.iter().enumerate() {
@@ -53,6 +53,6 @@ pub fn candidates(plans: &[&Plan]) -> Vec<Candidate> {
 }
 
 /// The candidates of a single plan, assets considered.
-pub fn plan_candidates(plan: &Plan) -> Vec<StepIndex> {
+pub fn plan_candidates<K>(plan: &Plan<K>) -> Vec<StepIndex> {
     candidates(&[plan]).into_iter().map(|c| c.at).collect()
 }

@@ -77,14 +77,17 @@ fn step_statuses() -> String {
     Status::STEP_STATUSES.map(Status::as_str).join(", ")
 }
 
-impl Plan {
+impl<K> Plan<K> {
     /// Reads a plan document, filling in what a human may leave out.
-    pub fn from_json(text: &str) -> Result<Plan, DocumentError> {
+    pub fn from_json(text: &str) -> Result<Plan<K>, DocumentError>
+    where
+        K: serde::de::DeserializeOwned,
+    {
         // Syntax first (with line and column), then the shape serde would
         // otherwise bend: it reads a struct from an array, by position.
         let value: serde_json::Value = serde_json::from_str(text)?;
         check_objects(&value)?;
-        let mut plan: Plan = serde_json::from_str(text)?;
+        let mut plan: Plan<K> = serde_json::from_str(text)?;
         plan.fill_in_ids();
         plan.validate()?;
         for phase in &mut plan.phases {
@@ -122,7 +125,10 @@ impl Plan {
 
     /// The document as stored: pretty JSON, fields in a fixed order, ending
     /// with a newline, so that saving a loaded document changes no byte.
-    pub fn to_json(&self) -> String {
+    pub fn to_json(&self) -> String
+    where
+        K: serde::Serialize,
+    {
         let mut text = serde_json::to_string_pretty(self).expect("a plan always serializes");
         text.push('\n');
         text
@@ -199,7 +205,7 @@ impl Plan {
     }
 }
 
-fn validate_phase(phase: &Phase) -> Result<(), DocumentError> {
+fn validate_phase<K>(phase: &Phase<K>) -> Result<(), DocumentError> {
     let step_edges = dependency_edges(&phase.steps, "step", |s| (&s.id, &s.name, &s.depends_on))?;
     check_acyclic(&step_edges, &format!("phase '{}'", phase.name), |i| {
         phase.steps[i].name.clone()

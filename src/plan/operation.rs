@@ -82,7 +82,7 @@ pub enum Outcome {
     AlreadyDone,
 }
 
-impl Plan {
+impl<K: Clone + PartialEq> Plan<K> {
     /// An element as operators and the event log name it: `plan 'roll'`,
     /// `phase 'drain'`, `step 'wave-1' of phase 'drain'`.
     pub fn describe(&self, target: Target) -> String {

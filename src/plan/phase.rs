@@ -13,7 +13,8 @@ pub const DEFAULT_CANARY_COUNT: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Phase {
+#[serde(bound(serialize = "K: Serialize", deserialize = "K: Deserialize<'de>"))]
+pub struct Phase<K = serde_json::Value> {
     /// Generated when a hand-written document leaves it out (see
     /// `Plan::from_json`); unique within the plan.
     #[serde(default)]
@@ -33,7 +34,7 @@ pub struct Phase {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canary: Option<Canary>,
     #[serde(default)]
-    pub steps: Vec<Step>,
+    pub steps: Vec<Step<K>>,
 }
 
 /// Canary state. Chosen once, when the phase is first set up, and stored, so
@@ -58,8 +59,8 @@ fn default_canary_count() -> u32 {
     DEFAULT_CANARY_COUNT
 }
 
-impl Phase {
-    pub fn new(name: impl Into<String>, strategy: Strategy, steps: Vec<Step>) -> Phase {
+impl<K> Phase<K> {
+    pub fn new(name: impl Into<String>, strategy: Strategy, steps: Vec<Step<K>>) -> Phase<K> {
         let mut phase = Phase {
             id: new_id(),
             name: name.into(),
@@ -186,7 +187,7 @@ impl Phase {
     }
 
     pub fn status(&self) -> Status {
-        let children: Vec<Status> = self.steps.iter().map(Step::status).collect();
+        let children: Vec<Status> = self.steps.iter().map(Step::<K>::status).collect();
         let candidates: Vec<Status> = self
             .candidate_steps()
             .into_iter()

@@ -12,7 +12,8 @@ pub const DOCUMENT_VERSION: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Plan {
+#[serde(bound(serialize = "K: Serialize", deserialize = "K: Deserialize<'de>"))]
+pub struct Plan<K = serde_json::Value> {
     /// Schema version of the document, so that an older roller refuses a
     /// newer file instead of misreading it.
     #[serde(default = "document_version")]
@@ -27,7 +28,7 @@ pub struct Plan {
     #[serde(default)]
     pub errors: Vec<String>,
     #[serde(default)]
-    pub phases: Vec<Phase>,
+    pub phases: Vec<Phase<K>>,
 }
 
 /// Where a step sits in its plan.
@@ -45,8 +46,8 @@ fn serial() -> Strategy {
     Strategy::Serial
 }
 
-impl Plan {
-    pub fn new(name: impl Into<String>, strategy: Strategy, phases: Vec<Phase>) -> Plan {
+impl<K> Plan<K> {
+    pub fn new(name: impl Into<String>, strategy: Strategy, phases: Vec<Phase<K>>) -> Plan<K> {
         Plan {
             version: DOCUMENT_VERSION,
             name: name.into(),
@@ -60,7 +61,7 @@ impl Plan {
     /// Indices of the phases the plan's strategy would work on now. A phase
     /// is eligible when it is neither COMPLETE nor ERROR nor interrupted.
     pub fn candidate_phases(&self) -> Vec<usize> {
-        let statuses: Vec<Status> = self.phases.iter().map(Phase::status).collect();
+        let statuses: Vec<Status> = self.phases.iter().map(Phase::<K>::status).collect();
         self.select_phases(&statuses)
     }
 
@@ -80,7 +81,7 @@ impl Plan {
     }
 
     pub fn status(&self) -> Status {
-        let statuses: Vec<Status> = self.phases.iter().map(Phase::status).collect();
+        let statuses: Vec<Status> = self.phases.iter().map(Phase::<K>::status).collect();
         let candidates: Vec<Status> = self
             .select_phases(&statuses)
             .into_iter()
@@ -116,16 +117,16 @@ impl Plan {
             .collect()
     }
 
-    pub fn step(&self, at: StepIndex) -> &super::step::Step {
+    pub fn step(&self, at: StepIndex) -> &super::step::Step<K> {
         &self.phases[at.phase].steps[at.step]
     }
 
-    pub fn step_mut(&mut self, at: StepIndex) -> &mut super::step::Step {
+    pub fn step_mut(&mut self, at: StepIndex) -> &mut super::step::Step<K> {
         &mut self.phases[at.phase].steps[at.step]
     }
 
     /// Every step, with where it sits, in tree order.
-    pub fn steps(&self) -> impl Iterator<Item = (StepIndex, &super::step::Step)> + Clone {
+    pub fn steps(&self) -> impl Iterator<Item = (StepIndex, &super::step::Step<K>)> + Clone {
         self.phases.iter().enumerate().flat_map(|(phase, p)| {
             p.steps
                 .iter()

@@ -15,7 +15,7 @@ use super::status::Status;
 /// └─ world (serial strategy) (PENDING)
 ///    └─ world-0:[server, sidecar] (PENDING)
 /// ```
-pub fn tree(plan: &Plan) -> String {
+pub fn tree<K>(plan: &Plan<K>) -> String {
     render_tree(
         (&plan.name, &plan.strategy.to_string(), plan.status()),
         plan.phases.iter().map(|phase| {
@@ -127,7 +127,7 @@ pub struct CandidateInfo {
     pub phase: String,
 }
 
-pub fn info(plan: &Plan) -> PlanInfo {
+pub fn info<K>(plan: &Plan<K>) -> PlanInfo {
     PlanInfo {
         name: plan.name.clone(),
         status: plan.status(),

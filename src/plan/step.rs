@@ -6,7 +6,8 @@ use super::status::Status;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Step {
+#[serde(bound(serialize = "K: Serialize", deserialize = "K: Deserialize<'de>"))]
+pub struct Step<K = serde_json::Value> {
     /// Stable handle for operators and checkpoints. Generated when a hand-written document leaves it out (see
     /// `Plan::from_json`); unique within the plan.
     #[serde(default)]
@@ -29,23 +30,30 @@ pub struct Step {
     /// What the step is doing or waiting for, for humans.
     #[serde(default)]
     pub message: String,
-    /// What the step does, for the program that runs the plan (a roll
-    /// stores its typed step here). The engine never reads it; it only
-    /// keeps it through every operation and round trip.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<serde_json::Value>,
+    /// What the step does, for the program that runs the plan: a roll's
+    /// plan holds its typed steps here (`Plan<GroupStep>`), a hand-written
+    /// document whatever JSON it carries. The engine never reads it; it
+    /// only keeps it through every operation and round trip.
+    #[serde(default = "no_kind", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<K>,
 }
 
 pub(crate) fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
+/// A step read without a kind (a path, so that serde asks no `K:
+/// Default`).
+fn no_kind<K>() -> Option<K> {
+    None
+}
+
 fn pending() -> Status {
     Status::Pending
 }
 
-impl Step {
-    pub fn new(name: impl Into<String>) -> Step {
+impl<K> Step<K> {
+    pub fn new(name: impl Into<String>) -> Step<K> {
         Step {
             id: new_id(),
             name: name.into(),

@@ -459,7 +459,7 @@ fn two_steps_on_one_asset_are_never_candidates_at_once_across_plans() {
 fn a_hand_written_canary_phase_is_set_up_once_and_never_re_derived() {
     let text = r#"{"name": "roll", "phases": [{"name": "replace", "strategy": "canary",
         "steps": [{"name": "s1", "status": "COMPLETE"}, {"name": "s2"}, {"name": "s3"}, {"name": "s4"}]}]}"#;
-    let mut plan = Plan::from_json(text).unwrap();
+    let mut plan: Plan = Plan::from_json(text).unwrap();
     let chosen = plan.phases[0].canary.clone().unwrap();
     assert_eq!(chosen.count, 2);
     let ids: Vec<&String> = plan.phases[0].steps[1..3].iter().map(|s| &s.id).collect();
@@ -482,7 +482,7 @@ fn a_hand_written_canary_phase_is_set_up_once_and_never_re_derived() {
 fn ids_left_out_of_a_document_are_the_same_on_every_load() {
     let text = r#"{"name": "deploy", "phases": [{"name": "hello", "steps": [{"name": "a"}, {"name": "a"}]},
         {"id": "given", "name": "world", "steps": [{"name": "b"}]}]}"#;
-    let first = Plan::from_json(text).unwrap();
+    let first: Plan = Plan::from_json(text).unwrap();
     let second = Plan::from_json(text).unwrap();
     assert_eq!(first, second);
     assert_eq!(first.phases[1].id, "given");
@@ -500,7 +500,7 @@ fn the_tree_drawn_from_the_json_view_read_back_is_the_plans_own_tree() {
         include_str!("../../examples/hello-world.json"),
         include_str!("../../examples/strategies.json"),
     ] {
-        let plan = Plan::from_json(text).unwrap();
+        let plan: Plan = Plan::from_json(text).unwrap();
         let json = serde_json::to_string(&info(&plan)).unwrap();
         let read: PlanInfo = serde_json::from_str(&json).unwrap();
         assert_eq!(info_tree(&read), tree(&plan));

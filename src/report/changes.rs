@@ -316,11 +316,7 @@ impl Tracker {
         let mut replaced = 0;
         let mut waves = 0;
         for (_, step) in checkpoint.plan.steps() {
-            let Some(kind) = step
-                .kind
-                .as_ref()
-                .and_then(|k| StepKind::from_value(k).ok())
-            else {
+            let Some(kind) = step.kind.as_ref().map(|k| &k.kind) else {
                 continue;
             };
             match kind {

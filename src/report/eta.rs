@@ -26,9 +26,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::plan::Status;
+use crate::plan::{Status, Step};
 use crate::roll::record::checkpoint::Checkpoint;
-use crate::roll::record::kinds::{StepKind, WaitKind};
+use crate::roll::record::kinds::{GroupStep, StepKind, WaitKind};
 
 /// A step that acts and is done within a tick or two.
 pub const QUICK: Duration = Duration::from_secs(5);
@@ -76,9 +76,6 @@ pub struct Pace {
 impl Pace {
     /// Takes in what `checkpoint` shows at `now`.
     pub fn observe(&mut self, checkpoint: &Checkpoint, now: SystemTime) {
-        let bake_until = checkpoint
-            .bake_until_unix_ms
-            .map(|ms| UNIX_EPOCH + Duration::from_millis(ms));
         for (index, step) in checkpoint.plan.steps() {
             let name = format!("{}/{}", checkpoint.plan.phases[index.phase].id, step.id);
             let status = step.status();
@@ -87,6 +84,7 @@ impl Pace {
             }
             let begun = *self.begun.entry(name.clone()).or_insert(now);
             let kind = kind_of(step);
+            let bake_until = bake_until(checkpoint, step);
             let waiting_for_mesos = checkpoint
                 .progress
                 .get(&step.id)
@@ -181,9 +179,7 @@ impl Pace {
                 Some(StepKind::Replace { .. }) => serial += left(replace, &name),
                 Some(StepKind::DrainWave { wave: 1 }) => drain += left(wave, &name),
                 Some(StepKind::DrainWave { .. }) => {
-                    let since_bake = checkpoint
-                        .bake_until_unix_ms
-                        .map(|ms| UNIX_EPOCH + Duration::from_millis(ms))
+                    let since_bake = bake_until(checkpoint, step)
                         .and_then(|b| now.duration_since(b).ok())
                         .unwrap_or_default();
                     drain += wave.saturating_sub(since_bake);
@@ -196,18 +192,16 @@ impl Pace {
             }
         }
         if drains {
-            let drain_open = plan.steps().any(|(_, s)| {
+            let open_wave = plan.steps().map(|(_, s)| s).find(|s| {
                 matches!(kind_of(s), Some(StepKind::DrainWave { .. })) && !s.is_complete()
             });
             // Waves not appended yet, while the drain still runs.
-            if drain_open {
+            if open_wave.is_some() {
                 drain += wave * DRAIN_WAVES.saturating_sub(waves_seen) as u32;
             }
-            if !wave_two_begun && drain_open {
-                drain += match checkpoint.bake_until_unix_ms {
-                    Some(ms) => (UNIX_EPOCH + Duration::from_millis(ms))
-                        .duration_since(now)
-                        .unwrap_or_default(),
+            if let Some(open) = open_wave.filter(|_| !wave_two_begun) {
+                drain += match bake_until(checkpoint, open) {
+                    Some(until) => until.duration_since(now).unwrap_or_default(),
                     None => BAKE,
                 };
             }
@@ -237,8 +231,14 @@ impl Pace {
     }
 }
 
-fn kind_of(step: &crate::plan::Step) -> Option<StepKind> {
-    step.kind
-        .as_ref()
-        .and_then(|k| StepKind::from_value(k).ok())
+fn kind_of(step: &Step<GroupStep>) -> Option<StepKind> {
+    step.kind.as_ref().map(|k| k.kind.clone())
+}
+
+/// When the bake of the group `step` acts on ends, once it has begun.
+fn bake_until(checkpoint: &Checkpoint, step: &Step<GroupStep>) -> Option<SystemTime> {
+    let group = checkpoint.group(step.kind.as_ref()?.group);
+    group
+        .bake_until_unix_ms
+        .map(|ms| UNIX_EPOCH + Duration::from_millis(ms))
 }

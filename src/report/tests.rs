@@ -58,22 +58,24 @@ fn next(mut checkpoint: Checkpoint) -> Checkpoint {
         },
     );
     checkpoint.log(
+        UNIX_EPOCH,
         EventKind::Step,
         "replace/i-05705b8770b3d7dd5 complete: replaced",
     );
     checkpoint.log(
+        UNIX_EPOCH,
         EventKind::Intent,
         "terminate i-07e348a0e451650be with decrement",
     );
     checkpoint.events.last_mut().unwrap().at = "2026-11-23T22:08:21Z".to_string();
-    checkpoint.log(EventKind::Operator, "continue the plan");
+    checkpoint.log(UNIX_EPOCH, EventKind::Operator, "continue the plan");
     let last = checkpoint.events.last_mut().unwrap();
     last.at = "2026-11-23T22:08:25Z".to_string();
     last.user = Some("alice".to_string());
     checkpoint
 }
 
-fn step_at(plan: &crate::plan::Plan, id: &str) -> crate::plan::StepIndex {
+fn step_at(plan: &crate::roll::record::kinds::RollPlan, id: &str) -> crate::plan::StepIndex {
     match plan.find(Some("replace"), Some(id)) {
         Ok(crate::plan::Target::Step(at)) => at,
         other => panic!("no step {id}: {other:?}"),

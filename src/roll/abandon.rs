@@ -14,8 +14,8 @@ use super::error::RollError;
 use super::ports::Ports;
 use super::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
 use super::record::RUN_ID_TAG;
-use super::record::checkpoint::{Checkpoint, SurgeState};
-use super::record::kinds::StepKind;
+use super::record::checkpoint::{Checkpoint, GroupRoll, SurgeState};
+use super::record::kinds::{GroupIndex, GroupStep, StepKind};
 
 /// What an abandon did, or (dry run) would do, one line each.
 #[derive(Debug, Default)]
@@ -28,9 +28,13 @@ pub enum AbandonError {
     /// Nothing was changed.
     #[error("{0}")]
     Refused(RollError),
-    /// It stopped after changing what `done` lists.
-    #[error("abandon stopped after it had changed something: {error}")]
-    Partial { done: Vec<String>, error: RollError },
+    /// It changed what `done` lists, and could not undo what `failed`
+    /// lists (each with why, and what to do by hand where that helps).
+    #[error("abandon could not undo everything: {}", failed.join("; "))]
+    Partial {
+        done: Vec<String>,
+        failed: Vec<String>,
+    },
 }
 
 /// The tag must carry `run_id` before anything is touched; returns the
@@ -59,9 +63,9 @@ pub async fn check_tag<A: AutoScaling>(
 pub async fn tagged_groups<A: AutoScaling>(
     aws: &A,
     checkpoint: &Checkpoint,
-) -> Result<Vec<usize>, RollError> {
+) -> Result<Vec<GroupIndex>, RollError> {
     let mut tagged = Vec::new();
-    for (index, group) in checkpoint.groups.iter().enumerate() {
+    for (index, group) in checkpoint.indexed_groups() {
         let found = aws.describe_group(&group.asg).await?;
         match found.tag(RUN_ID_TAG) {
             Some(id) if id == checkpoint.run_id => tagged.push(index),
@@ -80,17 +84,20 @@ pub async fn tagged_groups<A: AutoScaling>(
 /// What an abandon of `checkpoint` would do, without doing it, for the
 /// groups at `groups` (those carrying the run's tag), each named when the
 /// roll has more than one.
-pub fn plan_of(checkpoint: &Checkpoint, groups: &[usize]) -> Vec<String> {
+pub fn plan_of(checkpoint: &Checkpoint, groups: &[GroupIndex]) -> Vec<String> {
     let mut lines = Vec::new();
-    let mut view = checkpoint.clone();
     for &index in groups {
-        view.focus_group(index);
+        let group = checkpoint.group(index);
         let named = if checkpoint.groups.len() > 1 {
-            format!("{}: ", view.asg)
+            format!("{}: ", group.asg)
         } else {
             String::new()
         };
-        lines.extend(group_plan(&view).into_iter().map(|l| format!("{named}{l}")));
+        lines.extend(
+            group_plan(group, &checkpoint.run_id)
+                .into_iter()
+                .map(|l| format!("{named}{l}")),
+        );
     }
     if checkpoint.pause.as_ref().is_some_and(|p| p.paged) || checkpoint.open_page.is_some() {
         lines.push("resolve the roll's open page".to_string());
@@ -98,8 +105,9 @@ pub fn plan_of(checkpoint: &Checkpoint, groups: &[usize]) -> Vec<String> {
     lines
 }
 
-/// What an abandon would do on the focused group of `checkpoint`.
-fn group_plan(checkpoint: &Checkpoint) -> Vec<String> {
+/// What an abandon of the run `run_id` would do on `checkpoint`, one
+/// group's record.
+fn group_plan(checkpoint: &GroupRoll, run_id: &str) -> Vec<String> {
     let mut lines = Vec::new();
     let surged: Vec<String> = checkpoint
         .surges
@@ -132,68 +140,100 @@ fn group_plan(checkpoint: &Checkpoint) -> Vec<String> {
         ));
     }
     lines.push(format!(
-        "remove tag {RUN_ID_TAG}={} from {}",
-        checkpoint.run_id, checkpoint.asg
+        "remove tag {RUN_ID_TAG}={run_id} from {}",
+        checkpoint.asg
     ));
     lines
 }
 
 /// Runs the finish steps that undo the roll's bookkeeping on each group
 /// at `groups` (those carrying the run's tag: the caller has checked),
-/// then resolves its page.
+/// then resolves its page. A step that fails does not stop the others:
+/// every group gets every undo it can, and what could not be undone is
+/// said at the end (`AbandonError::Partial`; `Refused` when nothing at
+/// all could be done).
 pub async fn abandon<P: Ports>(
     mut runner: Runner<'_, P>,
-    groups: &[usize],
+    groups: &[GroupIndex],
 ) -> Result<(Abandoned, Checkpoint), AbandonError> {
-    let mut done = Vec::new();
+    let mut report = Report::default();
     for &index in groups {
-        runner.focus_group(index);
-        undo_group(&mut runner, &mut done).await?;
+        undo_group(&mut runner, index, &mut report).await;
     }
     match runner.resolve_page().await {
-        Ok(Some(line)) => done.push(line),
+        Ok(Some(line)) => report.done.push(line),
         Ok(None) => {}
-        Err(error) => return Err(AbandonError::Partial { done, error }),
+        Err(error) => report.failed("resolve the roll's page", error),
     }
-    Ok((Abandoned { lines: done }, runner.into_checkpoint()))
+    let checkpoint = runner.into_checkpoint();
+    match report {
+        Report {
+            done,
+            failed,
+            first: None,
+        } if failed.is_empty() => Ok((Abandoned { lines: done }, checkpoint)),
+        Report {
+            done,
+            first: Some(error),
+            ..
+        } if done.is_empty() => Err(AbandonError::Refused(error)),
+        Report { done, failed, .. } => Err(AbandonError::Partial { done, failed }),
+    }
 }
 
-/// The surges set back and the finish steps run on the focused group;
-/// what each did is added to `done`.
-async fn undo_group<P: Ports>(
-    runner: &mut Runner<'_, P>,
-    done: &mut Vec<String>,
-) -> Result<(), AbandonError> {
-    let partial = |done: &mut Vec<String>, error| {
-        if done.is_empty() {
-            AbandonError::Refused(error)
-        } else {
-            AbandonError::Partial {
-                done: std::mem::take(done),
-                error,
-            }
-        }
-    };
-    match runner.undo_surges().await {
-        Ok(Some(line)) => done.push(line),
-        Ok(None) => {}
-        Err(error) => return Err(partial(done, error)),
+/// What an abandon did and could not do, as it goes.
+#[derive(Default)]
+struct Report {
+    done: Vec<String>,
+    failed: Vec<String>,
+    /// The first error, for an abandon that could do nothing at all.
+    first: Option<RollError>,
+}
+
+impl Report {
+    fn failed(&mut self, what: &str, error: RollError) {
+        self.failed.push(format!("{what}: {error}"));
+        self.first.get_or_insert(error);
     }
-    for kind in [
-        StepKind::ResumeProcesses,
-        StepKind::RestoreMaxSize,
-        StepKind::EndMaintenance,
-        StepKind::Unlock,
+}
+
+/// The surges set back and the finish steps run on the group `group`,
+/// each whatever the one before came to; what each did or could not do
+/// goes to `report`.
+async fn undo_group<P: Ports>(runner: &mut Runner<'_, P>, group: GroupIndex, report: &mut Report) {
+    let named = runner.group_label(group);
+    match runner.undo_surges(group).await {
+        Ok(undone) => {
+            report.done.extend(undone.done);
+            report.failed.extend(
+                undone
+                    .failed
+                    .into_iter()
+                    .map(|line| format!("{named}{line}")),
+            );
+        }
+        Err(error) => report.failed(&format!("{named}set the surged apps back"), error),
+    }
+    for (kind, what) in [
+        (
+            StepKind::ResumeProcesses,
+            "resume the processes the roll suspended",
+        ),
+        (StepKind::RestoreMaxSize, "restore MaxSize"),
+        (
+            StepKind::EndMaintenance,
+            "bring the roll's machines up and remove its maintenance windows",
+        ),
+        (StepKind::Unlock, "remove the run's tag"),
     ] {
-        match runner.tick_alone(&kind).await {
-            Ok(Tick::Done(line)) => done.push(line),
-            Ok(Tick::Waiting(wait)) => done.push(wait.message),
-            Ok(Tick::NotYet(why)) => done.push(why),
+        match runner.tick_alone(&GroupStep::new(group, kind)).await {
+            Ok(Tick::Done(line)) => report.done.push(format!("{named}{line}")),
+            Ok(Tick::Waiting(wait)) => report.done.push(format!("{named}{}", wait.message)),
+            Ok(Tick::NotYet(why)) => report.done.push(format!("{named}{why}")),
             // The finish steps find no failures; one would only be said.
-            Ok(Tick::Failed(found)) => done.push(found.sentence()),
-            Ok(Tick::Refused(why) | Tick::Pause(why)) => done.push(why),
-            Err(error) => return Err(partial(done, error)),
+            Ok(Tick::Failed(found)) => report.done.push(found.sentence()),
+            Ok(Tick::Refused(why) | Tick::Pause(why)) => report.done.push(format!("{named}{why}")),
+            Err(error) => report.failed(&format!("{named}{what}"), error),
         }
     }
-    Ok(())
 }

@@ -14,6 +14,7 @@ use super::decide::cluster_plan::{GroupPlan, build_cluster};
 use super::decide::health;
 use super::decide::roll_plan::{PlanOptions, RollStrategy};
 use super::decide::safety::Floor;
+use super::engine::clock::RollClock;
 use super::engine::cluster_lock;
 use super::error::RollError;
 use super::ports::Ports;
@@ -284,11 +285,11 @@ pub async fn preflight<P: Ports>(
         operations_applied: Vec::new(),
         summary: None,
         groups: rolls,
-        focus: 0,
         plan,
         events: Vec::new(),
     };
-    checkpoint.log(EventKind::Start, format!("roll of {start}"));
+    let now = RollClock::new(env.time_scale).now();
+    checkpoint.log(now, EventKind::Start, format!("roll of {start}"));
     Ok(Preflight::Ready(Box::new(checkpoint), notes))
 }
 
@@ -377,7 +378,6 @@ impl RecordedEnvironment {
             mesos: env.mesos.clone(),
             marathon: env.marathon.clone(),
             agent_match: env.agent_match.to_string(),
-            time_scale: env.time_scale,
         }
     }
 }

@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use super::decide::cluster_lock::{LockState, refusal};
 use super::decide::safety::Floor;
+use super::engine::clock::RollClock;
 use super::engine::cluster_lock;
 use super::engine::{Outcome, RunOptions, Runner};
 use super::error::RollError;
@@ -107,9 +108,11 @@ pub async fn run<P: Ports>(
                 .cloned()
                 .collect();
             let mut changed = !added.is_empty();
+            let now_at = RollClock::new(env.time_scale).now();
             if settings.on_failure_given && existing.on_failure != settings.request.on_failure {
                 let now = settings.request.on_failure;
                 existing.log(
+                    now_at,
                     EventKind::Operator,
                     format!(
                         "--on-failure {} on resume (was {})",
@@ -122,6 +125,7 @@ pub async fn run<P: Ports>(
             }
             if !added.is_empty() {
                 existing.log(
+                    now_at,
                     EventKind::Operator,
                     format!(
                         "--allow-unhealthy on resume: {} may be unhealthy in every health wait",
@@ -279,11 +283,26 @@ fn check_resume(
         }
     }
     let select = settings.request.select.to_string();
-    if settings.select_given && existing.select != select {
+    // `--select` is the selection of every group without its own in the
+    // environment file.
+    let differs = existing.groups.iter().find(|g| {
+        let flagged = env
+            .groups
+            .iter()
+            .find(|spec| spec.asg == g.asg)
+            .is_none_or(|spec| spec.select.is_none());
+        settings.select_given && flagged && g.select != select
+    });
+    if let Some(group) = differs {
+        let named = if existing.groups.len() > 1 {
+            format!(" in group {}", group.asg)
+        } else {
+            String::new()
+        };
         return Err(RollError::refused(format!(
-            "checkpoint {} selected `{}`; --select {select} differs: resume without --select",
+            "checkpoint {} selected `{}`{named}; --select {select} differs: resume without --select",
             path.display(),
-            existing.select
+            group.select
         )));
     }
     let strategy = super::decide::roll_plan::strategy_of(&existing.plan);
@@ -320,14 +339,18 @@ async fn check_tag<P: Ports>(
     env: &Environment,
     checkpoint: &Checkpoint,
 ) -> Result<(), RollError> {
-    let kinds = checkpoint.step_kinds().map_err(RollError::refused)?;
     let mut holding = false;
-    for (index, roll) in checkpoint.groups.iter().enumerate() {
+    for (index, roll) in checkpoint.indexed_groups() {
         let status_of = |wanted: StepKind| {
-            kinds
-                .iter()
-                .find(|(at, kind)| *kind == wanted && checkpoint.group_of(*at) == index)
-                .map(|(at, _)| checkpoint.plan.step(*at).status)
+            checkpoint
+                .plan
+                .steps()
+                .find(|(_, s)| {
+                    s.kind
+                        .as_ref()
+                        .is_some_and(|k| k.group == index && k.kind == wanted)
+                })
+                .map(|(_, s)| s.status)
         };
         let lock = status_of(StepKind::Lock);
         // Once the unlock step has begun (its intent is written before the

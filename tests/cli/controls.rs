@@ -319,7 +319,7 @@ fn a_drain_canary_holds_the_drain_after_its_agents_and_the_printed_continue_rele
         })
         .count();
     assert_eq!(gone, 1, "{group:?}");
-    assert!(checkpoint(&cluster).waves.is_empty());
+    assert!(checkpoint(&cluster).groups[0].waves.is_empty());
     // A rerun without the continue changes nothing and says the same.
     let again = cluster.run(&[]);
     assert_eq!(again.status.code(), Some(3), "{}", text(&again));

@@ -26,7 +26,7 @@ fn assert_nothing_unrecorded(cluster: &Cluster, originals: &[String], checkpoint
             .instance(id)
             .is_none_or(|i| i.lifecycle_state.is_leaving());
         if gone {
-            let sent = record
+            let sent = record.groups[0]
                 .instances
                 .iter()
                 .any(|i| &i.id == id && i.terminate_sent);

@@ -245,8 +245,12 @@ fn a_run_whose_s3_checkpoint_someone_else_wrote_stops_before_its_next_side_effec
         let _ = lines.recv_timeout(Duration::from_millis(50));
         if let Some((body, etag)) = bucket.get(&cluster, &key) {
             let mut record = Checkpoint::parse(Path::new(&key), &body).unwrap();
-            if record.terminated() >= 1 {
-                record.log(EventKind::Operator, "taken over by another writer");
+            if record.groups[0].terminated() >= 1 {
+                record.log(
+                    std::time::SystemTime::now(),
+                    EventKind::Operator,
+                    "taken over by another writer",
+                );
                 let json = record.to_json(Path::new(&key)).unwrap();
                 let json = String::from_utf8(json).unwrap();
                 if bucket.put_if(&cluster, &key, json.clone(), &etag) {
@@ -275,7 +279,7 @@ fn a_run_whose_s3_checkpoint_someone_else_wrote_stops_before_its_next_side_effec
         let gone = group
             .instance(id)
             .is_none_or(|i| i.lifecycle_state.is_leaving());
-        let sent = record
+        let sent = record.groups[0]
             .instances
             .iter()
             .any(|i| &i.id == id && i.terminate_sent);

@@ -31,6 +31,7 @@
 use crate::plan::{Phase, Plan, Strategy};
 use crate::roll::decide::roll_plan::{self, FINISH, PREPARE, PlanOptions};
 use crate::roll::record::checkpoint::{RolledInstance, group_phase_id};
+use crate::roll::record::kinds::{GroupIndex, GroupStep, RollPlan};
 
 /// One group's part of the plan.
 #[derive(Clone, Copy, Debug)]
@@ -46,10 +47,13 @@ pub fn cluster_plan_name(groups: &[&str]) -> String {
     roll_plan::plan_name(&groups.join("+"))
 }
 
-pub fn build_cluster(groups: &[GroupPlan<'_>], options: PlanOptions) -> Plan {
+/// The plan of the roll of `groups`, in plan order (a step's group is
+/// its place there).
+pub fn build_cluster(groups: &[GroupPlan<'_>], options: PlanOptions) -> RollPlan {
     let count = groups.len();
-    let one = |g: &GroupPlan<'_>| {
+    let one = |index: usize, g: &GroupPlan<'_>| {
         roll_plan::build(
+            GroupIndex(index),
             g.asg,
             g.instances,
             PlanOptions {
@@ -59,13 +63,13 @@ pub fn build_cluster(groups: &[GroupPlan<'_>], options: PlanOptions) -> Plan {
         )
     };
     if let [only] = groups {
-        return one(only);
+        return one(0, only);
     }
     let mut prepares = Vec::new();
-    let mut middles: Vec<Vec<Phase>> = Vec::new();
+    let mut middles: Vec<Vec<Phase<GroupStep>>> = Vec::new();
     let mut finishes = Vec::new();
-    for g in groups {
-        let plan = one(g);
+    for (index, g) in groups.iter().enumerate() {
+        let plan = one(index, g);
         let serial = plan.strategy != Strategy::Dependency;
         let mut middle = Vec::new();
         for mut phase in plan.phases {
@@ -88,7 +92,9 @@ pub fn build_cluster(groups: &[GroupPlan<'_>], options: PlanOptions) -> Plan {
                 _ => {
                     // A serial plan runs its phases in order: said as
                     // dependencies, as the cluster's plan runs by them.
-                    if serial && let Some(before) = middle.last().map(|p: &Phase| p.id.clone()) {
+                    if serial
+                        && let Some(before) = middle.last().map(|p: &Phase<GroupStep>| p.id.clone())
+                    {
                         phase.depends_on = vec![before];
                     }
                     middle.push(phase);
@@ -136,7 +142,7 @@ pub fn build_cluster(groups: &[GroupPlan<'_>], options: PlanOptions) -> Plan {
 
 /// The phases of `middle` no other of its phases waits for: the group's
 /// work is done when they are.
-fn ends(middle: &[Phase]) -> Vec<String> {
+fn ends(middle: &[Phase<GroupStep>]) -> Vec<String> {
     middle
         .iter()
         .filter(|p| !middle.iter().any(|q| q.depends_on.contains(&p.id)))
@@ -163,7 +169,7 @@ mod tests {
             .collect()
     }
 
-    fn ids(plan: &Plan) -> Vec<(String, Vec<String>)> {
+    fn ids(plan: &RollPlan) -> Vec<(String, Vec<String>)> {
         plan.phases
             .iter()
             .map(|p| (p.id.clone(), p.depends_on.clone()))
@@ -183,6 +189,7 @@ mod tests {
             options,
         );
         let alone = roll_plan::build(
+            GroupIndex(0),
             "a",
             &a,
             PlanOptions {
@@ -249,10 +256,24 @@ mod tests {
         assert_eq!(raises, ["b:prepare"]);
         let shown = tree(&plan);
         assert!(shown.contains("a:drain"), "{shown}");
-        assert_eq!(
-            crate::roll::record::checkpoint::split_phase_id(&plan.phases[6].id),
-            (Some("b"), "drain")
-        );
+        // Every step says its group: b's drain is group 1's.
+        assert_eq!(plan.phases[6].id, "b:drain");
+        let groups: Vec<usize> = plan
+            .steps()
+            .filter(|(at, _)| at.phase == 6)
+            .map(|(_, s)| s.kind.as_ref().unwrap().group.0)
+            .collect();
+        assert_eq!(groups, [1]);
+        let of = |id: &str| {
+            let phase = plan.phases.iter().find(|p| p.id == id).unwrap();
+            phase
+                .steps
+                .iter()
+                .map(|s| s.kind.as_ref().unwrap().group.0)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(of("a:terminate"), [0, 0]);
+        assert_eq!(of("b:prepare"), [1, 1, 1]);
     }
 
     #[test]

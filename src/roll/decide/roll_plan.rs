@@ -1,6 +1,8 @@
 //! The roll's plan, built from what was selected (pure: no I/O; this is
-//! what `--dry-run` prints). Each step carries its typed `StepKind`, which
-//! the runner dispatches on. Phase and step ids are fixed words (and the
+//! what `--dry-run` prints). Each step carries its typed `GroupStep`
+//! (what it does, to which group), which the runner dispatches on; the
+//! plan is read by those kinds too (is it rolling back, is it a drain),
+//! never by parsing ids. Phase and step ids are fixed words (and the
 //! instance id for each replacement) so operators can name them across
 //! processes:
 //!
@@ -33,10 +35,12 @@
 //!               report-rebalance, unlock
 //! ```
 
+use std::collections::BTreeSet;
+
 use crate::plan::{Phase, Plan, Status, Step, Strategy};
 
-use crate::roll::record::checkpoint::{RolledInstance, group_phase_id, split_phase_id};
-use crate::roll::record::kinds::StepKind;
+use crate::roll::record::checkpoint::{RolledInstance, group_phase_id};
+use crate::roll::record::kinds::{GroupIndex, GroupStep, RollPlan, StepKind};
 
 pub const PREPARE: &str = "prepare";
 pub const SCALE_UP: &str = "scale-up";
@@ -109,23 +113,29 @@ pub fn plan_name(asg: &str) -> String {
     format!("roll-{asg}")
 }
 
-fn step(id: &str, kind: StepKind, message: &str) -> Step {
+/// A step of the roll's plan, on the group `group`.
+fn step(group: GroupIndex, id: &str, kind: StepKind, message: &str) -> Step<GroupStep> {
     let mut step = Step::new(id);
     step.id = id.to_string();
     step.message = message.to_string();
-    step.kind = Some(kind.to_value());
+    step.kind = Some(GroupStep::new(group, kind));
     step
 }
 
-fn phase(id: &str, strategy: Strategy, steps: Vec<Step>) -> Phase {
+fn phase(id: &str, strategy: Strategy, steps: Vec<Step<GroupStep>>) -> Phase<GroupStep> {
     let mut phase = Phase::new(id, strategy, steps);
     phase.id = id.to_string();
     phase
 }
 
-/// The strategy a plan was built with (a drain plan has a drain phase).
-pub fn strategy_of(plan: &Plan) -> RollStrategy {
-    if plan.phases.iter().any(|p| bare_id(&p.id) == DRAIN) {
+/// What each step of `plan` does, in tree order.
+fn kinds(plan: &RollPlan) -> impl Iterator<Item = &GroupStep> {
+    plan.steps().filter_map(|(_, s)| s.kind.as_ref())
+}
+
+/// The strategy a plan was built with (a drain plan has drain waves).
+pub fn strategy_of(plan: &RollPlan) -> RollStrategy {
+    if kinds(plan).any(|k| matches!(k.kind, StepKind::DrainWave { .. })) {
         RollStrategy::Drain
     } else {
         RollStrategy::Serial
@@ -136,17 +146,21 @@ pub fn wave_id(wave: u32) -> String {
     format!("wave-{wave}")
 }
 
-/// A drain wave's step (its name is rewritten when the wave is planned).
-pub fn wave_step(wave: u32) -> Step {
+/// A drain wave's step of the group `group` (its name is rewritten when
+/// the wave is planned), its id as the group's (`<asg>:wave-N` in a plan
+/// of several groups: `id` makes it).
+pub fn wave_step(group: GroupIndex, wave: u32, id: impl Fn(&str) -> String) -> Step<GroupStep> {
     step(
-        &wave_id(wave),
+        group,
+        &id(&wave_id(wave)),
         StepKind::DrainWave { wave },
         "move every task that can go now off the old agents",
     )
 }
 
-fn replace_step(i: &RolledInstance) -> Step {
+fn replace_step(group: GroupIndex, i: &RolledInstance) -> Step<GroupStep> {
     let mut s = step(
+        group,
         &i.id,
         StepKind::Replace {
             instance: i.id.clone(),
@@ -157,7 +171,16 @@ fn replace_step(i: &RolledInstance) -> Step {
     s
 }
 
-pub fn build(asg: &str, instances: &[RolledInstance], options: PlanOptions) -> Plan {
+/// The plan of one group's roll (`group` is its place in the roll's
+/// groups; a cluster's plan is put together from one per group,
+/// `cluster_plan.rs`).
+pub fn build(
+    group: GroupIndex,
+    asg: &str,
+    instances: &[RolledInstance],
+    options: PlanOptions,
+) -> RollPlan {
+    let step = |id: &str, kind, message: &str| step(group, id, kind, message);
     let mut prepare = vec![
         step(LOCK, StepKind::Lock, "tag the ASG with the run id"),
         step(
@@ -214,7 +237,7 @@ pub fn build(asg: &str, instances: &[RolledInstance], options: PlanOptions) -> P
     let finish = phase(FINISH, Strategy::Serial, finish);
     match options.strategy {
         RollStrategy::Serial => {
-            let replace = instances.iter().map(replace_step).collect();
+            let replace = instances.iter().map(|i| replace_step(group, i)).collect();
             // Built serial, then gated: `Phase::new` would pick default canaries.
             let mut replace_phase = phase(REPLACE, Strategy::Serial, replace);
             if let Some(count) = options.canary {
@@ -267,11 +290,15 @@ pub fn build(asg: &str, instances: &[RolledInstance], options: PlanOptions) -> P
                 phases.push(phase(
                     CANARY,
                     Strategy::Serial,
-                    first.iter().map(replace_step).collect(),
+                    first.iter().map(|i| replace_step(group, i)).collect(),
                 ));
                 after_scale_up = vec![CANARY.to_string()];
             }
-            let mut drain = phase(DRAIN, Strategy::Serial, vec![wave_step(1)]);
+            let mut drain = phase(
+                DRAIN,
+                Strategy::Serial,
+                vec![wave_step(group, 1, str::to_string)],
+            );
             drain.interrupted = canaries > 0;
             drain.depends_on = after_scale_up.clone();
             let mut terminate = phase(TERMINATE, Strategy::Parallel, terminate);
@@ -291,59 +318,53 @@ pub fn build(asg: &str, instances: &[RolledInstance], options: PlanOptions) -> P
     }
 }
 
-/// Whether the plan has turned around (it has a rollback phase).
-pub fn rolling_back(plan: &Plan) -> bool {
-    plan.phases.iter().any(|p| bare_id(&p.id) == ROLLBACK)
-}
-
-/// A phase's id without its group (`drain` of `<asg>:drain`).
-fn bare_id(id: &str) -> &str {
-    split_phase_id(id).1
+/// Whether the plan has turned around (it has rollback steps).
+pub fn rolling_back(plan: &RollPlan) -> bool {
+    kinds(plan).any(|k| k.kind.is_rollback())
 }
 
 /// Turns the plan around after a failure on the new agents: every step
-/// not complete before the finish phase is closed as not run (COMPLETE,
-/// its message saying why, as `force-complete` would leave it), and a
-/// `rollback` phase runs before the finish phase, which then leaves the
-/// group as the roll found it. In a plan of several groups, every group
-/// the roll has touched and not finished (a step past its prepare begun,
-/// one not complete) gets its own `<asg>:rollback`, the last touched
-/// first, all before the first finish. A group whose old agents are all
-/// gone already runs the image its group was rolled onto, which nothing
-/// found failing while it was watched: it is kept as it is.
-/// Returns the ids of the steps closed (their progress is
-/// dropped). Turning around twice changes nothing.
-pub fn turn_around(plan: &mut Plan, why: &str) -> Vec<String> {
+/// not complete outside the finish phases is closed as not run
+/// (COMPLETE, its message saying why, as `force-complete` would leave
+/// it), and a rollback phase runs before the first finish phase, which
+/// then leaves the group as the roll found it. In a plan of several
+/// groups (`groups`, their ASGs by index), every group the roll has
+/// touched and not finished (a step past its prepare begun, one not
+/// complete) gets its own `<asg>:rollback`, the last touched first, all
+/// before the first finish. A group whose old agents are all gone already
+/// runs the image its group was rolled onto, which nothing found failing
+/// while it was watched: it is kept as it is. Returns the ids of the
+/// steps closed (their progress is dropped). Turning around twice changes
+/// nothing.
+pub fn turn_around(plan: &mut RollPlan, groups: &[&str], why: &str) -> Vec<String> {
     if rolling_back(plan) {
         return Vec::new();
     }
-    let mut groups: Vec<Option<String>> = Vec::new();
-    let mut begun: Vec<Option<String>> = Vec::new();
-    let mut unfinished: Vec<Option<String>> = Vec::new();
-    for phase in &plan.phases {
-        let group = split_phase_id(&phase.id).0.map(str::to_string);
-        if !groups.contains(&group) {
-            groups.push(group.clone());
-        }
-        if [PREPARE, FINISH].contains(&bare_id(&phase.id)) {
+    let mut begun = BTreeSet::new();
+    let mut unfinished = BTreeSet::new();
+    for (_, step) in plan.steps() {
+        let Some(kind) = step.kind.as_ref().filter(|k| k.kind.is_middle()) else {
             continue;
+        };
+        if step.status != Status::Pending {
+            begun.insert(kind.group);
         }
-        if phase.steps.iter().any(|s| s.status != Status::Pending) && !begun.contains(&group) {
-            begun.push(group.clone());
-        }
-        if phase.steps.iter().any(|s| !s.is_complete()) && !unfinished.contains(&group) {
-            unfinished.push(group);
+        if !step.is_complete() {
+            unfinished.insert(kind.group);
         }
     }
-    let mut touched: Vec<Option<String>> = begun
-        .into_iter()
-        .filter(|g| unfinished.contains(g))
-        .collect();
+    let mut touched: Vec<GroupIndex> = begun.intersection(&unfinished).copied().collect();
     if touched.is_empty() {
-        touched.extend(groups.first().cloned());
+        touched.push(GroupIndex(0));
     }
+    let is_finish = |phase: &Phase<GroupStep>| {
+        phase
+            .steps
+            .iter()
+            .any(|s| s.kind.as_ref().is_some_and(|k| k.kind.is_finish()))
+    };
     let mut closed = Vec::new();
-    for phase in plan.phases.iter_mut().filter(|p| bare_id(&p.id) != FINISH) {
+    for phase in plan.phases.iter_mut().filter(|p| !is_finish(p)) {
         phase.interrupted = false;
         for step in phase.steps.iter_mut().filter(|s| !s.is_complete()) {
             step.status = Status::Complete;
@@ -355,7 +376,7 @@ pub fn turn_around(plan: &mut Plan, why: &str) -> Vec<String> {
     let at = plan
         .phases
         .iter()
-        .position(|p| bare_id(&p.id) == FINISH)
+        .position(is_finish)
         .unwrap_or(plan.phases.len());
     let mut before = plan
         .phases
@@ -363,15 +384,15 @@ pub fn turn_around(plan: &mut Plan, why: &str) -> Vec<String> {
         .map(|finish| std::mem::take(&mut finish.depends_on))
         .unwrap_or_default();
     let mut rollbacks = Vec::new();
-    for group in touched.iter().rev() {
-        let asg = group.as_deref().unwrap_or("");
-        let id = group_phase_id(asg, ROLLBACK, groups.len());
-        let mut steps = rollback_steps();
+    for &group in touched.iter().rev() {
+        let asg = groups.get(group.0).copied().unwrap_or_default();
+        let id = |bare: &str| group_phase_id(asg, bare, groups.len());
+        let mut steps = rollback_steps(group);
         for step in &mut steps {
-            step.id = group_phase_id(asg, &step.id, groups.len());
+            step.id = id(&step.id);
         }
-        let mut rollback = phase(&id, Strategy::Serial, steps);
-        rollback.depends_on = std::mem::replace(&mut before, vec![id]);
+        let mut rollback = phase(&id(ROLLBACK), Strategy::Serial, steps);
+        rollback.depends_on = std::mem::replace(&mut before, vec![id(ROLLBACK)]);
         rollbacks.push(rollback);
     }
     if let Some(finish) = plan.phases.get_mut(at) {
@@ -382,7 +403,8 @@ pub fn turn_around(plan: &mut Plan, why: &str) -> Vec<String> {
 }
 
 /// The steps of one group's rollback phase.
-fn rollback_steps() -> Vec<Step> {
+fn rollback_steps(group: GroupIndex) -> Vec<Step<GroupStep>> {
+    let step = |id: &str, kind, message: &str| step(group, id, kind, message);
     vec![
         step(
             ROLLBACK_WINDOWS,
@@ -411,7 +433,7 @@ fn rollback_steps() -> Vec<Step> {
 /// plan's own interrupt, else the first unfinished phase that is
 /// interrupted (or whose canary waits), else its first interrupted step.
 /// `file` as a command must name it (`CheckpointStore::for_command`).
-pub fn continue_command(plan: &Plan, file: &str) -> String {
+pub fn continue_command<K>(plan: &Plan<K>, file: &str) -> String {
     let base = format!("roller plan continue --file {file}");
     if plan.interrupted {
         return base;
@@ -454,6 +476,7 @@ mod tests {
     #[test]
     fn the_plan_has_the_four_phases_and_one_replace_step_per_instance() {
         let plan = build(
+            GroupIndex(0),
             "asg",
             &[instance("i-1"), instance("i-2")],
             PlanOptions {
@@ -477,6 +500,7 @@ mod tests {
     #[test]
     fn canary_and_raise_max_change_the_plan_as_asked() {
         let plan = build(
+            GroupIndex(0),
             "asg",
             &[instance("i-1"), instance("i-2"), instance("i-3")],
             PlanOptions {
@@ -489,13 +513,13 @@ mod tests {
         assert!(plan.phases[0].steps.iter().any(|s| s.id == RAISE_MAX));
         assert!(plan.phases[3].steps.iter().any(|s| s.id == RESTORE_MAX));
         let text = plan.to_json();
-        assert_eq!(Plan::from_json(&text).unwrap(), plan);
+        assert_eq!(RollPlan::from_json(&text).unwrap(), plan);
     }
 
     #[test]
     fn a_drain_plan_terminates_alongside_its_waves_and_finishes_after_both() {
         let instances = [instance("i-1"), instance("i-2"), instance("i-3")];
-        let plan = build("asg", &instances, PlanOptions::default());
+        let plan = build(GroupIndex(0), "asg", &instances, PlanOptions::default());
         let shown = tree(&plan);
         assert!(
             shown.starts_with("roll-asg (dependency strategy) (PENDING)"),
@@ -521,13 +545,14 @@ mod tests {
         let candidates: Vec<usize> = running.candidate_steps().iter().map(|c| c.phase).collect();
         assert_eq!(candidates, [2, 3, 3, 3]);
         let text = plan.to_json();
-        assert_eq!(Plan::from_json(&text).unwrap(), plan);
+        assert_eq!(RollPlan::from_json(&text).unwrap(), plan);
     }
 
     #[test]
     fn a_drain_canary_replaces_its_agents_alone_then_holds_the_drain() {
         let instances = [instance("i-1"), instance("i-2"), instance("i-3")];
         let plan = build(
+            GroupIndex(0),
             "asg",
             &instances,
             PlanOptions {

@@ -1,20 +1,28 @@
 //! `Journal`: the checkpoint as a run keeps it. The record itself, the
 //! store it is written to, the bytes last written (a tick that changed
-//! nothing writes nothing), and whoever watches each write (the log, the
-//! live view, the plan API).
+//! nothing writes nothing), the roll's clock its events are stamped by,
+//! and whoever watches each write (the log, the live view, the plan API).
+//!
+//! Only the engine holds the journal: the runner changes the plan and
+//! the roll-wide record; a step reaches it only through the narrow
+//! operations of its `StepContext` (its group's record, an intent before
+//! a side effect, a result after it, a step appended).
 //!
 //! Every side effect of the roll is preceded by `intend`: its intent is
 //! in the checkpoint, on disk (or in S3), before the call is sent. That
 //! is what makes every step safe to run again after a crash: a resumed run
 //! finds the intent and asks the world whether the call landed.
 
-use crate::roll::record::checkpoint::{Checkpoint, CheckpointError, CheckpointStore};
+use super::clock::RollClock;
+use crate::roll::record::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, EventKind};
 
 pub struct Journal<'o> {
-    /// The record: read and changed by the runner and the steps, written
-    /// by `save`.
+    /// The record: read and changed by the engine, written by `save`.
     pub checkpoint: Checkpoint,
     store: CheckpointStore,
+    /// The time events are stamped with: the roll's, as step messages
+    /// and waits are told in.
+    clock: RollClock,
     /// The checkpoint as last written.
     saved: Vec<u8>,
     /// Called with the checkpoint after each write.
@@ -25,11 +33,13 @@ impl<'o> Journal<'o> {
     pub fn new(
         checkpoint: Checkpoint,
         store: CheckpointStore,
+        clock: RollClock,
         observer: Box<dyn FnMut(&Checkpoint) + Send + 'o>,
     ) -> Journal<'o> {
         Journal {
             checkpoint,
             store,
+            clock,
             saved: Vec::new(),
             observer,
         }
@@ -51,8 +61,20 @@ impl<'o> Journal<'o> {
     /// effect is sent (an intent repeated tick after tick is recorded
     /// once: `Checkpoint::intend`).
     pub async fn intend(&mut self, message: impl Into<String>) -> Result<(), CheckpointError> {
-        self.checkpoint.intend(message);
+        self.note_intent(message);
         self.save().await
+    }
+
+    /// Records the intent of a side effect, written with the next save
+    /// (one of several sent under an intent already written).
+    pub fn note_intent(&mut self, message: impl Into<String>) {
+        self.checkpoint.intend(self.clock.now(), message);
+    }
+
+    /// Records an event, stamped now by the roll's clock; written with
+    /// the next save.
+    pub fn log(&mut self, kind: EventKind, message: impl Into<String>) {
+        self.checkpoint.log(self.clock.now(), kind, message);
     }
 
     pub fn store(&self) -> &CheckpointStore {

@@ -200,7 +200,7 @@ impl Live {
 
 /// A queued operation applied to a copy of the plan (one that no longer
 /// parses or addresses nothing is skipped: the runner logs it as ignored).
-fn apply_queued(plan: &mut Plan, queued: &QueuedOperation) {
+fn apply_queued<K: Clone + PartialEq>(plan: &mut Plan<K>, queued: &QueuedOperation) {
     let Ok(operation) = queued.operation.parse::<Operation>() else {
         return;
     };

@@ -4,7 +4,8 @@
 //! - `tick_context`: what one tick has read of the world, built when the
 //!   tick starts and handed to every step of it.
 //! - `steps/`: each step of the plan as its own type behind one trait,
-//!   over one context.
+//!   over one context (`step_context`: what a step may use, its group's
+//!   record and narrow ways to write the rest).
 //! - `outcome`: how a run ends.
 //! - `run_options`: what a run is told besides its environment.
 //! - `journal`: the checkpoint as the run keeps it (intent before effect).
@@ -29,6 +30,7 @@ mod outcome;
 mod paging;
 pub mod run_options;
 pub mod runner;
+mod step_context;
 pub mod steps;
 pub mod tick_context;
 mod wait;

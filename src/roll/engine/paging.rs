@@ -44,19 +44,17 @@ pub async fn pause<G: Pager>(
         dedup_key: dedup_key.clone(),
         paged: false,
     });
-    checkpoint.log(EventKind::Pause, format!("{name}: {reason}"));
+    journal.log(EventKind::Pause, format!("{name}: {reason}"));
     journal.save().await?;
     let paged = if pager.is_configured() {
-        let page = page(journal, &name, reason, dedup_key, origin);
+        let page = page(journal, at, reason, dedup_key, origin);
         match pager.trigger(&page).await {
             Ok(()) => {
-                journal
-                    .checkpoint
-                    .log(EventKind::Paged, format!("page sent for {name}"));
+                journal.log(EventKind::Paged, format!("page sent for {name}"));
                 true
             }
             Err(err) => {
-                journal.checkpoint.log(
+                journal.log(
                     EventKind::PageFailed,
                     format!("the page did not go out: {err}"),
                 );
@@ -74,14 +72,20 @@ pub async fn pause<G: Pager>(
     Ok(paged)
 }
 
+/// The page of a pause at the step `at`, naming the group it acts on.
 fn page(
     journal: &Journal<'_>,
-    name: &str,
+    at: StepIndex,
     reason: &str,
     dedup_key: String,
     origin: PageOrigin<'_>,
 ) -> Page {
-    let asg = journal.checkpoint.asg.clone();
+    let checkpoint = &journal.checkpoint;
+    let name = &checkpoint.step_name(at);
+    let asg = checkpoint.group_of(at).map_or_else(
+        || checkpoint.name().to_string(),
+        |g| checkpoint.group(g).asg.clone(),
+    );
     let resume = origin.resume_command.to_string();
     Page {
         dedup_key,
@@ -114,9 +118,8 @@ pub async fn rolled_back<G: Pager>(
     failure: &str,
     source: &str,
 ) -> Result<bool, CheckpointError> {
-    let checkpoint = &mut journal.checkpoint;
-    let asg = checkpoint.asg.clone();
-    checkpoint.log(
+    let asg = rolled_back_groups(&journal.checkpoint).join(", ");
+    journal.log(
         EventKind::RolledBack,
         format!("rolled back after a failure on a new agent: {failure}"),
     );
@@ -143,13 +146,11 @@ pub async fn rolled_back<G: Pager>(
     };
     let paged = match pager.trigger(&page).await {
         Ok(()) => {
-            journal
-                .checkpoint
-                .log(EventKind::Paged, "page sent: rolled back".to_string());
+            journal.log(EventKind::Paged, "page sent: rolled back".to_string());
             true
         }
         Err(err) => {
-            journal.checkpoint.log(
+            journal.log(
                 EventKind::PageFailed,
                 format!("the page did not go out: {err}"),
             );
@@ -158,6 +159,24 @@ pub async fn rolled_back<G: Pager>(
     };
     journal.save().await?;
     Ok(paged)
+}
+
+/// The groups the plan rolled back (those with a rollback phase), in
+/// plan order; the checkpoint's name if none says so.
+fn rolled_back_groups(checkpoint: &Checkpoint) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (_, step) in checkpoint.plan.steps() {
+        if let Some(kind) = step.kind.as_ref().filter(|k| k.kind.is_rollback()) {
+            let asg = &checkpoint.group(kind.group).asg;
+            if !names.contains(asg) {
+                names.push(asg.clone());
+            }
+        }
+    }
+    if names.is_empty() {
+        names.push(checkpoint.name().to_string());
+    }
+    names
 }
 
 /// The evidence of the failure found on the new agents, as page details
@@ -208,11 +227,11 @@ pub async fn resolve_open_page<G: Pager>(
         return Ok(());
     };
     match pager.resolve(&page.dedup_key).await {
-        Ok(()) => journal.checkpoint.log(
+        Ok(()) => journal.log(
             EventKind::PageResolved,
             format!("{} got past its pause", page.step),
         ),
-        Err(err) => journal.checkpoint.log(
+        Err(err) => journal.log(
             EventKind::PageFailed,
             format!("resolving the page of {} failed: {err}", page.step),
         ),
@@ -281,7 +300,7 @@ pub async fn resume_after_pause(
     if let Some(page) = keep_page_open(&pause) {
         checkpoint.open_page = Some(page);
     }
-    checkpoint.log(
+    journal.log(
         EventKind::Resume,
         format!("resuming after the pause at {}", pause.step),
     );

@@ -1,11 +1,13 @@
 //! Runs a roll's plan as a reconcile loop. Each tick takes the plan
 //! engine's candidates (assets honoured, `DELAYED` steps never offered),
 //! builds the tick's context (`TickContext`: what the tick reads of the
-//! world, each thing at most once), advances every candidate by one tick
-//! of its step (`steps::tick`: the step looks, acts if it must, and says
-//! `Done` or what it waits for), saves the checkpoint if anything changed,
-//! and sleeps one poll interval unless a step completed. No step owns a
-//! loop; the runner owns every deadline, and no step's logic.
+//! world, each thing at most once, whatever group each step acts on),
+//! advances every candidate by one tick of its step (`steps::tick` on
+//! the kind the plan stores for it, over a `StepContext` lent for the
+//! step's group: the step looks, acts if it must, and says `Done` or what
+//! it waits for), saves the checkpoint if anything changed, and sleeps
+//! one poll interval unless a step completed. No step owns a loop; the
+//! runner owns every deadline, and no step's logic.
 //!
 //! Between ticks it applies the operator operations queued for it
 //! (`inbox.rs`) and honours a stop signal; a signal never cuts an API call
@@ -13,8 +15,6 @@
 //! the step reads `DELAYED`, a page goes out if a pager is configured, and
 //! the run returns `Outcome::Paused` (exit 3). A rerun clears only such a
 //! pause; an operator's interrupt holds until `roller plan continue`.
-
-use std::collections::BTreeMap;
 
 use tokio::sync::watch;
 
@@ -24,6 +24,7 @@ use super::journal::Journal;
 use super::outcome::{Ended, Outcome};
 use super::paging::{self, PageOrigin};
 use super::run_options::RunOptions;
+use super::step_context::Lent;
 use super::steps::{self, Memory, StepContext, Tick, Wait};
 use super::tick_context::TickContext;
 use super::wait;
@@ -36,7 +37,7 @@ use crate::roll::record::checkpoint::{
     Checkpoint, CheckpointError, CheckpointStore, EventKind, StepProgress,
 };
 use crate::roll::record::env::Environment;
-use crate::roll::record::kinds::{StepKind, WaitKind};
+use crate::roll::record::kinds::{GroupIndex, GroupStep, WaitKind};
 
 /// What one step's tick came to, as the loop sees it.
 enum Advanced {
@@ -65,9 +66,6 @@ pub struct Runner<'a, P> {
     journal: Journal<'a>,
     /// What this process has sent that the checkpoint does not keep.
     memory: Memory,
-    /// Each step's kind, read once from the checkpoint (and added to as
-    /// steps are appended): dispatch cannot meet an unknown step.
-    kinds: BTreeMap<StepIndex, StepKind>,
 }
 
 impl<'a, P: Ports> Runner<'a, P> {
@@ -80,26 +78,18 @@ impl<'a, P: Ports> Runner<'a, P> {
         stop: watch::Receiver<bool>,
         observer: Box<dyn FnMut(&Checkpoint) + Send + 'a>,
     ) -> Result<Self, RollError> {
-        let kinds = checkpoint
-            .step_kinds()
-            .map_err(|reason| CheckpointError::Corrupt {
-                path: store.location().to_path_buf(),
-                reason,
-            })?
-            .into_iter()
-            .collect();
         if let Some(live) = &options.live {
             live.observe(&checkpoint);
         }
+        let clock = RollClock::new(env.time_scale);
         Ok(Runner {
             ports,
             env,
             options,
-            clock: RollClock::new(env.time_scale),
+            clock: clock.clone(),
             stop,
-            journal: Journal::new(checkpoint, store, observer),
+            journal: Journal::new(checkpoint, store, clock, observer),
             memory: Memory::default(),
-            kinds,
         })
     }
 
@@ -130,7 +120,6 @@ impl<'a, P: Ports> Runner<'a, P> {
         loop {
             if self.stopped() {
                 self.journal
-                    .checkpoint
                     .log(EventKind::Stop, "stopped by a signal between ticks");
                 self.journal.save().await?;
                 return Ok(self.end(Outcome::Stopped));
@@ -163,10 +152,7 @@ impl<'a, P: Ports> Runner<'a, P> {
                     .unwrap_or_else(|| self.continue_command());
                 return self.held(reason).await;
             }
-            // Each step reads and writes its own group's part of the
-            // checkpoint, and its tick looks at that group.
-            self.journal.checkpoint.focus_on(candidates[0]);
-            let mut tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
+            let mut tick = TickContext::new(self.ports);
             if let Some(found) = self.watch(&mut tick).await? {
                 if let Some(reason) = self.failure_found(found).await? {
                     return self.pause(candidates[0], reason).await;
@@ -177,15 +163,10 @@ impl<'a, P: Ports> Runner<'a, P> {
             let mut finished = false;
             let mut begun = false;
             let mut failed = None;
-            let steps_before = self.kinds.len();
+            let steps_before = self.journal.checkpoint.plan.steps().count();
             for at in candidates {
                 if self.stopped() {
                     break;
-                }
-                let focus = self.journal.checkpoint.focus;
-                self.journal.checkpoint.focus_on(at);
-                if self.journal.checkpoint.focus != focus {
-                    tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
                 }
                 match self.advance(at, &mut tick).await? {
                     Advanced::Done => finished = true,
@@ -206,7 +187,7 @@ impl<'a, P: Ports> Runner<'a, P> {
                 continue;
             }
             // A step added this tick (the drain's next wave) runs at once.
-            finished |= self.kinds.len() != steps_before;
+            finished |= self.journal.checkpoint.plan.steps().count() != steps_before;
             self.journal.save().await?;
             // Every step offered is waiting for another to begin (the
             // drain's terminations while an operator or a canary holds the
@@ -232,10 +213,15 @@ impl<'a, P: Ports> Runner<'a, P> {
         at: StepIndex,
         tick: &mut TickContext<P>,
     ) -> Result<Advanced, RollError> {
-        let Some(kind) = self.kinds.get(&at).cloned() else {
-            return Err(RollError::refused(format!(
-                "the plan's step at {at:?} was not in the checkpoint when the run began"
-            )));
+        let Some(kind) = self.journal.checkpoint.plan.step(at).kind.clone() else {
+            return Err(CheckpointError::Corrupt {
+                path: self.journal.store().location().to_path_buf(),
+                reason: format!(
+                    "step '{}' of the plan has no \"kind\"",
+                    self.journal.checkpoint.plan.step(at).id
+                ),
+            }
+            .into());
         };
         let checkpoint = &mut self.journal.checkpoint;
         let id = checkpoint.plan.step(at).id.clone();
@@ -255,7 +241,7 @@ impl<'a, P: Ports> Runner<'a, P> {
             step.message = "acting".to_string();
         }
         let name = checkpoint.step_name(at);
-        let ticked = self.tick(&kind, tick).await;
+        let ticked = self.tick(Some(at), &kind, tick).await;
         let checkpoint = &mut self.journal.checkpoint;
         match ticked {
             // Nothing was done: the step has not begun.
@@ -280,7 +266,8 @@ impl<'a, P: Ports> Runner<'a, P> {
                 let step = checkpoint.plan.step_mut(at);
                 step.status = Status::Complete;
                 step.message = format!("{message} (took {})", human(took));
-                checkpoint.log(EventKind::Step, format!("{name} complete: {message}"));
+                self.journal
+                    .log(EventKind::Step, format!("{name} complete: {message}"));
                 self.journal.save().await?;
                 Ok(Advanced::Done)
             }
@@ -323,37 +310,36 @@ impl<'a, P: Ports> Runner<'a, P> {
         }
     }
 
-    /// One tick of the step `kind`, over `tick`, with the context the
-    /// runner lends it; the steps it appends are dispatched from now on.
+    /// One tick of the step at `at` (`None`: a step run outside the
+    /// plan, by `roller abandon`), of `kind`, over `tick`, with the
+    /// context the runner lends it for the step's group.
     async fn tick(
         &mut self,
-        kind: &StepKind,
+        at: Option<StepIndex>,
+        kind: &GroupStep,
         tick: &mut TickContext<P>,
     ) -> Result<Tick, RollError> {
-        let mut appended = Vec::new();
-        let ticked = steps::tick(kind, &mut self.context(tick, &mut appended)).await;
-        self.kinds.extend(appended);
-        ticked
+        steps::tick(&kind.kind, &mut self.context(tick, at, kind.group)).await
     }
 
-    /// What the runner lends a step for one tick over `tick`; the steps it
-    /// appends go to `appended`.
+    /// What the runner lends the step at `at`, of the group `group`, for
+    /// one tick over `tick`.
     fn context<'r>(
         &'r mut self,
         tick: &'r mut TickContext<P>,
-        appended: &'r mut Vec<(StepIndex, StepKind)>,
+        at: Option<StepIndex>,
+        group: GroupIndex,
     ) -> StepContext<'r, 'a, P> {
-        StepContext::new(
-            self.ports,
-            self.env,
-            &self.options,
-            &self.clock,
+        let lent = Lent {
+            ports: self.ports,
+            env: self.env,
+            options: &self.options,
+            clock: &self.clock,
             tick,
-            &mut self.journal,
-            &mut self.memory,
-            &mut self.stop,
-            appended,
-        )
+            memory: &mut self.memory,
+            stop: &mut self.stop,
+        };
+        StepContext::new(lent, &mut self.journal, at, group)
     }
 
     /// Records the wait and checks its deadline.
@@ -382,8 +368,9 @@ impl<'a, P: Ports> Runner<'a, P> {
         let checkpoint = &mut self.journal.checkpoint;
         checkpoint.plan.step_mut(at).message =
             format!("failed at {}: {err}; rerun to retry", self.clock.utc());
-        checkpoint.log(EventKind::Failure, format!("{name}: {err}"));
-        if let Some(event) = checkpoint.events.last_mut() {
+        self.journal
+            .log(EventKind::Failure, format!("{name}: {err}"));
+        if let Some(event) = self.journal.checkpoint.events.last_mut() {
             event.label = Some(err.label().to_string());
         }
         self.journal.save().await?;
@@ -429,7 +416,7 @@ impl<'a, P: Ports> Runner<'a, P> {
     }
 
     async fn held(mut self, reason: String) -> Result<Ended, RollError> {
-        self.journal.checkpoint.log(EventKind::Held, reason.clone());
+        self.journal.log(EventKind::Held, reason.clone());
         self.journal.save().await?;
         Ok(self.end(Outcome::Held { reason }))
     }
@@ -468,8 +455,9 @@ impl<'a, P: Ports> Runner<'a, P> {
         let checkpoint = &mut self.journal.checkpoint;
         let name = checkpoint.step_name(at);
         checkpoint.plan.step_mut(at).message = format!("refused: {reason}");
-        checkpoint.log(EventKind::Failure, format!("{name} refused: {reason}"));
-        if let Some(event) = checkpoint.events.last_mut() {
+        self.journal
+            .log(EventKind::Failure, format!("{name} refused: {reason}"));
+        if let Some(event) = self.journal.checkpoint.events.last_mut() {
             event.label = Some("cluster_held".to_string());
         }
         self.journal.save().await?;
@@ -486,25 +474,31 @@ impl<'a, P: Ports> Runner<'a, P> {
         paging::paused_step(checkpoint, &checkpoint.pause.as_ref()?.step)
     }
 
-    /// The group `index` of the checkpoint is the one `tick_alone` and
-    /// `undo_surges` act on from now on (`roller abandon`, group by group).
-    pub fn focus_group(&mut self, index: usize) {
-        self.journal.checkpoint.focus_group(index);
+    /// One tick of the step `kind` (on its group) outside the loop, with
+    /// a tick context of its own: what `roller abandon` runs its finish
+    /// steps with.
+    pub async fn tick_alone(&mut self, kind: &GroupStep) -> Result<Tick, RollError> {
+        let mut tick = TickContext::new(self.ports);
+        self.tick(None, kind, &mut tick).await
     }
 
-    /// One tick of the step `kind` outside the loop, with a tick context
-    /// of its own: what `roller abandon` runs its finish steps with.
-    pub async fn tick_alone(&mut self, kind: &StepKind) -> Result<Tick, RollError> {
-        let mut tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
-        self.tick(kind, &mut tick).await
+    /// Every surge of the group `group` not finished set back to its
+    /// app's instance count before it (`roller abandon`): what was set
+    /// back, and what could not be.
+    pub async fn undo_surges(&mut self, group: GroupIndex) -> Result<steps::Undone, RollError> {
+        let mut tick = TickContext::new(self.ports);
+        Ok(self.context(&mut tick, None, group).undo_surges().await?)
     }
 
-    /// Every surge not finished set back to its app's instance count
-    /// before it (`roller abandon`); `None` when there was none.
-    pub async fn undo_surges(&mut self) -> Result<Option<String>, RollError> {
-        let mut tick = TickContext::new(self.ports, &self.journal.checkpoint.asg);
-        let mut appended = Vec::new();
-        self.context(&mut tick, &mut appended).undo_surges().await
+    /// `<asg>: ` before what is said of the group `group` in a roll of
+    /// several groups; nothing for one.
+    pub fn group_label(&self, group: GroupIndex) -> String {
+        let checkpoint = &self.journal.checkpoint;
+        if checkpoint.groups.len() > 1 {
+            format!("{}: ", checkpoint.group(group).asg)
+        } else {
+            String::new()
+        }
     }
 
     /// Resolves the roll's page, a paused one's included (`roller

@@ -7,52 +7,53 @@
 //! queue the failure watch reads. A new tick starts
 //! with a new context, so nothing read in one tick is trusted in the next.
 //!
+//! One tick's context serves every step of it, whatever group each acts
+//! on: the groups are read by name, each at most once per tick.
+//!
 //! It also counts what the tick itself does that its reads cannot show
 //! yet: the terminations it sent, and the old agents per AZ being
-//! terminated. And it holds the check every write to the group is made
-//! after: nobody else changed the group (`check_no_other_writer`).
+//! terminated (per group). And it holds the check every write to a group
+//! is made after: nobody else changed it (`check_no_other_writer`).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::plan::Status;
 use crate::roll::decide::health;
-use crate::roll::decide::roll_plan::TERMINATE;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
 use crate::roll::ports::marathon::{App, Marathon, QueuedLaunch};
 use crate::roll::ports::mesos::{Agent, MaintenanceStatus, MesosMaster};
-use crate::roll::record::checkpoint::Checkpoint;
+use crate::roll::record::checkpoint::GroupRoll;
+use crate::roll::record::kinds::{GroupIndex, RollPlan, StepKind};
 
 pub struct TickContext<P> {
     ports: P,
-    /// The group the roll is on.
-    asg: String,
     agents: Option<Arc<Vec<Agent>>>,
     observation: Option<Arc<Observation>>,
-    group: Option<Arc<AutoScalingGroup>>,
+    /// Each group this tick has read, by ASG name.
+    groups: HashMap<String, Arc<AutoScalingGroup>>,
     maintenance: Option<Arc<MaintenanceStatus>>,
     queue: Option<Arc<Vec<QueuedLaunch>>>,
-    /// Old agents per AZ being terminated (sent, step not complete),
-    /// counted on first ask and kept up to date by this tick's sends.
-    terminating: Option<HashMap<String, usize>>,
+    /// Old agents per AZ being terminated (sent, step not complete), per
+    /// group, counted on first ask and kept up to date by this tick's
+    /// sends.
+    terminating: HashMap<GroupIndex, HashMap<String, usize>>,
     /// Instances whose termination this tick sent (the group this tick
     /// read still shows them in service).
     sent: HashSet<String>,
 }
 
 impl<P: Ports> TickContext<P> {
-    pub fn new(ports: P, asg: &str) -> TickContext<P> {
+    pub fn new(ports: P) -> TickContext<P> {
         TickContext {
             ports,
-            asg: asg.to_string(),
             agents: None,
             observation: None,
-            group: None,
+            groups: HashMap::new(),
             maintenance: None,
             queue: None,
-            terminating: None,
+            terminating: HashMap::new(),
             sent: HashSet::new(),
         }
     }
@@ -80,14 +81,14 @@ impl<P: Ports> TickContext<P> {
         Ok(seen)
     }
 
-    /// The group as this tick sees it (a termination this tick is not in
-    /// it: `sent` and `check_no_other_writer` account for those).
-    pub async fn group(&mut self) -> Result<Arc<AutoScalingGroup>, RollError> {
-        if let Some(group) = &self.group {
+    /// The group `asg` as this tick sees it (a termination this tick is
+    /// not in it: `sent` and `check_no_other_writer` account for those).
+    pub async fn group(&mut self, asg: &str) -> Result<Arc<AutoScalingGroup>, RollError> {
+        if let Some(group) = self.groups.get(asg) {
             return Ok(group.clone());
         }
-        let group = Arc::new(self.ports.aws().describe_group(&self.asg).await?);
-        self.group = Some(group.clone());
+        let group = Arc::new(self.ports.aws().describe_group(asg).await?);
+        self.groups.insert(asg.to_string(), group.clone());
         Ok(group)
     }
 
@@ -118,19 +119,16 @@ impl<P: Ports> TickContext<P> {
     /// termination sent since the look. The look is at most one tick old;
     /// the adapter reads the group again right before it terminates (the
     /// instance must still be in service, MinSize kept).
-    pub async fn check_no_other_writer(
-        &mut self,
-        checkpoint: &Checkpoint,
-    ) -> Result<(), RollError> {
-        let group = self.group().await?;
-        let landed = checkpoint
+    pub async fn check_no_other_writer(&mut self, record: &GroupRoll) -> Result<(), RollError> {
+        let group = self.group(&record.asg).await?;
+        let landed = record
             .instances
             .iter()
             .filter(|i| i.terminate_sent)
             .filter(|i| !group.still_has(&i.id))
             .count();
-        let expected = checkpoint.desired_after(u32::try_from(landed).unwrap_or(u32::MAX));
-        other_writer(checkpoint, &group, expected)
+        let expected = record.desired_after(u32::try_from(landed).unwrap_or(u32::MAX));
+        other_writer(record, &group, expected)
     }
 
     /// Whether this tick sent `instance`'s termination.
@@ -138,32 +136,40 @@ impl<P: Ports> TickContext<P> {
         self.sent.contains(instance)
     }
 
-    /// Counts a termination this tick sends, in `az`.
-    pub fn sending(&mut self, instance: &str, az: &str) {
-        if let Some(counts) = &mut self.terminating {
+    /// Counts a termination of the group `g` this tick sends, in `az`.
+    pub fn sending(&mut self, g: GroupIndex, instance: &str, az: &str) {
+        if let Some(counts) = self.terminating.get_mut(&g) {
             *counts.entry(az.to_string()).or_default() += 1;
         }
         self.sent.insert(instance.to_string());
     }
 
-    /// Old agents of `az` whose termination was sent and whose step has
-    /// not completed (Mesos has not dropped them yet), counted once per
-    /// tick (a drain has a step per old agent) and kept up to date by this
-    /// tick's terminations.
-    pub fn terminating_in(&mut self, az: &str, checkpoint: &Checkpoint) -> usize {
-        let counts = self.terminating.get_or_insert_with(|| {
-            let terminate = checkpoint.phase_id(TERMINATE);
-            let open: HashSet<&str> = checkpoint
-                .plan
-                .phases
-                .iter()
-                .filter(|p| p.id == terminate)
-                .flat_map(|p| &p.steps)
-                .filter(|s| s.status != Status::Complete)
-                .map(|s| s.id.as_str())
+    /// Old agents of `az` of the group `g` (`record`) whose termination
+    /// was sent and whose drain termination step has not completed
+    /// (Mesos has not dropped them yet), counted once per tick (a drain
+    /// has a step per old agent) and kept up to date by this tick's
+    /// terminations.
+    pub fn terminating_in(
+        &mut self,
+        az: &str,
+        g: GroupIndex,
+        plan: &RollPlan,
+        record: &GroupRoll,
+    ) -> usize {
+        let counts = self.terminating.entry(g).or_insert_with(|| {
+            let open: HashSet<&str> = plan
+                .steps()
+                .filter(|(_, s)| !s.is_complete())
+                .filter_map(|(_, s)| match s.kind.as_ref() {
+                    Some(k) if k.group == g => match &k.kind {
+                        StepKind::Terminate { instance } => Some(instance.as_str()),
+                        _ => None,
+                    },
+                    _ => None,
+                })
                 .collect();
             let mut counts = HashMap::new();
-            for i in &checkpoint.instances {
+            for i in &record.instances {
                 if i.terminate_sent && open.contains(i.id.as_str()) {
                     *counts.entry(i.availability_zone.clone()).or_default() += 1;
                 }
@@ -264,7 +270,7 @@ impl Observation {
 /// it. Any difference is another writer's change, all of them said at
 /// once: the roll stops and pages, and never changes anything back.
 pub fn other_writer(
-    checkpoint: &Checkpoint,
+    checkpoint: &GroupRoll,
     group: &AutoScalingGroup,
     expected: u32,
 ) -> Result<(), RollError> {
@@ -345,11 +351,11 @@ mod tests {
     }
 
     /// Every read a step can ask of the tick, `times` over.
-    async fn ask<P: Ports>(tick: &mut TickContext<P>, times: usize) {
+    async fn ask<P: Ports>(tick: &mut TickContext<P>, asg: &str, times: usize) {
         for _ in 0..times {
             tick.observation().await.expect("apps and agents");
             tick.agents().await.expect("agents");
-            tick.group().await.expect("the group");
+            tick.group(asg).await.expect("the group");
             tick.maintenance().await.expect("maintenance status");
         }
     }
@@ -362,15 +368,15 @@ mod tests {
         let asg = cluster.env.asg.clone();
         // A first tick, so that whatever the clients do once (finding the
         // leaders) is behind us.
-        ask(&mut TickContext::new(cluster.ports(), &asg), 1).await;
+        ask(&mut TickContext::new(cluster.ports()), &asg, 1).await;
 
         let before = cluster.sim.report().api_calls;
-        ask(&mut TickContext::new(cluster.ports(), &asg), 1).await;
+        ask(&mut TickContext::new(cluster.ports()), &asg, 1).await;
         let asked_once = since(&cluster, &before);
 
         let before = cluster.sim.report().api_calls;
-        let mut tick = TickContext::new(cluster.ports(), &asg);
-        ask(&mut tick, 5).await;
+        let mut tick = TickContext::new(cluster.ports());
+        ask(&mut tick, &asg, 5).await;
         let asked_five_times = since(&cluster, &before);
 
         assert_eq!(asked_five_times, asked_once);
@@ -382,7 +388,7 @@ mod tests {
         }
         // The next tick trusts nothing the last one read.
         let before = cluster.sim.report().api_calls;
-        ask(&mut TickContext::new(cluster.ports(), &asg), 1).await;
+        ask(&mut TickContext::new(cluster.ports()), &asg, 1).await;
         assert_eq!(since(&cluster, &before), asked_once);
         cluster.sim.shutdown().await;
     }

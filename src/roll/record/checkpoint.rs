@@ -8,9 +8,15 @@
 //! It is written atomically (temp file, fsync, rename, fsync the folder),
 //! mode 0600, before and after every side effect: intent, then result. A
 //! checkpoint for another group, of a newer schema or that does not parse
-//! is refused and left untouched. A checkpoint of schema 1 is migrated
-//! when read (each step gets its typed kind, a pause becomes a `DELAYED`
-//! step); it is written back as schema 2.
+//! is refused and left untouched. A checkpoint of an older schema (1 to
+//! `VERSION` − 1) is migrated when read (`migrate.rs` says what each
+//! step adds) and written back as `VERSION`.
+//!
+//! The record has two parts: what holds for the whole roll (the run id,
+//! the settings fixed for it, the plan, the events) and one `GroupRoll`
+//! per group it rolls. A step of the plan names its group by index
+//! (`GroupStep`), and reaches that group's record through
+//! `Checkpoint::group` / `split`; nothing reads "the current group".
 
 use std::collections::BTreeMap;
 use std::io;
@@ -19,9 +25,9 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use super::kinds::StepKind;
+use super::kinds::{GroupIndex, RollPlan};
 use crate::atomic_file;
-use crate::plan::{Plan, StepIndex};
+use crate::plan::StepIndex;
 
 mod error;
 mod events;
@@ -40,8 +46,8 @@ pub use moves::{Surge, SurgeState, WaveRecord};
 pub use run_lock::{RunLock, RunLockError};
 pub use store::CheckpointStore;
 
-/// The schema this build writes and reads (schema 1 is migrated).
-pub const VERSION: u32 = 3;
+/// The schema this build writes (and reads; every older one is migrated).
+pub const VERSION: u32 = 4;
 
 /// Checkpoints name instances and hosts: readable by the owner only.
 pub const FILE_MODE: u32 = 0o600;
@@ -101,14 +107,11 @@ pub struct Checkpoint {
     pub summary: Option<String>,
     /// The groups the roll replaces the agents of, in plan order (one for
     /// a single-ASG environment): what the roll knows and changed of each.
+    /// Never empty (a checkpoint without one is refused when read); the
+    /// first names the checkpoint.
     pub groups: Vec<GroupRoll>,
-    /// The group the step being run rolls (not stored: the runner sets it
-    /// from the step's phase before each tick, `focus_on`). The checkpoint
-    /// reads through to it (`Deref`), so a step names "its" group's
-    /// instances, surges and windows as `checkpoint.instances`.
-    #[serde(skip)]
-    pub focus: usize,
-    pub plan: Plan,
+    /// Every step says what it does and to which of `groups`.
+    pub plan: RollPlan,
     pub events: Vec<Event>,
 }
 
@@ -147,13 +150,11 @@ pub struct RecordedEnvironment {
     pub marathon: Vec<String>,
     #[serde(rename = "match")]
     pub agent_match: String,
-    pub time_scale: f64,
 }
 
 impl RecordedEnvironment {
     /// What differs between the environment this checkpoint was made for
-    /// and `now`, one phrase each (empty: the same cluster). The time
-    /// scale may differ: it is how fast a simulator runs, not where.
+    /// and `now`, one phrase each (empty: the same cluster).
     pub fn differences(&self, now: &RecordedEnvironment) -> Vec<String> {
         fn sorted(list: &[String]) -> Vec<&str> {
             let mut list: Vec<&str> = list.iter().map(|s| s.trim_end_matches('/')).collect();
@@ -230,29 +231,14 @@ impl Pause {
     }
 }
 
-/// A checkpoint reads through to the group its current step rolls.
-impl std::ops::Deref for Checkpoint {
-    type Target = GroupRoll;
-
-    fn deref(&self) -> &GroupRoll {
-        &self.groups[self.focused()]
-    }
-}
-
-impl std::ops::DerefMut for Checkpoint {
-    fn deref_mut(&mut self) -> &mut GroupRoll {
-        let at = self.focused();
-        &mut self.groups[at]
-    }
-}
-
 /// The separator between a group and a phase in a phase's id
 /// (`<asg>:drain`): ASG names cannot hold a colon.
 pub const GROUP_SEPARATOR: char = ':';
 
 /// The id of the phase (or fixed-word step) `phase` of the group `asg`
 /// in a plan of `groups` groups: the bare id for one group (as plans
-/// always had), else `<asg>:<phase>`.
+/// always had), else `<asg>:<phase>`. Ids are made from the group, never
+/// read back into one: a step's group is in its kind (`GroupStep`).
 pub fn group_phase_id(asg: &str, phase: &str, groups: usize) -> String {
     if groups > 1 {
         format!("{asg}{GROUP_SEPARATOR}{phase}")
@@ -261,68 +247,101 @@ pub fn group_phase_id(asg: &str, phase: &str, groups: usize) -> String {
     }
 }
 
-/// A phase id's group (`None`: a one-group plan's phase) and bare id.
-pub fn split_phase_id(id: &str) -> (Option<&str>, &str) {
-    match id.split_once(GROUP_SEPARATOR) {
-        Some((group, phase)) => (Some(group), phase),
-        None => (None, id),
-    }
+/// What holds for the whole roll, read-only, beside one group's record
+/// (`Checkpoint::split`): a step reads the settings fixed for the roll,
+/// the plan and the progress here, and writes only its own group.
+#[derive(Clone, Copy, Debug)]
+pub struct RollView<'a> {
+    pub run_id: &'a str,
+    pub honor_min_health: bool,
+    pub max_unavailable: u32,
+    pub allow_unhealthy: &'a [String],
+    pub acknowledged_failures: &'a [String],
+    pub progress: &'a BTreeMap<String, StepProgress>,
+    pub plan: &'a RollPlan,
+    /// How many groups the roll has (ids are prefixed when more than one).
+    pub groups: usize,
 }
 
 impl Checkpoint {
-    /// Which group the phase `phase_id` rolls (its index in `groups`); a
-    /// phase without a group prefix is the first group's.
-    pub fn group_of_phase(&self, phase_id: &str) -> Option<usize> {
-        match split_phase_id(phase_id).0 {
-            None => Some(0),
-            Some(asg) => self.groups.iter().position(|g| g.asg == asg),
+    /// The record of the group `g` (a step's group: `parse` refuses a
+    /// plan whose steps name a group the checkpoint does not hold).
+    pub fn group(&self, g: GroupIndex) -> &GroupRoll {
+        &self.groups[g.0]
+    }
+
+    pub fn group_mut(&mut self, g: GroupIndex) -> &mut GroupRoll {
+        &mut self.groups[g.0]
+    }
+
+    /// The groups with their indices, in plan order.
+    pub fn indexed_groups(&self) -> impl Iterator<Item = (GroupIndex, &GroupRoll)> {
+        self.groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (GroupIndex(i), g))
+    }
+
+    /// The roll-wide record, read-only, and the group `g`'s, writable:
+    /// two borrows that cannot reach each other's fields.
+    pub fn split(&mut self, g: GroupIndex) -> (RollView<'_>, &mut GroupRoll) {
+        let groups = self.groups.len();
+        let Checkpoint {
+            run_id,
+            honor_min_health,
+            max_unavailable,
+            allow_unhealthy,
+            acknowledged_failures,
+            progress,
+            plan,
+            groups: records,
+            ..
+        } = self;
+        let view = RollView {
+            run_id,
+            honor_min_health: *honor_min_health,
+            max_unavailable: *max_unavailable,
+            allow_unhealthy,
+            acknowledged_failures,
+            progress,
+            plan,
+            groups,
+        };
+        (view, &mut records[g.0])
+    }
+
+    /// The roll-wide record, read-only.
+    pub fn view(&self) -> RollView<'_> {
+        RollView {
+            run_id: &self.run_id,
+            honor_min_health: self.honor_min_health,
+            max_unavailable: self.max_unavailable,
+            allow_unhealthy: &self.allow_unhealthy,
+            acknowledged_failures: &self.acknowledged_failures,
+            progress: &self.progress,
+            plan: &self.plan,
+            groups: self.groups.len(),
         }
     }
 
-    /// Which group the step at `at` rolls.
-    pub fn group_of(&self, at: StepIndex) -> usize {
-        self.plan
-            .phases
-            .get(at.phase)
-            .and_then(|p| self.group_of_phase(&p.id))
-            .unwrap_or(0)
+    /// The group the step at `at` acts on (`None`: a step without a
+    /// kind, which `parse` refuses).
+    pub fn group_of(&self, at: StepIndex) -> Option<GroupIndex> {
+        self.plan.step(at).kind.as_ref().map(|k| k.group)
     }
 
-    /// Reads and writes through to the group the step at `at` rolls.
-    pub fn focus_on(&mut self, at: StepIndex) {
-        self.focus = self.group_of(at);
+    /// The group whose ASG is `asg`.
+    pub fn group_named(&self, asg: &str) -> Option<GroupIndex> {
+        self.groups
+            .iter()
+            .position(|g| g.asg == asg)
+            .map(GroupIndex)
     }
 
-    /// Reads and writes through to the group at `index` (`roller
-    /// abandon`, group by group).
-    pub fn focus_group(&mut self, index: usize) {
-        self.focus = index;
-    }
-
-    /// The index of the focused group. `parse` refuses a checkpoint
-    /// without groups and preflight never builds one: the clamp only keeps
-    /// a bad `focus` from panicking.
-    fn focused(&self) -> usize {
-        self.focus.min(self.groups.len().saturating_sub(1))
-    }
-
-    /// The id of the focused group's phase `phase` (`drain`, `terminate`).
-    pub fn phase_id(&self, phase: &str) -> String {
-        group_phase_id(&self.asg, phase, self.groups.len())
-    }
-
-    /// The id of the focused group's step `step` (bare: `wave-1`,
-    /// `lock`): `<asg>:wave-1` in a plan of several groups, whose steps
-    /// of one name are kept apart so (plan-wide unique ids, as the plan
-    /// document requires).
-    pub fn step_id(&self, step: &str) -> String {
-        group_phase_id(&self.asg, step, self.groups.len())
-    }
-
-    /// The progress of the focused group's step `step` (bare id:
-    /// `wait-registered`), if it has begun.
-    pub fn progress_of(&self, step: &str) -> Option<&StepProgress> {
-        self.progress.get(&self.step_id(step))
+    /// The name the checkpoint goes by (its file, its archive, the
+    /// checks on resume): its first group's ASG.
+    pub fn name(&self) -> &str {
+        self.groups.first().map_or("", |g| g.asg.as_str())
     }
 
     /// Every group's ASG name, in plan order.
@@ -359,23 +378,14 @@ impl Checkpoint {
         // rather than as whatever field this build does not know.
         let mut value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
-        let migrated = match value.get("version").and_then(serde_json::Value::as_u64) {
+        let found = match value.get("version").and_then(serde_json::Value::as_u64) {
             Some(found) if found > u64::from(VERSION) => {
                 return Err(CheckpointError::Newer {
                     path: path.to_path_buf(),
                     found,
                 });
             }
-            Some(1) => {
-                migrate::from_v1(&mut value).map_err(corrupt)?;
-                migrate::from_v2(&mut value).map_err(corrupt)?;
-                true
-            }
-            Some(2) => {
-                migrate::from_v2(&mut value).map_err(corrupt)?;
-                false
-            }
-            Some(found) if found == u64::from(VERSION) => false,
+            Some(found @ 1..) => found,
             Some(found) => {
                 return Err(corrupt(format!(
                     "schema version {found} does not exist (this roller reads 1 to {VERSION})"
@@ -383,9 +393,10 @@ impl Checkpoint {
             }
             None => return Err(corrupt("no numeric \"version\"".to_string())),
         };
+        migrate::to_current(&mut value, found).map_err(corrupt)?;
         let mut checkpoint: Checkpoint =
             serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
-        if migrated {
+        if found == 1 {
             migrate::after_v1(&mut checkpoint);
         }
         if checkpoint.groups.is_empty() {
@@ -393,18 +404,7 @@ impl Checkpoint {
                 "it rolls no group (\"groups\" is empty)".to_string(),
             ));
         }
-        if let Some(phase) = checkpoint
-            .plan
-            .phases
-            .iter()
-            .find(|p| checkpoint.group_of_phase(&p.id).is_none())
-        {
-            return Err(corrupt(format!(
-                "its plan's phase '{}' names a group the checkpoint does not roll ({})",
-                phase.id,
-                checkpoint.group_names().join(", ")
-            )));
-        }
+        checkpoint.check_steps().map_err(corrupt)?;
         // The plan is run as stored: one a plan document would refuse
         // (a dangling dependency, two steps with one id, a canary phase
         // without its canaries) would misbehave silently.
@@ -412,36 +412,39 @@ impl Checkpoint {
             .plan
             .check_stored()
             .map_err(|e| corrupt(format!("its plan is not valid: {e}")))?;
-        checkpoint.step_kinds().map_err(corrupt)?;
         Ok(checkpoint)
     }
 
-    /// Every step of the plan with its typed kind, in tree order; an
-    /// error names the first step whose kind is missing or unknown.
-    pub fn step_kinds(&self) -> Result<Vec<(StepIndex, StepKind)>, String> {
-        self.plan
-            .steps()
-            .map(|(at, step)| {
-                let value = step
-                    .kind
-                    .as_ref()
-                    .ok_or_else(|| format!("step '{}' of the plan has no \"kind\"", step.id))?;
-                StepKind::from_value(value)
-                    .map(|kind| (at, kind))
-                    .map_err(|e| format!("step '{}' has an unknown kind: {e}", step.id))
-            })
-            .collect()
+    /// Every step of the plan says what it does, to a group the
+    /// checkpoint holds; an error names the first that does not.
+    fn check_steps(&self) -> Result<(), String> {
+        for (_, step) in self.plan.steps() {
+            let Some(kind) = &step.kind else {
+                return Err(format!("step '{}' of the plan has no \"kind\"", step.id));
+            };
+            if kind.group.0 >= self.groups.len() {
+                return Err(format!(
+                    "step '{}' acts on group {}, but the checkpoint rolls {} group(s) ({})",
+                    step.id,
+                    kind.group.0,
+                    self.groups.len(),
+                    self.group_names().join(", ")
+                ));
+            }
+        }
+        Ok(())
     }
 
-    /// Refuses a checkpoint made for another group.
+    /// Refuses a checkpoint made for another group (one whose name, its
+    /// first group, is not `asg`).
     pub fn check_group(&self, path: &Path, asg: &str) -> Result<(), CheckpointError> {
-        if self.asg == asg {
+        if self.name() == asg {
             Ok(())
         } else {
             Err(CheckpointError::OtherGroup {
                 path: path.to_path_buf(),
                 expected: asg.to_string(),
-                found: self.asg.clone(),
+                found: self.name().to_string(),
             })
         }
     }
@@ -479,24 +482,25 @@ impl Checkpoint {
         Ok(())
     }
 
-    /// Appends an event stamped now.
-    /// Records the intent of a side effect, unless the last event is that
-    /// same intent: a call failing tick after tick is sent again under the
-    /// one intent, not one per tick.
-    pub fn intend(&mut self, message: impl Into<String>) {
+    /// Records, at `at`, the intent of a side effect, unless the last
+    /// event is that same intent: a call failing tick after tick is sent
+    /// again under the one intent, not one per tick.
+    pub fn intend(&mut self, at: SystemTime, message: impl Into<String>) {
         let message = message.into();
         let repeated = self
             .events
             .last()
             .is_some_and(|e| e.kind == EventKind::Intent && e.message == message);
         if !repeated {
-            self.log(EventKind::Intent, message);
+            self.log(at, EventKind::Intent, message);
         }
     }
 
-    pub fn log(&mut self, kind: EventKind, message: impl Into<String>) {
+    /// Appends an event stamped `at` (the roll's clock: the time its step
+    /// messages and waits are told in).
+    pub fn log(&mut self, at: SystemTime, kind: EventKind, message: impl Into<String>) {
         self.events.push(Event {
-            at: utc(SystemTime::now()),
+            at: utc(at),
             kind,
             message: message.into(),
             user: None,
@@ -518,37 +522,16 @@ impl Checkpoint {
         format!("{}/{}", phase.id, phase.steps[at.step].id)
     }
 
-    /// Instances whose termination was sent: they count as gone when the
-    /// desired capacity is computed.
-    pub fn terminated(&self) -> u32 {
-        u32::try_from(self.instances.iter().filter(|i| i.terminate_sent).count())
-            .unwrap_or(u32::MAX)
+    /// The id of the group `g`'s phase `phase` (`drain`, `terminate`):
+    /// `<asg>:drain` in a plan of several groups.
+    pub fn phase_id(&self, g: GroupIndex, phase: &str) -> String {
+        group_phase_id(&self.group(g).asg, phase, self.groups.len())
     }
 
-    /// The absolute desired capacity of the scale-up: N + K − terminated.
-    /// Computed from the checkpoint, so no rerun of the step can overshoot.
-    /// Saturating: preflight keeps N + K far below `u32::MAX`, but a
-    /// checkpoint is a file anyone may edit, and a panic mid-roll is worse
-    /// than a desired capacity AWS then refuses.
-    pub fn scale_up_desired(&self) -> u32 {
-        self.desired_after(self.terminated())
-    }
-
-    /// N + K − `terminated`.
-    pub fn desired_after(&self, terminated: u32) -> u32 {
-        let k = u32::try_from(self.instances.len()).unwrap_or(u32::MAX);
-        self.target.saturating_add(k).saturating_sub(terminated)
-    }
-
-    /// Instances of the original group still counted in the capacity.
-    pub fn original_remaining(&self) -> u32 {
-        u32::try_from(self.original.instance_ids.len())
-            .unwrap_or(u32::MAX)
-            .saturating_sub(self.terminated())
-    }
-
-    pub fn instance_mut(&mut self, id: &str) -> Option<&mut RolledInstance> {
-        self.instances.iter_mut().find(|i| i.id == id)
+    /// The group `g`'s phase `phase` (bare id: `drain`), if the plan has it.
+    pub fn phase_of(&self, g: GroupIndex, phase: &str) -> Option<usize> {
+        let id = self.phase_id(g, phase);
+        self.plan.phases.iter().position(|p| p.id == id)
     }
 }
 

@@ -1,14 +1,83 @@
-//! The kinds the checkpoint stores: what each step of the plan does
-//! (`StepKind`, in the plan document's step as `"kind": {"type":
-//! "replace", "instance": "i-…"}`), and what a step waits for (`WaitKind`,
-//! each with its own timeout). The engine dispatches on the first and
-//! keeps deadlines by the second; both are plain data.
+//! The kinds the checkpoint stores: what each step of the plan does and
+//! on which group (`GroupStep`: a `StepKind` and a `GroupIndex`, in the
+//! plan document's step as `"kind": {"type": "replace", "instance":
+//! "i-…", "group": 0}`), and what a step waits for (`WaitKind`, each with
+//! its own timeout). The engine dispatches on the first and keeps
+//! deadlines by the second; both are plain data.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::env::Timeouts;
+use crate::plan::Plan;
+
+/// A roll's plan: every step says what it does and on which group.
+pub type RollPlan = Plan<GroupStep>;
+
+/// Which of the roll's groups a step acts on: its place in the
+/// checkpoint's `groups` (plan order). A checkpoint whose steps name a
+/// group it does not hold is refused when read, so a step's group is
+/// always there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct GroupIndex(pub usize);
+
+/// A step of a roll's plan: what it does (`kind`) to which group
+/// (`group`). Stored as the kind's JSON with the group beside its type,
+/// `{"type": "drain-wave", "wave": 1, "group": 0}`, so the plan file and
+/// the plan API keep the shape they had.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "serde_json::Value", into = "serde_json::Value")]
+pub struct GroupStep {
+    pub group: GroupIndex,
+    pub kind: StepKind,
+}
+
+impl GroupStep {
+    pub fn new(group: GroupIndex, kind: StepKind) -> GroupStep {
+        GroupStep { group, kind }
+    }
+}
+
+/// The key of the group beside a step kind's `type`.
+const GROUP_KEY: &str = "group";
+
+impl From<GroupStep> for serde_json::Value {
+    fn from(step: GroupStep) -> serde_json::Value {
+        let mut value = serde_json::to_value(&step.kind).unwrap_or(serde_json::Value::Null);
+        if let Some(map) = value.as_object_mut() {
+            map.insert(GROUP_KEY.to_string(), serde_json::json!(step.group.0));
+        }
+        value
+    }
+}
+
+impl TryFrom<serde_json::Value> for GroupStep {
+    type Error = String;
+
+    fn try_from(mut value: serde_json::Value) -> Result<GroupStep, String> {
+        let group = value
+            .as_object_mut()
+            .and_then(|map| map.remove(GROUP_KEY))
+            .ok_or_else(|| {
+                format!("a step kind needs its \"{GROUP_KEY}\" (the group's place in \"groups\")")
+            })?;
+        let group = group
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| {
+                format!(
+                    "\"{GROUP_KEY}\" must be a group's place in \"groups\" (0, 1, …), not {group}"
+                )
+            })?;
+        let kind = serde_json::from_value(value).map_err(|e| e.to_string())?;
+        Ok(GroupStep {
+            group: GroupIndex(group),
+            kind,
+        })
+    }
+}
 
 /// What a step of the roll's plan does. Stored in the plan document
 /// (`"kind": {"type": "replace", "instance": "i-…"}`), so the runner
@@ -59,12 +128,43 @@ pub enum StepKind {
 }
 
 impl StepKind {
-    pub fn to_value(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    /// A step of the prepare phase (the group claimed, its processes
+    /// suspended, its MaxSize raised).
+    pub fn is_prepare(&self) -> bool {
+        matches!(
+            self,
+            StepKind::Lock | StepKind::SuspendProcesses | StepKind::RaiseMaxSize
+        )
     }
 
-    pub fn from_value(value: &serde_json::Value) -> Result<StepKind, String> {
-        serde_json::from_value(value.clone()).map_err(|e| e.to_string())
+    /// A step of the finish phase (the group left as the roll found it).
+    pub fn is_finish(&self) -> bool {
+        matches!(
+            self,
+            StepKind::ResumeProcesses
+                | StepKind::RestoreMaxSize
+                | StepKind::EndMaintenance
+                | StepKind::ReportRebalance
+                | StepKind::Unlock
+        )
+    }
+
+    /// A step of the rollback phase.
+    pub fn is_rollback(&self) -> bool {
+        matches!(
+            self,
+            StepKind::RollbackWindows
+                | StepKind::RollbackMoves
+                | StepKind::RollbackTerminate
+                | StepKind::RollbackLaunchSource
+        )
+    }
+
+    /// A step between prepare and finish: the group's agents being
+    /// replaced (its scale-up, canaries, drain, terminations,
+    /// replacements, rollback).
+    pub fn is_middle(&self) -> bool {
+        !self.is_prepare() && !self.is_finish()
     }
 }
 
@@ -129,22 +229,34 @@ mod tests {
         }
     }
 
+    fn read(value: serde_json::Value) -> Result<GroupStep, String> {
+        serde_json::from_value(value).map_err(|e| e.to_string())
+    }
+
     #[test]
-    fn step_kinds_are_stored_as_readable_tagged_json_and_read_back() {
-        let kind = StepKind::Replace {
-            instance: "i-1".to_string(),
-        };
-        let value = kind.to_value();
+    fn step_kinds_are_stored_as_readable_tagged_json_with_their_group_and_read_back() {
+        let step = GroupStep::new(
+            GroupIndex(1),
+            StepKind::Replace {
+                instance: "i-1".to_string(),
+            },
+        );
+        let value = serde_json::to_value(&step).unwrap();
         assert_eq!(
             value,
-            serde_json::json!({"type": "replace", "instance": "i-1"})
+            serde_json::json!({"type": "replace", "instance": "i-1", "group": 1})
         );
-        assert_eq!(StepKind::from_value(&value), Ok(kind));
+        assert_eq!(read(value), Ok(step));
         assert_eq!(
-            StepKind::SuspendProcesses.to_value(),
-            serde_json::json!({"type": "suspend-processes"})
+            serde_json::to_value(GroupStep::new(GroupIndex(0), StepKind::SuspendProcesses))
+                .unwrap(),
+            serde_json::json!({"type": "suspend-processes", "group": 0})
         );
-        let unknown = StepKind::from_value(&serde_json::json!({"type": "reboot"})).unwrap_err();
+        let unknown = read(serde_json::json!({"type": "reboot", "group": 0})).unwrap_err();
         assert!(unknown.contains("reboot"), "{unknown}");
+        let groupless = read(serde_json::json!({"type": "lock"})).unwrap_err();
+        assert!(groupless.contains("\"group\""), "{groupless}");
+        let bad = read(serde_json::json!({"type": "lock", "group": "a"})).unwrap_err();
+        assert!(bad.contains("\"a\""), "{bad}");
     }
 }

@@ -166,7 +166,10 @@ pub(crate) async fn bad_image_roll_on(
         .world()
         .with(|w| w.describe_groups(&[]).remove(0).launch_template.version);
     assert!(
-        checkpoint.instances.iter().all(|i| !i.terminate_sent),
+        checkpoint.groups[0]
+            .instances
+            .iter()
+            .all(|i| !i.terminate_sent),
         "{name}"
     );
     if on_failure == OnFailure::Rollback {

@@ -16,6 +16,7 @@ use crate::plan::{self, Status};
 use crate::roll::decide::roll_plan::{DRAIN, RollStrategy, TERMINATE};
 use crate::roll::engine::Outcome;
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, OnFailure};
+use crate::roll::record::kinds::GroupIndex;
 use crate::roll::run::{RunResult, RunSettings, run};
 use crate::simulated::SimulatedCluster;
 
@@ -129,7 +130,7 @@ async fn a_drain_roll_of_demo_moves_every_task_once_and_terminates_every_old_age
     );
     let terminate = done.plan.phases.iter().find(|p| p.id == TERMINATE).unwrap();
     assert_eq!(terminate.steps.len(), originals.len());
-    assert!(done.waves.iter().all(|w| w.sent));
+    assert!(done.groups[0].waves.iter().all(|w| w.sent));
     eprintln!(
         "demo drain: {:.0} cluster s, {} wave(s)\n{}",
         started.elapsed().as_secs_f64(),
@@ -311,19 +312,23 @@ async fn killed_and_resumed(kill_at: impl Fn(&Checkpoint) -> bool + Send + 'stat
 
 #[tokio::test(start_paused = true)]
 async fn a_kill_after_a_waves_intent_before_its_kills_resumes_correctly() {
-    killed_and_resumed(|c| c.waves.iter().any(|w| !w.sent)).await;
+    killed_and_resumed(|c| c.groups[0].waves.iter().any(|w| !w.sent)).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_kill_right_after_a_waves_kills_resumes_correctly() {
-    killed_and_resumed(|c| c.waves.iter().any(|w| w.sent)).await;
+    killed_and_resumed(|c| c.groups[0].waves.iter().any(|w| w.sent)).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_kill_between_terminations_resumes_correctly() {
     killed_and_resumed(|c| {
-        let sent = c.instances.iter().filter(|i| i.terminate_sent).count();
-        sent >= 2 && sent < c.instances.len()
+        let sent = c.groups[0]
+            .instances
+            .iter()
+            .filter(|i| i.terminate_sent)
+            .count();
+        sent >= 2 && sent < c.groups[0].instances.len()
     })
     .await;
 }
@@ -350,14 +355,20 @@ async fn a_drain_canary_replaces_its_agents_alone_then_waits_for_continue_on_the
     // no wave has started.
     let now = in_service(&cluster).await;
     assert_eq!(originals.difference(&now).count(), 2, "{now:?}");
-    let sent: Vec<&str> = held
+    let sent: Vec<&str> = held.groups[0]
         .instances
         .iter()
         .filter(|i| i.terminate_sent)
         .map(|i| i.id.as_str())
         .collect();
-    assert_eq!(sent, [&held.instances[0].id, &held.instances[1].id]);
-    assert!(held.waves.is_empty());
+    assert_eq!(
+        sent,
+        [
+            &held.groups[0].instances[0].id,
+            &held.groups[0].instances[1].id
+        ]
+    );
+    assert!(held.groups[0].waves.is_empty());
 
     // The operator lets the drain go on, as `roller plan continue --phase
     // drain` would, then reruns.
@@ -398,7 +409,7 @@ async fn no_more_than_max_unavailable_old_agents_per_az_are_ever_being_terminate
     let seen = worst.clone();
     let observer = Box::new(move |c: &Checkpoint| {
         let mut now = BTreeMap::<String, usize>::new();
-        for i in c.instances.iter().filter(|i| i.terminate_sent) {
+        for i in c.groups[0].instances.iter().filter(|i| i.terminate_sent) {
             let done = c
                 .find_step(&format!("{TERMINATE}/{}", i.id))
                 .is_some_and(|at| c.plan.step(at).status == Status::Complete);
@@ -467,7 +478,7 @@ async fn abandoned_at(at: KillPoint) {
     }
 
     let checkpoint = Checkpoint::load(&path).unwrap().expect("the checkpoint");
-    let dry = crate::roll::abandon::plan_of(&checkpoint, &[0]);
+    let dry = crate::roll::abandon::plan_of(&checkpoint, &[GroupIndex(0)]);
     if at == KillPoint::Surged {
         assert!(
             dry.iter()
@@ -486,7 +497,7 @@ async fn abandoned_at(at: KillPoint) {
         Box::new(|_: &Checkpoint| {}),
     )
     .expect("a runner");
-    let (abandoned, _) = crate::roll::abandon::abandon(runner, &[0])
+    let (abandoned, _) = crate::roll::abandon::abandon(runner, &[GroupIndex(0)])
         .await
         .expect("abandon");
     if at == KillPoint::Surged {
@@ -551,7 +562,11 @@ async fn after_the_window_marathon_places_no_task_on_an_old_agent() {
         if !windowed {
             return;
         }
-        let old: HashSet<&str> = c.instances.iter().map(|i| i.agent_id.as_str()).collect();
+        let old: HashSet<&str> = c.groups[0]
+            .instances
+            .iter()
+            .map(|i| i.agent_id.as_str())
+            .collect();
         let mut cutoff = cutoff.lock().unwrap();
         world.with(|w| {
             let since = *cutoff.get_or_insert_with(|| w.unix_ms(w.now()));

@@ -31,8 +31,7 @@ async fn etas_of_an_msr_55_drain() -> (Vec<(SystemTime, Duration, bool)>, System
             s.status() != crate::plan::Status::Pending
                 && s.kind
                     .as_ref()
-                    .and_then(|k| StepKind::from_value(k).ok())
-                    .is_some_and(|k| matches!(k, StepKind::DrainWave { wave } if wave > 1))
+                    .is_some_and(|k| matches!(k.kind, StepKind::DrainWave { wave } if wave > 1))
         });
         let eta = tracker
             .progress()

@@ -372,7 +372,10 @@ async fn new_instances_whose_agents_never_register_are_rolled_back_before_any_te
         assert!(*paged && pages.len() == 1, "{name}: {pages:?}");
         let found = done.failure.as_ref().expect("the failure recorded");
         assert!(found.instance.is_some(), "{name}: {found:?}");
-        assert!(done.instances.iter().all(|i| !i.terminate_sent), "{name}");
+        assert!(
+            done.groups[0].instances.iter().all(|i| !i.terminate_sent),
+            "{name}"
+        );
         let left = case.cluster.sim.world().with(|w| {
             w.describe_groups(&[])
                 .remove(0)
@@ -414,7 +417,10 @@ async fn launches_that_keep_failing_are_rolled_back_to_the_original_desired_capa
         };
         assert!(failure.contains("launches fail"), "{name}: {failure}");
         assert_eq!(pages.len(), 1, "{name}: {pages:?}");
-        assert!(done.instances.iter().all(|i| !i.terminate_sent), "{name}");
+        assert!(
+            done.groups[0].instances.iter().all(|i| !i.terminate_sent),
+            "{name}"
+        );
         let group = case
             .cluster
             .sim

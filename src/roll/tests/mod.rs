@@ -2,6 +2,7 @@
 //! loopback, on paused tokio time (hours of cluster time in about a second),
 //! checked against the simulator's ground truth.
 
+mod abandon;
 mod bad_image;
 mod cluster;
 mod cluster_roll;

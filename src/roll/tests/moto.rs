@@ -85,6 +85,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         })
         .collect();
     let mut plan = roll_plan::build(
+        crate::roll::record::kinds::GroupIndex(0),
         &env.asg,
         &instances,
         PlanOptions {
@@ -139,7 +140,6 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
             new_agents: Vec::new(),
             bake_until_unix_ms: None,
         }],
-        focus: 0,
     };
     let path = dir.path().join("moto.json");
     let ports = PortSet {
@@ -180,7 +180,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
             g.suspended_processes
         );
     }
-    assert_eq!(record.suspended_by_roll.len(), 3);
+    assert_eq!(record.groups[0].suspended_by_roll.len(), 3);
 
     // scale-up: desired N + K, moto launches at once.
     record.plan.apply(Operation::Continue, Target::Phase(1));
@@ -199,7 +199,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
     let now = live(&g);
     assert_eq!(now.len(), N as usize, "{now:?}");
     assert!(originals.iter().all(|id| !now.contains(id)), "{now:?}");
-    assert!(record.instances.iter().all(|i| i.terminate_sent));
+    assert!(record.groups[0].instances.iter().all(|i| i.terminate_sent));
     assert!(
         g.instances
             .iter()

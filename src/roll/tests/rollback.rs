@@ -106,7 +106,7 @@ fn failing_once_registered(
 /// Every Marathon task runs on an agent of the roll's old instances, and
 /// the schedule holds no window.
 pub(super) async fn all_on_old_agents(cluster: &SimulatedCluster, checkpoint: &Checkpoint) {
-    let old: HashSet<&str> = checkpoint
+    let old: HashSet<&str> = checkpoint.groups[0]
         .instances
         .iter()
         .map(|i| i.agent_id.as_str())
@@ -182,7 +182,10 @@ async fn a_failure_on_the_new_agents_rolls_back_to_the_start_with_both_strategie
         );
         // No old instance was terminated; the new ones are gone.
         assert!(
-            checkpoint.instances.iter().all(|i| !i.terminate_sent),
+            checkpoint.groups[0]
+                .instances
+                .iter()
+                .all(|i| !i.terminate_sent),
             "{strategy:?}"
         );
         assert_eq!(shape(&cluster).await, before, "{strategy:?}");
@@ -242,7 +245,12 @@ async fn on_failure_pause_stops_at_the_failure_and_a_rerun_decides() {
         !reason.contains("timed out"),
         "found, not waited out: {reason}"
     );
-    assert!(checkpoint.instances.iter().all(|i| !i.terminate_sent));
+    assert!(
+        checkpoint.groups[0]
+            .instances
+            .iter()
+            .all(|i| !i.terminate_sent)
+    );
 
     // A plain rerun changes nothing: still paused on the same failure.
     let mut again = settings(&path, target, &[]);
@@ -281,7 +289,7 @@ async fn an_operators_rollback_of_a_stopped_roll_keeps_a_new_instance_for_the_ol
     // complete: one old instance is gone.
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let observer = move |c: &Checkpoint| {
-        if c.instances.iter().any(|i| i.terminate_sent)
+        if c.groups[0].instances.iter().any(|i| i.terminate_sent)
             && c.plan
                 .steps()
                 .any(|(_, s)| s.id.starts_with("i-") && s.status == Status::Complete)
@@ -307,7 +315,7 @@ async fn an_operators_rollback_of_a_stopped_roll_keeps_a_new_instance_for_the_ol
         panic!("nothing to do");
     };
     assert!(matches!(outcome, Outcome::Stopped), "{outcome:?}");
-    let gone: Vec<&str> = stopped
+    let gone: Vec<&str> = stopped.groups[0]
         .instances
         .iter()
         .filter(|i| i.terminate_sent)
@@ -327,7 +335,7 @@ async fn an_operators_rollback_of_a_stopped_roll_keeps_a_new_instance_for_the_ol
         "the order is in the log"
     );
     // One new instance stays for the old one gone, and the step says which.
-    let kept = done.new_agents[0].instance.clone();
+    let kept = done.groups[0].new_agents[0].instance.clone();
     let windows = done
         .plan
         .steps()

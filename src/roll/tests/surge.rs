@@ -56,7 +56,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
     assert_eq!(single.tasks.len(), 1);
     let single_agent = single.tasks[0].agent_id.clone().expect("placed");
     let mut checkpoint = *first;
-    let keep = checkpoint
+    let keep = checkpoint.groups[0]
         .instances
         .iter()
         .find(|i| i.agent_id == single_agent)
@@ -64,7 +64,7 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
         .id
         .clone();
     // Replace only that instance (a selection of one).
-    checkpoint.instances.retain(|i| i.id == keep);
+    checkpoint.groups[0].instances.retain(|i| i.id == keep);
     checkpoint.plan.phases[2].steps.retain(|s| s.id == keep);
 
     let path = dir.path().join("surge.json");
@@ -77,7 +77,12 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
     let seen = at_intent.clone();
     let observer = Box::new(move |c: &Checkpoint| {
         let mut seen = seen.lock().unwrap();
-        if seen.is_none() && c.surges.iter().any(|s| s.state == SurgeState::ScalingUp) {
+        if seen.is_none()
+            && c.groups[0]
+                .surges
+                .iter()
+                .any(|s| s.state == SurgeState::ScalingUp)
+        {
             *seen = Some(c.clone());
             let _ = stop_tx.send(true);
         }
@@ -101,8 +106,8 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
         .unwrap()
         .clone()
         .expect("a surge was recorded");
-    assert_eq!(crashed.surges.len(), 1);
-    assert_eq!(crashed.surges[0].app, SINGLE);
+    assert_eq!(crashed.groups[0].surges.len(), 1);
+    assert_eq!(crashed.groups[0].surges[0].app, SINGLE);
 
     // Resume from the intent-time checkpoint.
     let (_tx, stop) = tokio::sync::watch::channel(false);
@@ -120,8 +125,12 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
     .await
     .expect("resume");
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
-    assert_eq!(done.surges.len(), 1, "one surge, finished, never a second");
-    assert_eq!(done.surges[0].state, SurgeState::Done);
+    assert_eq!(
+        done.groups[0].surges.len(),
+        1,
+        "one surge, finished, never a second"
+    );
+    assert_eq!(done.groups[0].surges[0].state, SurgeState::Done);
     let report = cluster.sim.report();
     let single = report.apps.iter().find(|a| a.id == SINGLE).unwrap();
     assert_eq!(single.instances, 1);

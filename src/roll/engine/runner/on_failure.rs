@@ -14,7 +14,7 @@ use crate::roll::engine::paging;
 use crate::roll::engine::tick_context::TickContext;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::record::checkpoint::{CheckpointError, EventKind, OnFailure};
+use crate::roll::record::checkpoint::{EventKind, OnFailure};
 use crate::roll::record::kinds::StepKind;
 
 impl<P: Ports> Runner<'_, P> {
@@ -25,12 +25,15 @@ impl<P: Ports> Runner<'_, P> {
         &self,
         tick: &mut TickContext<P>,
     ) -> Result<Option<Evidence>, RollError> {
-        let plan = &self.journal.checkpoint.plan;
-        let moving = self.kinds.iter().any(|(at, kind)| {
-            matches!(
-                kind,
-                StepKind::Replace { .. } | StepKind::DrainWave { .. } | StepKind::Terminate { .. }
-            ) && !plan.step(*at).is_complete()
+        let moving = self.journal.checkpoint.plan.steps().any(|(_, step)| {
+            step.kind.as_ref().is_some_and(|k| {
+                matches!(
+                    k.kind,
+                    StepKind::Replace { .. }
+                        | StepKind::DrainWave { .. }
+                        | StepKind::Terminate { .. }
+                )
+            }) && !step.is_complete()
         });
         if !failure_watch::watching(&self.journal.checkpoint, moving) {
             return Ok(None);
@@ -52,16 +55,15 @@ impl<P: Ports> Runner<'_, P> {
         found: Evidence,
     ) -> Result<Option<String>, RollError> {
         let record = failure_watch::record(&found, &self.clock);
-        let checkpoint = &mut self.journal.checkpoint;
-        checkpoint.failure = Some(record);
-        checkpoint.log(
+        self.journal.checkpoint.failure = Some(record);
+        self.journal.log(
             EventKind::FailureFound,
             format!("failure on a new agent: {}", found.sentence()),
         );
         self.journal.save().await?;
         match self.journal.checkpoint.on_failure {
             OnFailure::Rollback => {
-                self.turn_around()?;
+                self.turn_around();
                 self.journal.save().await?;
                 Ok(None)
             }
@@ -78,9 +80,8 @@ impl<P: Ports> Runner<'_, P> {
     }
 
     /// Turns the plan around (`roll_plan::turn_around`): the steps not run
-    /// are closed, the rollback phase added, and dispatch learns its
-    /// steps.
-    fn turn_around(&mut self) -> Result<(), RollError> {
+    /// are closed, and a rollback phase added for each group touched.
+    fn turn_around(&mut self) {
         let checkpoint = &mut self.journal.checkpoint;
         let why = checkpoint
             .failure
@@ -88,26 +89,19 @@ impl<P: Ports> Runner<'_, P> {
             .map_or("an operator's order".to_string(), |f| {
                 format!("failure on a new agent: {}", f.what)
             });
-        let closed = roll_plan::turn_around(&mut checkpoint.plan, &why);
+        let groups: Vec<String> = checkpoint.groups.iter().map(|g| g.asg.clone()).collect();
+        let groups: Vec<&str> = groups.iter().map(String::as_str).collect();
+        let closed = roll_plan::turn_around(&mut checkpoint.plan, &groups, &why);
         for id in &closed {
             checkpoint.progress.remove(id);
         }
-        checkpoint.log(
+        self.journal.log(
             EventKind::RollingBack,
             format!(
                 "rolling back ({why}): {} step(s) not run; the rollback phase puts the cluster back",
                 closed.len()
             ),
         );
-        self.kinds = checkpoint
-            .step_kinds()
-            .map_err(|reason| CheckpointError::Corrupt {
-                path: self.journal.store().location().to_path_buf(),
-                reason,
-            })?
-            .into_iter()
-            .collect();
-        Ok(())
     }
 
     /// `roller rollback` on a paused or held roll: the plan's own hold and
@@ -120,8 +114,13 @@ impl<P: Ports> Runner<'_, P> {
         if roll_plan::rolling_back(&checkpoint.plan) {
             return Ok(());
         }
-        if !checkpoint.instances.is_empty() && checkpoint.instances.iter().all(|i| i.terminate_sent)
-        {
+        // A group whose old instances are all terminated has nothing to go
+        // back to (it is kept: `roll_plan::turn_around`); a rollback needs
+        // one group that has.
+        let gone = |g: &crate::roll::record::checkpoint::GroupRoll| {
+            !g.instances.is_empty() && g.instances.iter().all(|i| i.terminate_sent)
+        };
+        if checkpoint.groups.iter().all(gone) {
             return Err(RollError::refused(format!(
                 "every old instance of run {} is already terminated: there is nothing to roll back to. \
                  Resume with `roller run` to finish the roll",
@@ -129,12 +128,12 @@ impl<P: Ports> Runner<'_, P> {
             )));
         }
         checkpoint.plan.interrupted = false;
-        checkpoint.log(
+        self.journal.log(
             EventKind::Operator,
             "rollback ordered (roller rollback): the roll turns around".to_string(),
         );
         paging::resume_after_pause(&mut self.journal, &self.clock).await?;
-        self.turn_around()?;
+        self.turn_around();
         self.journal.save().await?;
         Ok(())
     }
@@ -170,7 +169,7 @@ impl<P: Ports> Runner<'_, P> {
             } else {
                 "--acknowledge-failure"
             };
-            checkpoint.log(
+            self.journal.log(
                 EventKind::Operator,
                 format!(
                     "the failure on a new agent ({}) is acknowledged ({how}); the roll goes on",
@@ -182,7 +181,7 @@ impl<P: Ports> Runner<'_, P> {
         }
         if checkpoint.on_failure == OnFailure::Rollback {
             paging::resume_after_pause(&mut self.journal, &self.clock).await?;
-            self.turn_around()?;
+            self.turn_around();
             self.journal.save().await?;
             return Ok(None);
         }

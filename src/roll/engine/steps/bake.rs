@@ -27,7 +27,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
     /// without, the step waits for them.
     pub async fn bake_gate(&mut self, start: bool) -> Result<Option<Wait>, RollError> {
         let now = self.clock.now_unix_ms();
-        let until = match self.journal.checkpoint.bake_until_unix_ms {
+        let until = match self.group().bake_until_unix_ms {
             Some(until) => until,
             None if !start => {
                 return Ok(Some(Wait {
@@ -40,9 +40,8 @@ impl<P: Ports> StepContext<'_, '_, P> {
             None => {
                 let bake = self.bake_time().await?;
                 let until = now + u64::try_from(bake.as_millis()).unwrap_or(u64::MAX);
-                let checkpoint = &mut self.journal.checkpoint;
-                checkpoint.bake_until_unix_ms = Some(until);
-                checkpoint.log(
+                self.group_mut().bake_until_unix_ms = Some(until);
+                self.record(
                     crate::roll::record::checkpoint::EventKind::Step,
                     format!(
                         "the first moves bake on the new agents for {} s before any old agent goes",
@@ -74,8 +73,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
         }
         let seen = self.tick.observation().await?;
         let new: std::collections::HashSet<&str> = self
-            .journal
-            .checkpoint
+            .group()
             .new_agents
             .iter()
             .map(|a| a.agent_id.as_str())

@@ -23,7 +23,7 @@ use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::marathon::{App, Marathon, MarathonError};
 use crate::roll::record::checkpoint::{EventKind, Surge, SurgeState, WaveRecord};
-use crate::roll::record::kinds::{StepKind, WaitKind};
+use crate::roll::record::kinds::WaitKind;
 
 /// One wave of the drain.
 ///
@@ -38,7 +38,7 @@ pub struct DrainWave {
 impl StepAction for DrainWave {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
         let wave = self.wave;
-        let id = cx.journal.checkpoint.step_id(&wave_id(wave));
+        let id = cx.id_of(&wave_id(wave));
         // The first wave's moves bake on the new agents before the next.
         if wave > 1
             && let Some(baking) = cx.bake_gate(true).await?
@@ -46,16 +46,10 @@ impl StepAction for DrainWave {
             return Ok(Tick::Waiting(baking));
         }
         let seen = cx.tick.observation().await?;
-        let Some(n) = cx
-            .journal
-            .checkpoint
-            .waves
-            .iter()
-            .position(|w| w.step == id)
-        else {
+        let Some(n) = cx.group().waves.iter().position(|w| w.step == id) else {
             return plan_wave(cx, wave, &seen).await;
         };
-        let record = cx.journal.checkpoint.waves[n].clone();
+        let record = cx.group().waves[n].clone();
         let listed = seen.task_ids();
         let still: Vec<String> = record
             .kills
@@ -66,7 +60,7 @@ impl StepAction for DrainWave {
         let mut waiting = Vec::new();
         if !record.sent {
             if send_kills(cx, &still).await? {
-                cx.journal.checkpoint.waves[n].sent = true;
+                cx.group_mut().waves[n].sent = true;
                 cx.save().await?;
             } else {
                 waiting.push(
@@ -79,7 +73,7 @@ impl StepAction for DrainWave {
         if !still.is_empty() {
             waiting.push(format!("{} killed task(s) still listed", still.len()));
         }
-        let allowed = &cx.journal.checkpoint.allow_unhealthy;
+        let allowed = cx.allowed_unhealthy().to_vec();
         for app in seen.apps.iter().filter(|a| record.apps.contains(&a.id)) {
             if allowed.contains(&app.id) {
                 continue;
@@ -139,9 +133,9 @@ async fn plan_wave<P: Ports>(
     wave: u32,
     seen: &Observation,
 ) -> Result<Tick, RollError> {
-    let id = cx.journal.checkpoint.step_id(&wave_id(wave));
+    let id = cx.id_of(&wave_id(wave));
     let old = cx.old_agents();
-    let allowed = cx.journal.checkpoint.allow_unhealthy.clone();
+    let allowed = cx.allowed_unhealthy().to_vec();
     // Before the first move: every app on the old agents must have an
     // agent to go to (its roles), or it would be lost with them.
     let stranded = placement::stranded(&seen.apps, &old, &seen.agents, &allowed);
@@ -158,16 +152,14 @@ async fn plan_wave<P: Ports>(
         .cloned()
         .partition(|a| !allowed.contains(&a.id));
     let in_flight: HashSet<String> = cx
-        .journal
-        .checkpoint
+        .group()
         .waves
         .iter()
         .flat_map(|w| w.kills.iter().cloned())
         .chain(cx.memory.killed.iter().cloned())
         .collect();
     let surging: HashSet<String> = cx
-        .journal
-        .checkpoint
+        .group()
         .surges
         .iter()
         .filter(|s| s.state != SurgeState::Done)
@@ -221,7 +213,8 @@ async fn plan_wave<P: Ports>(
         ));
     }
     let surges = planned.surges.len();
-    cx.journal.checkpoint.waves.push(WaveRecord {
+    let group = cx.group_mut();
+    group.waves.push(WaveRecord {
         step: id.clone(),
         kills: kills.clone(),
         apps: apps.iter().cloned().collect(),
@@ -229,7 +222,7 @@ async fn plan_wave<P: Ports>(
     });
     for s in &planned.surges {
         let (first, rest) = s.tasks.split_first().expect("a planned surge has a task");
-        cx.journal.checkpoint.surges.push(Surge {
+        group.surges.push(Surge {
             app: s.app.clone(),
             instances: s.instances,
             instance: id.clone(),
@@ -240,13 +233,7 @@ async fn plan_wave<P: Ports>(
         });
     }
     let title = format!("{id}: {} tasks, {surges} surges", kills.len());
-    if let Some(at) = cx
-        .journal
-        .checkpoint
-        .find_step(&format!("{}/{id}", cx.journal.checkpoint.phase_id(DRAIN)))
-    {
-        cx.journal.checkpoint.plan.step_mut(at).name = title.clone();
-    }
+    cx.name_step(title.clone());
     cx.intend(format!(
         "{id}: kill {} task(s) of {} app(s) on old agents (scale=false), surge {surges} app(s){}",
         kills.len(),
@@ -259,15 +246,13 @@ async fn plan_wave<P: Ports>(
     ))
     .await?;
     if send_kills(cx, &kills).await?
-        && let Some(record) = cx.journal.checkpoint.waves.last_mut()
+        && let Some(record) = cx.group_mut().waves.last_mut()
     {
         record.sent = true;
     }
     for s in &planned.surges {
         let to = s.instances + u32::try_from(s.tasks.len()).unwrap_or(u32::MAX);
-        cx.journal
-            .checkpoint
-            .intend(format!("surge {} {} -> {to}", s.app, s.instances));
+        cx.note_intent(format!("surge {} {} -> {to}", s.app, s.instances));
         cx.scale(&s.app, to).await?;
     }
     cx.save().await?;
@@ -296,19 +281,11 @@ async fn send_kills<P: Ports>(
     }
 }
 
+/// Appends wave `wave` to this group's drain phase.
 fn append_wave<P: Ports>(cx: &mut StepContext<'_, '_, P>, wave: u32) {
-    let drain = cx.journal.checkpoint.phase_id(DRAIN);
-    if let Some(phase) = cx
-        .journal
-        .checkpoint
-        .plan
-        .phases
-        .iter()
-        .position(|p| p.id == drain)
-    {
-        let mut step = wave_step(wave);
-        step.id = cx.journal.checkpoint.step_id(&step.id);
-        cx.append_step(phase, step, StepKind::DrainWave { wave });
+    if let Some(phase) = cx.phase_of(DRAIN) {
+        let step = wave_step(cx.group_index(), wave, |bare| cx.id_of(bare));
+        cx.append_step(phase, step);
     }
 }
 
@@ -316,27 +293,18 @@ fn append_wave<P: Ports>(cx: &mut StepContext<'_, '_, P>, wave: u32) {
 /// operator force-completed a wave, or the phase): appends the next
 /// wave, once. Returns its id.
 pub(super) fn extend_drain<P: Ports>(cx: &mut StepContext<'_, '_, P>) -> Option<String> {
-    let drain = cx.journal.checkpoint.phase_id(DRAIN);
-    let phase = cx
-        .journal
-        .checkpoint
-        .plan
-        .phases
-        .iter()
-        .find(|p| p.id == drain)?;
+    let phase = &cx.roll().plan.phases[cx.phase_of(DRAIN)?];
     if !phase.steps.iter().all(|s| s.is_complete()) {
         return None;
     }
     let next = u32::try_from(phase.steps.len()).ok()?.checked_add(1)?;
     append_wave(cx, next);
-    cx.journal.checkpoint.log(
+    let id = cx.id_of(&wave_id(next));
+    cx.record(
         EventKind::Step,
-        format!(
-            "drain: tasks are left on old agents; {} appended",
-            cx.journal.checkpoint.step_id(&wave_id(next))
-        ),
+        format!("drain: tasks are left on old agents; {id} appended"),
     );
-    Some(cx.journal.checkpoint.step_id(&wave_id(next)))
+    Some(id)
 }
 
 /// Tasks Marathon lists on old agents (being killed included).

@@ -24,9 +24,9 @@ pub struct ResumeProcesses;
 
 impl StepAction for ResumeProcesses {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let asg = cx.journal.checkpoint.asg.clone();
+        let asg = cx.group().asg.clone();
         let moves = rebalance_moves(cx.ports.aws(), &asg).await?;
-        let by_roll = &cx.journal.checkpoint.suspended_by_roll;
+        let by_roll = &cx.group().suspended_by_roll;
         let mut resume: Vec<ScalingProcess> =
             by_roll.iter().map(|p| ScalingProcess::parse(p)).collect();
         let mut kept = String::new();
@@ -64,7 +64,7 @@ pub struct RestoreMaxSize;
 
 impl StepAction for RestoreMaxSize {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let checkpoint = &cx.journal.checkpoint;
+        let checkpoint = cx.group();
         let Some(max) = checkpoint.raised_max_from else {
             return Ok(Tick::Done("MaxSize was not raised".to_string()));
         };
@@ -95,8 +95,7 @@ pub struct EndMaintenance;
 impl StepAction for EndMaintenance {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
         let machines: Vec<MachineId> = cx
-            .journal
-            .checkpoint
+            .group()
             .maintenance
             .iter()
             .map(MaintenanceRecord::machine_id)
@@ -132,7 +131,8 @@ pub struct ReportRebalance;
 
 impl StepAction for ReportRebalance {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let moves = rebalance_moves(cx.ports.aws(), &cx.journal.checkpoint.asg).await?;
+        let asg = cx.group().asg.clone();
+        let moves = rebalance_moves(cx.ports.aws(), &asg).await?;
         let counts = moves
             .balanced
             .iter()
@@ -153,9 +153,8 @@ impl StepAction for ReportRebalance {
                 moves.moves.len()
             )
         };
-        let checkpoint = &mut cx.journal.checkpoint;
-        checkpoint.log(EventKind::Rebalance, message.clone());
-        checkpoint.summary = Some(message.clone());
+        cx.record(EventKind::Rebalance, message.clone());
+        cx.summarize(&message);
         Ok(Tick::Done(message))
     }
 }
@@ -170,10 +169,10 @@ pub struct Unlock;
 
 impl StepAction for Unlock {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let asg = cx.journal.checkpoint.asg.clone();
+        let asg = cx.group().asg.clone();
         let group = cx.ports.aws().describe_group(&asg).await?;
         Ok(Tick::Done(match group.tag(RUN_ID_TAG) {
-            Some(v) if v == cx.journal.checkpoint.run_id => {
+            Some(v) if v == cx.roll().run_id => {
                 cx.intend(format!("remove tag {RUN_ID_TAG}")).await?;
                 cx.ports
                     .aws()

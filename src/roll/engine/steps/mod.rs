@@ -27,8 +27,10 @@
 //! - `task_moves.rs`: moving tasks off an agent (kills, surges, a
 //!   maintenance window), shared by `Replace` and `DrainWave`.
 //!
-//! May import: what the engine may, but never the runner: a step gets all
-//! it uses through its `StepContext`.
+//! May import: what the engine may, but never the runner or the journal:
+//! a step gets all it uses through its `StepContext`
+//! (`engine/step_context.rs`), which lends it its group's record and
+//! narrow ways to write the rest.
 
 mod bake;
 mod drain_wave;
@@ -40,25 +42,14 @@ mod scale_up;
 mod task_moves;
 mod terminate;
 
-use std::collections::HashSet;
 use std::future::Future;
 
-use tokio::sync::watch;
-
-use super::clock::{MarathonClock, RollClock};
-use super::journal::Journal;
-use super::run_options::RunOptions;
-use super::tick_context::Observation;
-use super::tick_context::TickContext;
-use crate::plan::{Step, StepIndex};
+pub use super::step_context::{Memory, StepContext};
 use crate::roll::decide::failure::Evidence;
-use crate::roll::decide::health::Settle;
-use crate::roll::decide::safety::{self, Rules};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::record::checkpoint::{CheckpointError, RolledInstance};
-use crate::roll::record::env::Environment;
 use crate::roll::record::kinds::{StepKind, WaitKind};
+pub use task_moves::Undone;
 
 /// What one step of the plan does each tick.
 pub trait StepAction {
@@ -137,156 +128,6 @@ impl Tick {
             kind,
             message: message.into(),
         })
-    }
-}
-
-/// What this process has sent that the checkpoint does not keep: a
-/// resumed run starts without it and asks again where a call is
-/// idempotent.
-#[derive(Debug, Default)]
-pub struct Memory {
-    /// Tasks this process asked Marathon to kill (a task being killed is
-    /// not counted on again while Marathon still lists it).
-    pub killed: HashSet<String>,
-    /// Instances whose machine this process put in a maintenance window
-    /// (asked once per process: the call is idempotent, a resume asks
-    /// again).
-    pub scheduled: HashSet<String>,
-    /// Instances whose termination this process has sent again (a call
-    /// failing tick after tick is logged once, not once per tick).
-    pub resent: HashSet<String>,
-    /// Marathon's clock, as late as its reports so far prove it.
-    pub marathon_clock: MarathonClock,
-}
-
-/// Everything a step's tick may use, lent by the runner for that tick:
-/// the world (`ports`, and `tick` for what this tick has read of it), the
-/// record (`journal`: intent before effect), what this process has sent
-/// (`memory`), the settings, and a way to add a step to the plan. Nothing
-/// of the loop (deadlines, pauses, holds) is reachable from here.
-pub struct StepContext<'r, 'o, P> {
-    pub ports: P,
-    pub env: &'r Environment,
-    pub options: &'r RunOptions,
-    pub clock: &'r RollClock,
-    /// What this tick has read of the world.
-    pub tick: &'r mut TickContext<P>,
-    pub journal: &'r mut Journal<'o>,
-    pub memory: &'r mut Memory,
-    stop: &'r mut watch::Receiver<bool>,
-    /// Steps added to the plan by this tick, with their kinds, for the
-    /// runner to dispatch.
-    appended: &'r mut Vec<(StepIndex, StepKind)>,
-}
-
-impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        ports: P,
-        env: &'r Environment,
-        options: &'r RunOptions,
-        clock: &'r RollClock,
-        tick: &'r mut TickContext<P>,
-        journal: &'r mut Journal<'o>,
-        memory: &'r mut Memory,
-        stop: &'r mut watch::Receiver<bool>,
-        appended: &'r mut Vec<(StepIndex, StepKind)>,
-    ) -> Self {
-        StepContext {
-            ports,
-            env,
-            options,
-            clock,
-            tick,
-            journal,
-            memory,
-            stop,
-            appended,
-        }
-    }
-
-    /// Records the intent of a side effect in the checkpoint and writes
-    /// it, before the effect is sent.
-    pub async fn intend(&mut self, message: impl Into<String>) -> Result<(), CheckpointError> {
-        self.journal.intend(message).await
-    }
-
-    /// Writes the checkpoint if it changed.
-    pub async fn save(&mut self) -> Result<(), CheckpointError> {
-        self.journal.save().await
-    }
-
-    /// Adds `step` of `kind` to the plan's phase `phase` (the drain's next
-    /// wave); the runner dispatches it from this tick on.
-    pub fn append_step(&mut self, phase: usize, step: Step, kind: StepKind) {
-        let steps = &mut self.journal.checkpoint.plan.phases[phase].steps;
-        steps.push(step);
-        let at = StepIndex {
-            phase,
-            step: steps.len() - 1,
-        };
-        self.appended.push((at, kind));
-    }
-
-    /// Whether a stop signal has arrived (a step about to send a
-    /// termination stops first instead).
-    pub fn stopped(&self) -> bool {
-        *self.stop.borrow()
-    }
-
-    /// Sleeps one poll interval, or less if a stop signal comes first.
-    pub async fn sleep_poll(&mut self) {
-        super::wait::sleep_poll(self.clock, self.stop, self.env.poll_interval).await;
-    }
-
-    /// The checkpoint's record of an instance a step of the plan names.
-    pub fn rolled(&self, instance: &str) -> Result<RolledInstance, RollError> {
-        self.journal
-            .checkpoint
-            .instances
-            .iter()
-            .find(|i| i.id == instance)
-            .cloned()
-            .ok_or_else(|| {
-                RollError::refused(format!(
-                    "instance {instance} is in the plan but not in the checkpoint's instance list"
-                ))
-            })
-    }
-
-    /// The floor every app is kept at, fixed for the roll.
-    pub fn floor(&self) -> safety::Floor {
-        if self.journal.checkpoint.honor_min_health {
-            safety::Floor::MinHealth
-        } else {
-            safety::Floor::One
-        }
-    }
-
-    /// What apps are kept at, judged as of `seen`: the roll's floor, and
-    /// a task of an app without health checks up once it has run
-    /// `settle_time` by Marathon's clock (at the latest `seen` proves).
-    pub fn rules(&mut self, seen: &Observation) -> Rules {
-        let now = self.clock.now();
-        self.memory.marathon_clock.saw(&seen.apps, now);
-        Rules {
-            floor: self.floor(),
-            settle: Settle {
-                at: self.memory.marathon_clock.now(now),
-                after: self.env.settle_time,
-            },
-        }
-    }
-
-    /// The agent ids of every instance being replaced.
-    pub fn old_agents(&self) -> HashSet<String> {
-        self.journal
-            .checkpoint
-            .instances
-            .iter()
-            .map(|i| i.agent_id.clone())
-            .filter(|a| !a.is_empty())
-            .collect()
     }
 }
 

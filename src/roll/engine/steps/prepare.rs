@@ -32,8 +32,8 @@ pub struct Lock;
 
 impl StepAction for Lock {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let asg = cx.journal.checkpoint.asg.clone();
-        let run_id = cx.journal.checkpoint.run_id.clone();
+        let asg = cx.group().asg.clone();
+        let run_id = cx.roll().run_id.to_string();
         let group = cx.ports.aws().describe_group(&asg).await?;
         match group.tag(RUN_ID_TAG) {
             Some(other) if other != run_id => {
@@ -123,14 +123,10 @@ pub struct SuspendProcesses;
 
 impl StepAction for SuspendProcesses {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let checkpoint = &mut cx.journal.checkpoint;
-        let before: HashSet<&str> = checkpoint
-            .suspended_before
-            .iter()
-            .map(String::as_str)
-            .collect();
-        let ours: Vec<ScalingProcess> = cx
-            .env
+        let env = cx.env;
+        let group = cx.group_mut();
+        let before: HashSet<&str> = group.suspended_before.iter().map(String::as_str).collect();
+        let ours: Vec<ScalingProcess> = env
             .suspend_processes
             .iter()
             .filter(|p| !before.contains(p.as_str()))
@@ -141,9 +137,9 @@ impl StepAction for SuspendProcesses {
                 "every process to suspend was already suspended".to_string(),
             ));
         }
-        checkpoint.suspended_by_roll = ours.iter().map(|p| p.to_string()).collect();
-        let list = checkpoint.suspended_by_roll.join(", ");
-        let asg = checkpoint.asg.clone();
+        group.suspended_by_roll = ours.iter().map(|p| p.to_string()).collect();
+        let list = group.suspended_by_roll.join(", ");
+        let asg = group.asg.clone();
         cx.intend(format!("suspend {list}")).await?;
         cx.ports.aws().suspend_processes(&asg, &ours).await?;
         Ok(Tick::Done(format!("suspended {list}")))
@@ -159,17 +155,17 @@ pub struct RaiseMaxSize;
 
 impl StepAction for RaiseMaxSize {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let checkpoint = &mut cx.journal.checkpoint;
-        let needed = checkpoint.desired_after(0);
-        let original = checkpoint.original.clone();
+        let group = cx.group_mut();
+        let needed = group.desired_after(0);
+        let original = group.original.clone();
         if needed <= original.max_size {
             return Ok(Tick::Done(format!(
                 "MaxSize {} is enough",
                 original.max_size
             )));
         }
-        checkpoint.raised_max_from = Some(original.max_size);
-        let asg = checkpoint.asg.clone();
+        group.raised_max_from = Some(original.max_size);
+        let asg = group.asg.clone();
         cx.intend(format!("raise MaxSize {} -> {needed}", original.max_size))
             .await?;
         cx.ports

@@ -30,7 +30,7 @@ impl StepAction for Replace<'_> {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
         let instance = self.instance;
         let record = cx.rolled(instance)?;
-        let group = cx.tick.group().await?;
+        let group = cx.observed_group().await?;
         let present = group.still_has(instance);
         if record.terminate_sent && present {
             // The intent was written but the call never landed (a crash
@@ -38,9 +38,7 @@ impl StepAction for Replace<'_> {
             // after the same check as the first time. The intent is
             // already recorded; the event says it is sent again, once per
             // run, not once per tick of a failing call.
-            cx.tick
-                .check_no_other_writer(&cx.journal.checkpoint)
-                .await?;
+            cx.check_no_other_writer().await?;
             if cx.memory.resent.insert(instance.to_string()) {
                 cx.intend(format!(
                     "terminate {instance} with decrement (again: the first call did not land)"
@@ -55,7 +53,7 @@ impl StepAction for Replace<'_> {
                 // (its roles), or it would be lost with them.
                 let seen = cx.tick.observation().await?;
                 let old = cx.old_agents();
-                let allowed = &cx.journal.checkpoint.allow_unhealthy;
+                let allowed = cx.allowed_unhealthy();
                 let stranded = placement::stranded(&seen.apps, &old, &seen.agents, allowed);
                 if !stranded.is_empty() {
                     return Ok(Tick::Pause(placement::stranded_sentence(
@@ -82,10 +80,8 @@ impl StepAction for Replace<'_> {
             // Also when the instance is already gone: gone by another
             // writer's hand, the group's count says so before it is
             // recorded as this roll's.
-            cx.tick
-                .check_no_other_writer(&cx.journal.checkpoint)
-                .await?;
-            if let Some(r) = cx.journal.checkpoint.instance_mut(instance) {
+            cx.check_no_other_writer().await?;
+            if let Some(r) = cx.group_mut().instance_mut(instance) {
                 r.terminate_sent = true;
             }
             cx.intend(format!("terminate {instance} with decrement"))
@@ -125,8 +121,8 @@ impl StepAction for Replace<'_> {
         // `/v2/deployments` can only add reasons to what the apps say of
         // themselves: it is read only once they look healthy.
         let settle = cx.rules(&seen).settle;
-        let allowed = &cx.journal.checkpoint.allow_unhealthy;
-        if let Some(waiting) = still_unhealthy(&health::judge(&seen.apps, &[], settle), allowed) {
+        let allowed = cx.allowed_unhealthy().to_vec();
+        if let Some(waiting) = still_unhealthy(&health::judge(&seen.apps, &[], settle), &allowed) {
             return Ok(Tick::waiting(
                 WaitKind::Healthy,
                 format!("{healthy}: {waiting}"),
@@ -134,7 +130,7 @@ impl StepAction for Replace<'_> {
         }
         let deployments = cx.ports.marathon().deployments().await?;
         let verdict = health::judge(&seen.apps, &deployments, settle);
-        if let Some(waiting) = still_unhealthy(&verdict, allowed) {
+        if let Some(waiting) = still_unhealthy(&verdict, &allowed) {
             return Ok(Tick::waiting(
                 WaitKind::Healthy,
                 format!("{healthy}: {waiting}"),
@@ -163,11 +159,9 @@ async fn send_termination<P: Ports>(
     // Its machine put down first when the roll's window has it (the
     // tasks that had to move are gone), as the drain's terminations do.
     super::terminate::machines_down(cx, &[record.machine()]).await?;
-    let asg = cx.journal.checkpoint.asg.clone();
+    let asg = cx.group().asg.clone();
     let result = cx.ports.aws().terminate_instance(&asg, instance).await?;
-    cx.journal
-        .checkpoint
-        .log(EventKind::Terminate, format!("{instance}: {result}"));
+    cx.record(EventKind::Terminate, format!("{instance}: {result}"));
     cx.save().await?;
     Ok(Tick::waiting(
         WaitKind::Deregistered,

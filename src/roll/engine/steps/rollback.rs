@@ -39,7 +39,7 @@ use crate::roll::ports::auto_scaling::{AutoScaling, LaunchSource};
 use crate::roll::ports::marathon::{Marathon, MarathonError};
 use crate::roll::ports::mesos::{MachineId, MesosMaster, Unavailability};
 use crate::roll::record::checkpoint::{
-    Checkpoint, EventKind, MaintenanceRecord, NewAgent, Surge, SurgeState,
+    EventKind, GroupRoll, MaintenanceRecord, NewAgent, Surge, SurgeState,
 };
 use crate::roll::record::kinds::WaitKind;
 
@@ -48,7 +48,7 @@ const ROLLBACK_OWNER: &str = "rollback";
 
 /// The new agents the rollback keeps (as many as old instances were
 /// terminated, in the order they registered) and those that go.
-fn kept_and_going(checkpoint: &Checkpoint) -> (Vec<&NewAgent>, Vec<&NewAgent>) {
+fn kept_and_going(checkpoint: &GroupRoll) -> (Vec<&NewAgent>, Vec<&NewAgent>) {
     let terminated = checkpoint
         .instances
         .iter()
@@ -60,7 +60,7 @@ fn kept_and_going(checkpoint: &Checkpoint) -> (Vec<&NewAgent>, Vec<&NewAgent>) {
 }
 
 /// ` (kept to stay at N: i-1, i-2)`, or nothing.
-fn kept_note(checkpoint: &Checkpoint) -> String {
+fn kept_note(checkpoint: &GroupRoll) -> String {
     let (kept, _) = kept_and_going(checkpoint);
     if kept.is_empty() {
         return String::new();
@@ -85,7 +85,7 @@ pub struct RollbackWindows;
 
 impl StepAction for RollbackWindows {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let checkpoint = &mut cx.journal.checkpoint;
+        let checkpoint = cx.group_mut();
         let (_, going) = kept_and_going(checkpoint);
         let new: Vec<MaintenanceRecord> = going.iter().map(|a| a.machine()).collect();
         let old: Vec<MachineId> = checkpoint
@@ -128,7 +128,7 @@ impl StepAction for RollbackWindows {
         if !old.is_empty() {
             mesos.cancel_maintenance(&old).await?;
         }
-        let note = kept_note(&cx.journal.checkpoint);
+        let note = kept_note(cx.group());
         Ok(Tick::Done(format!(
             "{} new agent(s) under maintenance; {} old agent(s) open again ({} brought up){note}",
             new.len(),
@@ -153,13 +153,12 @@ impl StepAction for RollbackMoves {
         let mut pending = undo_surges(cx).await?;
         let seen = cx.tick.observation().await?;
         let rules = cx.rules(&seen);
-        let (_, going) = kept_and_going(&cx.journal.checkpoint);
+        let (_, going) = kept_and_going(cx.group());
         let going: HashSet<String> = going.iter().map(|a| a.agent_id.clone()).collect();
-        let allowed = cx.journal.checkpoint.allow_unhealthy.clone();
+        let allowed = cx.allowed_unhealthy().to_vec();
         // Apps a surge of the roll still holds: set back first.
         let surged: HashSet<String> = cx
-            .journal
-            .checkpoint
+            .group()
             .surges
             .iter()
             .filter(|s| s.state != SurgeState::Done)
@@ -236,7 +235,7 @@ impl StepAction for RollbackMoves {
         }
         for surge in surges {
             let (app, from, to) = (surge.app.clone(), surge.instances, surge.surged_instances());
-            cx.journal.checkpoint.surges.push(surge);
+            cx.group_mut().surges.push(surge);
             cx.intend(format!("rollback: surge {app} {from} -> {to}"))
                 .await?;
             cx.scale(&app, to).await?;
@@ -292,22 +291,22 @@ impl StepAction for RollbackMoves {
 /// Returns what the surges still wait for.
 async fn undo_surges<P: Ports>(cx: &mut StepContext<'_, '_, P>) -> Result<Vec<String>, RollError> {
     let mut pending = Vec::new();
-    for n in 0..cx.journal.checkpoint.surges.len() {
-        let surge = cx.journal.checkpoint.surges[n].clone();
+    for n in 0..cx.group().surges.len() {
+        let surge = cx.group().surges[n].clone();
         if surge.state == SurgeState::Done || surge.instance == ROLLBACK_OWNER {
             continue;
         }
         let app = match cx.ports.marathon().app(&surge.app).await {
             Ok(app) => app,
             Err(MarathonError::AppNotFound { .. }) => {
-                cx.journal.checkpoint.surges[n].state = SurgeState::Done;
+                cx.group_mut().surges[n].state = SurgeState::Done;
                 continue;
             }
             Err(e) => return Err(e.into()),
         };
         if app.instances == surge.instances && app.deployments.is_empty() {
-            cx.journal.checkpoint.surges[n].state = SurgeState::Done;
-            cx.journal.checkpoint.log(
+            cx.group_mut().surges[n].state = SurgeState::Done;
+            cx.record(
                 EventKind::Surge,
                 format!("rollback: {} back at {}", surge.app, surge.instances),
             );
@@ -338,9 +337,9 @@ pub struct RollbackTerminate;
 
 impl StepAction for RollbackTerminate {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let checkpoint = &cx.journal.checkpoint;
+        let checkpoint = cx.group();
         let asg = checkpoint.asg.clone();
-        let original: HashSet<&String> = checkpoint.original.instance_ids.iter().collect();
+        let original: HashSet<String> = checkpoint.original.instance_ids.iter().cloned().collect();
         let (kept, going_new) = kept_and_going(checkpoint);
         let kept: HashSet<String> = kept.iter().map(|a| a.instance.clone()).collect();
         let going_agents: HashSet<String> = going_new.iter().map(|a| a.agent_id.clone()).collect();
@@ -359,8 +358,8 @@ impl StepAction for RollbackTerminate {
         // Launches not made yet (failing, or still pending) are not
         // wanted: the desired capacity the terminations' decrements bring
         // back to the original is set first (only ever lowered).
-        let want = cx.journal.checkpoint.original.desired_capacity
-            + u32::try_from(to_send.len()).unwrap_or(u32::MAX);
+        let want =
+            cx.group().original.desired_capacity + u32::try_from(to_send.len()).unwrap_or(u32::MAX);
         if group.desired_capacity > want {
             cx.intend(format!(
                 "rollback: set desired capacity of {asg} to {want} (was {}): no more new instances",
@@ -377,8 +376,7 @@ impl StepAction for RollbackTerminate {
         }
         if !to_send.is_empty() {
             let machines: Vec<MaintenanceRecord> = cx
-                .journal
-                .checkpoint
+                .group()
                 .new_agents
                 .iter()
                 .filter(|a| to_send.contains(&a.instance))
@@ -399,7 +397,7 @@ impl StepAction for RollbackTerminate {
             ))
             .await?;
             let result = cx.ports.aws().terminate_instance(&asg, instance).await?;
-            cx.journal.checkpoint.log(
+            cx.record(
                 EventKind::Terminate,
                 format!("rollback: {instance}: {result}"),
             );
@@ -431,7 +429,7 @@ impl StepAction for RollbackTerminate {
                 ),
             ));
         }
-        let note = kept_note(&cx.journal.checkpoint);
+        let note = kept_note(cx.group());
         Ok(Tick::Done(format!(
             "new instances terminated; the group is at {} instance(s), desired {}{note}",
             group.instances.len(),
@@ -449,9 +447,9 @@ pub struct RollbackLaunchSource;
 
 impl StepAction for RollbackLaunchSource {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let checkpoint = &cx.journal.checkpoint;
+        let checkpoint = cx.group();
         let asg = checkpoint.asg.clone();
-        let original: HashSet<&String> = checkpoint.original.instance_ids.iter().collect();
+        let original: HashSet<String> = checkpoint.original.instance_ids.iter().cloned().collect();
         let group = cx.ports.aws().describe_group(&asg).await?;
         let mut sources: Vec<&LaunchSource> = Vec::new();
         for source in group

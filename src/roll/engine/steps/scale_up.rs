@@ -25,8 +25,8 @@ pub struct SetDesired;
 
 impl StepAction for SetDesired {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let desired = cx.journal.checkpoint.scale_up_desired();
-        let asg = cx.journal.checkpoint.asg.clone();
+        let desired = cx.group().scale_up_desired();
+        let asg = cx.group().asg.clone();
         cx.intend(format!("set desired capacity of {asg} to {desired}"))
             .await?;
         cx.ports.aws().set_desired_capacity(&asg, desired).await?;
@@ -43,10 +43,10 @@ pub struct WaitRegistered;
 
 impl StepAction for WaitRegistered {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let checkpoint = &cx.journal.checkpoint;
-        let expected = checkpoint
+        let record = cx.group();
+        let expected = record
             .scale_up_desired()
-            .saturating_sub(checkpoint.original_remaining());
+            .saturating_sub(record.original_remaining());
         let waiting = |what: String| {
             Ok(Tick::waiting(
                 WaitKind::Registered,
@@ -55,8 +55,9 @@ impl StepAction for WaitRegistered {
                 ),
             ))
         };
-        let original: HashSet<&String> = checkpoint.original.instance_ids.iter().collect();
-        let asg = &checkpoint.asg;
+        let original: HashSet<String> = record.original.instance_ids.iter().cloned().collect();
+        let asg = record.asg.clone();
+        let asg = asg.as_str();
         let aws = cx.ports.aws();
         let group = aws.describe_group(asg).await?;
         let new: Vec<String> = group
@@ -66,7 +67,7 @@ impl StepAction for WaitRegistered {
             .filter(|i| i.lifecycle_state == LifecycleState::InService)
             .map(|i| i.id.clone())
             .collect();
-        let waited = checkpoint
+        let waited = cx
             .progress_of(WAIT_REGISTERED)
             .map(|p| cx.clock.since(p.started_unix_ms))
             .unwrap_or_default();
@@ -82,7 +83,7 @@ impl StepAction for WaitRegistered {
                     expected as usize,
                     waited,
                     grace,
-                    &checkpoint.acknowledged_failures,
+                    cx.roll().acknowledged_failures,
                 )
             {
                 return Ok(Tick::Failed(found));
@@ -115,7 +116,6 @@ impl StepAction for WaitRegistered {
                 .filter(|i| !registered.contains(i))
                 .cloned()
                 .collect();
-            let checkpoint = &cx.journal.checkpoint;
             if waited >= grace {
                 let launch = last_failed_launch(aws, asg).await;
                 if let Some(found) = failure::unregistered(
@@ -123,7 +123,7 @@ impl StepAction for WaitRegistered {
                     waited,
                     grace,
                     launch.as_ref().map(|(_, m)| m.as_str()),
-                    &checkpoint.acknowledged_failures,
+                    cx.roll().acknowledged_failures,
                 ) {
                     return Ok(Tick::Failed(found));
                 }
@@ -134,7 +134,7 @@ impl StepAction for WaitRegistered {
         }
         // What the roll watches for failure from now on (kept across
         // reruns: a rerun of this step records the same agents).
-        let recorded = &mut cx.journal.checkpoint.new_agents;
+        let recorded = &mut cx.group_mut().new_agents;
         for (instance, agent_id) in pairs {
             let Some(agent) = agents.iter().find(|a| a.id == agent_id) else {
                 continue;
@@ -177,8 +177,8 @@ pub struct Maintenance;
 
 impl StepAction for Maintenance {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let checkpoint = &mut cx.journal.checkpoint;
-        let machines: Vec<MaintenanceRecord> = checkpoint
+        let group = cx.group_mut();
+        let machines: Vec<MaintenanceRecord> = group
             .instances
             .iter()
             .filter(|i| !i.hostname.is_empty())
@@ -190,8 +190,8 @@ impl StepAction for Maintenance {
             ));
         }
         for machine in &machines {
-            if !checkpoint.maintenance.contains(machine) {
-                checkpoint.maintenance.push(machine.clone());
+            if !group.maintenance.contains(machine) {
+                group.maintenance.push(machine.clone());
             }
         }
         cx.intend(format!(
@@ -208,13 +208,7 @@ impl StepAction for Maintenance {
                 Unavailability::new(start, cx.clock.window_span(WINDOW)),
             )
             .await?;
-        let all: Vec<String> = cx
-            .journal
-            .checkpoint
-            .instances
-            .iter()
-            .map(|i| i.id.clone())
-            .collect();
+        let all: Vec<String> = cx.group().instances.iter().map(|i| i.id.clone()).collect();
         cx.memory.scheduled.extend(all);
         Ok(Tick::Done(format!(
             "{} old agent(s) under one maintenance window: Marathon places no new task on them",

@@ -14,8 +14,18 @@ use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::marathon::{App, Marathon, MarathonError};
 use crate::roll::ports::mesos::{MesosMaster, Unavailability};
-use crate::roll::record::checkpoint::{EventKind, RolledInstance, Surge, SurgeState};
+use crate::roll::record::checkpoint::{
+    CheckpointError, EventKind, RolledInstance, Surge, SurgeState,
+};
 use crate::roll::record::kinds::WaitKind;
+
+/// What an abandon's undo did, and what it could not do (each with what
+/// to do by hand), one line each.
+#[derive(Debug, Default)]
+pub struct Undone {
+    pub done: Vec<String>,
+    pub failed: Vec<String>,
+}
 
 /// How long a maintenance window lasts (cluster time).
 pub(super) const WINDOW: Duration = Duration::from_secs(4 * 3600);
@@ -35,12 +45,11 @@ impl<P: Ports> StepContext<'_, '_, P> {
         // for what the operator said will not come.
         let guarded: Vec<App> = apps
             .iter()
-            .filter(|a| !self.journal.checkpoint.allow_unhealthy.contains(&a.id))
+            .filter(|a| !self.allowed_unhealthy().contains(&a.id))
             .cloned()
             .collect();
         let surging = self
-            .journal
-            .checkpoint
+            .group()
             .surges
             .iter()
             .any(|s| s.instance == record.id && s.state != SurgeState::Done);
@@ -52,7 +61,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
         let mut pending = self.surge_round(&record.id, &seen).await?;
         let risks = safety::at_risk(&guarded, &agent, &self.memory.killed, rules);
         for risk in &risks {
-            if self.journal.checkpoint.surges.iter().any(|s| {
+            if self.group().surges.iter().any(|s| {
                 s.app == risk.app && s.instance == record.id && s.state != SurgeState::Done
             }) {
                 continue;
@@ -78,7 +87,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
                     instances,
                     task,
                 } => {
-                    self.journal.checkpoint.surges.push(Surge {
+                    self.group_mut().surges.push(Surge {
                         app: app.clone(),
                         instances,
                         instance: record.id.clone(),
@@ -117,55 +126,50 @@ impl<P: Ports> StepContext<'_, '_, P> {
         }
     }
 
-    /// Abandon: every surge not finished is set back to the app's instance
-    /// count before it (an absolute count: re-running is safe), so no app
-    /// is left surged. A surge's scale-up still deploying (409) is waited
-    /// for, never forced. `None` when there was none.
-    pub async fn undo_surges(&mut self) -> Result<Option<String>, RollError> {
-        let open: Vec<usize> = (0..self.journal.checkpoint.surges.len())
-            .filter(|&n| self.journal.checkpoint.surges[n].state != SurgeState::Done)
+    /// Abandon: every surge of this group not finished is set back to
+    /// the app's instance count before it (an absolute count: re-running
+    /// is safe), so no app is left surged. A deployment holding the app
+    /// (409: the surge's own, which never ends when its new task is never
+    /// healthy) is cancelled, each cancel recorded first, which makes
+    /// Marathon deploy the count before it, as the roll's own undo does
+    /// (`undo_surge`). A surge that cannot be set back is said, with what
+    /// to do by hand, and the others go on.
+    pub async fn undo_surges(&mut self) -> Result<Undone, CheckpointError> {
+        let open: Vec<usize> = (0..self.group().surges.len())
+            .filter(|&n| self.group().surges[n].state != SurgeState::Done)
             .collect();
-        if open.is_empty() {
-            return Ok(None);
-        }
+        let mut undone = Undone::default();
         let mut apps = Vec::new();
         for n in open {
-            let surge = self.journal.checkpoint.surges[n].clone();
+            let surge = self.group().surges[n].clone();
             self.intend(format!(
                 "abandon: scale {} back to {}",
                 surge.app, surge.instances
             ))
             .await?;
-            // The surge's own scale-up may still be deploying (409): wait
-            // for it (never forced), for up to the healthy timeout. The tag
-            // stays until this succeeds, so abandon can be run again.
-            let since = self.clock.now_unix_ms();
-            loop {
-                match self
-                    .ports
-                    .marathon()
-                    .scale_app(&surge.app, surge.instances)
-                    .await
-                {
-                    Ok(_) | Err(MarathonError::AppNotFound { .. }) => break,
-                    Err(MarathonError::Conflict { .. })
-                        if self.clock.since(since) < self.env.timeouts.healthy
-                            && !self.stopped() =>
-                    {
-                        self.sleep_poll().await;
-                    }
-                    Err(e) => return Err(e.into()),
-                }
+            if let Err(err) = self
+                .undo_surge(&surge.app, surge.instances, "abandon: ")
+                .await
+            {
+                undone.failed.push(format!(
+                    "{} is still surged (it had {} instance(s) before the roll's surge): {err}; \
+                     set it back by hand once Marathon answers",
+                    surge.app, surge.instances
+                ));
+                continue;
             }
-            self.journal.checkpoint.surges[n].state = SurgeState::Done;
-            self.journal.save().await?;
+            self.group_mut().surges[n].state = SurgeState::Done;
+            self.save().await?;
             apps.push(format!("{} -> {}", surge.app, surge.instances));
         }
-        Ok(Some(format!(
-            "scaled {} surged app(s) back: {}",
-            apps.len(),
-            apps.join(", ")
-        )))
+        if !apps.is_empty() {
+            undone.done.push(format!(
+                "scaled {} surged app(s) back: {}",
+                apps.len(),
+                apps.join(", ")
+            ));
+        }
+        Ok(undone)
     }
 
     /// Advances the surges of `owner` (an instance being replaced, or a
@@ -184,14 +188,14 @@ impl<P: Ports> StepContext<'_, '_, P> {
         // Surges whose old tasks may go (with the tasks their app lists
         // now): killed together, in one call.
         let mut ready: Vec<(usize, HashSet<String>)> = Vec::new();
-        for n in 0..self.journal.checkpoint.surges.len() {
-            let surge = self.journal.checkpoint.surges[n].clone();
+        for n in 0..self.group().surges.len() {
+            let surge = self.group().surges[n].clone();
             if surge.instance != owner || surge.state == SurgeState::Done {
                 continue;
             }
             let Some(app) = apps.iter().find(|a| a.id == surge.app) else {
-                self.journal.checkpoint.surges[n].state = SurgeState::Done;
-                self.journal.checkpoint.log(
+                self.group_mut().surges[n].state = SurgeState::Done;
+                self.record(
                     EventKind::Surge,
                     format!("{} is gone; surge dropped", surge.app),
                 );
@@ -243,8 +247,8 @@ impl<P: Ports> StepContext<'_, '_, P> {
                     }
                 }
                 // Bookkeeping only: written with the tick.
-                self.journal.checkpoint.surges[n].state = SurgeState::Done;
-                self.journal.checkpoint.log(
+                self.group_mut().surges[n].state = SurgeState::Done;
+                self.record(
                     EventKind::Surge,
                     format!("{} moved off the old agents ({owner})", surge.app),
                 );
@@ -252,7 +256,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
             }
             // An app the operator allowed to be unhealthy has no floor to
             // keep: its old tasks go once the scale-up is applied.
-            let allowed = self.journal.checkpoint.allow_unhealthy.contains(&app.id);
+            let allowed = self.allowed_unhealthy().contains(&app.id);
             // ... unless its surge's deployment cannot end (its new tasks
             // never get healthy, which is why it was allowed): Marathon
             // refuses the kill while it runs. The surge is undone instead
@@ -274,8 +278,8 @@ impl<P: Ports> StepContext<'_, '_, P> {
             }
             if allowed && !surge.kill_sent && app.instances <= surge.instances {
                 // Undone (or never applied): nothing of it is left.
-                self.journal.checkpoint.surges[n].state = SurgeState::Done;
-                self.journal.checkpoint.log(
+                self.group_mut().surges[n].state = SurgeState::Done;
+                self.record(
                     EventKind::Surge,
                     format!(
                         "{} (allowed unhealthy): surge undone, back at {}; its tasks move as they are",
@@ -340,7 +344,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
     async fn kill_surged(&mut self, ready: &[(usize, HashSet<String>)]) -> Result<(), RollError> {
         let mut by_app: Vec<(usize, Vec<String>)> = Vec::new();
         for (n, listed) in ready {
-            let surge = &mut self.journal.checkpoint.surges[*n];
+            let surge = &mut self.group_mut().surges[*n];
             surge.state = SurgeState::Killing;
             if surge.kill_sent {
                 continue;
@@ -357,9 +361,9 @@ impl<P: Ports> StepContext<'_, '_, P> {
         if by_app.is_empty() {
             return Ok(());
         }
-        let apps: Vec<&str> = by_app
+        let apps: Vec<String> = by_app
             .iter()
-            .map(|(n, _)| self.journal.checkpoint.surges[*n].app.as_str())
+            .map(|(n, _)| self.group().surges[*n].app.clone())
             .collect();
         let tasks: Vec<String> = by_app.iter().flat_map(|(_, t)| t).cloned().collect();
         let shown = apps.len().min(5);
@@ -374,13 +378,13 @@ impl<P: Ports> StepContext<'_, '_, P> {
         match self.ports.marathon().kill_tasks(&tasks, true).await {
             Ok(_) => {
                 for (n, _) in &by_app {
-                    self.journal.checkpoint.surges[*n].kill_sent = true;
+                    self.group_mut().surges[*n].kill_sent = true;
                 }
             }
             Err(MarathonError::Conflict { .. }) => {
                 for (n, old) in &by_app {
                     match self.ports.marathon().kill_tasks(old, true).await {
-                        Ok(_) => self.journal.checkpoint.surges[*n].kill_sent = true,
+                        Ok(_) => self.group_mut().surges[*n].kill_sent = true,
                         Err(MarathonError::Conflict { .. }) => {}
                         Err(e) => return Err(e.into()),
                     }
@@ -388,7 +392,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
             }
             Err(e) => return Err(e.into()),
         }
-        self.journal.save().await?;
+        self.save().await?;
         Ok(())
     }
 
@@ -401,8 +405,9 @@ impl<P: Ports> StepContext<'_, '_, P> {
         }
         let machine = record.machine();
         let id = machine.machine_id();
-        if !self.journal.checkpoint.maintenance.contains(&machine) {
-            self.journal.checkpoint.maintenance.push(machine);
+        let group = self.group_mut();
+        if !group.maintenance.contains(&machine) {
+            group.maintenance.push(machine);
         }
         self.intend(format!("maintenance window for {}", record.hostname))
             .await?;

@@ -13,13 +13,14 @@ use std::collections::HashMap;
 use super::drain_wave::extend_drain;
 use super::{StepAction, StepContext, Tick};
 use crate::plan::Status;
-use crate::roll::decide::roll_plan::{DRAIN, TERMINATE};
+use crate::roll::decide::roll_plan::{DRAIN, wave_id};
 use crate::roll::engine::tick_context::Observation;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup, LifecycleState};
 use crate::roll::ports::mesos::MesosMaster;
-use crate::roll::record::checkpoint::{Checkpoint, EventKind, MaintenanceRecord, RolledInstance};
+use crate::roll::record::checkpoint::{EventKind, MaintenanceRecord, RolledInstance};
+use crate::roll::record::kinds::StepKind;
 use crate::roll::record::kinds::WaitKind;
 
 /// One emptied old agent's termination.
@@ -37,15 +38,13 @@ impl StepAction for Terminate<'_> {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
         let instance = self.instance;
         let record = cx.rolled(instance)?;
-        let group = cx.tick.group().await?;
+        let group = cx.observed_group().await?;
         let present = group.still_has(instance);
         if record.terminate_sent {
             if present && !cx.tick.sent(instance) {
                 // The intent was written but the call never landed: sent
                 // again, after the same check as the first time.
-                cx.tick
-                    .check_no_other_writer(&cx.journal.checkpoint)
-                    .await?;
+                cx.check_no_other_writer().await?;
                 let first_resend = cx.memory.resent.insert(instance.to_string());
                 return send_terminations(cx, &[record], first_resend).await;
             }
@@ -83,19 +82,20 @@ impl StepAction for Terminate<'_> {
             // of the next termination catches the other case. Checked
             // first: another writer's decrement shows before this roll
             // counts the instance as its own.
-            cx.tick
-                .check_no_other_writer(&cx.journal.checkpoint)
-                .await?;
+            cx.check_no_other_writer().await?;
             return send_terminations(cx, &[record], true).await;
         }
-        let checkpoint = &cx.journal.checkpoint;
-        let drain = phase_status(checkpoint, DRAIN);
-        if drain == Some(Status::Pending) || drain_held_before_start(checkpoint) {
+        let drain = cx.phase_of(DRAIN).map(|p| &cx.roll().plan.phases[p]);
+        let held = drain.is_some_and(|p| {
+            p.is_interrupted() && p.steps.iter().all(|s| s.status == Status::Pending)
+        });
+        let drain = drain.map(|p| p.status());
+        if drain == Some(Status::Pending) || held {
             return Ok(Tick::NotYet(
                 "waiting for the drain to begin (no old agent goes before it does)".to_string(),
             ));
         }
-        let first_wave_done = wave_one_complete(&cx.journal.checkpoint);
+        let first_wave_done = wave_one_complete(cx);
         if let Some(baking) = cx.bake_gate(first_wave_done).await? {
             return Ok(Tick::Waiting(baking));
         }
@@ -125,16 +125,14 @@ impl StepAction for Terminate<'_> {
             )));
         }
         let az = &record.availability_zone;
-        let going = cx.tick.terminating_in(az, &cx.journal.checkpoint);
-        let limit = cx.journal.checkpoint.max_unavailable;
+        let going = cx.terminating_in(az);
+        let limit = cx.roll().max_unavailable;
         if going >= limit as usize {
             return Ok(Tick::NotYet(format!(
                 "empty; {going} old agent(s) of {az} are being terminated (--max-unavailable {limit})"
             )));
         }
-        cx.tick
-            .check_no_other_writer(&cx.journal.checkpoint)
-            .await?;
+        cx.check_no_other_writer().await?;
         // Every other agent released now goes with this one: one intent,
         // one `machine/down`.
         let batch = releasable_with(cx, record, &seen, &group);
@@ -151,32 +149,36 @@ fn releasable_with<P: Ports>(
     seen: &Observation,
     group: &AutoScalingGroup,
 ) -> Vec<RolledInstance> {
-    let checkpoint = &cx.journal.checkpoint;
-    let limit = checkpoint.max_unavailable as usize;
+    let limit = cx.roll().max_unavailable as usize;
     let mut going: HashMap<String, usize> = HashMap::new();
     let first_az = first.availability_zone.clone();
     let first_id = first.id.clone();
     let mut batch = vec![first];
-    let now = cx.tick.terminating_in(&first_az, checkpoint);
+    let now = cx.terminating_in(&first_az);
     going.insert(first_az, now + 1);
-    let terminate = checkpoint.phase_id(TERMINATE);
-    let Some(phase) = checkpoint.plan.phases.iter().find(|p| p.id == terminate) else {
-        return batch;
-    };
-    let open = phase
-        .steps
-        .iter()
-        .filter(|s| !s.is_complete() && !s.interrupted && s.id != first_id);
-    for step in open {
-        let Some(i) = checkpoint.instances.iter().find(|i| i.id == step.id) else {
-            continue;
-        };
+    // This group's other terminations not begun, in plan order.
+    let me = cx.group_index();
+    let open: Vec<RolledInstance> = cx
+        .roll()
+        .plan
+        .steps()
+        .filter(|(_, s)| !s.is_complete() && !s.interrupted)
+        .filter_map(|(_, s)| match s.kind.as_ref() {
+            Some(k) if k.group == me => match &k.kind {
+                StepKind::Terminate { instance } if *instance != first_id => Some(instance),
+                _ => None,
+            },
+            _ => None,
+        })
+        .filter_map(|id| cx.group().instances.iter().find(|i| i.id == *id).cloned())
+        .collect();
+    for i in &open {
         if i.terminate_sent || !group.still_has(&i.id) || seen.busy(&i.agent_id).is_some() {
             continue;
         }
         let now = match going.get(&i.availability_zone) {
             Some(&n) => n,
-            None => cx.tick.terminating_in(&i.availability_zone, checkpoint),
+            None => cx.terminating_in(&i.availability_zone),
         };
         if now >= limit {
             continue;
@@ -199,13 +201,13 @@ async fn send_terminations<P: Ports>(
     log: bool,
 ) -> Result<Tick, RollError> {
     for record in batch {
-        if let Some(r) = cx.journal.checkpoint.instance_mut(&record.id) {
+        if let Some(r) = cx.group_mut().instance_mut(&record.id) {
             r.terminate_sent = true;
         }
     }
     if log {
         let shown: Vec<&str> = batch.iter().take(5).map(|r| r.id.as_str()).collect();
-        cx.journal.checkpoint.intend(format!(
+        cx.note_intent(format!(
             "put {} emptied agent(s) down and terminate their instances with decrement: {}{}",
             batch.len(),
             shown.join(", "),
@@ -217,19 +219,18 @@ async fn send_terminations<P: Ports>(
         ));
     }
     cx.save().await?;
+    let me = cx.group_index();
     for record in batch {
-        cx.tick.sending(&record.id, &record.availability_zone);
+        cx.tick.sending(me, &record.id, &record.availability_zone);
     }
     let machines: Vec<MaintenanceRecord> = batch.iter().map(RolledInstance::machine).collect();
     machines_down(cx, &machines).await?;
-    let asg = cx.journal.checkpoint.asg.clone();
+    let asg = cx.group().asg.clone();
     for record in batch {
         let result = cx.ports.aws().terminate_instance(&asg, &record.id).await?;
         // The answer is written with the tick: a crash before that finds
         // the intent, and the group says whether the call landed.
-        cx.journal
-            .checkpoint
-            .log(EventKind::Terminate, format!("{}: {result}", record.id));
+        cx.record(EventKind::Terminate, format!("{}: {result}", record.id));
     }
     let first = &batch[0];
     Ok(Tick::waiting(
@@ -254,8 +255,7 @@ pub(super) async fn machines_down<P: Ports>(
     let mut machines = Vec::new();
     for record in wanted {
         let Some(machine) = cx
-            .journal
-            .checkpoint
+            .group()
             .maintenance
             .iter()
             .find(|m| *m == record)
@@ -267,7 +267,7 @@ pub(super) async fn machines_down<P: Ports>(
             continue;
         }
         if !status.draining.iter().any(|d| d.id.same_machine(&machine)) {
-            cx.journal.checkpoint.log(
+            cx.record(
                 EventKind::Terminate,
                 format!(
                     "{} is not in a maintenance window any more (removed by someone else?): not put down; Mesos drops it after its ping timeout",
@@ -282,32 +282,14 @@ pub(super) async fn machines_down<P: Ports>(
     Ok(())
 }
 
-/// The status of the focused group's phase `id` (bare: `drain`).
-fn phase_status(checkpoint: &Checkpoint, id: &str) -> Option<Status> {
-    let id = checkpoint.phase_id(id);
-    checkpoint
-        .plan
-        .phases
-        .iter()
-        .find(|p| p.id == id)
-        .map(|p| p.status())
-}
-
-/// The drain phase is interrupted (a canary roll waits for `roller plan
-/// continue --phase drain`) and has not started a wave.
-fn drain_held_before_start(checkpoint: &Checkpoint) -> bool {
-    checkpoint
-        .plan
-        .phases
-        .iter()
-        .find(|p| p.id == checkpoint.phase_id(DRAIN))
-        .is_some_and(|p| p.is_interrupted() && p.steps.iter().all(|s| s.status == Status::Pending))
-}
-
-/// Whether the drain's first wave is complete (its bake may begin).
-fn wave_one_complete(checkpoint: &Checkpoint) -> bool {
-    let first = checkpoint.step_id(&crate::roll::decide::roll_plan::wave_id(1));
-    checkpoint
-        .find_step(&format!("{}/{first}", checkpoint.phase_id(DRAIN)))
-        .is_some_and(|at| checkpoint.plan.step(at).is_complete())
+/// Whether this group's drain's first wave is complete (its bake may
+/// begin).
+fn wave_one_complete<P: Ports>(cx: &StepContext<'_, '_, P>) -> bool {
+    let first = cx.id_of(&wave_id(1));
+    cx.phase_of(DRAIN).is_some_and(|p| {
+        cx.roll().plan.phases[p]
+            .steps
+            .iter()
+            .any(|s| s.id == first && s.is_complete())
+    })
 }

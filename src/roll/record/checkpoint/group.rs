@@ -79,6 +79,41 @@ pub struct RolledInstance {
     pub terminate_sent: bool,
 }
 
+impl GroupRoll {
+    /// Instances whose termination was sent: they count as gone when the
+    /// desired capacity is computed.
+    pub fn terminated(&self) -> u32 {
+        u32::try_from(self.instances.iter().filter(|i| i.terminate_sent).count())
+            .unwrap_or(u32::MAX)
+    }
+
+    /// The absolute desired capacity of the scale-up: N + K − terminated.
+    /// Computed from the checkpoint, so no rerun of the step can overshoot.
+    /// Saturating: preflight keeps N + K far below `u32::MAX`, but a
+    /// checkpoint is a file anyone may edit, and a panic mid-roll is worse
+    /// than a desired capacity AWS then refuses.
+    pub fn scale_up_desired(&self) -> u32 {
+        self.desired_after(self.terminated())
+    }
+
+    /// N + K − `terminated`.
+    pub fn desired_after(&self, terminated: u32) -> u32 {
+        let k = u32::try_from(self.instances.len()).unwrap_or(u32::MAX);
+        self.target.saturating_add(k).saturating_sub(terminated)
+    }
+
+    /// Instances of the original group still counted in the capacity.
+    pub fn original_remaining(&self) -> u32 {
+        u32::try_from(self.original.instance_ids.len())
+            .unwrap_or(u32::MAX)
+            .saturating_sub(self.terminated())
+    }
+
+    pub fn instance_mut(&mut self, id: &str) -> Option<&mut RolledInstance> {
+        self.instances.iter_mut().find(|i| i.id == id)
+    }
+}
+
 impl RolledInstance {
     /// Its agent's machine, as the roll's maintenance windows record it.
     pub fn machine(&self) -> MaintenanceRecord {

@@ -1,3 +1,12 @@
+//! Each schema's checkpoint is brought to the next one's JSON in turn
+//! (`to_current`), then read as today's.
+//!
+//! Schema 3 → 4. Schema 3 found a step's group by splitting its phase's
+//! id (`<asg>:drain`; no prefix: the only group), and recorded the
+//! simulator's time scale in the environment. Schema 4 keeps the group in
+//! each step's kind (`"group": 0`), its place in `groups`, and records no
+//! simulator setting: the time scale is dropped.
+//!
 //! Schema 2 → 3. Schema 2 rolled one group, and kept what it knew and
 //! changed of it (the ASG, the instances, the suspended processes, the
 //! windows, surges, waves, new agents and bake) at the top level: schema 3
@@ -12,7 +21,7 @@
 
 use serde_json::Value;
 
-use super::{Checkpoint, EventKind};
+use super::{Checkpoint, EventKind, GROUP_SEPARATOR};
 use crate::plan::Status;
 use crate::roll::record::kinds::StepKind;
 
@@ -33,8 +42,67 @@ const GROUP_KEYS: &[&str] = &[
     "bake_until_unix_ms",
 ];
 
+/// One schema's JSON rewritten in place as the next one's.
+type Migration = fn(&mut Value) -> Result<(), String>;
+
+/// Rewrites the JSON of a checkpoint of schema `found` in place as
+/// today's, one schema after the other.
+pub(super) fn to_current(value: &mut Value, found: u64) -> Result<(), String> {
+    let steps: [Migration; 3] = [from_v1, from_v2, from_v3];
+    for (from, step) in (1u64..).zip(steps) {
+        if found <= from {
+            step(value)?;
+        }
+    }
+    debug_assert_eq!(value["version"], Value::from(super::VERSION));
+    Ok(())
+}
+
+/// Rewrites the JSON of a schema-3 checkpoint in place as schema 4.
+fn from_v3(value: &mut Value) -> Result<(), String> {
+    let groups: Vec<String> = value
+        .get("groups")
+        .and_then(Value::as_array)
+        .ok_or("a schema 3 checkpoint has \"groups\"")?
+        .iter()
+        .map(|g| g["asg"].as_str().unwrap_or_default().to_string())
+        .collect();
+    if let Some(environment) = value.get_mut("environment").and_then(Value::as_object_mut) {
+        environment.remove("time_scale");
+    }
+    let phases = value
+        .pointer_mut("/plan/phases")
+        .and_then(Value::as_array_mut)
+        .ok_or("a schema 3 checkpoint has plan phases")?;
+    for phase in phases {
+        let id = phase["id"].as_str().unwrap_or_default().to_string();
+        // Schema 3's phase ids carried the group when there were several.
+        let group = match id.split_once(GROUP_SEPARATOR) {
+            None => 0,
+            Some((asg, _)) => groups.iter().position(|g| g == asg).ok_or_else(|| {
+                format!(
+                    "its plan's phase '{id}' names a group the checkpoint does not roll ({})",
+                    groups.join(", ")
+                )
+            })?,
+        };
+        for step in phase
+            .get_mut("steps")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(kind) = step.get_mut("kind").and_then(Value::as_object_mut) {
+                kind.insert("group".to_string(), Value::from(group));
+            }
+        }
+    }
+    value["version"] = Value::from(4);
+    Ok(())
+}
+
 /// Rewrites the JSON of a schema-2 checkpoint in place as schema 3.
-pub(super) fn from_v2(value: &mut Value) -> Result<(), String> {
+fn from_v2(value: &mut Value) -> Result<(), String> {
     let top = value
         .as_object_mut()
         .ok_or("the checkpoint is not a JSON object")?;
@@ -51,13 +119,12 @@ pub(super) fn from_v2(value: &mut Value) -> Result<(), String> {
         "groups".to_string(),
         Value::Array(vec![Value::Object(group)]),
     );
-    top.insert("version".to_string(), Value::from(super::VERSION));
+    top.insert("version".to_string(), Value::from(3));
     Ok(())
 }
 
-/// Rewrites the JSON of a schema-1 checkpoint in place (as schema 2;
-/// `from_v2` takes it on from there).
-pub(super) fn from_v1(value: &mut Value) -> Result<(), String> {
+/// Rewrites the JSON of a schema-1 checkpoint in place as schema 2.
+fn from_v1(value: &mut Value) -> Result<(), String> {
     value["version"] = Value::from(2);
     let paged = paged_v1(value);
     if let Some(pause) = value.get_mut("pause").filter(|p| p.is_object()) {
@@ -78,7 +145,7 @@ pub(super) fn from_v1(value: &mut Value) -> Result<(), String> {
             let kind = v1_step_kind(&phase_id, step_id).ok_or_else(|| {
                 format!("schema 1 step '{phase_id}/{step_id}' is not a step roller knows")
             })?;
-            step["kind"] = kind.to_value();
+            step["kind"] = serde_json::to_value(kind).map_err(|e| e.to_string())?;
         }
     }
     Ok(())
@@ -146,6 +213,7 @@ mod tests {
     use super::*;
     use crate::roll::decide::roll_plan::{PlanOptions, RollStrategy, build};
     use crate::roll::record::checkpoint::RolledInstance;
+    use crate::roll::record::kinds::GroupIndex;
 
     /// Schema 1 knew only the serial plan: each of its steps' ids must
     /// migrate to the kind today's serial plan gives the same step.
@@ -160,6 +228,7 @@ mod tests {
             terminate_sent: false,
         };
         let plan = build(
+            GroupIndex(0),
             "asg",
             &[instance("i-1"), instance("i-2")],
             PlanOptions {
@@ -170,7 +239,7 @@ mod tests {
         );
         for phase in &plan.phases {
             for step in &phase.steps {
-                let kind = StepKind::from_value(step.kind.as_ref().unwrap()).unwrap();
+                let kind = step.kind.clone().unwrap().kind;
                 assert_eq!(v1_step_kind(&phase.id, &step.id), Some(kind));
             }
         }

@@ -173,7 +173,7 @@ impl CheckpointStore {
         checkpoint: &Checkpoint,
         how: &str,
     ) -> Result<PathBuf, CheckpointError> {
-        let name = format!("{}.{}.{how}.json", checkpoint.asg, checkpoint.run_id);
+        let name = format!("{}.{}.{how}.json", checkpoint.name(), checkpoint.run_id);
         match &mut self.place {
             Place::File { path, .. } => {
                 let dir = path.parent().unwrap_or(Path::new("."));
@@ -227,6 +227,8 @@ impl CheckpointStore {
 mod tests {
     use std::collections::BTreeMap;
     use std::sync::{Arc, Mutex};
+
+    use std::time::SystemTime;
 
     use super::*;
     use crate::roll::ports::checkpoint_object::{BoxFuture, Versioned};
@@ -370,7 +372,11 @@ mod tests {
         assert!(first.load().await.unwrap().is_none());
         let mut c = checkpoint();
         write(&mut first, &c).await.unwrap();
-        c.log(super::super::EventKind::Operator, "one more");
+        c.log(
+            SystemTime::UNIX_EPOCH,
+            super::super::EventKind::Operator,
+            "one more",
+        );
         write(&mut first, &c).await.unwrap();
 
         // The second host reads the first's last write and goes on.
@@ -382,11 +388,19 @@ mod tests {
             .expect("the first host's checkpoint");
         assert_eq!(resumed.events.len(), c.events.len());
         let mut d = resumed.clone();
-        d.log(super::super::EventKind::Resume, "resumed elsewhere");
+        d.log(
+            SystemTime::UNIX_EPOCH,
+            super::super::EventKind::Resume,
+            "resumed elsewhere",
+        );
         write(&mut second, &d).await.unwrap();
 
         // The first host, still alive, may not write again.
-        c.log(super::super::EventKind::Operator, "stale");
+        c.log(
+            SystemTime::UNIX_EPOCH,
+            super::super::EventKind::Operator,
+            "stale",
+        );
         let err = write(&mut first, &c).await.unwrap_err();
         assert_eq!(err.label(), "checkpoint_lease_lost", "{err}");
         assert!(err.to_string().contains("s3://bucket/roll.json"), "{err}");
@@ -417,15 +431,27 @@ mod tests {
         let mut c = checkpoint();
         write(&mut store, &c).await.unwrap();
         *bucket.lose_next_answer.lock().unwrap() = true;
-        c.log(super::super::EventKind::Operator, "landed, answer lost");
+        c.log(
+            SystemTime::UNIX_EPOCH,
+            super::super::EventKind::Operator,
+            "landed, answer lost",
+        );
         write(&mut store, &c).await.unwrap();
         // The lease followed: the next write is accepted.
-        c.log(super::super::EventKind::Operator, "next");
+        c.log(
+            SystemTime::UNIX_EPOCH,
+            super::super::EventKind::Operator,
+            "next",
+        );
         write(&mut store, &c).await.unwrap();
 
         // A write that never landed is an error, and the lease stays.
         *bucket.fail_next_put.lock().unwrap() = true;
-        c.log(super::super::EventKind::Operator, "never landed");
+        c.log(
+            SystemTime::UNIX_EPOCH,
+            super::super::EventKind::Operator,
+            "never landed",
+        );
         let err = write(&mut store, &c).await.unwrap_err();
         assert_eq!(err.label(), "checkpoint_write", "{err}");
         write(&mut store, &c).await.unwrap();
@@ -438,7 +464,7 @@ mod tests {
         let c = checkpoint();
         write(&mut store, &c).await.unwrap();
         let to = store.archive(&c).await.unwrap();
-        let name = format!("{}.{}.complete.json", c.asg, c.run_id);
+        let name = format!("{}.{}.complete.json", c.groups[0].asg, c.run_id);
         assert_eq!(to, PathBuf::from(format!("s3://bucket/{name}")));
         assert!(bucket.body("ckpt/roll.json").is_none());
         let archived = Checkpoint::parse(
