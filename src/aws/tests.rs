@@ -411,11 +411,12 @@ async fn a_group_parses_with_its_instances_launch_template_and_sizes() {
     assert_eq!(i.health_status, "Healthy");
 }
 
-/// The README's least-privilege IAM policy lists exactly the actions the
-/// adapter calls: every SDK operation in `client.rs` (`self.asg.op()`,
-/// `self.ec2.op()`) is in the policy, and the policy holds nothing else.
+/// The reference's least-privilege IAM policy (docs/reference.md, "AWS
+/// permissions") lists exactly the actions the adapter calls: every SDK
+/// operation in `client.rs` (`self.asg.op()`, `self.ec2.op()`) is in the
+/// policy, and the policy holds nothing else.
 #[test]
-fn the_readme_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
+fn the_documented_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
     fn camel(snake: &str) -> String {
         snake
             .split('_')
@@ -449,8 +450,11 @@ fn the_readme_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
     let mut called = calls(client, "self.asg.", "autoscaling");
     called.extend(calls(client, "self.ec2.", "ec2"));
     assert!(called.len() >= 9, "the scan found too little: {called:?}");
-    let listed = readme_policy();
-    assert_eq!(listed, called, "README policy vs the adapter's calls");
+    let listed = documented_iam_policy();
+    assert_eq!(
+        listed, called,
+        "docs/reference.md policy vs the adapter's calls"
+    );
 
     // The S3 checkpoint's statement: the calls of its adapter, tests left
     // out (they create buckets).
@@ -460,8 +464,7 @@ fn the_readme_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
         s3_called.len() >= 3,
         "the scan found too little: {s3_called:?}"
     );
-    let readme = include_str!("../../README.md");
-    let section = readme.split("## AWS permissions").nth(1).unwrap();
+    let section = REFERENCE.split("## AWS permissions").nth(1).unwrap();
     let s3_listed: std::collections::BTreeSet<String> = section
         .split("\n## ")
         .next()
@@ -472,20 +475,22 @@ fn the_readme_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
         .collect();
     assert_eq!(
         s3_listed, s3_called,
-        "README S3 statement vs the S3 adapter's calls"
+        "docs/reference.md S3 statement vs the S3 adapter's calls"
     );
 }
 
-/// The actions of the README's IAM policy (`autoscaling:…`, `ec2:…`):
+/// The reference, whose "AWS permissions" section holds the policy.
+const REFERENCE: &str = include_str!("../../docs/reference.md");
+
+/// The actions of the reference's IAM policy (`autoscaling:…`, `ec2:…`):
 /// the section's first JSON block (the later ones are what AWS checks
 /// beyond the calls, such as a launch template's use).
-pub(crate) fn readme_policy() -> std::collections::BTreeSet<String> {
-    let readme = include_str!("../../README.md");
-    let section = readme
+pub(crate) fn documented_iam_policy() -> std::collections::BTreeSet<String> {
+    let section = REFERENCE
         .split("## AWS permissions")
         .nth(1)
         .and_then(|s| s.split("\n## ").next())
-        .expect("README has an `AWS permissions` section");
+        .expect("docs/reference.md has an `AWS permissions` section");
     let policy = section
         .split("```json")
         .nth(1)

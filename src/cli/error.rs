@@ -9,7 +9,8 @@ use crate::plan::{AddressError, DocumentError};
 use crate::roll::decide::rebalance::CountsError;
 use crate::sim::{ScenarioError, SimServeError};
 
-/// Stable exit codes, documented in `--help` and the README.
+/// Stable exit codes, documented once, in `--help` (`EXIT_CODES` in
+/// `cli/mod.rs`), which docs/reference.md's table must match.
 pub mod exit_code {
     pub const DONE: u8 = 0;
     pub const FAILED: u8 = 1;

@@ -12,6 +12,8 @@ mod output;
 mod plan_client;
 mod plan_command;
 mod rebalance_command;
+#[cfg(test)]
+mod reference_tests;
 mod run_command;
 mod signals;
 mod sim_command;
@@ -38,7 +40,7 @@ Exit codes:
   2    refused: bad input (flags, env file, plan file, checkpoint), a failed
        preflight, or another roll holds this cluster; nothing was changed
   3    paused: a wait timed out or another writer changed the group (a page
-       went out if a pager is configured), or the plan is held by an
+       went out if a pager is configured): rerun to resume; or held by an
        operator's interrupt or a canary: the error prints the exact
        `roller plan continue` that releases it
   4    partly done: `roller abandon` stopped after undoing some of the roll

@@ -25,7 +25,7 @@ use crate::roll::record::kinds::RollPlan;
 use crate::roll::run::{RunError, RunResult, RunSettings, run};
 
 pub const RUN_HELP: &str = "\
-The roll (see the README's \"The roll\"):
+The roll (see docs/reference.md, \"The roll\"):
   prepare   tag the ASG with the run id, suspend AZRebalance, AlarmNotification,
             ScheduledActions (what was suspended before is left alone)
   scale-up  desired = N + K - terminated (absolute), wait for the new agents;
@@ -290,7 +290,7 @@ fn roll(
         if args.dry_run && rollback {
             return Err(CliError::BadFlag(
                 "--dry-run with rollback: `roller status` shows the roll, and `roller run --dry-run` \
-                 its plan; a rollback's steps are listed in the README"
+                 its plan; a rollback's steps are listed in docs/reference.md"
                     .to_string(),
             ));
         }

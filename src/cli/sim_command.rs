@@ -127,8 +127,8 @@ fn endpoint_lines(endpoints: &Endpoints) -> String {
     )
 }
 
-/// The environment file `roller run` reads (see the README's
-/// "Simulator" section).
+/// The environment file `roller run` reads (see docs/reference.md, "The
+/// environment file").
 #[derive(Serialize)]
 struct EnvFile<'a> {
     /// The group of a one-group scenario; a cluster's are `group`.

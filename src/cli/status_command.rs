@@ -509,7 +509,7 @@ mod tests {
     }
 
     #[test]
-    fn states_serialize_as_the_lowercase_names_the_readme_lists() {
+    fn states_serialize_as_the_lowercase_names_the_reference_lists() {
         let names: Vec<String> = [
             RollState::Complete,
             RollState::Running,

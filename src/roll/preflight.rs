@@ -343,7 +343,7 @@ fn check_request(request: &Request, env: &Environment) -> Result<(), String> {
 
 /// The default `--max-unavailable`: a tenth of the old agents of the AZ
 /// with the most of them, and at least 5 (AWS Instance Refresh's default
-/// also replaces a tenth at a time). See the README's drain section.
+/// also replaces a tenth at a time). See docs/reference.md, "The drain".
 pub fn default_max_unavailable(instances: &[RolledInstance]) -> u32 {
     let mut per_az: BTreeMap<&str, u32> = BTreeMap::new();
     for i in instances {

@@ -572,7 +572,7 @@ fn secret_instead(name: &str) -> Option<&'static str> {
             "ROLLER_MARATHON_USER with ROLLER_MARATHON_PASSWORD or ROLLER_MARATHON_PASSWORD_FILE (ROLLER_MESOS_* for Mesos)",
         )
     } else if is("secret") || is("api_key") || is("credentials") {
-        Some("a ROLLER_* variable or its _FILE form (see the README, \"Environment file\")")
+        Some("a ROLLER_* variable or its _FILE form (see docs/reference.md#the-environment-file)")
     } else {
         None
     }

@@ -272,7 +272,7 @@ async fn recorder(action: &str) -> String {
 
 /// The actions moto saw for this test's group and instances while the
 /// roll ran (other tests share moto: their requests name other groups and
-/// instances) must all be in the README's IAM policy; the policy's other
+/// instances) must all be in the reference's IAM policy; the policy's other
 /// actions are those this roll cannot reach, each for a stated reason.
 async fn assert_the_iam_policy_covers_the_roll(
     moto: &Moto,
@@ -313,7 +313,7 @@ async fn assert_the_iam_policy_covers_the_roll(
         };
         seen.insert(format!("{service}:{action}"));
     }
-    let policy = crate::aws::tests::readme_policy();
+    let policy = crate::aws::tests::documented_iam_policy();
     assert!(
         seen.len() >= 6,
         "the recording shows too little of the roll: {seen:?}"
@@ -321,7 +321,7 @@ async fn assert_the_iam_policy_covers_the_roll(
     let beyond: Vec<&String> = seen.difference(&policy).collect();
     assert!(
         beyond.is_empty(),
-        "called but not in the README's policy: {beyond:?}"
+        "called but not in docs/reference.md's policy: {beyond:?}"
     );
     // Not reached here: the activities are read only while new instances
     // are slow to register, EC2 only by the preflight and the
