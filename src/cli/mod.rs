@@ -43,8 +43,8 @@ Exit codes:
        went out if a pager is configured): rerun to resume; or held by an
        operator's interrupt or a canary: the error prints the exact
        `roller plan continue` that releases it
-  4    partly done: `roller abandon` stopped after undoing some of the roll
-       (what it undid is printed); fix the cause and run it again
+  4    partly done: `roller abandon` undid what it could and names what it
+       could not (with what to do by hand); fix the cause and run it again
   5    rolled back: a failure on the new agents (or `roller rollback`) turned
        the roll around and the cluster is as it was before it
   130  interrupted (SIGINT/SIGTERM); rerun to resume
