@@ -285,13 +285,14 @@ async fn demo(
             .collect();
     }
     let env = &env;
-    let target = if env.groups.len() > 1 {
-        0
-    } else {
-        before.final_state.instances_live
-    };
+    // A cluster's groups carry their targets in their specs.
+    let target = (env.groups.len() == 1).then_some(before.final_state.instances_live);
     let rolled = match env.groups.len() {
-        1 => format!("{} to {target} agents", env.asg),
+        1 => format!(
+            "{} to {} agents",
+            env.asg(),
+            before.final_state.instances_live
+        ),
         _ => format!(
             "{} in one plan",
             before
@@ -302,7 +303,7 @@ async fn demo(
                 .join(" and ")
         ),
     };
-    let checkpoint = Checkpoint::default_path(&env.checkpoint_dir, &env.asg);
+    let checkpoint = Checkpoint::default_path(&env.checkpoint_dir, env.asg());
     let _ = std::fs::remove_file(&checkpoint);
     writeln!(
         out,
@@ -321,23 +322,12 @@ async fn demo(
     let run_settings = RunSettings {
         checkpoint: CheckpointStore::file(checkpoint.clone()),
         request: Request {
-            group_targets: Default::default(),
             target,
-            select: Selection::All,
-            raise_max: false,
-            canary: None,
-            allow_unhealthy: Vec::new(),
-            floor: Floor::default(),
-            skip_not_in_service: false,
-            strategy: crate::roll::decide::roll_plan::RollStrategy::default(),
-            max_unavailable: None,
-            on_failure: Default::default(),
+            select: Some(Selection::All),
+            floor: Some(Floor::default()),
+            strategy: Some(crate::roll::decide::roll_plan::RollStrategy::default()),
+            ..Request::default()
         },
-        target_given: true,
-        select_given: true,
-        strategy_given: true,
-        floor_given: true,
-        on_failure_given: false,
         options: RunOptions {
             resume_az_rebalance: false,
             resume_command: format!("roller demo --scenario {name}"),

@@ -68,7 +68,6 @@ impl SimulatedCluster {
         .await?;
         let endpoints = sim.endpoints().clone();
         let env = Environment {
-            asg: scenario.group.name.clone(),
             groups: vec![crate::roll::record::env::GroupSpec::named(
                 &scenario.group.name,
             )],

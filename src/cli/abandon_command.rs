@@ -71,7 +71,7 @@ fn abandon(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let loaded = Checkpoint::load(&path).map_err(CliError::Checkpoint)?;
     if let Some(found) = &loaded {
         found
-            .check_group(&path, &env.asg)
+            .check_group(&path, env.asg())
             .map_err(CliError::Checkpoint)?;
     }
     let checkpoint = loaded.filter(|c| c.run_id == args.run_id);

@@ -160,7 +160,7 @@ fn check_roll(run: &JobRun, env_files: &BTreeMap<String, String>) -> Environment
         None => env
             .checkpoint_store
             .as_deref()
-            .is_some_and(|store| S3Location::for_group(store, &env.asg).is_ok()),
+            .is_some_and(|store| S3Location::for_group(store, env.asg()).is_ok()),
     };
     assert!(
         in_s3,
@@ -336,7 +336,7 @@ fn the_cronjob_example_rolls_each_cluster_alone_from_an_s3_checkpoint() {
         let files = env_files(&documents, &job["template"], &what);
         let env = check_roll(&run, &files);
         let store = env.checkpoint_store.as_deref().expect("checked in S3");
-        let location = S3Location::for_group(store, &env.asg).expect("checked");
+        let location = S3Location::for_group(store, env.asg()).expect("checked");
         assert!(
             checkpoints.insert((location.bucket, location.key)),
             "{what}: two clusters share one checkpoint"

@@ -141,25 +141,28 @@ fn resume_command(args: &RunArgs, checkpoint: &CheckpointStore) -> String {
     command
 }
 
+/// What the operator asked for, resolved from what was typed: each
+/// setting not typed is `None` (a new roll takes its default, a resume
+/// keeps its own); a typed `--target 0` reaches preflight and gets its own
+/// refusal.
 pub(super) fn request(args: &RunArgs) -> Result<Request, CliError> {
-    let select: Selection = args
+    let select: Option<Selection> = args
         .select
         .as_deref()
-        .unwrap_or("all")
-        .parse()
+        .map(str::parse)
+        .transpose()
         .map_err(CliError::BadFlag)?;
+    // --honor-min-health asks for the default floor.
+    let floor = match args.min_healthy.as_deref() {
+        Some(text) => Some(Floor::parse(text).map_err(CliError::BadFlag)?),
+        None if args.honor_min_health => Some(Floor::default()),
+        None => None,
+    };
     Ok(Request {
-        // 0 when not typed: whether it was is read from `args.target`,
-        // so a typed 0 reaches preflight and gets its own refusal.
-        target: args
-            .target
-            .iter()
-            .rev()
-            .find_map(|t| match t {
-                TargetArg::Agents(n) => Some(*n),
-                TargetArg::Group(..) => None,
-            })
-            .unwrap_or(0),
+        target: args.target.iter().rev().find_map(|t| match t {
+            TargetArg::Agents(n) => Some(*n),
+            TargetArg::Group(..) => None,
+        }),
         group_targets: args
             .target
             .iter()
@@ -172,16 +175,13 @@ pub(super) fn request(args: &RunArgs) -> Result<Request, CliError> {
         raise_max: args.raise_max,
         canary: args.canary,
         allow_unhealthy: args.allow_unhealthy.clone(),
-        // --honor-min-health asks for the default.
-        floor: args
-            .min_healthy
-            .as_deref()
-            .map(Floor::parse)
-            .transpose()
-            .map_err(CliError::BadFlag)?
-            .unwrap_or_default(),
+        floor,
         skip_not_in_service: args.skip_not_in_service,
-        strategy: RollStrategy::parse(args.strategy.as_deref().unwrap_or("drain"))
+        strategy: args
+            .strategy
+            .as_deref()
+            .map(RollStrategy::parse)
+            .transpose()
             .map_err(CliError::BadFlag)?,
         max_unavailable: args.max_unavailable,
         on_failure: args
@@ -189,8 +189,7 @@ pub(super) fn request(args: &RunArgs) -> Result<Request, CliError> {
             .as_deref()
             .map(OnFailure::parse)
             .transpose()
-            .map_err(CliError::BadFlag)?
-            .unwrap_or_default(),
+            .map_err(CliError::BadFlag)?,
     })
 }
 
@@ -315,11 +314,6 @@ fn roll(
         let settings = RunSettings {
             checkpoint: store,
             request,
-            target_given: !args.target.is_empty(),
-            select_given: args.select.is_some(),
-            strategy_given: args.strategy.is_some(),
-            floor_given: args.min_healthy.is_some() || args.honor_min_health,
-            on_failure_given: args.on_failure.is_some(),
             options: RunOptions {
                 resume_az_rebalance: args.resume_az_rebalance,
                 resume_command: resume.clone(),
@@ -400,8 +394,6 @@ fn roll(
 /// Prints the plan a run would follow; writes nothing anywhere. With
 /// `--json`: `{"dry_run": "resume"|"new"|"nothing_to_do", "message",
 /// "notes", "instances", "plan", "preview"}`.
-/// `args.target`: whether `--target` was typed (`request.target` is 0
-/// when it was not), so that a typed `--target 0` gets preflight's word.
 async fn dry_run(
     clients: &Clients,
     env: &Environment,
@@ -429,7 +421,7 @@ async fn dry_run(
         }
         return Ok(());
     }
-    if args.target.is_empty() && env.groups.iter().any(|g| g.target.is_none()) {
+    if !request.has_target() && env.groups.iter().any(|g| g.target.is_none()) {
         return Err(CliError::BadFlag(
             "--target N is required for a new roll (the number of agents when done)".to_string(),
         ));
@@ -445,13 +437,13 @@ async fn dry_run(
         Preflight::NothingToDo(message) => writeln!(out, "{message}")?,
         Preflight::Ready(checkpoint, notes) => {
             let message = dry_run_message(&checkpoint);
-            let previews = if request.strategy == RollStrategy::Drain {
+            let previews = if request.strategy() == RollStrategy::Drain {
                 let apps = clients
                     .marathon
                     .apps()
                     .await
                     .map_err(|e| CliError::Run(RollError::from(e).into()))?;
-                let rules = Rules::floor_only(request.floor);
+                let rules = Rules::floor_only(request.floor());
                 checkpoint
                     .groups
                     .iter()

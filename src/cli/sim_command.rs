@@ -260,7 +260,7 @@ mod tests {
 
         let env = Environment::resolve(Some((Path::new("sim.env.toml"), &text)), &|_| None, &[])
             .unwrap_or_else(|err| panic!("{err}\n{text}"));
-        assert_eq!(env.asg, scenario.group.name);
+        assert_eq!(env.asg(), scenario.group.name);
         assert_eq!(
             env.region.as_deref(),
             Some(region(&scenario.group.availability_zones).as_str())

@@ -58,7 +58,7 @@ pub(super) fn checkpoint_path(
     }
     Ok(explicit
         .clone()
-        .unwrap_or_else(|| Checkpoint::default_path(&env.checkpoint_dir, &env.asg)))
+        .unwrap_or_else(|| Checkpoint::default_path(&env.checkpoint_dir, env.asg())))
 }
 
 /// Where `roller run` and `roller status` keep the checkpoint:
@@ -76,11 +76,11 @@ pub(super) async fn checkpoint_store(
         }
         Some(path) => return Ok(CheckpointStore::file(path.clone())),
         None => match &env.checkpoint_store {
-            Some(prefix) => S3Location::for_group(prefix, &env.asg).map_err(CliError::BadFlag)?,
+            Some(prefix) => S3Location::for_group(prefix, env.asg()).map_err(CliError::BadFlag)?,
             None => {
                 return Ok(CheckpointStore::file(Checkpoint::default_path(
                     &env.checkpoint_dir,
-                    &env.asg,
+                    env.asg(),
                 )));
             }
         },

@@ -89,31 +89,64 @@ impl std::fmt::Display for Selection {
 /// count given to `roller rebalance`.
 pub const MAX_GROUP_SIZE: u32 = 100_000;
 
-#[derive(Clone, Debug)]
+/// What the operator asked for, resolved from what was typed (the CLI's
+/// `RunArgs`): each setting a resume compares or takes is `None` when it
+/// was not asked for (a new roll then takes its default, a resume keeps
+/// its own), so nothing past this point asks whether a flag was typed.
+#[derive(Clone, Debug, Default)]
 pub struct Request {
-    /// `--target N`: the target of a one-group environment (0: not given).
-    pub target: u32,
+    /// `--target N`: the target of a one-group environment.
+    pub target: Option<u32>,
     /// `--target NAME=N`, by group: over the `[[group]]` table's target.
     pub group_targets: BTreeMap<String, u32>,
-    pub select: Selection,
+    /// `--select` (default: all).
+    pub select: Option<Selection>,
     pub raise_max: bool,
     pub canary: Option<u32>,
     /// Apps allowed to be unhealthy at the start (`--allow-unhealthy`).
     pub allow_unhealthy: Vec<String>,
     /// What each app keeps while its tasks move (`--min-healthy`; the
     /// default is its `minimumHealthCapacity`).
-    pub floor: Floor,
+    pub floor: Option<Floor>,
     /// Leave instances that are not InService (Standby, Pending, lifecycle
     /// hook waits) out of the roll instead of refusing
     /// (`--skip-not-in-service`).
     pub skip_not_in_service: bool,
-    /// How old agents are emptied (`--strategy`).
-    pub strategy: RollStrategy,
+    /// How old agents are emptied (`--strategy`; default: drain).
+    pub strategy: Option<RollStrategy>,
     /// Drain: old agents being terminated at once, per AZ (`None`: the
     /// default, `default_max_unavailable`).
     pub max_unavailable: Option<u32>,
-    /// What a failure on the new agents leads to (`--on-failure`).
-    pub on_failure: OnFailure,
+    /// What a failure on the new agents leads to (`--on-failure`;
+    /// default: rollback).
+    pub on_failure: Option<OnFailure>,
+}
+
+impl Request {
+    /// Whether any target was asked for (`--target N` or `NAME=N`).
+    pub fn has_target(&self) -> bool {
+        self.target.is_some() || !self.group_targets.is_empty()
+    }
+
+    /// The selection of a new roll.
+    pub fn select(&self) -> Selection {
+        self.select.clone().unwrap_or(Selection::All)
+    }
+
+    /// The strategy of a new roll.
+    pub fn strategy(&self) -> RollStrategy {
+        self.strategy.unwrap_or_default()
+    }
+
+    /// The floor of a new roll.
+    pub fn floor(&self) -> Floor {
+        self.floor.unwrap_or_default()
+    }
+
+    /// What a failure leads to in a new roll.
+    pub fn on_failure(&self) -> OnFailure {
+        self.on_failure.unwrap_or_default()
+    }
 }
 
 pub enum Preflight {
@@ -253,7 +286,7 @@ pub async fn preflight<P: Ports>(
             canary: request.canary,
             // Each group's own (`GroupPlan::raise_max`).
             raise_max: false,
-            strategy: request.strategy,
+            strategy: request.strategy(),
         },
     );
     let start = rolls
@@ -273,11 +306,11 @@ pub async fn preflight<P: Ports>(
         version: VERSION,
         run_id,
         environment: RecordedEnvironment::of(env),
-        honor_min_health: request.floor == Floor::MinHealth,
+        honor_min_health: request.floor() == Floor::MinHealth,
         max_unavailable,
         failure: None,
         acknowledged_failures: Vec::new(),
-        on_failure: request.on_failure,
+        on_failure: request.on_failure(),
         allow_unhealthy: request.allow_unhealthy.clone(),
         pause: None,
         open_page: None,
@@ -316,11 +349,10 @@ fn check_request(request: &Request, env: &Environment) -> Result<(), String> {
                 .join(", ")
         ));
     }
-    if env.groups.len() > 1 && request.target != 0 {
+    if let Some(target) = request.target.filter(|_| env.groups.len() > 1) {
         return Err(format!(
-            "--target {} names no group: this cluster has {} groups; give each its target with \
+            "--target {target} names no group: this cluster has {} groups; give each its target with \
              target = N in its [[group]] table or --target NAME=N",
-            request.target,
             env.groups.len()
         ));
     }
@@ -412,17 +444,10 @@ mod tests {
 
     fn request(target: u32, canary: Option<u32>) -> Request {
         Request {
-            target,
-            group_targets: Default::default(),
-            select: Selection::All,
+            target: Some(target),
             raise_max: true,
             canary,
-            allow_unhealthy: Vec::new(),
-            floor: Floor::default(),
-            skip_not_in_service: false,
-            strategy: RollStrategy::default(),
-            max_unavailable: None,
-            on_failure: Default::default(),
+            ..Request::default()
         }
     }
 
@@ -474,10 +499,10 @@ mod tests {
             "{unknown}"
         );
         asked.group_targets.remove("c");
-        asked.target = 5;
+        asked.target = Some(5);
         let bare = check_request(&asked, &env).unwrap_err();
         assert!(bare.starts_with("--target 5 names no group"), "{bare}");
-        asked.target = 0;
+        asked.target = None;
         asked.group_targets.insert("b".to_string(), 0);
         let zero = check_request(&asked, &env).unwrap_err();
         assert!(

@@ -32,18 +32,11 @@ use crate::plan::Status;
 pub struct RunSettings {
     /// Where the checkpoint is kept (a file, or an object in S3).
     pub checkpoint: CheckpointStore,
-    /// What a fresh run asks for; on a resume only compared, where given.
+    /// What the operator asked for: a fresh run takes it (defaults for
+    /// what was not asked); a resume compares what was asked with what the
+    /// roll was started with, and takes `--on-failure` and
+    /// `--allow-unhealthy`.
     pub request: Request,
-    /// Whether `--target` / `--select` were given (a resume compares them).
-    pub target_given: bool,
-    pub select_given: bool,
-    /// Whether `--strategy` was given (a resume compares it).
-    pub strategy_given: bool,
-    /// Whether `--min-healthy` (or `--honor-min-health`) was given (a
-    /// resume compares it).
-    pub floor_given: bool,
-    /// Whether `--on-failure` was given (a resume takes it).
-    pub on_failure_given: bool,
     pub options: RunOptions,
 }
 
@@ -109,8 +102,11 @@ pub async fn run<P: Ports>(
                 .collect();
             let mut changed = !added.is_empty();
             let now_at = RollClock::new(env.time_scale).now();
-            if settings.on_failure_given && existing.on_failure != settings.request.on_failure {
-                let now = settings.request.on_failure;
+            if let Some(now) = settings
+                .request
+                .on_failure
+                .filter(|now| *now != existing.on_failure)
+            {
                 existing.log(
                     now_at,
                     EventKind::Operator,
@@ -159,7 +155,7 @@ pub async fn run<P: Ports>(
         None => {
             // A cluster's [[group]] tables may carry every target.
             let file_targets = env.groups.iter().all(|g| g.target.is_some());
-            if !settings.target_given && !file_targets {
+            if !settings.request.has_target() && !file_targets {
                 return Err(RollError::refused(format!(
                     "no checkpoint at {} to resume, and no --target for a new roll",
                     path.display()
@@ -235,7 +231,7 @@ fn check_resume(
     env: &Environment,
     settings: &RunSettings,
 ) -> Result<(), RollError> {
-    existing.check_group(path, &env.asg)?;
+    existing.check_group(path, env.asg())?;
     let listed: Vec<&str> = env.groups.iter().map(|g| g.asg.as_str()).collect();
     if let Some(gone) = existing
         .groups
@@ -264,12 +260,10 @@ fn check_resume(
     for group in &existing.groups {
         let asked = match settings.request.group_targets.get(&group.asg) {
             Some(n) => Some(*n),
-            None if existing.groups.len() == 1 && settings.request.target != 0 => {
-                Some(settings.request.target)
-            }
+            None if existing.groups.len() == 1 => settings.request.target,
             None => None,
         };
-        if let Some(asked) = asked.filter(|n| settings.target_given && *n != group.target) {
+        if let Some(asked) = asked.filter(|n| *n != group.target) {
             let named = if existing.groups.len() > 1 {
                 format!(" of group {}", group.asg)
             } else {
@@ -282,18 +276,20 @@ fn check_resume(
             )));
         }
     }
-    let select = settings.request.select.to_string();
     // `--select` is the selection of every group without its own in the
     // environment file.
-    let differs = existing.groups.iter().find(|g| {
-        let flagged = env
-            .groups
-            .iter()
-            .find(|spec| spec.asg == g.asg)
-            .is_none_or(|spec| spec.select.is_none());
-        settings.select_given && flagged && g.select != select
+    let select = settings.request.select.as_ref().map(ToString::to_string);
+    let differs = select.as_ref().and_then(|select| {
+        existing.groups.iter().find(|g| {
+            let flagged = env
+                .groups
+                .iter()
+                .find(|spec| spec.asg == g.asg)
+                .is_none_or(|spec| spec.select.is_none());
+            flagged && g.select != *select
+        })
     });
-    if let Some(group) = differs {
+    if let (Some(group), Some(select)) = (differs, &select) {
         let named = if existing.groups.len() > 1 {
             format!(" in group {}", group.asg)
         } else {
@@ -306,12 +302,12 @@ fn check_resume(
         )));
     }
     let strategy = super::decide::roll_plan::strategy_of(&existing.plan);
-    if settings.strategy_given && strategy != settings.request.strategy {
+    if let Some(asked) = settings.request.strategy.filter(|s| *s != strategy) {
         return Err(RollError::refused(format!(
             "checkpoint {} is a roll with --strategy {}; --strategy {} differs: resume without --strategy",
             path.display(),
             strategy.as_str(),
-            settings.request.strategy.as_str()
+            asked.as_str()
         )));
     }
     let floor = if existing.honor_min_health {
@@ -319,12 +315,12 @@ fn check_resume(
     } else {
         Floor::One
     };
-    if settings.floor_given && floor != settings.request.floor {
+    if let Some(asked) = settings.request.floor.filter(|f| *f != floor) {
         return Err(RollError::refused(format!(
             "checkpoint {} is a roll with --min-healthy {}; --min-healthy {} differs: resume without it",
             path.display(),
             floor.as_str(),
-            settings.request.floor.as_str()
+            asked.as_str()
         )));
     }
     Ok(())

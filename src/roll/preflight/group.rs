@@ -43,7 +43,9 @@ pub(super) fn target(spec: &GroupSpec, request: &Request, groups: usize) -> Resu
     let n = match (request.group_targets.get(&spec.asg), spec.target) {
         (Some(n), _) => *n,
         (None, Some(n)) => n,
-        (None, None) if groups == 1 => request.target,
+        (None, None) if groups == 1 => request.target.ok_or_else(|| {
+            "--target N is required for a new roll (the number of agents when done)".to_string()
+        })?,
         (None, None) => {
             return Err(format!(
                 "no target for group {}: give it target = N in its [[group]] table or \
@@ -77,7 +79,7 @@ pub(super) fn selection(spec: &GroupSpec, request: &Request) -> Result<Selection
         Some(text) => text
             .parse()
             .map_err(|e| format!("group {}'s select: {e}", spec.asg)),
-        None => Ok(request.select.clone()),
+        None => Ok(request.select()),
     }
 }
 

@@ -31,11 +31,9 @@ use value::Raw;
 /// Everything a roll needs to know about where it runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Environment {
-    /// The Auto Scaling group whose instances are the Mesos agents (of a
-    /// cluster: its first group, which names its checkpoint).
-    pub asg: String,
     /// The cluster's groups, in the order they are rolled (`[[group]]`
-    /// tables; one, `asg`, when the file has none). Never empty.
+    /// tables; one, `asg`, when the file has none). Never empty: the
+    /// first names the checkpoint (`asg()`).
     pub groups: Vec<GroupSpec>,
     /// AWS region; `None` leaves it to the AWS config chain.
     pub region: Option<String>,
@@ -198,6 +196,12 @@ const KEYS: &[&str] = &[
 const TABLES: &[&str] = &["timeouts", "pager"];
 
 impl Environment {
+    /// The first group's ASG: the group of a one-group environment, the
+    /// one a cluster's checkpoint is named after.
+    pub fn asg(&self) -> &str {
+        self.groups.first().map_or("", |g| g.asg.as_str())
+    }
+
     /// The environment from, lowest precedence first: the defaults, the
     /// file (`file` is its path, for messages, and its text), the
     /// `ROLLER_<KEY>` variables `vars` looks up, and `flags`.
@@ -234,8 +238,8 @@ impl Environment {
             None => Vec::new(),
         };
         let layers = Layers { file, vars, flags };
-        let (asg, groups) = match listed.first() {
-            Some(first) => {
+        let groups = match listed.first() {
+            Some(_) => {
                 if let Some((origin, given)) = layers.origin_of("asg") {
                     return Err(EnvError::BadValue {
                         key: "asg".to_string(),
@@ -247,7 +251,7 @@ impl Environment {
                         given,
                     });
                 }
-                (first.asg.clone(), listed)
+                listed
             }
             None => {
                 let asg = layers.required(
@@ -255,13 +259,11 @@ impl Environment {
                     "the Auto Scaling group whose instances are the Mesos agents",
                     value::text,
                 )?;
-                let one = GroupSpec::named(&asg);
-                (asg, vec![one])
+                vec![GroupSpec::named(&asg)]
             }
         };
 
         Ok(Environment {
-            asg,
             groups,
             region: layers.get("region", value::text)?,
             profile: layers.get("profile", value::text)?,

@@ -23,8 +23,8 @@ async fn paused_with_a_stuck_surge(
     let counts = app_counts(cluster);
     let target = u32::try_from(super::in_process::in_service(cluster).await.len()).unwrap();
     let mut first = settings(path, target, &[]);
-    first.request.strategy = RollStrategy::Drain;
-    first.request.on_failure = OnFailure::Pause;
+    first.request.strategy = Some(RollStrategy::Drain);
+    first.request.on_failure = Some(OnFailure::Pause);
     let (outcome, checkpoint, _) = roll(cluster, first).await;
     assert!(matches!(outcome, Outcome::Paused { .. }), "{outcome:?}");
     (counts, checkpoint)
@@ -92,7 +92,7 @@ async fn abandon_cancels_a_surge_deployment_that_never_ends_and_undoes_the_rest(
     );
     let group = cluster
         .aws
-        .describe_group(&cluster.env.asg)
+        .describe_group(cluster.env.asg())
         .await
         .expect("group");
     assert_eq!(group.tag(RUN_ID_TAG), None, "the run's tag is left");

@@ -94,8 +94,8 @@ pub(crate) async fn bad_image_roll_on(
     });
     let target = u32::try_from(before.instances.len()).unwrap();
     let mut run_settings = settings(&dir.path().join("roll.json"), target, &[]);
-    run_settings.request.strategy = strategy;
-    run_settings.request.on_failure = on_failure;
+    run_settings.request.strategy = Some(strategy);
+    run_settings.request.on_failure = Some(on_failure);
 
     // Ground truth: the first failure on a new agent, looked for every
     // simulated second while the roll runs.

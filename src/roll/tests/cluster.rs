@@ -126,7 +126,6 @@ async fn two_runs_started_at_once_on_two_groups_of_one_cluster_one_goes_on_the_o
     let private_before = untouched(&cluster, PRIVATE).await;
     let public_before = untouched(&cluster, PUBLIC).await;
     let mut public_env = cluster.env.clone();
-    public_env.asg = PUBLIC.to_string();
     public_env.groups = vec![GroupSpec::named(PUBLIC)];
     let (_tx, stop) = tokio::sync::watch::channel(false);
     let private_run = run(
@@ -303,7 +302,6 @@ async fn placement_pause(strategy: RollStrategy) {
     let dir = tempfile::tempdir().expect("tempdir");
     let cluster = cluster("demo-cluster", dir.path()).await;
     let mut env = cluster.env.clone();
-    env.asg = PUBLIC.to_string();
     env.groups = vec![GroupSpec::named(PUBLIC)];
     cluster
         .sim
@@ -323,7 +321,7 @@ async fn placement_pause(strategy: RollStrategy) {
     assert_eq!(before.len(), 3, "{before:?}");
     let path = dir.path().join("public.json");
     let mut settings = settings(&path, 3, &[]);
-    settings.request.strategy = strategy;
+    settings.request.strategy = Some(strategy);
     let result = run_unwatched(&cluster, &env, settings)
         .await
         .expect("the run");

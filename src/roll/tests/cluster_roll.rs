@@ -54,7 +54,7 @@ async fn groups_of(cluster: &SimulatedCluster) -> Vec<(GroupSpec, HashSet<String
 
 fn drain_settings(path: &std::path::Path) -> RunSettings {
     let mut settings = settings(path, 0, &[]);
-    settings.request.strategy = RollStrategy::Drain;
+    settings.request.strategy = Some(RollStrategy::Drain);
     settings
 }
 
@@ -367,7 +367,8 @@ async fn a_cluster_roll_stopped_at_the_group_boundary_resumes_from_its_checkpoin
     );
 
     let mut resume = drain_settings(&path);
-    resume.target_given = false;
+    resume.request.target = None;
+    resume.request.strategy = None;
     let (outcome, done) = roll_observed(&cluster, resume, Box::new(|_: &Checkpoint| {})).await;
     let tree = plan::tree(&done.plan);
     assert!(

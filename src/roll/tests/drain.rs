@@ -22,7 +22,7 @@ use crate::simulated::SimulatedCluster;
 
 fn drain(path: &Path, target: u32) -> RunSettings {
     let mut settings = settings(path, target, &[]);
-    settings.request.strategy = RollStrategy::Drain;
+    settings.request.strategy = Some(RollStrategy::Drain);
     settings
 }
 
@@ -150,7 +150,7 @@ async fn a_drain_roll_of_msr_55_honoring_min_health_never_takes_an_app_below_its
         target,
     } = fixture("msr-55").await;
     let mut settings = drain(&dir.path().join("msr.json"), target);
-    settings.request.floor = crate::roll::decide::safety::Floor::MinHealth;
+    settings.request.floor = Some(crate::roll::decide::safety::Floor::MinHealth);
 
     let (outcome, done, _) = roll(&cluster, settings).await;
 
@@ -177,7 +177,7 @@ async fn a_drain_of_hazards_pauses_on_the_never_healthy_app_and_finishes_once_it
     // undone (its deployment cancelled) and its tasks move as they are.
     let mut first = drain(&path, target);
     // Pause on the failure (the default would roll back).
-    first.request.on_failure = OnFailure::Pause;
+    first.request.on_failure = Some(OnFailure::Pause);
 
     let (outcome, paused, _) = roll(&cluster, first).await;
     let Outcome::Paused { step, reason, .. } = outcome else {
@@ -190,7 +190,8 @@ async fn a_drain_of_hazards_pauses_on_the_never_healthy_app_and_finishes_once_it
 
     let mut resume = drain(&path, target);
     resume.request.allow_unhealthy = vec!["/hazard/never-healthy".to_string()];
-    resume.target_given = false;
+    resume.request.target = None;
+    resume.request.strategy = None;
     let (outcome, done, _) = roll(&cluster, resume).await;
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
     let now = in_service(&cluster).await;
@@ -303,7 +304,8 @@ async fn killed_and_resumed(kill_at: impl Fn(&Checkpoint) -> bool + Send + 'stat
         "the kill point never came"
     );
     let mut resume = drain(&path, target);
-    resume.target_given = false;
+    resume.request.target = None;
+    resume.request.strategy = None;
     let (outcome, done, _) = roll(&cluster, resume).await;
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
     assert_clean_end(&cluster, &originals, &counts, &done).await;
@@ -385,7 +387,8 @@ async fn a_drain_canary_replaces_its_agents_alone_then_waits_for_continue_on_the
     );
     record.save(&path).unwrap();
     let mut resume = drain(&path, target);
-    resume.target_given = false;
+    resume.request.target = None;
+    resume.request.strategy = None;
     let (outcome, done, _) = roll(&cluster, resume).await;
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
     assert_clean_end(&cluster, &originals, &counts, &done).await;

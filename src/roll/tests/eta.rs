@@ -20,7 +20,7 @@ async fn etas_of_an_msr_55_drain() -> (Vec<(SystemTime, Duration, bool)>, System
     let cluster = cluster("msr-55", dir.path()).await;
     let target = u32::try_from(in_service(&cluster).await.len()).unwrap();
     let mut settings = settings(&dir.path().join("roll.json"), target, &[]);
-    settings.request.strategy = RollStrategy::Drain;
+    settings.request.strategy = Some(RollStrategy::Drain);
     let clock = RollClock::new(cluster.env.time_scale);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (record, tracker_clock) = (seen.clone(), clock.clone());

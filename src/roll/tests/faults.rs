@@ -91,7 +91,7 @@ impl Case {
             pager: &pages,
         };
         let mut settings = settings(&self.dir.path().join("roll.json"), self.target, &[]);
-        settings.request.strategy = self.strategy;
+        settings.request.strategy = Some(self.strategy);
         let (_stop_tx, stop) = tokio::sync::watch::channel(false);
         let result = run(ports, &self.cluster.env, settings, stop, Box::new(observer))
             .await
@@ -555,7 +555,7 @@ async fn another_writer(
     let group = case
         .cluster
         .aws
-        .describe_group(&case.cluster.env.asg)
+        .describe_group(case.cluster.env.asg())
         .await
         .unwrap();
     check(&group);

@@ -15,7 +15,7 @@ use crate::plan::{self, Status};
 use crate::roll::decide::safety::Floor;
 use crate::roll::engine::{Outcome, RunOptions};
 use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState};
-use crate::roll::preflight::{Request, Selection};
+use crate::roll::preflight::Request;
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, EventKind, OnFailure};
 use crate::roll::run::{RunResult, RunSettings, run};
 use crate::sim::Scenario;
@@ -36,23 +36,11 @@ pub(crate) fn settings(path: &Path, target: u32, allow_unhealthy: &[&str]) -> Ru
     RunSettings {
         checkpoint: CheckpointStore::file(path),
         request: Request {
-            target,
-            group_targets: Default::default(),
-            select: Selection::All,
-            raise_max: false,
-            canary: None,
+            target: Some(target),
             allow_unhealthy: allow_unhealthy.iter().map(|s| s.to_string()).collect(),
-            floor: Floor::default(),
-            skip_not_in_service: false,
-            strategy: crate::roll::decide::roll_plan::RollStrategy::Serial,
-            max_unavailable: None,
-            on_failure: Default::default(),
+            strategy: Some(crate::roll::decide::roll_plan::RollStrategy::Serial),
+            ..Request::default()
         },
-        target_given: true,
-        select_given: false,
-        strategy_given: false,
-        floor_given: false,
-        on_failure_given: false,
         options: RunOptions {
             resume_az_rebalance: false,
             resume_command: "roller run (test)".to_string(),
@@ -113,7 +101,7 @@ pub(super) fn app_counts(cluster: &SimulatedCluster) -> std::collections::BTreeM
 pub(crate) async fn in_service(cluster: &SimulatedCluster) -> HashSet<String> {
     cluster
         .aws
-        .describe_group(&cluster.env.asg)
+        .describe_group(cluster.env.asg())
         .await
         .expect("group")
         .instances
@@ -174,9 +162,9 @@ async fn a_never_healthy_app_pauses_the_roll_and_allow_unhealthy_on_the_resume_l
     // surged, and its surge's deployment can never finish; getting past it
     // once the app is allowed needs a deployment cancel (not yet done).
     let one = |mut s: RunSettings| {
-        s.request.floor = Floor::One;
+        s.request.floor = Some(Floor::One);
         // Pause on the failure (the default would roll back).
-        s.request.on_failure = OnFailure::Pause;
+        s.request.on_failure = Some(OnFailure::Pause);
         s
     };
 
@@ -199,7 +187,8 @@ async fn a_never_healthy_app_pauses_the_roll_and_allow_unhealthy_on_the_resume_l
     // The operator lets the broken app be; the resume records it and every
     // health wait after it leaves that app out.
     let mut resume = settings(&path, target, &["/hazard/never-healthy"]);
-    resume.target_given = false;
+    resume.request.target = None;
+    resume.request.strategy = None;
     let (outcome, done, _) = roll(&cluster, resume).await;
     assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
     assert_eq!(done.allow_unhealthy, ["/hazard/never-healthy"]);
@@ -226,7 +215,7 @@ async fn honoring_min_health_keeps_every_app_at_its_own_floor_through_the_roll()
     let originals = in_service(&cluster).await;
     let target = u32::try_from(originals.len()).unwrap();
     let mut honor = settings(&dir.path().join("demo.json"), target, &[]);
-    honor.request.floor = Floor::MinHealth;
+    honor.request.floor = Some(Floor::MinHealth);
 
     let (outcome, done, _) = roll(&cluster, honor).await;
 
@@ -252,7 +241,7 @@ async fn a_standby_instance_is_refused_by_name_unless_skipped_and_then_left_runn
     tokio::time::sleep(Duration::from_secs(300)).await;
     let group = cluster
         .aws
-        .describe_group(&cluster.env.asg)
+        .describe_group(cluster.env.asg())
         .await
         .expect("group");
     let standby: Vec<String> = group
@@ -311,7 +300,7 @@ async fn a_standby_instance_is_refused_by_name_unless_skipped_and_then_left_runn
     assert!(in_service(&cluster).await.is_disjoint(&originals));
     let after = cluster
         .aws
-        .describe_group(&cluster.env.asg)
+        .describe_group(cluster.env.asg())
         .await
         .expect("group");
     let left = after.instance(&standby[0]).expect("still in the group");

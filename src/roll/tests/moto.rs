@@ -67,7 +67,6 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
     .await
     .expect("simulated cluster");
     let env = Environment {
-        asg: moto.group().to_string(),
         groups: vec![GroupSpec::named(moto.group())],
         aws_endpoint_url: Some(crate::aws::contract::moto::moto_url()),
         ..sim.env.clone()
@@ -86,7 +85,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         .collect();
     let mut plan = roll_plan::build(
         crate::roll::record::kinds::GroupIndex(0),
-        &env.asg,
+        env.asg(),
         &instances,
         PlanOptions {
             strategy: roll_plan::RollStrategy::Serial,
@@ -120,7 +119,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         plan,
         events: Vec::new(),
         groups: vec![GroupRoll {
-            asg: env.asg.clone(),
+            asg: env.asg().to_string(),
             target: N,
             select: "all".to_string(),
             original: OriginalGroup {

@@ -34,7 +34,7 @@ pub(super) struct Shape {
 pub(super) async fn shape(cluster: &SimulatedCluster) -> Shape {
     let group: AutoScalingGroup = cluster
         .aws
-        .describe_group(&cluster.env.asg)
+        .describe_group(cluster.env.asg())
         .await
         .expect("group");
     let mut suspended: Vec<String> = group
@@ -146,7 +146,7 @@ async fn a_failure_on_the_new_agents_rolls_back_to_the_start_with_both_strategie
         let before = shape(&cluster).await;
         let target = u32::try_from(before.instances.len()).unwrap();
         let mut run = settings(&dir.path().join("roll.json"), target, &[]);
-        run.request.strategy = strategy;
+        run.request.strategy = Some(strategy);
         let (_stop, stop) = tokio::sync::watch::channel(false);
         let result = crate::roll::run::run(
             cluster.ports(),
@@ -209,8 +209,8 @@ async fn on_failure_pause_stops_at_the_failure_and_a_rerun_decides() {
     let target = u32::try_from(before.instances.len()).unwrap();
     let path = dir.path().join("roll.json");
     let mut first = settings(&path, target, &[]);
-    first.request.strategy = RollStrategy::Drain;
-    first.request.on_failure = OnFailure::Pause;
+    first.request.strategy = Some(RollStrategy::Drain);
+    first.request.on_failure = Some(OnFailure::Pause);
     let (_stop, stop) = tokio::sync::watch::channel(false);
     let result = crate::roll::run::run(
         cluster.ports(),
@@ -254,7 +254,8 @@ async fn on_failure_pause_stops_at_the_failure_and_a_rerun_decides() {
 
     // A plain rerun changes nothing: still paused on the same failure.
     let mut again = settings(&path, target, &[]);
-    again.target_given = false;
+    again.request.target = None;
+    again.request.strategy = None;
     let (outcome, still, _) = roll(&cluster, again).await;
     let Outcome::Paused { reason, .. } = &outcome else {
         panic!("expected the pause to hold: {outcome:?}");
@@ -268,9 +269,9 @@ async fn on_failure_pause_stops_at_the_failure_and_a_rerun_decides() {
         .world()
         .with(|w| w.set_faults(Faults::default()).unwrap());
     let mut back = settings(&path, target, &[]);
-    back.target_given = false;
-    back.request.on_failure = OnFailure::Rollback;
-    back.on_failure_given = true;
+    back.request.target = None;
+    back.request.strategy = None;
+    back.request.on_failure = Some(OnFailure::Rollback);
     let (outcome, done, _) = roll(&cluster, back).await;
     assert!(matches!(outcome, Outcome::RolledBack { .. }), "{outcome:?}");
     assert_eq!(shape(&cluster).await, before);
@@ -324,7 +325,8 @@ async fn an_operators_rollback_of_a_stopped_roll_keeps_a_new_instance_for_the_ol
     assert_eq!(gone.len(), 1, "one instance replaced before the stop");
 
     let mut back = settings(&path, target, &[]);
-    back.target_given = false;
+    back.request.target = None;
+    back.request.strategy = None;
     back.options.rollback_ordered = true;
     let (outcome, done, _) = roll(&cluster, back).await;
     assert!(matches!(outcome, Outcome::RolledBack { .. }), "{outcome:?}");
@@ -368,7 +370,8 @@ async fn an_operators_rollback_of_a_stopped_roll_keeps_a_new_instance_for_the_ol
     assert_eq!(report.apps_with_outage, 0, "{}", report.summary());
     // The checkpoint was archived: a second order finds no roll.
     let mut again = settings(&path, target, &[]);
-    again.target_given = false;
+    again.request.target = None;
+    again.request.strategy = None;
     again.options.rollback_ordered = true;
     let (_stop, stop) = tokio::sync::watch::channel(false);
     let refused = crate::roll::run::run(

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::roll::engine::{Outcome, RunOptions, Runner};
 use crate::roll::ports::marathon::Marathon;
-use crate::roll::preflight::{Preflight, Request, Selection, preflight};
+use crate::roll::preflight::{Preflight, Request, preflight};
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, SurgeState};
 use crate::sim::Scenario;
 use crate::simulated::SimulatedCluster;
@@ -32,17 +32,10 @@ async fn a_run_stopped_mid_surge_is_finished_by_the_resume_with_the_app_back_to_
     let marathon = &cluster.marathon;
     let env = &cluster.env;
     let request = Request {
-        group_targets: Default::default(),
-        target: 6,
-        select: Selection::All,
-        raise_max: false,
-        canary: None,
-        allow_unhealthy: Vec::new(),
-        floor: crate::roll::decide::safety::Floor::One,
-        skip_not_in_service: false,
-        strategy: crate::roll::decide::roll_plan::RollStrategy::Serial,
-        max_unavailable: None,
-        on_failure: Default::default(),
+        target: Some(6),
+        floor: Some(crate::roll::decide::safety::Floor::One),
+        strategy: Some(crate::roll::decide::roll_plan::RollStrategy::Serial),
+        ..Request::default()
     };
     // The never-healthy app may not be relaunched during this test: only
     // the single-instance app's agent is replaced, the first in the plan.

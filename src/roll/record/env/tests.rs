@@ -57,7 +57,6 @@ fn a_file_with_only_the_required_keys_gets_every_default() {
     assert_eq!(
         env,
         Environment {
-            asg: "mesos-agents-prod".to_string(),
             groups: vec![GroupSpec::named("mesos-agents-prod")],
             region: None,
             profile: None,
@@ -221,7 +220,7 @@ fn variables_are_named_after_their_keys_upper_cased_with_tables_joined() {
         ("ROLLER_CHECKPOINT_DIR", "/tmp/roller"),
     ]);
     let env = Environment::resolve(None, &var, &[]).unwrap();
-    assert_eq!(env.asg, "mesos-agents-prod");
+    assert_eq!(env.asg(), "mesos-agents-prod");
     assert_eq!(env.agent_match, AgentMatch::PrivateDns);
     assert_eq!(env.pager.source.as_deref(), Some("roller-ci"));
     assert!(env.pager.pagerduty);
@@ -259,7 +258,7 @@ fn an_empty_variable_counts_as_unset() {
     let var = vars(&[("ROLLER_TIME_SCALE", ""), ("ROLLER_ASG", "")]);
     let env = Environment::resolve(Some((Path::new(FILE), MINIMAL)), &var, &[]).unwrap();
     assert_eq!(env.time_scale, 1.0);
-    assert_eq!(env.asg, "mesos-agents-prod");
+    assert_eq!(env.asg(), "mesos-agents-prod");
 }
 
 #[test]
@@ -765,7 +764,7 @@ fn example_path() -> &'static Path {
 #[test]
 fn the_example_file_resolves() {
     let env = Environment::resolve(Some((example_path(), EXAMPLE)), &no_vars, &[]).unwrap();
-    assert_eq!(env.asg, "mesos-agents-prod");
+    assert_eq!(env.asg(), "mesos-agents-prod");
 }
 
 /// The example shows optional keys commented out; each must still be
@@ -845,7 +844,7 @@ select = "outdated"
 #[test]
 fn group_tables_list_a_clusters_groups_in_order_and_the_first_names_it() {
     let env = from_file(CLUSTER).unwrap();
-    assert_eq!(env.asg, "mesos-agents-private");
+    assert_eq!(env.asg(), "mesos-agents-private");
     assert_eq!(
         env.groups,
         vec![
