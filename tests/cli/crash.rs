@@ -984,6 +984,92 @@ fn a_fixed_sample_of_crash_points_through_a_bad_images_detection_and_rollback_al
     );
 }
 
+/// The cluster's sample CI runs: `demo-cluster` (12 private agents, 3
+/// public ones) rolled whole by one plan, drain, with no `--target`,
+/// killed at 7 points of its ~105 writes, each resumed to every group's
+/// clean end. About writes 25 to 33 the second group scales up (its new
+/// agents booting, its old ones under a window) while the first drains:
+/// three points fall there, one a double kill, and one of them must be
+/// seen to (its kill found both phases under way). The others: the
+/// prepare, the first group's terminations, the second group's drain,
+/// the finish.
+#[test]
+fn a_fixed_sample_of_crash_points_of_a_whole_cluster_roll_all_resume_to_every_groups_clean_end() {
+    const BOUNDARY: [&str; 2] = [
+        "mesos-agents-demo:drain",
+        "mesos-agents-demo-public:scale-up",
+    ];
+    let trial = |kills: Vec<Kill>| Trial {
+        scenario: "demo-cluster".into(),
+        strategy: "drain".into(),
+        kills,
+    };
+    let trials = vec![
+        trial(vec![Kill::After(8)]),
+        trial(vec![Kill::Before(26)]),
+        trial(vec![Kill::After(30)]),
+        trial(vec![Kill::After(28), Kill::After(6)]),
+        trial(vec![Kill::After(50)]),
+        trial(vec![Kill::Before(80)]),
+        trial(vec![Kill::After(100)]),
+    ];
+    let count = trials.len();
+    let tally = run_all(trials, 2);
+    let summary = report(&tally);
+    assert!(tally.failures.is_empty(), "{summary}");
+    assert!(
+        tally.total >= count - 1,
+        "only {} of {count} reached\n{summary}",
+        tally.total
+    );
+    let at_boundary = tally.survivors.iter().any(|(_, under_way)| {
+        BOUNDARY
+            .iter()
+            .all(|phase| under_way.iter().any(|p| p == phase))
+    });
+    let seen: Vec<String> = tally
+        .survivors
+        .iter()
+        .map(|(trial, under_way)| format!("{}: {}", trial.label(), under_way.join(", ")))
+        .collect();
+    assert!(
+        at_boundary,
+        "no kill caught {BOUNDARY:?} under way together:\n{}",
+        seen.join("\n")
+    );
+}
+
+/// The ground truth is every group's: on `demo-cluster` whose first group
+/// alone was rolled (an environment naming that group only, as a harness
+/// checking the first group twice, or the first group only, would never
+/// notice), the check finds the second group's agents never replaced, and
+/// says so of that group and nothing else.
+#[test]
+fn a_cluster_whose_second_group_was_left_unrolled_fails_the_ground_truth_naming_that_group() {
+    let cluster = Cluster::start_at("demo-cluster", TIME_SCALE, "");
+    let groups = groups_before(&cluster);
+    assert_eq!(groups.len(), 2);
+    let first = &groups[0];
+    let done = cluster.run(&["--target", &first.n.to_string(), "--strategy", "drain"]);
+    assert!(done.status.success(), "{}", text(&done));
+    let problems = ground_truth(&cluster, &groups, End::Replaced, None);
+    let second = &groups[1];
+    let [problem] = &problems[..] else {
+        panic!("one problem expected, of {}: {problems:#?}", second.name);
+    };
+    assert!(
+        problem.starts_with(&format!(
+            "{}: original instances still in the group",
+            second.name
+        )),
+        "{problem}"
+    );
+    assert!(
+        second.originals.iter().all(|id| problem.contains(id)),
+        "{problem}"
+    );
+}
+
 #[test]
 fn trials_parse_back_from_their_labels_and_bad_ones_are_refused() {
     let trial = Trial::parse("demo drain after:3,before:1,ms:250").unwrap();
