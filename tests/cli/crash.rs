@@ -22,9 +22,9 @@
 //! cluster's.
 //!
 //! Settings of the full run (`crash_harness`, ignored unless asked for):
-//! - `CRASH_SCENARIOS` (default `demo msr-55 bad-image`; `bad-image` is
-//!   rolled onto its bad version and must end rolled back, exit 5;
-//!   `demo-cluster`, and `cluster` at msr-55's time scale, run too),
+//! - `CRASH_SCENARIOS` (default `demo demo-cluster msr-55 bad-image`;
+//!   `bad-image` is rolled onto its bad version and must end rolled back,
+//!   exit 5; `cluster` runs too, at msr-55's time scale),
 //!   `CRASH_STRATEGIES` (default `drain serial`);
 //! - `CRASH_WRITES` (`all`, the default: every write, both sides; or a
 //!   number: that many writes spread over the roll);
@@ -877,7 +877,7 @@ fn crash_harness() {
     };
     let mut rng = Rng(env_number("CRASH_SEED", 1).max(1));
     let mut trials = Vec::new();
-    for scenario in env_list("CRASH_SCENARIOS", "demo msr-55 bad-image") {
+    for scenario in env_list("CRASH_SCENARIOS", "demo demo-cluster msr-55 bad-image") {
         for strategy in env_list("CRASH_STRATEGIES", "drain serial") {
             let (writes, roll_time) = count_writes(&scenario, &strategy);
             println!(
