@@ -986,13 +986,13 @@ fn a_fixed_sample_of_crash_points_through_a_bad_images_detection_and_rollback_al
 
 /// The cluster's sample CI runs: `demo-cluster` (12 private agents, 3
 /// public ones) rolled whole by one plan, drain, with no `--target`,
-/// killed at 7 points of its ~105 writes, each resumed to every group's
-/// clean end. About writes 25 to 33 the second group scales up (its new
-/// agents booting, its old ones under a window) while the first drains:
-/// three points fall there, one a double kill, and one of them must be
-/// seen to (its kill found both phases under way). The others: the
-/// prepare, the first group's terminations, the second group's drain,
-/// the finish.
+/// killed at 7 points of its ~110 writes, each resumed to every group's
+/// clean end. From about write 24 to 50 the second group scales up (its
+/// new agents booting, its old ones put under a window) while the first
+/// drains: three points fall early in it, one a double kill, and one of
+/// them must be seen to (its kill found both phases under way). The
+/// others: the prepare, the first group's terminations, the second
+/// group's drain, the finish.
 #[test]
 fn a_fixed_sample_of_crash_points_of_a_whole_cluster_roll_all_resume_to_every_groups_clean_end() {
     const BOUNDARY: [&str; 2] = [
