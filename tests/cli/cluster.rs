@@ -1,6 +1,8 @@
 //! A simulated cluster for tests of the real binary: the simulator served
-//! from the test's own runtime, an environment file pointing at it, and
-//! what every finished roll must leave (`assert_clean_end`).
+//! from the test's own runtime, an environment file pointing at it (at
+//! its first group, or at every group as `roller sim --write-env` lists a
+//! cluster's), and what every finished roll must leave
+//! (`assert_clean_end`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -27,7 +29,11 @@ pub(crate) struct Cluster {
     pub(crate) sim: Option<Simulator>,
     pub(crate) dir: TempDir,
     pub(crate) env_file: PathBuf,
+    /// The scenario's first group: the one its checkpoint is named after.
     pub(crate) asg: String,
+    /// Every group of the scenario, in its order (`asg` first), each with
+    /// its size: the target `roller sim --write-env` gives it.
+    pub(crate) groups: Vec<(String, u32)>,
     /// Each app's instances before any roll: a roll must leave them so.
     pub(crate) instances: std::collections::BTreeMap<String, u32>,
 }
@@ -37,7 +43,27 @@ impl Cluster {
         Cluster::start_at(scenario, TIME_SCALE, extra_toml)
     }
 
+    /// A cluster whose environment file names its first group (`asg`),
+    /// for a roll of that group alone.
     pub(crate) fn start_at(scenario: &str, time_scale: f64, extra_toml: &str) -> Cluster {
+        Cluster::start_listing(scenario, time_scale, extra_toml, false)
+    }
+
+    /// A cluster whose environment file lists every group of a scenario
+    /// of several as a `[[group]]` table with its size as its target, as
+    /// `roller sim --write-env` writes it, so that `roller run` without
+    /// `--target` rolls them all in one plan; a scenario of one group gets
+    /// the file `start_at` writes.
+    pub(crate) fn start_whole_at(scenario: &str, time_scale: f64, extra_toml: &str) -> Cluster {
+        Cluster::start_listing(scenario, time_scale, extra_toml, true)
+    }
+
+    fn start_listing(
+        scenario: &str,
+        time_scale: f64,
+        extra_toml: &str,
+        every_group: bool,
+    ) -> Cluster {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -61,10 +87,19 @@ impl Cluster {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let groups: Vec<(String, u32)> = scenario
+            .groups()
+            .map(|g| (g.name.clone(), g.desired_capacity))
+            .collect();
+        let listed = every_group && groups.len() > 1;
+        let asg = if listed {
+            String::new()
+        } else {
+            format!("asg = \"{}\"\n", scenario.group.name)
+        };
         let text = format!(
-            "asg = \"{}\"\nregion = \"us-east-1\"\naws_endpoint_url = \"{}\"\nmesos = [{}]\nmarathon = [{}]\n\
+            "{asg}region = \"us-east-1\"\naws_endpoint_url = \"{}\"\nmesos = [{}]\nmarathon = [{}]\n\
              match = \"ip\"\ntime_scale = {time_scale}\ncheckpoint_dir = \"{}\"\n{extra_toml}\n",
-            scenario.group.name,
             endpoints.aws_endpoint_url,
             list(&endpoints.mesos),
             list(&endpoints.marathon),
@@ -78,6 +113,19 @@ impl Cluster {
             format!(
                 "{text}[timeouts]\nscale_up = \"1h\"\nderegister = \"1h\"\nhealthy = \"1h\"\ntask_move = \"1h\"\n"
             )
+        };
+        // Last: a table runs to the next header, and `Bucket::use_for`
+        // puts its keys first.
+        let text = if listed {
+            let tables: String = groups
+                .iter()
+                .map(|(name, target)| {
+                    format!("\n[[group]]\nname = \"{name}\"\ntarget = {target}\n")
+                })
+                .collect();
+            format!("{text}{tables}")
+        } else {
+            text
         };
         let env_file = dir.path().join("env.toml");
         std::fs::write(&env_file, text).unwrap();
@@ -97,6 +145,7 @@ impl Cluster {
             dir,
             env_file,
             asg: scenario.group.name.clone(),
+            groups,
         }
     }
 
@@ -190,15 +239,18 @@ impl Cluster {
             .block_on(roller::aws::simulated_client(&url, "us-east-1"))
     }
 
+    /// The first group, as Auto Scaling describes it now.
     pub(crate) fn group(&self) -> AutoScalingGroup {
-        let aws = self.aws();
-        self.runtime
-            .block_on(aws.describe_group(&self.asg))
-            .unwrap()
+        self.group_named(&self.asg)
     }
 
-    /// The group's instances that are not leaving (an instance shutting
-    /// down is still listed, Terminating, for a while).
+    pub(crate) fn group_named(&self, name: &str) -> AutoScalingGroup {
+        let aws = self.aws();
+        self.runtime.block_on(aws.describe_group(name)).unwrap()
+    }
+
+    /// The first group's instances that are not leaving (an instance
+    /// shutting down is still listed, Terminating, for a while).
     pub(crate) fn live(&self) -> Vec<String> {
         self.group()
             .instances

@@ -11,10 +11,21 @@
 //! `ms:T` (T real milliseconds into that run): the first kill applies to
 //! the first run, the next to its resume, and so on.
 //!
+//! A scenario of one group is rolled with `--target N` (its size); one of
+//! several (`demo-cluster`, `cluster`) as `roller sim --write-env` sets
+//! it up: every group a `[[group]]` table with its size as its target,
+//! every run (the first and each resume) without `--target`, one plan and
+//! one checkpoint (named after the first group) for the whole cluster.
+//! The ground truth is then checked for every group: each its own N, its
+//! own originals, its own N + K, processes, MaxSize and tag; the apps,
+//! outages, misplaced tasks, maintenance and the checkpoint are the
+//! cluster's.
+//!
 //! Settings of the full run (`crash_harness`, ignored unless asked for):
-//! - `CRASH_SCENARIOS` (default `demo msr-55 bad-image`; `bad-image` is
-//!   rolled onto its bad version and must end rolled back, exit 5), `CRASH_STRATEGIES`
-//!   (default `drain serial`);
+//! - `CRASH_SCENARIOS` (default `demo demo-cluster msr-55 bad-image`;
+//!   `bad-image` is rolled onto its bad version and must end rolled back,
+//!   exit 5; `cluster` runs too, at msr-55's time scale),
+//!   `CRASH_STRATEGIES` (default `drain serial`);
 //! - `CRASH_WRITES` (`all`, the default: every write, both sides; or a
 //!   number: that many writes spread over the roll);
 //! - `CRASH_RANDOM` (default 10): kills at random delays per roll, and
@@ -28,7 +39,8 @@ use std::process::{ExitStatus, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use roller::roll::ports::auto_scaling::{LaunchSource, LifecycleState};
+use roller::roll::ports::auto_scaling::{AutoScalingGroup, LaunchSource, LifecycleState};
+use roller::sim::world::GroupReport;
 
 use super::cluster::{Cluster, MSR_TIME_SCALE, TIME_SCALE, files_in, text};
 use super::s3::{Bucket, files};
@@ -111,8 +123,10 @@ impl Trial {
 /// What a trial came to.
 #[derive(Debug)]
 pub(crate) enum Verdict {
-    /// Killed as asked, resumed, and the end is clean.
-    Survived,
+    /// Killed as asked, resumed, and the end is clean; the phases the
+    /// first kill caught under way (none known: the checkpoint was in S3,
+    /// archived, or not written yet).
+    Survived(Vec<String>),
     /// The first run finished before its kill point: the roll has fewer
     /// writes (or is shorter) than the point.
     NotReached,
@@ -129,9 +143,10 @@ fn rolls_back(scenario: &str) -> bool {
     scenario == "bad-image"
 }
 
-/// A fresh cluster of `scenario`, set up for its roll.
+/// A fresh cluster of `scenario`, set up for its roll: its environment
+/// lists every group when it has several.
 fn start(scenario: &str) -> Cluster {
-    let cluster = Cluster::start_at(scenario, time_scale(scenario), "");
+    let cluster = Cluster::start_whole_at(scenario, time_scale(scenario), "");
     if rolls_back(scenario) {
         let sim = cluster.sim.as_ref().unwrap();
         sim.world()
@@ -151,17 +166,81 @@ fn ended_well(scenario: &str, status: &ExitStatus) -> bool {
     }
 }
 
+/// The scenarios of 55 private agents roll for some seven simulated
+/// hours: run faster.
 fn time_scale(scenario: &str) -> f64 {
-    if scenario == "msr-55" {
+    if matches!(scenario, "msr-55" | "cluster") {
         MSR_TIME_SCALE
     } else {
         TIME_SCALE
     }
 }
 
+/// One group of a trial's cluster as it was before the roll: what its
+/// end is judged against.
+#[derive(Clone, Debug)]
+struct GroupBefore {
+    name: String,
+    /// Its instances not on their way out: each must be replaced (or,
+    /// rolled back, be all that is left).
+    originals: Vec<String>,
+    /// The agents it must end with: its target.
+    n: u32,
+    suspended: BTreeSet<String>,
+    max_size: u32,
+}
+
+/// Every group of `cluster` as it is now. A group rolled alone ends at
+/// the size it has (its `--target`); the groups of a cluster rolled
+/// whole at their `[[group]]` tables' targets.
+fn groups_before(cluster: &Cluster) -> Vec<GroupBefore> {
+    let whole = cluster.groups.len() > 1;
+    cluster
+        .groups
+        .iter()
+        .map(|(name, target)| {
+            let group = cluster.group_named(name);
+            let originals: Vec<String> = group
+                .instances
+                .iter()
+                .filter(|i| !i.lifecycle_state.is_leaving())
+                .map(|i| i.id.clone())
+                .collect();
+            GroupBefore {
+                name: name.clone(),
+                n: if whole {
+                    *target
+                } else {
+                    originals.len() as u32
+                },
+                originals,
+                suspended: group
+                    .suspended_processes
+                    .iter()
+                    .map(|p| p.as_str().to_string())
+                    .collect(),
+                max_size: group.max_size,
+            }
+        })
+        .collect()
+}
+
+/// The arguments of every run of a trial, the first and each resume: one
+/// group is rolled to its size (`--target N`); a cluster of several whole,
+/// as its environment's `[[group]]` tables say (no `--target`).
+fn run_args(groups: &[GroupBefore], strategy: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    if let [one] = groups {
+        args.extend(["--target".to_string(), one.n.to_string()]);
+    }
+    args.extend(["--strategy".to_string(), strategy.to_string()]);
+    args
+}
+
 /// Runs `roller run …` with `kill` applied; the exit status and output.
-fn run_killed(cluster: &Cluster, args: &[&str], kill: Option<Kill>) -> (ExitStatus, Output) {
-    let mut command = cluster.run_command(args);
+fn run_killed(cluster: &Cluster, args: &[String], kill: Option<Kill>) -> (ExitStatus, Output) {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut command = cluster.run_command(&args);
     command.env_remove(roller::crash_point::VAR);
     match kill {
         None => {
@@ -220,13 +299,11 @@ fn trial_verdict(trial: &Trial) -> Verdict {
     if let Some(bucket) = &bucket {
         bucket.use_for(&cluster);
     }
-    let originals = cluster.live();
-    let n = originals.len() as u32;
-    let before = cluster.group();
-    let target = n.to_string();
-    let args = ["--target", &target, "--strategy", &trial.strategy];
+    let groups = groups_before(&cluster);
+    let args = run_args(&groups, &trial.strategy);
     let mut log = String::new();
     let mut finished = false;
+    let mut under_way = Vec::new();
     for (i, &kill) in trial.kills.iter().enumerate() {
         let (status, output) = run_killed(&cluster, &args, Some(kill));
         log.push_str(&format!(
@@ -236,6 +313,10 @@ fn trial_verdict(trial: &Trial) -> Verdict {
             tail(&text(&output))
         ));
         if killed(&status) {
+            if i == 0 && bucket.is_none() {
+                under_way = phases_under_way(&cluster);
+                log.push_str(&format!("--- killed in: {}\n", under_way.join(", ")));
+            }
             // Killed after its last act, the archive: the roll is complete
             // (`roller status` finds no checkpoint), and the same command
             // would start a new roll of every instance (`--select all`),
@@ -266,28 +347,45 @@ fn trial_verdict(trial: &Trial) -> Verdict {
             return Verdict::Failed(format!("the rerun exited {status}\n{log}"));
         }
     }
-    let suspended: Vec<String> = before
-        .suspended_processes
-        .iter()
-        .map(|p| p.as_str().to_string())
-        .collect();
     let end = if rolls_back(&trial.scenario) {
         End::RolledBack
     } else {
         End::Replaced
     };
-    let problems = ground_truth(
-        &cluster,
-        (originals.as_slice(), end),
-        n,
-        &suspended,
-        bucket.as_ref(),
-    );
+    let problems = ground_truth(&cluster, &groups, end, bucket.as_ref());
     if problems.is_empty() {
-        Verdict::Survived
+        Verdict::Survived(under_way)
     } else {
         Verdict::Failed(format!("{}\n{log}", problems.join("\n")))
     }
+}
+
+/// The phases of the live checkpoint's plan that have begun and not
+/// ended: where a kill caught the roll (`drain`, or at a cluster's group
+/// boundary `<asg1>:drain` and `<asg2>:scale-up`). Read from the file's
+/// JSON, not through roller's types: what was written is what counts.
+fn phases_under_way(cluster: &Cluster) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(cluster.checkpoint()) else {
+        return Vec::new();
+    };
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return vec!["(an unreadable checkpoint)".to_string()];
+    };
+    let phases = json["plan"]["phases"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    phases
+        .iter()
+        .filter(|phase| {
+            let statuses: Vec<&str> = phase["steps"]
+                .as_array()
+                .map(|steps| steps.iter().filter_map(|s| s["status"].as_str()).collect())
+                .unwrap_or_default();
+            !statuses.iter().all(|s| *s == "PENDING") && !statuses.iter().all(|s| *s == "COMPLETE")
+        })
+        .filter_map(|phase| phase["id"].as_str().map(str::to_string))
+        .collect()
 }
 
 /// Whether the roll's checkpoint is archived and no live one is left.
@@ -323,101 +421,27 @@ enum End {
     RolledBack,
 }
 
-/// What an uninterrupted roll leaves, as the simulator knows it; each
-/// difference as one sentence.
+/// What an uninterrupted roll leaves, as the simulator knows it: every
+/// group's end (each difference as one sentence opening with the group's
+/// name), then the cluster's.
 fn ground_truth(
     cluster: &Cluster,
-    (originals, end): (&[String], End),
-    n: u32,
-    suspended_before: &[String],
+    groups: &[GroupBefore],
+    end: End,
     bucket: Option<&Bucket>,
 ) -> Vec<String> {
-    let mut problems = Vec::new();
-    let group = cluster.group();
-    let in_service: Vec<&str> = group
-        .instances
+    let now: Vec<AutoScalingGroup> = groups
         .iter()
-        .filter(|i| i.lifecycle_state == LifecycleState::InService)
-        .map(|i| i.id.as_str())
-        .collect();
-    if in_service.len() as u32 != n {
-        problems.push(format!(
-            "{} instances InService, not {n}: {in_service:?}",
-            in_service.len()
-        ));
-    }
-    let left: Vec<&String> = originals
-        .iter()
-        .filter(|id| group.instances.iter().any(|i| &i.id == *id))
-        .collect();
-    match end {
-        End::Replaced if !left.is_empty() => {
-            problems.push(format!("original instances still in the group: {left:?}"));
-        }
-        End::RolledBack => {
-            let mut kept: Vec<&str> = in_service.clone();
-            kept.sort_unstable();
-            let mut wanted: Vec<&str> = originals.iter().map(String::as_str).collect();
-            wanted.sort_unstable();
-            if kept != wanted {
-                problems.push(format!(
-                    "rolled back, but InService are {kept:?}, not the originals {wanted:?}"
-                ));
-            }
-            let version = match &group.launch_source {
-                Some(LaunchSource::Template { version, .. }) => version.clone(),
-                _ => None,
-            };
-            if version.as_deref() != Some("1") {
-                problems.push(format!(
-                    "rolled back, but the group launches from {:?}, not version 1",
-                    group.launch_source
-                ));
-            }
-        }
-        End::Replaced => {}
-    }
-    if group.desired_capacity != n {
-        problems.push(format!(
-            "desired capacity {} , not {n}",
-            group.desired_capacity
-        ));
-    }
-    let mut suspended: BTreeSet<&str> = group
-        .suspended_processes
-        .iter()
-        .map(|p| p.as_str())
+        .map(|g| cluster.group_named(&g.name))
         .collect();
     let report = cluster.report();
-    let uneven = {
-        let counts: Vec<u32> = report.az_final.values().copied().collect();
-        counts.iter().max().unwrap_or(&0) - counts.iter().min().unwrap_or(&0) > 1
-    };
-    let expected: BTreeSet<&str> = suspended_before.iter().map(String::as_str).collect();
-    if uneven && !expected.contains("AZRebalance") {
-        suspended.remove("AZRebalance");
-    }
-    if suspended != expected {
-        problems.push(format!(
-            "suspended processes {:?}, were {expected:?} before the roll",
-            group.suspended_processes
-        ));
-    }
-    if let Some(tag) = group.tag("roller:run-id") {
-        problems.push(format!("the run-id tag is still on the group: {tag}"));
-    }
-    if report.final_state.agents_registered as u32 != n {
-        problems.push(format!(
-            "{} agents registered, not {n}",
-            report.final_state.agents_registered
-        ));
-    }
-    if report.peak_desired_capacity > 2 * n {
-        problems.push(format!(
-            "desired capacity reached {}, above N + K = {}",
-            report.peak_desired_capacity,
-            2 * n
-        ));
+    let mut problems = Vec::new();
+    for (before, now) in groups.iter().zip(&now) {
+        let found = match report.groups.iter().find(|r| r.name == before.name) {
+            Some(record) => group_truth(before, now, record, end),
+            None => vec!["the simulator's report has no record of the group".to_string()],
+        };
+        problems.extend(found.into_iter().map(|p| format!("{}: {p}", before.name)));
     }
     if !report.repeated_terminations.is_empty() {
         problems.push(format!(
@@ -436,6 +460,12 @@ fn ground_truth(
             "{} apps had an outage: {}",
             report.apps_with_outage,
             report.summary()
+        ));
+    }
+    if report.misplaced_task_ms > 0 {
+        problems.push(format!(
+            "tasks ran {} ms on agents of a role their app does not accept",
+            report.misplaced_task_ms
         ));
     }
     for app in &report.apps {
@@ -458,6 +488,118 @@ fn ground_truth(
             "maintenance left: {windows} windows, {down} machines down"
         ));
     }
+    problems.extend(checkpoint_truth(cluster, bucket));
+    problems
+}
+
+/// What an uninterrupted roll leaves of one group: `now` as Auto Scaling
+/// describes it, `record` the simulator's record of it.
+fn group_truth(
+    before: &GroupBefore,
+    now: &AutoScalingGroup,
+    record: &GroupReport,
+    end: End,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let n = before.n;
+    let in_service: Vec<&str> = now
+        .instances
+        .iter()
+        .filter(|i| i.lifecycle_state == LifecycleState::InService)
+        .map(|i| i.id.as_str())
+        .collect();
+    if in_service.len() as u32 != n {
+        problems.push(format!(
+            "{} instances InService, not {n}: {in_service:?}",
+            in_service.len()
+        ));
+    }
+    let left: Vec<&String> = before
+        .originals
+        .iter()
+        .filter(|id| now.instances.iter().any(|i| &i.id == *id))
+        .collect();
+    match end {
+        End::Replaced if !left.is_empty() => {
+            problems.push(format!("original instances still in the group: {left:?}"));
+        }
+        End::RolledBack => {
+            let mut kept: Vec<&str> = in_service.clone();
+            kept.sort_unstable();
+            let mut wanted: Vec<&str> = before.originals.iter().map(String::as_str).collect();
+            wanted.sort_unstable();
+            if kept != wanted {
+                problems.push(format!(
+                    "rolled back, but InService are {kept:?}, not the originals {wanted:?}"
+                ));
+            }
+            let version = match &now.launch_source {
+                Some(LaunchSource::Template { version, .. }) => version.clone(),
+                _ => None,
+            };
+            if version.as_deref() != Some("1") {
+                problems.push(format!(
+                    "rolled back, but the group launches from {:?}, not version 1",
+                    now.launch_source
+                ));
+            }
+        }
+        End::Replaced => {}
+    }
+    if now.desired_capacity != n {
+        problems.push(format!(
+            "desired capacity {}, not {n}",
+            now.desired_capacity
+        ));
+    }
+    if now.max_size != before.max_size {
+        problems.push(format!(
+            "MaxSize {}, was {} before the roll",
+            now.max_size, before.max_size
+        ));
+    }
+    let mut suspended: BTreeSet<&str> =
+        now.suspended_processes.iter().map(|p| p.as_str()).collect();
+    // A roll that leaves the group's AZs uneven keeps AZRebalance
+    // suspended (and says so), so as not to move agents meanwhile.
+    let uneven = {
+        let counts: Vec<u32> = record.az_final.values().copied().collect();
+        counts.iter().max().unwrap_or(&0) - counts.iter().min().unwrap_or(&0) > 1
+    };
+    let expected: BTreeSet<&str> = before.suspended.iter().map(String::as_str).collect();
+    if uneven && !expected.contains("AZRebalance") {
+        suspended.remove("AZRebalance");
+    }
+    if suspended != expected {
+        problems.push(format!(
+            "suspended processes {:?}, were {expected:?} before the roll",
+            now.suspended_processes
+        ));
+    }
+    if let Some(tag) = now.tag("roller:run-id") {
+        problems.push(format!("the run-id tag is still on the group: {tag}"));
+    }
+    if record.final_state.agents_registered as u32 != n {
+        problems.push(format!(
+            "{} agents registered, not {n}",
+            record.final_state.agents_registered
+        ));
+    }
+    let k = before.originals.len() as u32;
+    if record.peak_desired_capacity > n + k {
+        problems.push(format!(
+            "desired capacity reached {}, above N + K = {}",
+            record.peak_desired_capacity,
+            n + k
+        ));
+    }
+    problems
+}
+
+/// The roll's checkpoint archived, once, and no live one left: in the
+/// bucket (and nothing written locally), or in the checkpoint folder.
+fn checkpoint_truth(cluster: &Cluster, bucket: Option<&Bucket>) -> Vec<String> {
+    let mut problems = Vec::new();
     if let Some(bucket) = bucket {
         let keys = bucket.keys(cluster);
         let archived = keys
@@ -521,34 +663,53 @@ fn env_number(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// What a batch of trials came to.
+#[derive(Default)]
+struct Tally {
+    /// The trials killed as asked (the others never reached their point).
+    total: usize,
+    failures: Vec<(Trial, String)>,
+    /// Each trial that survived, with the phases its first kill caught
+    /// under way.
+    survivors: Vec<(Trial, Vec<String>)>,
+}
+
 /// Runs trials `jobs` at a time; prints one line per trial as it ends.
-/// Returns the failures (trial, why) and how many were killed as asked.
-fn run_all(trials: Vec<Trial>, jobs: usize) -> (usize, Vec<(Trial, String)>) {
+fn run_all(trials: Vec<Trial>, jobs: usize) -> Tally {
     let queue = Arc::new(Mutex::new(VecDeque::from(trials)));
-    let results = Arc::new(Mutex::new((0usize, Vec::new())));
+    let tally = Arc::new(Mutex::new(Tally::default()));
     let workers: Vec<_> = (0..jobs.max(1))
         .map(|_| {
             let queue = queue.clone();
-            let results = results.clone();
+            let tally = tally.clone();
             std::thread::spawn(move || {
                 loop {
                     let Some(trial) = queue.lock().unwrap().pop_front() else {
                         break;
                     };
                     let (verdict, took) = run_trial(&trial);
+                    let took = format!("{:.1} s", took.as_secs_f64());
                     let word = match &verdict {
-                        Verdict::Survived => "survived",
-                        Verdict::NotReached => "not reached (the roll ended first)",
-                        Verdict::Failed(_) => "FAILED",
+                        Verdict::Survived(under_way) if !under_way.is_empty() => {
+                            format!("survived ({took}; killed in {})", under_way.join(", "))
+                        }
+                        Verdict::Survived(_) => format!("survived ({took})"),
+                        Verdict::NotReached => {
+                            format!("not reached (the roll ended first) ({took})")
+                        }
+                        Verdict::Failed(_) => format!("FAILED ({took})"),
                     };
-                    println!("{}: {word} ({:.1} s)", trial.label(), took.as_secs_f64());
-                    let mut results = results.lock().unwrap();
+                    println!("{}: {word}", trial.label());
+                    let mut tally = tally.lock().unwrap();
                     match verdict {
-                        Verdict::Survived => results.0 += 1,
+                        Verdict::Survived(under_way) => {
+                            tally.total += 1;
+                            tally.survivors.push((trial, under_way));
+                        }
                         Verdict::NotReached => {}
                         Verdict::Failed(why) => {
-                            results.0 += 1;
-                            results.1.push((trial, why));
+                            tally.total += 1;
+                            tally.failures.push((trial, why));
                         }
                     }
                 }
@@ -558,8 +719,7 @@ fn run_all(trials: Vec<Trial>, jobs: usize) -> (usize, Vec<(Trial, String)>) {
     for worker in workers {
         worker.join().unwrap();
     }
-    let (total, failures) = std::mem::take(&mut *results.lock().unwrap());
-    (total, failures)
+    std::mem::take(&mut *tally.lock().unwrap())
 }
 
 /// Counts the checkpoint writes of an uninterrupted roll, by probes: a
@@ -606,8 +766,7 @@ fn probe(trial: &Trial) -> (bool, Duration) {
     if in_s3() {
         Bucket::create(&cluster).use_for(&cluster);
     }
-    let n = cluster.live().len().to_string();
-    let args = ["--target", &n, "--strategy", &trial.strategy];
+    let args = run_args(&groups_before(&cluster), &trial.strategy);
     let started = Instant::now();
     let (status, output) = run_killed(&cluster, &args, trial.kills.first().copied());
     let took = started.elapsed();
@@ -678,12 +837,13 @@ fn trials_for(
     trials
 }
 
-fn report(total: usize, failures: &[(Trial, String)]) -> String {
+fn report(tally: &Tally) -> String {
     let mut out = format!(
-        "crash harness: {}/{total} survived\n",
-        total - failures.len()
+        "crash harness: {}/{} survived\n",
+        tally.total - tally.failures.len(),
+        tally.total
     );
-    for (trial, why) in failures {
+    for (trial, why) in &tally.failures {
         out.push_str(&format!(
             "\nFAILED {}\n  reproduce: {}\n{why}\n",
             trial.label(),
@@ -700,10 +860,10 @@ fn crash_harness() {
     let jobs = env_number("CRASH_JOBS", 2) as usize;
     if let Ok(only) = std::env::var("CRASH_ONLY") {
         let trial = Trial::parse(&only).unwrap_or_else(|e| panic!("CRASH_ONLY: {e}"));
-        let (total, failures) = run_all(vec![trial], 1);
-        let summary = report(total, &failures);
+        let tally = run_all(vec![trial], 1);
+        let summary = report(&tally);
         println!("{summary}");
-        assert!(failures.is_empty() && total == 1, "{summary}");
+        assert!(tally.failures.is_empty() && tally.total == 1, "{summary}");
         return;
     }
     let spread = match std::env::var("CRASH_WRITES").as_deref() {
@@ -717,7 +877,7 @@ fn crash_harness() {
     };
     let mut rng = Rng(env_number("CRASH_SEED", 1).max(1));
     let mut trials = Vec::new();
-    for scenario in env_list("CRASH_SCENARIOS", "demo msr-55 bad-image") {
+    for scenario in env_list("CRASH_SCENARIOS", "demo demo-cluster msr-55 bad-image") {
         for strategy in env_list("CRASH_STRATEGIES", "drain serial") {
             let (writes, roll_time) = count_writes(&scenario, &strategy);
             println!(
@@ -734,10 +894,14 @@ fn crash_harness() {
         }
     }
     println!("{} trials, {jobs} at a time", trials.len());
-    let (total, failures) = run_all(trials, jobs);
-    let summary = report(total, &failures);
+    let tally = run_all(trials, jobs);
+    let summary = report(&tally);
     println!("{summary}");
-    assert!(failures.is_empty(), "{} failed: see above", failures.len());
+    assert!(
+        tally.failures.is_empty(),
+        "{} failed: see above",
+        tally.failures.len()
+    );
 }
 
 /// The sample CI runs: 27 fixed crash points of the `demo` drain roll
@@ -768,12 +932,16 @@ fn a_fixed_sample_of_crash_points_of_demo_all_resume_to_a_clean_end() {
         });
     }
     let count = trials.len();
-    let (total, failures) = run_all(trials, 2);
-    let summary = report(total, &failures);
-    assert!(failures.is_empty(), "{summary}");
+    let tally = run_all(trials, 2);
+    let summary = report(&tally);
+    assert!(tally.failures.is_empty(), "{summary}");
     // The points lie inside the roll (its write count varies by a few
     // with timing): a point the roll never reaches tests nothing.
-    assert!(total >= 22, "only {total} of {count} reached\n{summary}");
+    assert!(
+        tally.total >= 22,
+        "only {} of {count} reached\n{summary}",
+        tally.total
+    );
 }
 
 /// The rollback's sample CI runs: `bad-image` rolled onto its bad version
@@ -806,10 +974,100 @@ fn a_fixed_sample_of_crash_points_through_a_bad_images_detection_and_rollback_al
     trials.push(trial("drain", vec![Kill::After(18), Kill::After(4)]));
     trials.push(trial("serial", vec![Kill::Before(20), Kill::Before(6)]));
     let count = trials.len();
-    let (total, failures) = run_all(trials, 2);
-    let summary = report(total, &failures);
-    assert!(failures.is_empty(), "{summary}");
-    assert!(total >= 40, "only {total} of {count} reached\n{summary}");
+    let tally = run_all(trials, 2);
+    let summary = report(&tally);
+    assert!(tally.failures.is_empty(), "{summary}");
+    assert!(
+        tally.total >= 40,
+        "only {} of {count} reached\n{summary}",
+        tally.total
+    );
+}
+
+/// The cluster's sample CI runs: `demo-cluster` (12 private agents, 3
+/// public ones) rolled whole by one plan, drain, with no `--target`,
+/// killed at 7 points of its ~110 writes, each resumed to every group's
+/// clean end. From about write 24 to 50 the second group scales up (its
+/// new agents booting, its old ones put under a window) while the first
+/// drains: three points fall early in it, one a double kill, and one of
+/// them must be seen to (its kill found both phases under way). The
+/// others: the prepare, the first group's terminations, the second
+/// group's drain, the finish.
+#[test]
+fn a_fixed_sample_of_crash_points_of_a_whole_cluster_roll_all_resume_to_every_groups_clean_end() {
+    const BOUNDARY: [&str; 2] = [
+        "mesos-agents-demo:drain",
+        "mesos-agents-demo-public:scale-up",
+    ];
+    let trial = |kills: Vec<Kill>| Trial {
+        scenario: "demo-cluster".into(),
+        strategy: "drain".into(),
+        kills,
+    };
+    let trials = vec![
+        trial(vec![Kill::After(8)]),
+        trial(vec![Kill::Before(26)]),
+        trial(vec![Kill::After(30)]),
+        trial(vec![Kill::After(28), Kill::After(6)]),
+        trial(vec![Kill::After(50)]),
+        trial(vec![Kill::Before(80)]),
+        trial(vec![Kill::After(100)]),
+    ];
+    let count = trials.len();
+    let tally = run_all(trials, 2);
+    let summary = report(&tally);
+    assert!(tally.failures.is_empty(), "{summary}");
+    assert!(
+        tally.total >= count - 1,
+        "only {} of {count} reached\n{summary}",
+        tally.total
+    );
+    let at_boundary = tally.survivors.iter().any(|(_, under_way)| {
+        BOUNDARY
+            .iter()
+            .all(|phase| under_way.iter().any(|p| p == phase))
+    });
+    let seen: Vec<String> = tally
+        .survivors
+        .iter()
+        .map(|(trial, under_way)| format!("{}: {}", trial.label(), under_way.join(", ")))
+        .collect();
+    assert!(
+        at_boundary,
+        "no kill caught {BOUNDARY:?} under way together:\n{}",
+        seen.join("\n")
+    );
+}
+
+/// The ground truth is every group's: on `demo-cluster` whose first group
+/// alone was rolled (an environment naming that group only, as a harness
+/// checking the first group twice, or the first group only, would never
+/// notice), the check finds the second group's agents never replaced, and
+/// says so of that group and nothing else.
+#[test]
+fn a_cluster_whose_second_group_was_left_unrolled_fails_the_ground_truth_naming_that_group() {
+    let cluster = Cluster::start_at("demo-cluster", TIME_SCALE, "");
+    let groups = groups_before(&cluster);
+    assert_eq!(groups.len(), 2);
+    let first = &groups[0];
+    let done = cluster.run(&["--target", &first.n.to_string(), "--strategy", "drain"]);
+    assert!(done.status.success(), "{}", text(&done));
+    let problems = ground_truth(&cluster, &groups, End::Replaced, None);
+    let second = &groups[1];
+    let [problem] = &problems[..] else {
+        panic!("one problem expected, of {}: {problems:#?}", second.name);
+    };
+    assert!(
+        problem.starts_with(&format!(
+            "{}: original instances still in the group",
+            second.name
+        )),
+        "{problem}"
+    );
+    assert!(
+        second.originals.iter().all(|id| problem.contains(id)),
+        "{problem}"
+    );
 }
 
 #[test]
