@@ -476,6 +476,7 @@ mod tests {
     fn a_clusters_targets_come_from_its_tables_or_name_the_group_and_a_bare_target_is_refused() {
         let env = cluster();
         let mut asked = request(0, None);
+        asked.target = None;
         let missing = check_request(&asked, &env).unwrap_err();
         assert!(
             missing.starts_with("no target for group b") && missing.contains("--target b=N"),

@@ -600,17 +600,32 @@ fn group_truth(
 /// bucket (and nothing written locally), or in the checkpoint folder.
 fn checkpoint_truth(cluster: &Cluster, bucket: Option<&Bucket>) -> Vec<String> {
     let mut problems = Vec::new();
+    // Archived under the live checkpoint's name (a cluster's: its first
+    // group's), whichever group's step ran last or a resume came after.
+    let live = cluster.checkpoint();
+    let stem = format!(
+        "{}.",
+        live.file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+    );
+    let misnamed = |name: &str| {
+        let file = name.rsplit('/').next().unwrap_or(name);
+        (!file.starts_with(&stem))
+            .then(|| format!("the checkpoint was archived as {name}, not under the name {stem}…"))
+    };
     if let Some(bucket) = bucket {
         let keys = bucket.keys(cluster);
-        let archived = keys
+        let archived: Vec<&String> = keys
             .iter()
             .filter(|k| k.ends_with(".complete.json"))
-            .count();
-        if archived != 1 || keys.len() != 1 {
+            .collect();
+        if archived.len() != 1 || keys.len() != 1 {
             problems.push(format!(
                 "the bucket holds {keys:?}, not one archived checkpoint"
             ));
         }
+        problems.extend(archived.iter().filter_map(|k| misnamed(k)));
         if files(cluster.dir.path()) != 0 {
             problems.push("a checkpoint was written locally".to_string());
         }
@@ -622,13 +637,14 @@ fn checkpoint_truth(cluster: &Cluster, bucket: Option<&Bucket>) -> Vec<String> {
             cluster.checkpoint().display()
         ));
     }
-    let archived = files_in(&cluster.dir.path().join("checkpoints"))
-        .iter()
+    let archived: Vec<String> = files_in(&cluster.dir.path().join("checkpoints"))
+        .into_iter()
         .filter(|name| name.ends_with(".complete.json"))
-        .count();
-    if archived != 1 {
-        problems.push(format!("{archived} archived checkpoints, not 1"));
+        .collect();
+    if archived.len() != 1 {
+        problems.push(format!("{} archived checkpoints, not 1", archived.len()));
     }
+    problems.extend(archived.iter().filter_map(|name| misnamed(name)));
     problems
 }
 
