@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// process that waited for the lock may hold the old one: `open` therefore
 /// checks after locking that the path still names the locked inode, and
 /// starts again if not. The lock is released when this is dropped.
-pub struct Locked {
+pub(crate) struct Locked {
     file: File,
     path: PathBuf,
 }
@@ -29,7 +29,7 @@ pub enum LockError {
 
 impl Locked {
     /// Opens `path` and takes its exclusive lock, waiting at most `patience`.
-    pub fn open(path: &Path, patience: Duration) -> Result<Locked, LockError> {
+    pub(crate) fn open(path: &Path, patience: Duration) -> Result<Locked, LockError> {
         let deadline = Instant::now() + patience;
         loop {
             let file = File::open(path)?;
@@ -52,14 +52,14 @@ impl Locked {
         }
     }
 
-    pub fn read_to_string(&mut self) -> io::Result<String> {
+    pub(crate) fn read_to_string(&mut self) -> io::Result<String> {
         let mut text = String::new();
         self.file.read_to_string(&mut text)?;
         Ok(text)
     }
 
     /// Atomically replaces the file's content while still holding the lock.
-    pub fn replace(&self, contents: &[u8], new_file_mode: u32) -> io::Result<()> {
+    pub(crate) fn replace(&self, contents: &[u8], new_file_mode: u32) -> io::Result<()> {
         replace(&self.path, contents, new_file_mode)
     }
 }
@@ -77,7 +77,7 @@ fn same_file(_: &fs::Metadata, _: &fs::Metadata) -> bool {
 
 /// Atomically replaces (or creates) `path` with `contents`. An existing
 /// file's permissions are kept; a new file gets `new_file_mode` (Unix).
-pub fn replace(path: &Path, contents: &[u8], new_file_mode: u32) -> io::Result<()> {
+pub(crate) fn replace(path: &Path, contents: &[u8], new_file_mode: u32) -> io::Result<()> {
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

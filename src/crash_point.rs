@@ -22,14 +22,14 @@ pub const VAR: &str = "ROLLER_CRASH_AT";
 
 /// Where, relative to the K-th checkpoint write, to die.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CrashPoint {
+pub(crate) enum CrashPoint {
     Before(u64),
     After(u64),
 }
 
 impl CrashPoint {
     /// `before:K` or `after:K`, K ≥ 1.
-    pub fn parse(text: &str) -> Result<CrashPoint, String> {
+    pub(crate) fn parse(text: &str) -> Result<CrashPoint, String> {
         let bad = || format!("{VAR}={text}: expected before:K or after:K with K ≥ 1");
         let (when, k) = text.split_once(':').ok_or_else(bad)?;
         let k: u64 = k.parse().map_err(|_| bad())?;
@@ -57,7 +57,7 @@ fn point() -> Option<CrashPoint> {
 }
 
 /// Called by the checkpoint right before it writes.
-pub fn before_checkpoint_write() {
+pub(crate) fn before_checkpoint_write() {
     let k = WRITES.fetch_add(1, Ordering::Relaxed) + 1;
     if point() == Some(CrashPoint::Before(k)) {
         die();
@@ -65,7 +65,7 @@ pub fn before_checkpoint_write() {
 }
 
 /// Called by the checkpoint once a write is durable.
-pub fn after_checkpoint_write() {
+pub(crate) fn after_checkpoint_write() {
     if point() == Some(CrashPoint::After(WRITES.load(Ordering::Relaxed))) {
         die();
     }

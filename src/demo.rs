@@ -20,7 +20,7 @@
 //! - `walkthrough`: `roller plan demo`, the plan engine on the DC/OS SDK's
 //!   hello-world deployment.
 
-pub mod walkthrough;
+pub(crate) mod walkthrough;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -42,21 +42,21 @@ use crate::simulated::{SimulatedCluster, SimulatedError};
 
 /// The scenario the demo runs unless told otherwise (embedded in the
 /// binary, as every scenario it may run is).
-pub const DEFAULT_SCENARIO: &str = "demo-cluster";
+pub(crate) const DEFAULT_SCENARIO: &str = "demo-cluster";
 
 /// Simulated seconds per real second unless told otherwise: the `demo`
 /// roll takes some ten simulated minutes (five of them settling), so a
 /// few seconds of real time.
-pub const DEFAULT_TIME_SCALE: f64 = 300.0;
+pub(crate) const DEFAULT_TIME_SCALE: f64 = 300.0;
 
 /// The slowest and fastest time scales the demo takes: below, its settle
 /// alone would take days (and the clock's arithmetic overflows); above,
 /// simulated minutes pass between two of the roller's polls, and waits
 /// run out for nothing.
-pub const TIME_SCALES: std::ops::RangeInclusive<f64> = 0.01..=10_000.0;
+pub(crate) const TIME_SCALES: std::ops::RangeInclusive<f64> = 0.01..=10_000.0;
 
 /// `--time-scale`: a finite number within `TIME_SCALES`, or why not.
-pub fn time_scale(text: &str) -> Result<f64, String> {
+pub(crate) fn time_scale(text: &str) -> Result<f64, String> {
     text.trim()
         .parse::<f64>()
         .ok()
@@ -80,16 +80,16 @@ const SETTLE_SIMULATED: Duration = Duration::from_secs(5 * 60);
 /// checked (the CLI refuses an unknown scenario or a time scale outside
 /// `TIME_SCALES` before anything starts; `run` checks both again).
 #[derive(Debug)]
-pub struct DemoSettings {
+pub(crate) struct DemoSettings {
     /// A built-in scenario's name (`crate::sim::scenario::builtin_names`).
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// Simulated seconds per real second, for the settle before the roll
     /// and every wait of the roll alike.
-    pub time_scale: f64,
+    pub(crate) time_scale: f64,
     /// Draw the terminal view on stderr (else log lines there).
-    pub view: bool,
+    pub(crate) view: bool,
     /// `--listen`: the plan API served while the demo rolls.
-    pub api: Option<ApiSettings>,
+    pub(crate) api: Option<ApiSettings>,
 }
 
 /// Why the demo did not end with a COMPLETE plan and no outage. The
@@ -150,7 +150,7 @@ fn outage_note(apps: usize) -> String {
 }
 
 impl DemoError {
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             DemoError::Output(_) => "output",
             DemoError::UnknownScenario { .. } => "unknown_scenario",
@@ -173,7 +173,7 @@ impl DemoError {
 
 /// Serves the scenario's cluster, lets it settle, rolls it, prints the
 /// final tree and the monitor's report on `out`, and says how it ended.
-pub fn run(settings: DemoSettings, out: &mut dyn Write) -> Result<(), DemoError> {
+pub(crate) fn run(settings: DemoSettings, out: &mut dyn Write) -> Result<(), DemoError> {
     if !TIME_SCALES.contains(&settings.time_scale) {
         return Err(DemoError::TimeScale(bad_time_scale(
             &settings.time_scale.to_string(),

@@ -10,15 +10,16 @@ use std::time::Duration;
 /// A credential. Its `Debug` and `Display` print `<redacted>`, so it can
 /// sit in any struct that is logged or checkpointed by mistake.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+pub(crate) struct Secret(String);
 
 impl Secret {
-    pub fn new(value: impl Into<String>) -> Secret {
+    #[cfg(test)]
+    pub(crate) fn new(value: impl Into<String>) -> Secret {
         Secret(value.into())
     }
 
     /// The only way to read the value: call sites are easy to audit.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -37,7 +38,7 @@ impl fmt::Display for Secret {
 
 /// How to authenticate to Mesos or Marathon.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum HttpAuth {
+pub(crate) enum HttpAuth {
     #[default]
     None,
     /// HTTP basic auth (Marathon's `--http_credentials`, Mesos' basic auth).
@@ -69,12 +70,12 @@ impl HttpAuth {
     /// environment: `ROLLER_<SYSTEM>_TOKEN` (or `_TOKEN_FILE`) for a DC/OS
     /// token, else `ROLLER_<SYSTEM>_USER` with `ROLLER_<SYSTEM>_PASSWORD` (or
     /// `_PASSWORD_FILE`) for basic auth, else none.
-    pub fn from_env(system: &str) -> Result<HttpAuth, HttpConfigError> {
+    pub(crate) fn from_env(system: &str) -> Result<HttpAuth, HttpConfigError> {
         Self::from_lookup(system, |name| std::env::var(name).ok())
     }
 
     /// `from_env` with the environment passed in, for tests.
-    pub fn from_lookup(
+    pub(crate) fn from_lookup(
         system: &str,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<HttpAuth, HttpConfigError> {
@@ -94,7 +95,7 @@ impl HttpAuth {
         }
     }
 
-    pub fn apply(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    pub(crate) fn apply(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         match self {
             HttpAuth::None => request,
             HttpAuth::Basic { user, password } => request.basic_auth(user, Some(password.expose())),
@@ -141,14 +142,14 @@ pub(crate) fn secret_from(
 
 /// Settings of one HTTP client.
 #[derive(Clone, Debug)]
-pub struct HttpSettings {
+pub(crate) struct HttpSettings {
     /// The whole request, connection included: a server that accepts and
     /// never answers must not hang the roll.
-    pub request_timeout: Duration,
-    pub connect_timeout: Duration,
+    pub(crate) request_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
     /// Extra PEM roots (e.g. the DC/OS CA) on top of the system's.
-    pub ca_bundle: Option<PathBuf>,
-    pub auth: HttpAuth,
+    pub(crate) ca_bundle: Option<PathBuf>,
+    pub(crate) auth: HttpAuth,
 }
 
 impl Default for HttpSettings {
@@ -166,7 +167,7 @@ impl HttpSettings {
     /// A client that never follows redirects by itself: a non-leader's 307
     /// is followed by the adapter, which keeps the credentials that reqwest
     /// would drop when the redirect changes host.
-    pub fn client(&self) -> Result<reqwest::Client, HttpConfigError> {
+    pub(crate) fn client(&self) -> Result<reqwest::Client, HttpConfigError> {
         let mut builder = reqwest::Client::builder()
             .timeout(self.request_timeout)
             .connect_timeout(self.connect_timeout)

@@ -21,26 +21,26 @@
 //!   (the plan engine walkthrough).
 //! - `fuzz_targets`: the fuzz targets' bodies (tests and `fuzzing` only).
 
-pub mod api;
-pub mod atomic_file;
+pub(crate) mod api;
+pub(crate) mod atomic_file;
 pub mod aws;
 pub mod cli;
 pub mod crash_point;
-pub mod demo;
+pub(crate) mod demo;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzz_targets;
-pub mod http;
+pub(crate) mod http;
 #[cfg(test)]
 mod layout_tests;
 pub mod marathon;
-pub mod mesos;
-pub mod metrics;
-pub mod pager;
-pub mod plan;
+pub(crate) mod mesos;
+pub(crate) mod metrics;
+pub(crate) mod pager;
+pub(crate) mod plan;
 pub mod report;
-pub mod retry;
+pub(crate) mod retry;
 pub mod roll;
-pub mod sentence;
+pub(crate) mod sentence;
 pub mod sim;
-pub mod simulated;
+pub(crate) mod simulated;

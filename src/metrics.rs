@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// An outside system roller talks to, as the `system` label names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum System {
+pub(crate) enum System {
     Aws,
     Mesos,
     Marathon,
@@ -21,7 +21,7 @@ pub enum System {
 }
 
 impl System {
-    pub const ALL: [System; 5] = [
+    pub(crate) const ALL: [System; 5] = [
         System::Aws,
         System::Mesos,
         System::Marathon,
@@ -30,7 +30,7 @@ impl System {
     ];
 
     /// The `system` label.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             System::Aws => "aws",
             System::Mesos => "mesos",
@@ -49,18 +49,18 @@ static CALLS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
 static ERRORS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
 
 /// One request is about to be sent to `system`.
-pub fn call(system: System) {
+pub(crate) fn call(system: System) {
     CALLS[system.index()].fetch_add(1, Ordering::Relaxed);
 }
 
 /// A request to `system` got no answer, or a 5xx.
-pub fn error(system: System) {
+pub(crate) fn error(system: System) {
     ERRORS[system.index()].fetch_add(1, Ordering::Relaxed);
 }
 
 /// Counts an answer (or its absence) by the rule above: `status` is the
 /// HTTP status, `None` when no answer came.
-pub fn answered(system: System, status: Option<u16>) {
+pub(crate) fn answered(system: System, status: Option<u16>) {
     if status.is_none_or(|s| s >= 500) {
         error(system);
     }
@@ -68,14 +68,14 @@ pub fn answered(system: System, status: Option<u16>) {
 
 /// Calls and errors so far, per system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Counts {
-    pub system: System,
-    pub calls: u64,
-    pub errors: u64,
+pub(crate) struct Counts {
+    pub(crate) system: System,
+    pub(crate) calls: u64,
+    pub(crate) errors: u64,
 }
 
 /// Every system's counts, in `System::ALL` order.
-pub fn counts() -> Vec<Counts> {
+pub(crate) fn counts() -> Vec<Counts> {
     System::ALL
         .into_iter()
         .map(|system| Counts {

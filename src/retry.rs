@@ -11,19 +11,19 @@ use std::time::Duration;
 
 /// How often and how patiently to retry.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Backoff {
+pub(crate) struct Backoff {
     /// The cap of the first delay; each further attempt doubles it.
-    pub initial: Duration,
+    pub(crate) initial: Duration,
     /// No delay is longer than this.
-    pub max: Duration,
+    pub(crate) max: Duration,
     /// Attempts in all, the first included; at least 1.
-    pub attempts: u32,
+    pub(crate) attempts: u32,
 }
 
 impl Backoff {
     /// Seconds, not minutes: 5 attempts, 0.2 s doubling to at most 2 s,
     /// so a dead endpoint is reported in under ~5 s.
-    pub const DEFAULT: Backoff = Backoff {
+    pub(crate) const DEFAULT: Backoff = Backoff {
         initial: Duration::from_millis(200),
         max: Duration::from_secs(2),
         attempts: 5,
@@ -32,7 +32,7 @@ impl Backoff {
     /// The delay before attempt `retry + 1` (0-based retry count): a random
     /// point in [0, min(max, initial × 2^retry)], "full jitter", so that
     /// many clients failing at once do not retry in lockstep.
-    pub fn delay(&self, retry: u32, unit_random: f64) -> Duration {
+    pub(crate) fn delay(&self, retry: u32, unit_random: f64) -> Duration {
         let ceiling = self
             .initial
             .saturating_mul(1u32.checked_shl(retry.min(31)).unwrap_or(u32::MAX))
@@ -44,7 +44,7 @@ impl Backoff {
 /// Runs `call` until it succeeds, fails with an error `is_transient` does
 /// not accept, or runs out of attempts; waits between attempts with
 /// `tokio::time`, so tests with paused time run instantly.
-pub async fn retry<T, E, F, Fut>(
+pub(crate) async fn retry<T, E, F, Fut>(
     backoff: Backoff,
     is_transient: impl Fn(&E) -> bool,
     mut call: F,

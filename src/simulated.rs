@@ -21,16 +21,16 @@ use crate::roll::record::env::{Environment, PagerSettings, Timeouts};
 use crate::sim::{Scenario, SimOptions, SimServeError, Simulator};
 
 /// The simulated cluster and the clients that reach it.
-pub struct SimulatedCluster {
-    pub sim: Simulator,
+pub(crate) struct SimulatedCluster {
+    pub(crate) sim: Simulator,
     /// The environment a roll of it runs in (checkpoints in the folder
     /// given to `start`).
-    pub env: Environment,
-    pub aws: AwsAutoScaling,
-    pub mesos: MesosClient,
-    pub marathon: MarathonClient,
+    pub(crate) env: Environment,
+    pub(crate) aws: AwsAutoScaling,
+    pub(crate) mesos: MesosClient,
+    pub(crate) marathon: MarathonClient,
     /// No sink: pages go nowhere (and are never said to have gone out).
-    pub pager: Sinks,
+    pub(crate) pager: Sinks,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -42,7 +42,7 @@ pub enum SimulatedError {
 }
 
 impl SimulatedError {
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             SimulatedError::Simulator(err) => err.label(),
             SimulatedError::Client(_) => "client",
@@ -53,7 +53,7 @@ impl SimulatedError {
 impl SimulatedCluster {
     /// Serves `scenario` at `time_scale` and builds the clients. Loopback
     /// answers at once, so the clients' timeouts and backoff are short.
-    pub async fn start(
+    pub(crate) async fn start(
         scenario: &Scenario,
         time_scale: f64,
         checkpoint_dir: PathBuf,
@@ -124,7 +124,7 @@ impl SimulatedCluster {
         })
     }
 
-    pub fn ports(&self) -> PortSet<'_, AwsAutoScaling, MesosClient, MarathonClient, Sinks> {
+    pub(crate) fn ports(&self) -> PortSet<'_, AwsAutoScaling, MesosClient, MarathonClient, Sinks> {
         PortSet {
             aws: &self.aws,
             mesos: &self.mesos,

@@ -17,7 +17,7 @@ use super::ApiState;
 
 /// The header `roller plan --url` sends with the operator's login name.
 /// Unverified: the event log says "says".
-pub const OPERATOR_HEADER: &str = "x-roller-operator";
+pub(crate) const OPERATOR_HEADER: &str = "x-roller-operator";
 
 /// Who called, as the event log names them: `api 127.0.0.1:54321`, and
 /// `(says alice)` when the client named its operator.

@@ -33,7 +33,7 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
 }
 
 /// The whole exposition.
-pub fn render(live: &Live) -> String {
+pub(crate) fn render(live: &Live) -> String {
     let checkpoint = live.checkpoint();
     let mut out = String::new();
 

@@ -29,18 +29,17 @@ use axum::routing::{get, post};
 use crate::http::{HttpConfigError, Secret};
 use crate::roll::engine::live::Live;
 
-pub use auth::OPERATOR_HEADER;
-pub use exposition::render as render_metrics;
-pub use plans::PLAN;
+pub(crate) use auth::OPERATOR_HEADER;
+pub(crate) use plans::PLAN;
 
 /// The variable holding the API's bearer token (or, with `_FILE`, the
 /// file that does).
-pub const TOKEN_VARIABLE: &str = "ROLLER_API_TOKEN";
+pub(crate) const TOKEN_VARIABLE: &str = "ROLLER_API_TOKEN";
 
 /// Where to listen and what to ask of callers, checked: a non-loopback
 /// address comes with a token.
 #[derive(Clone, Debug)]
-pub struct ApiSettings {
+pub(crate) struct ApiSettings {
     listen: SocketAddr,
     token: Option<Secret>,
 }
@@ -64,7 +63,7 @@ pub enum ApiError {
 }
 
 impl ApiError {
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             ApiError::OpenWithoutToken { .. } => "api_open_without_token",
             ApiError::Token(_) => "api_token",
@@ -75,7 +74,7 @@ impl ApiError {
 
 impl ApiSettings {
     /// `listen` with `token`; a non-loopback address needs a token.
-    pub fn new(listen: SocketAddr, token: Option<Secret>) -> Result<ApiSettings, ApiError> {
+    pub(crate) fn new(listen: SocketAddr, token: Option<Secret>) -> Result<ApiSettings, ApiError> {
         if !listen.ip().is_loopback() && token.is_none() {
             return Err(ApiError::OpenWithoutToken { listen });
         }
@@ -83,7 +82,7 @@ impl ApiSettings {
     }
 
     /// `listen` with the token from `ROLLER_API_TOKEN(_FILE)`, if set.
-    pub fn from_env(listen: SocketAddr) -> Result<ApiSettings, ApiError> {
+    pub(crate) fn from_env(listen: SocketAddr) -> Result<ApiSettings, ApiError> {
         let token = crate::http::secret_from_env(TOKEN_VARIABLE).map_err(ApiError::Token)?;
         ApiSettings::new(listen, token)
     }
@@ -97,7 +96,7 @@ pub(crate) struct ApiState {
 }
 
 /// The routes, every one behind the token check when a token is set.
-pub fn router(live: Arc<Live>, token: Option<Secret>) -> Router {
+pub(crate) fn router(live: Arc<Live>, token: Option<Secret>) -> Router {
     let state = ApiState { live, token };
     Router::new()
         .route("/v1/plans", get(plans::list))
@@ -115,7 +114,7 @@ pub fn router(live: Arc<Live>, token: Option<Secret>) -> Router {
 /// Binds, says where on stderr (`roller: plan API on http://IP:PORT …`,
 /// the line scripts read the port from), and serves on this runtime
 /// until it shuts down. Returns the bound address.
-pub async fn start(settings: &ApiSettings, live: Arc<Live>) -> Result<SocketAddr, ApiError> {
+pub(crate) async fn start(settings: &ApiSettings, live: Arc<Live>) -> Result<SocketAddr, ApiError> {
     let bind_error = |source| ApiError::Bind {
         listen: settings.listen,
         source,
@@ -132,7 +131,7 @@ pub async fn start(settings: &ApiSettings, live: Arc<Live>) -> Result<SocketAddr
 
 /// Serves `app` on `listener` until `shutdown` resolves, with each
 /// caller's address available to the handlers (the event log names it).
-pub async fn serve(
+pub(crate) async fn serve(
     listener: tokio::net::TcpListener,
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,

@@ -28,7 +28,7 @@ use crate::plan::{self, AddressError, Operation, Status};
 use crate::roll::engine::live::{SubmitError, Submitted};
 
 /// The one plan a run serves.
-pub const PLAN: &str = "roll";
+pub(crate) const PLAN: &str = "roll";
 
 /// The SDK's body for a command that changes nothing.
 const ALREADY_REPORTED: &str = "Command has already been reported or completed";

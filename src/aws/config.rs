@@ -16,36 +16,36 @@ use super::error::AwsError;
 /// What the user chose (flags, env file); `None` means "the standard chain
 /// decides".
 #[derive(Clone, Debug, PartialEq)]
-pub struct AwsSettings {
+pub(crate) struct AwsSettings {
     /// `--region`; else `AWS_REGION`, the profile, IMDS.
-    pub region: Option<String>,
+    pub(crate) region: Option<String>,
     /// `--profile`; else `AWS_PROFILE`, else `default`.
-    pub profile: Option<String>,
+    pub(crate) profile: Option<String>,
     /// An explicit endpoint for both services (the env file's
     /// `aws_endpoint_url`). Without it aws-config still honours
     /// `AWS_ENDPOINT_URL` (and `AWS_ENDPOINT_URL_AUTO_SCALING` /
     /// `AWS_ENDPOINT_URL_EC2`) and a profile's `endpoint_url`.
-    pub endpoint_url: Option<String>,
-    pub timeouts: AwsTimeouts,
+    pub(crate) endpoint_url: Option<String>,
+    pub(crate) timeouts: AwsTimeouts,
     /// Attempts per call, the first included (SDK standard retry mode:
     /// throttling, 5xx and connection errors, with jittered backoff).
-    pub max_attempts: u32,
+    pub(crate) max_attempts: u32,
     /// Records per page of describe calls; `None` asks for AWS's maximum.
     /// Small values exist so tests can cross page boundaries.
-    pub page_size: Option<u32>,
+    pub(crate) page_size: Option<u32>,
 }
 
 /// The SDK sets none of these by default: a server that accepts and never
 /// answers would hang a call forever.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AwsTimeouts {
-    pub connect: Duration,
+pub(crate) struct AwsTimeouts {
+    pub(crate) connect: Duration,
     /// Longest silence while reading a response.
-    pub read: Duration,
+    pub(crate) read: Duration,
     /// One attempt, end to end.
-    pub attempt: Duration,
+    pub(crate) attempt: Duration,
     /// One call, all attempts and backoff included.
-    pub operation: Duration,
+    pub(crate) operation: Duration,
 }
 
 impl Default for AwsTimeouts {
@@ -108,7 +108,7 @@ impl AwsSettings {
     /// region or broken credentials fail here, at startup, with a clear
     /// message rather than at the first write of a roll. With credentials
     /// in the environment the chain stops there and never asks IMDS.
-    pub async fn connect(&self) -> Result<AwsAutoScaling, AwsError> {
+    pub(crate) async fn connect(&self) -> Result<AwsAutoScaling, AwsError> {
         if let Some(url) = &self.endpoint_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {

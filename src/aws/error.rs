@@ -5,7 +5,7 @@
 use aws_sdk_autoscaling::config::http::HttpResponse;
 use aws_sdk_autoscaling::error::{ProvideErrorMetadata, SdkError};
 
-pub use crate::roll::ports::auto_scaling::AutoScalingError as AwsError;
+pub(crate) use crate::roll::ports::auto_scaling::AutoScalingError as AwsError;
 
 impl AwsError {
     /// AWS answered that it did not act on the request: the only failures

@@ -29,6 +29,10 @@ mod moto_tests;
 pub(crate) mod tests;
 
 pub use client::AwsAutoScaling;
-pub use config::{AwsSettings, AwsTimeouts, simulated_client};
-pub use error::AwsError;
-pub use s3_checkpoint::{S3Checkpoint, S3Location};
+pub(crate) use config::AwsSettings;
+#[cfg(test)]
+pub(crate) use config::AwsTimeouts;
+pub use config::simulated_client;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use error::AwsError;
+pub(crate) use s3_checkpoint::{S3Checkpoint, S3Location};

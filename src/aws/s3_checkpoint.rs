@@ -14,19 +14,19 @@ use crate::roll::ports::checkpoint_object::{
 
 /// `s3://bucket/key`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct S3Location {
-    pub bucket: String,
-    pub key: String,
+pub(crate) struct S3Location {
+    pub(crate) bucket: String,
+    pub(crate) key: String,
 }
 
 impl S3Location {
     /// Whether `text` names an S3 object or prefix (`s3://…`).
-    pub fn is_s3(text: &str) -> bool {
+    pub(crate) fn is_s3(text: &str) -> bool {
         text.starts_with("s3://")
     }
 
     /// `s3://bucket/key`: a bucket and a key, the key not a folder.
-    pub fn parse(text: &str) -> Result<S3Location, String> {
+    pub(crate) fn parse(text: &str) -> Result<S3Location, String> {
         let rest = text
             .strip_prefix("s3://")
             .ok_or_else(|| format!("'{text}' is not an S3 URL (s3://bucket/key)"))?;
@@ -49,7 +49,7 @@ impl S3Location {
 
     /// The checkpoint of group `asg` under the prefix `text` (the env
     /// file's `checkpoint_store`, `s3://bucket[/folder]`).
-    pub fn for_group(text: &str, asg: &str) -> Result<S3Location, String> {
+    pub(crate) fn for_group(text: &str, asg: &str) -> Result<S3Location, String> {
         let rest = text.strip_prefix("s3://").ok_or_else(|| {
             format!(
                 "checkpoint_store '{text}' is not an S3 URL (s3://bucket or s3://bucket/folder)"
@@ -87,7 +87,7 @@ impl std::fmt::Display for S3Location {
     }
 }
 
-pub struct S3Checkpoint {
+pub(crate) struct S3Checkpoint {
     client: aws_sdk_s3::Client,
     location: S3Location,
 }
@@ -97,7 +97,7 @@ impl S3Checkpoint {
     /// retries; `endpoint_url` is the S3 endpoint, e.g. moto). An explicit
     /// endpoint is addressed path-style (`http://host/bucket/key`), as
     /// S3-compatible stores and moto expect.
-    pub async fn connect(
+    pub(crate) async fn connect(
         settings: &AwsSettings,
         location: S3Location,
     ) -> Result<S3Checkpoint, AwsError> {

@@ -11,18 +11,18 @@ use crate::sim::{ScenarioError, SimServeError};
 
 /// Stable exit codes, documented once, in `--help` (`EXIT_CODES` in
 /// `cli/mod.rs`), which docs/reference.md's table must match.
-pub mod exit_code {
-    pub const DONE: u8 = 0;
-    pub const FAILED: u8 = 1;
-    pub const REFUSED: u8 = 2;
-    pub const PAUSED: u8 = 3;
+pub(crate) mod exit_code {
+    pub(crate) const DONE: u8 = 0;
+    pub(crate) const FAILED: u8 = 1;
+    pub(crate) const REFUSED: u8 = 2;
+    pub(crate) const PAUSED: u8 = 3;
     /// `roller abandon` stopped after changing something (listed on
     /// stdout); rerun it once the cause is fixed.
-    pub const PARTLY_DONE: u8 = 4;
+    pub(crate) const PARTLY_DONE: u8 = 4;
     /// A failure on the new agents turned the roll around, and the
     /// rollback put the cluster back as it was (`--on-failure rollback`).
-    pub const ROLLED_BACK: u8 = 5;
-    pub const INTERRUPTED: u8 = 130;
+    pub(crate) const ROLLED_BACK: u8 = 5;
+    pub(crate) const INTERRUPTED: u8 = 130;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -173,7 +173,7 @@ impl CliError {
 
 impl CliError {
     /// A stable name for the error, as `--json` reports it.
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             CliError::ReadPlan { .. } => "plan_unreadable",
             CliError::ParsePlan { .. } => "plan_malformed",
@@ -212,7 +212,7 @@ impl CliError {
 
     /// `{"error": {"label", "message", "exit_code"}}`, what a command
     /// asked for `--json` prints when it fails.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
             "error": {
                 "label": self.label(),

@@ -29,8 +29,9 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::report::logging::{LogFormat, LogSettings};
 
-pub use error::{CliError, exit_code, sentence};
-pub use target_arg::TargetArg;
+pub(crate) use error::exit_code;
+pub use error::{CliError, sentence};
+pub(crate) use target_arg::TargetArg;
 use target_arg::parse_target;
 
 const EXIT_CODES: &str = "\
@@ -58,23 +59,23 @@ last run failed, 3 paused, held or stopped (see `roller status --help`).";
 #[command(name = "roller", version, after_help = EXIT_CODES)]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
     /// More in the log (stderr): -v debug (also each retry of a call to
     /// Mesos, Marathon or a pager), -vv trace. RUST_LOG, when set, decides
     /// instead (e.g. RUST_LOG=roller=debug).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
-    pub verbose: u8,
+    pub(crate) verbose: u8,
     /// Only warnings and errors in the log.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// The log's format on stderr: text (one line per state change:
     /// RFC 3339 time, level, phase/step, status, what it waits for) or json
     /// (one object a line, for journald or a cloud log).
     #[arg(long, value_name = "text|json", default_value = "text", global = true, value_parser = LogFormat::parse)]
-    pub log_format: LogFormat,
+    pub(crate) log_format: LogFormat,
     /// Plain log lines even on a terminal (no live view redrawn in place).
     #[arg(long, global = true)]
-    pub no_live: bool,
+    pub(crate) no_live: bool,
 }
 
 impl Cli {
@@ -105,7 +106,7 @@ impl Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Show or operate a plan document (the DC/OS SDK plan operations).
     #[command(after_help = PLAN_HELP)]
     Plan {
@@ -191,7 +192,7 @@ Examples:
   roller plan interrupt --url http://127.0.0.1:8080 --phase drain";
 
 #[derive(Debug, Subcommand)]
-pub enum PlanCommand {
+pub(crate) enum PlanCommand {
     /// Print the plan tree with derived statuses (exit 0 whatever they are).
     Show(ShowArgs),
     /// Let an interrupted plan, phase or step proceed; on a canary phase,
@@ -216,70 +217,70 @@ pub enum PlanCommand {
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("source").required(true).args(["file", "url"])))]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// The plan document (JSON), or a roll's checkpoint.
     #[arg(long, value_name = "FILE")]
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
     /// The plan API of a live `roller run --listen` (e.g.
     /// http://127.0.0.1:8080): its plan as the run last saved it.
     #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     /// Print the JSON view (a superset of the SDK's PlanInfo) instead of the tree.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("source").required(true).args(["file", "url"])))]
-pub struct OperationArgs {
+pub(crate) struct OperationArgs {
     /// The plan document (JSON); rewritten atomically when the operation changes it.
     #[arg(long, value_name = "FILE")]
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
     /// The plan API of a live `roller run --listen` (e.g.
     /// http://127.0.0.1:8080): the run applies the operation at its next
     /// tick. Sends ROLLER_API_TOKEN(_FILE) as a bearer token when set.
     #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     /// The phase to act on (id or name). Without --phase and --step: the plan.
     #[arg(long, value_name = "PHASE")]
-    pub phase: Option<String>,
+    pub(crate) phase: Option<String>,
     /// The step to act on (id or name); without --phase it must be unique.
     #[arg(long, value_name = "STEP")]
-    pub step: Option<String>,
+    pub(crate) step: Option<String>,
     /// Print {"result": "changed" | "already_done", "plan": <plan show --json>}.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The environment file (TOML; see examples/roller.env.toml).
     #[arg(long, value_name = "ENV.toml")]
-    pub env: PathBuf,
+    pub(crate) env: PathBuf,
     /// The number of agents the cluster must have when done (at least 1;
     /// with the K instances replaced, N + K at most 100000). Required for a
     /// new roll; a resume may omit it (a different one is refused). For an
     /// environment with [[group]] tables: NAME=N sets group NAME's target
     /// (over its `target` in the file); repeat it for each group.
     #[arg(long, value_name = "N|NAME=N", value_parser = parse_target)]
-    pub target: Vec<TargetArg>,
+    pub(crate) target: Vec<TargetArg>,
     /// Which instances to replace: all, outdated (launch template version
     /// or configuration differs from the ASG's), older-than=AGE (14d, 36h).
     /// Default: all.
     #[arg(long, value_name = "WHICH")]
-    pub select: Option<String>,
+    pub(crate) select: Option<String>,
     /// Print the plan that would run; change and write nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Print on stdout one JSON object a line: each state change as it
     /// happens ({"type": "step"|"event"|"phase"|"plan", "at", …}), then a
     /// last {"type": "result", "outcome", "exit_code", "message", "plan"}.
     /// With --dry-run: {"plan", "notes"}. The log still goes to stderr.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// The checkpoint file (default: <checkpoint_dir>/<asg>.json).
     #[arg(long, value_name = "PATH")]
-    pub checkpoint: Option<PathBuf>,
+    pub(crate) checkpoint: Option<PathBuf>,
     /// How old agents are emptied. drain (default): after scale-up one
     /// Mesos maintenance window covers every old agent, so every task
     /// relaunches on a new agent, moving once; all old agents drain
@@ -289,28 +290,28 @@ pub struct RunArgs {
     /// to be healthy), the original write-up's loop made safe; about ten
     /// times slower.
     #[arg(long, value_name = "drain|serial")]
-    pub strategy: Option<String>,
+    pub(crate) strategy: Option<String>,
     /// Drain: at most this many old agents per AZ are being terminated at
     /// once (only empty agents are ever terminated). Default: a tenth of
     /// the old agents of the largest AZ, at least 5.
     #[arg(long, value_name = "N")]
-    pub max_unavailable: Option<u32>,
+    pub(crate) max_unavailable: Option<u32>,
     /// Serial: replace the first N instances (at least 1) as canaries,
     /// each waiting for `roller plan continue --file <checkpoint> --phase
     /// replace`. Drain: replace N instances alone first, then wait for
     /// `roller plan continue --file <checkpoint> --phase drain`.
     #[arg(long, value_name = "N")]
-    pub canary: Option<u32>,
+    pub(crate) canary: Option<u32>,
     /// Raise MaxSize to N + K when it is lower (restored at finish).
     #[arg(long)]
-    pub raise_max: bool,
+    pub(crate) raise_max: bool,
     /// Resume AZRebalance at finish even when the AZs are uneven (it will
     /// then terminate agents to rebalance, without draining them).
     #[arg(long)]
-    pub resume_az_rebalance: bool,
+    pub(crate) resume_az_rebalance: bool,
     /// An app allowed to be unhealthy when the roll starts (repeatable).
     #[arg(long, value_name = "APP")]
-    pub allow_unhealthy: Vec<String>,
+    pub(crate) allow_unhealthy: Vec<String>,
     /// How many healthy tasks each app keeps while its tasks move.
     /// capacity (default): ceil(instances x
     /// upgradeStrategy.minimumHealthCapacity), at least one, as Marathon
@@ -319,11 +320,11 @@ pub struct RunArgs {
     /// killed). one: a single healthy task per app, fewer surges, apps
     /// below their own floor meanwhile. Fixed for the roll when it starts.
     #[arg(long, value_name = "capacity|one")]
-    pub min_healthy: Option<String>,
+    pub(crate) min_healthy: Option<String>,
     /// The same as --min-healthy capacity, the default now; still
     /// accepted so that scripts passing it keep working.
     #[arg(long, conflicts_with = "min_healthy")]
-    pub honor_min_health: bool,
+    pub(crate) honor_min_health: bool,
     /// What a failure on the new agents leads to. Through every wave,
     /// surge and replacement the roll watches what it placed on new
     /// agents (a task failed, or killed by a failing health check; a
@@ -340,7 +341,7 @@ pub struct RunArgs {
     /// the evidence (exit 3); resume with --acknowledge-failure to go on,
     /// or --on-failure rollback to roll back. A resume may change it.
     #[arg(long, value_name = "rollback|pause")]
-    pub on_failure: Option<String>,
+    pub(crate) on_failure: Option<String>,
     /// How long the first moves onto the new agents must stay up before
     /// any old agent is terminated or the next drain wave starts (the
     /// drain's first wave moves only a sample: one task each of a tenth
@@ -349,37 +350,37 @@ pub struct RunArgs {
     /// interval of the apps moved, at least 60s; `0s` turns it off. Env
     /// file key `bake`.
     #[arg(long, value_name = "DURATION")]
-    pub bake: Option<String>,
+    pub(crate) bake: Option<String>,
     /// Resume past the failure the roll paused on (--on-failure pause):
     /// it is acknowledged and logged, and the failure watch leaves its app
     /// alone for the rest of the roll (its other tasks may have failed
     /// the same way before you healed it). The app's health waits still
     /// count it; --allow-unhealthy lets an app be unhealthy.
     #[arg(long)]
-    pub acknowledge_failure: bool,
+    pub(crate) acknowledge_failure: bool,
     /// Leave instances that are not InService (Standby, Pending,
     /// lifecycle-hook waits) out of the roll instead of refusing to start.
     #[arg(long)]
-    pub skip_not_in_service: bool,
+    pub(crate) skip_not_in_service: bool,
     /// Overrides the env file's `asg`.
     #[arg(long, value_name = "NAME")]
-    pub asg: Option<String>,
+    pub(crate) asg: Option<String>,
     /// Overrides the env file's `region`.
     #[arg(long, value_name = "REGION")]
-    pub region: Option<String>,
+    pub(crate) region: Option<String>,
     /// Overrides the env file's `mesos` (comma-separated URLs).
     #[arg(long, value_name = "URL[,URL...]")]
-    pub mesos: Option<String>,
+    pub(crate) mesos: Option<String>,
     /// Overrides the env file's `marathon` (comma-separated URLs).
     #[arg(long, value_name = "URL[,URL...]")]
-    pub marathon: Option<String>,
+    pub(crate) marathon: Option<String>,
     /// Overrides the env file's `checkpoint_dir`.
     #[arg(long, value_name = "DIR")]
-    pub checkpoint_dir: Option<PathBuf>,
+    pub(crate) checkpoint_dir: Option<PathBuf>,
     /// Serve the plan API (/v1/plans) and /metrics on IP:PORT while the
     /// roll runs; loopback unless ROLLER_API_TOKEN(_FILE) is set (--help).
     #[arg(long, value_name = "IP:PORT", long_help = LISTEN_HELP)]
-    pub listen: Option<SocketAddr>,
+    pub(crate) listen: Option<SocketAddr>,
 }
 
 const LISTEN_HELP: &str = "\
@@ -394,57 +395,57 @@ address is refused unless ROLLER_API_TOKEN or ROLLER_API_TOKEN_FILE sets a
 token; with a token, every request must send `Authorization: Bearer <token>`.";
 
 #[derive(Debug, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// The built-in scenario to roll (each is described below).
     #[arg(long, value_name = "NAME", default_value = crate::demo::DEFAULT_SCENARIO, value_parser = demo_command::scenario_names())]
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// Simulated seconds per real second, for the settle before the roll
     /// and every wait: 10 to watch the live view, 300 to see the end at once.
     #[arg(long, value_name = "K", default_value_t = crate::demo::DEFAULT_TIME_SCALE,
           allow_negative_numbers = true, value_parser = crate::demo::time_scale)]
-    pub time_scale: f64,
+    pub(crate) time_scale: f64,
     /// Serve the plan API and /metrics of the demo's roll on IP:PORT while
     /// it runs (as `roller run --listen`; loopback unless ROLLER_API_TOKEN
     /// or ROLLER_API_TOKEN_FILE is set).
     #[arg(long, value_name = "IP:PORT")]
-    pub listen: Option<SocketAddr>,
+    pub(crate) listen: Option<SocketAddr>,
 }
 
 #[derive(Debug, Args)]
-pub struct AbandonArgs {
+pub(crate) struct AbandonArgs {
     /// The environment file.
     #[arg(long, value_name = "ENV.toml")]
-    pub env: PathBuf,
+    pub(crate) env: PathBuf,
     /// The run to abandon (from the tag, `roller status` or the page).
     #[arg(long, value_name = "ID")]
-    pub run_id: String,
+    pub(crate) run_id: String,
     /// The run's checkpoint, when not at the default place.
     #[arg(long, value_name = "PATH")]
-    pub checkpoint: Option<PathBuf>,
+    pub(crate) checkpoint: Option<PathBuf>,
     /// Say what abandoning would change, and change nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Print {"run_id", "dry_run", "done", "would", "notes"} (and "error"
     /// when it stopped part-way) as one JSON object on stdout.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct StatusArgs {
+pub(crate) struct StatusArgs {
     /// The environment file: its checkpoint is shown.
     #[arg(long, value_name = "ENV.toml")]
-    pub env: Option<PathBuf>,
+    pub(crate) env: Option<PathBuf>,
     /// The checkpoint file to show.
     #[arg(long, value_name = "PATH")]
-    pub checkpoint: Option<PathBuf>,
+    pub(crate) checkpoint: Option<PathBuf>,
     /// Print JSON: run_id, asg, target, locked, state, pause, plan, events.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct HealthArgs {
+pub(crate) struct HealthArgs {
     /// Marathon base URL(s), comma-separated; any of them will do (the
     /// leader is looked up), e.g. http://m1:8080,http://m2:8080.
     #[arg(
@@ -453,39 +454,39 @@ pub struct HealthArgs {
         value_delimiter = ',',
         required = true
     )]
-    pub marathon: Vec<String>,
+    pub(crate) marathon: Vec<String>,
     /// Mesos master URL(s), comma-separated: also list the agents, with
     /// how many healthy tasks each holds. An unreachable Mesos means no
     /// verdict.
     #[arg(long, value_name = "URL[,URL...]", value_delimiter = ',')]
-    pub mesos: Vec<String>,
+    pub(crate) mesos: Vec<String>,
     /// Extra CA certificates (PEM) to trust on top of the system's, e.g.
     /// the DC/OS cluster CA.
     #[arg(long, value_name = "PEM", env = "ROLLER_CA_BUNDLE")]
-    pub ca_bundle: Option<std::path::PathBuf>,
+    pub(crate) ca_bundle: Option<std::path::PathBuf>,
     /// Print {"verdict", "apps", "error"} as JSON on stdout, whatever the
     /// exit code.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct RebalanceArgs {
+pub(crate) struct RebalanceArgs {
     /// Instances per AZ, comma-separated, every AZ of the group included
     /// (0 for an empty one), e.g. us-east-1a=5,us-east-1b=3,us-east-1c=4.
     #[arg(long, value_name = "AZ=COUNT[,AZ=COUNT...]")]
-    pub counts: String,
+    pub(crate) counts: String,
     /// Print {"moves": [{"from", "to"}], "balanced": {AZ: count}} instead.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct SimArgs {
+pub(crate) struct SimArgs {
     /// A built-in scenario (demo, msr-55, hazards, big, bad-image, cluster,
     /// demo-cluster) or a scenario file (TOML, as in tests/scenarios/).
     #[arg(long, value_name = "NAME|PATH")]
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// Simulated seconds per real second.
     #[arg(
         long,
@@ -493,20 +494,20 @@ pub struct SimArgs {
         default_value_t = 1.0,
         value_parser = sim_command::parse_time_scale
     )]
-    pub time_scale: f64,
+    pub(crate) time_scale: f64,
     /// Replaces the scenario's seed (the same seed replays the same world).
     #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// Write the roller's environment file (TOML) pointing at this simulator.
     #[arg(long, value_name = "PATH")]
-    pub write_env: Option<PathBuf>,
+    pub(crate) write_env: Option<PathBuf>,
     /// At exit, write the monitor's report (JSON) there.
     #[arg(long, value_name = "PATH")]
-    pub report: Option<PathBuf>,
+    pub(crate) report: Option<PathBuf>,
     /// The address to listen on. The simulator checks no credentials: keep
     /// it on loopback unless you mean to share it.
     #[arg(long, value_name = "IP", default_value = "127.0.0.1")]
-    pub bind: IpAddr,
+    pub(crate) bind: IpAddr,
 }
 
 /// Runs a parsed command line, writing its report to `out`. A command

@@ -24,7 +24,7 @@ use crate::roll::record::env::Environment;
 use crate::roll::record::kinds::RollPlan;
 use crate::roll::run::{RunError, RunResult, RunSettings, run};
 
-pub const RUN_HELP: &str = "\
+pub(crate) const RUN_HELP: &str = "\
 The roll (see docs/reference.md, \"The roll\"):
   prepare   tag the ASG with the run id, suspend AZRebalance, AlarmNotification,
             ScheduledActions (what was suspended before is left alone)
@@ -78,7 +78,7 @@ changed), 3 paused or held, 5 rolled back after a failure on the new
 agents (the cluster is as it was before the roll), 130 interrupted
 (resumable).";
 
-pub const ROLLBACK_HELP: &str = "\
+pub(crate) const ROLLBACK_HELP: &str = "\
 Takes the same flags as `roller run` (--env, --checkpoint, ...) and resumes the
 roll's checkpoint with its plan turned around: the steps not run are closed,
 and a rollback phase puts the new agents under maintenance, lifts the old

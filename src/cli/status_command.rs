@@ -36,7 +36,7 @@ Exit codes (the same with --json):
 /// Where a roll stands, as `roller status` reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RollState {
+pub(crate) enum RollState {
     /// The plan is COMPLETE.
     Complete,
     /// A run holds the checkpoint's lock now.
@@ -54,7 +54,7 @@ pub enum RollState {
 }
 
 impl RollState {
-    pub fn exit_code(self) -> u8 {
+    pub(crate) fn exit_code(self) -> u8 {
         match self {
             RollState::Complete | RollState::Running => exit_code::DONE,
             RollState::Failed => exit_code::FAILED,
@@ -94,7 +94,7 @@ const LATER_THAN_A_FAILURE: [EventKind; 4] = [
 /// it was last written; without one, a failure outranks the pause it may
 /// have happened under, and "held" is exactly when a rerun would find no
 /// step to run, as the runner decides it.
-pub fn roll_state(checkpoint: &Checkpoint, locked: bool) -> RollState {
+pub(crate) fn roll_state(checkpoint: &Checkpoint, locked: bool) -> RollState {
     if checkpoint.plan.is_complete() {
         RollState::Complete
     } else if locked {

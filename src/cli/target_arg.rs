@@ -3,7 +3,7 @@
 
 /// One `--target`: the bare N of a one-group environment, or NAME=N.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TargetArg {
+pub(crate) enum TargetArg {
     Agents(u32),
     Group(String, u32),
 }

@@ -19,7 +19,7 @@ const LIFECYCLE: [Status; 4] = [
     Status::Complete,
 ];
 
-pub fn run(out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn run(out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "roller plan demo: the plan engine on the DC/OS SDK's hello-world deploy plan."

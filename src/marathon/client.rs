@@ -12,6 +12,7 @@
 //! 503, or a proxy's 502 that says the leader was never reached.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+#[cfg(test)]
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
@@ -38,11 +39,12 @@ const NOT_PROCESSED_502: [&str; 3] = [
 ];
 
 /// How often `follow_deployment` looks at `/v2/deployments`.
+#[cfg(test)]
 const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(2);
 
 /// Why a client cannot be built; nothing was sent.
 #[derive(Debug, thiserror::Error)]
-pub enum MarathonConfigError {
+pub(crate) enum MarathonConfigError {
     #[error("no Marathon URL given")]
     NoUrl,
     #[error("'{url}' is not a usable Marathon URL: {reason}")]
@@ -52,7 +54,8 @@ pub enum MarathonConfigError {
 }
 
 impl MarathonConfigError {
-    pub fn label(&self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             MarathonConfigError::NoUrl => "no_url",
             MarathonConfigError::BadUrl { .. } => "bad_url",
@@ -63,7 +66,7 @@ impl MarathonConfigError {
 
 /// A Marathon cluster reached over HTTP.
 #[derive(Debug)]
-pub struct MarathonClient {
+pub(crate) struct MarathonClient {
     http: reqwest::Client,
     auth: HttpAuth,
     /// Base URLs, each ending in `/` (a path prefix such as DC/OS's
@@ -75,6 +78,7 @@ pub struct MarathonClient {
     /// Whether the leader was looked up once (multi-URL clients only).
     leader_sought: AtomicBool,
     backoff: Backoff,
+    #[cfg(test)]
     poll_interval: Duration,
 }
 
@@ -140,7 +144,7 @@ impl std::fmt::Display for RoundError {
 
 impl MarathonClient {
     /// A client for the Marathons at `urls` (any of them, leader or not).
-    pub fn new(
+    pub(crate) fn new(
         urls: &[impl AsRef<str>],
         settings: &HttpSettings,
     ) -> Result<MarathonClient, MarathonConfigError> {
@@ -158,16 +162,18 @@ impl MarathonClient {
             preferred: AtomicUsize::new(0),
             leader_sought: AtomicBool::new(false),
             backoff: Backoff::DEFAULT,
+            #[cfg(test)]
             poll_interval: DEFAULT_POLL_INTERVAL,
         })
     }
 
-    pub fn with_backoff(mut self, backoff: Backoff) -> MarathonClient {
+    pub(crate) fn with_backoff(mut self, backoff: Backoff) -> MarathonClient {
         self.backoff = backoff;
         self
     }
 
-    pub fn with_poll_interval(mut self, interval: Duration) -> MarathonClient {
+    #[cfg(test)]
+    pub(crate) fn with_poll_interval(mut self, interval: Duration) -> MarathonClient {
         self.poll_interval = interval;
         self
     }
@@ -175,7 +181,8 @@ impl MarathonClient {
     /// The leader's `host:port` from `GET /v2/leader`, `None` while there
     /// is none (404). When it is one of the configured URLs, later calls
     /// go to it first, saving the proxy hop.
-    pub async fn leader(&self) -> Result<Option<String>, MarathonError> {
+    #[cfg(test)]
+    pub(crate) async fn leader(&self) -> Result<Option<String>, MarathonError> {
         // This is the lookup `execute` would otherwise make first.
         self.leader_sought.store(true, Ordering::Relaxed);
         let call = Call::read("GET /v2/leader", &["v2", "leader"], &[]);
@@ -413,6 +420,7 @@ impl Marathon for MarathonClient {
         Ok(result.deployment_id)
     }
 
+    #[cfg(test)]
     async fn follow_deployment(&self, id: &str, timeout: Duration) -> Result<(), MarathonError> {
         let started = tokio::time::Instant::now();
         let deadline = started + timeout;

@@ -9,5 +9,7 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
-pub use client::{MarathonClient, MarathonConfigError};
+pub(crate) use client::MarathonClient;
+#[cfg(test)]
+pub(crate) use client::MarathonConfigError;
 pub use wire::parse_apps;

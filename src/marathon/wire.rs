@@ -20,13 +20,13 @@ use crate::roll::ports::marathon::{
 /// `GET /v2/apps`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct AppList {
-    pub apps: Vec<WireApp>,
+    pub(crate) apps: Vec<WireApp>,
 }
 
 /// `GET /v2/apps/{id}`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct AppEnvelope {
-    pub app: WireApp,
+    pub(crate) app: WireApp,
 }
 
 /// One of an app's health checks; only its interval is read.
@@ -34,7 +34,7 @@ pub(crate) struct AppEnvelope {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireHealthCheck {
     /// Seconds between checks; Marathon's default is 60.
-    pub interval_seconds: Option<u64>,
+    pub(crate) interval_seconds: Option<u64>,
 }
 
 /// Marathon's default `intervalSeconds` of a health check.
@@ -43,21 +43,21 @@ const DEFAULT_CHECK_INTERVAL_S: u64 = 60;
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireApp {
-    pub id: String,
-    pub instances: u32,
-    pub tasks_staged: Option<u32>,
-    pub tasks_running: Option<u32>,
-    pub tasks_healthy: Option<u32>,
-    pub tasks_unhealthy: Option<u32>,
+    pub(crate) id: String,
+    pub(crate) instances: u32,
+    pub(crate) tasks_staged: Option<u32>,
+    pub(crate) tasks_running: Option<u32>,
+    pub(crate) tasks_healthy: Option<u32>,
+    pub(crate) tasks_unhealthy: Option<u32>,
     /// Counted, and their intervals read: what they probe does not
     /// matter here.
-    pub health_checks: Option<Vec<WireHealthCheck>>,
-    pub deployments: Option<Vec<DeploymentRef>>,
-    pub tasks: Option<Vec<WireTask>>,
-    pub unreachable_strategy: Option<WireUnreachableStrategy>,
-    pub upgrade_strategy: Option<WireUpgradeStrategy>,
-    pub last_task_failure: Option<WireTaskFailure>,
-    pub accepted_resource_roles: Option<Vec<String>>,
+    pub(crate) health_checks: Option<Vec<WireHealthCheck>>,
+    pub(crate) deployments: Option<Vec<DeploymentRef>>,
+    pub(crate) tasks: Option<Vec<WireTask>>,
+    pub(crate) unreachable_strategy: Option<WireUnreachableStrategy>,
+    pub(crate) upgrade_strategy: Option<WireUpgradeStrategy>,
+    pub(crate) last_task_failure: Option<WireTaskFailure>,
+    pub(crate) accepted_resource_roles: Option<Vec<String>>,
 }
 
 /// An app's `lastTaskFailure` (`slaveId` since Marathon 0.8; `version` is
@@ -65,25 +65,25 @@ pub(crate) struct WireApp {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireTaskFailure {
-    pub task_id: String,
-    pub slave_id: Option<String>,
-    pub host: Option<String>,
+    pub(crate) task_id: String,
+    pub(crate) slave_id: Option<String>,
+    pub(crate) host: Option<String>,
     #[serde(default)]
-    pub state: String,
+    pub(crate) state: String,
     #[serde(default)]
-    pub message: String,
-    pub timestamp: Option<String>,
+    pub(crate) message: String,
+    pub(crate) timestamp: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireUpgradeStrategy {
-    pub minimum_health_capacity: Option<f64>,
+    pub(crate) minimum_health_capacity: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct DeploymentRef {
-    pub id: String,
+    pub(crate) id: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -103,13 +103,13 @@ pub(crate) enum WireUnreachableStrategy {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireTask {
-    pub id: String,
-    pub slave_id: Option<String>,
-    pub host: Option<String>,
-    pub state: Option<String>,
+    pub(crate) id: String,
+    pub(crate) slave_id: Option<String>,
+    pub(crate) host: Option<String>,
+    pub(crate) state: Option<String>,
     /// Null while staged.
-    pub started_at: Option<String>,
-    pub health_check_results: Option<Vec<WireHealthResult>>,
+    pub(crate) started_at: Option<String>,
+    pub(crate) health_check_results: Option<Vec<WireHealthResult>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -117,12 +117,12 @@ pub(crate) struct WireTask {
 pub(crate) struct WireHealthResult {
     /// A result without `alive` proves nothing: not alive.
     #[serde(default)]
-    pub alive: bool,
-    pub consecutive_failures: Option<u32>,
-    pub last_success: Option<String>,
-    pub last_failure: Option<String>,
+    pub(crate) alive: bool,
+    pub(crate) consecutive_failures: Option<u32>,
+    pub(crate) last_success: Option<String>,
+    pub(crate) last_failure: Option<String>,
     /// Marathon ≥ 1.0.
-    pub last_failure_cause: Option<String>,
+    pub(crate) last_failure_cause: Option<String>,
     // The id of what the result is about (`instanceId` in Marathon ≥ 1.5,
     // `taskId` before) is not read: results come embedded in their task.
 }
@@ -130,47 +130,47 @@ pub(crate) struct WireHealthResult {
 /// `GET /v2/queue`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct WireQueue {
-    pub queue: Vec<WireQueueItem>,
+    pub(crate) queue: Vec<WireQueueItem>,
 }
 
 /// One queue entry: an app's (or, in Marathon ≥ 1.4, a pod's: `pod`
 /// instead of `app`, not read) instances left to launch.
 #[derive(Debug, Deserialize)]
 pub(crate) struct WireQueueItem {
-    pub app: Option<QueuedAppRef>,
+    pub(crate) app: Option<QueuedAppRef>,
     #[serde(default)]
-    pub count: u32,
-    pub delay: Option<WireQueueDelay>,
+    pub(crate) count: u32,
+    pub(crate) delay: Option<WireQueueDelay>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct QueuedAppRef {
-    pub id: String,
+    pub(crate) id: String,
 }
 
 /// `timeLeftSeconds` since Marathon 1.0; before, only `overdue`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireQueueDelay {
-    pub time_left_seconds: Option<u64>,
+    pub(crate) time_left_seconds: Option<u64>,
     #[serde(default)]
-    pub overdue: bool,
+    pub(crate) overdue: bool,
 }
 
 /// `GET /v2/deployments` is a bare array of these.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireDeployment {
-    pub id: String,
-    pub affected_apps: Option<Vec<String>>,
-    pub current_step: Option<u32>,
-    pub total_steps: Option<u32>,
+    pub(crate) id: String,
+    pub(crate) affected_apps: Option<Vec<String>>,
+    pub(crate) current_step: Option<u32>,
+    pub(crate) total_steps: Option<u32>,
 }
 
 /// `GET /v2/leader`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Leader {
-    pub leader: String,
+    pub(crate) leader: String,
 }
 
 /// The answer to an app-changing call (`PUT /v2/apps/{id}`,
@@ -178,7 +178,7 @@ pub(crate) struct Leader {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct DeploymentResult {
-    pub deployment_id: String,
+    pub(crate) deployment_id: String,
 }
 
 /// The answer to `POST /v2/tasks/delete`: a deployment when scaling, the
@@ -186,33 +186,33 @@ pub(crate) struct DeploymentResult {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct KillResult {
-    pub deployment_id: Option<String>,
-    pub tasks: Option<Vec<KilledTask>>,
+    pub(crate) deployment_id: Option<String>,
+    pub(crate) tasks: Option<Vec<KilledTask>>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct KilledTask {
-    pub id: String,
+    pub(crate) id: String,
 }
 
 /// The body of a 409: `{"message", "deployments": [{"id"}]}`.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct Locked {
     #[serde(default)]
-    pub deployments: Vec<DeploymentRef>,
+    pub(crate) deployments: Vec<DeploymentRef>,
 }
 
 /// `{"ids": [...]}` for `POST /v2/tasks/delete`.
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct TaskIds<'a> {
-    pub ids: &'a [String],
+    pub(crate) ids: &'a [String],
 }
 
 /// `{"instances": n}` for `PUT /v2/apps/{id}`: a partial update that
 /// changes nothing but the count.
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct ScaleBody {
-    pub instances: u32,
+    pub(crate) instances: u32,
 }
 
 impl From<WireApp> for App {
@@ -396,15 +396,15 @@ pub(crate) mod fixture_only {
     /// `GET /v2/tasks`, `GET /v2/apps/{id}/tasks`.
     #[derive(Debug, Deserialize)]
     pub(crate) struct TaskList {
-        pub tasks: Vec<super::WireTask>,
+        pub(crate) tasks: Vec<super::WireTask>,
     }
 
     /// `GET /v2/info`.
     #[derive(Debug, Deserialize)]
     pub(crate) struct Info {
-        pub version: String,
-        pub elected: bool,
-        pub leader: Option<String>,
+        pub(crate) version: String,
+        pub(crate) elected: bool,
+        pub(crate) leader: Option<String>,
     }
 }
 

@@ -29,18 +29,18 @@ const EXCERPT_CHARS: usize = 200;
 
 /// How to reach the Mesos masters.
 #[derive(Clone, Debug)]
-pub struct MesosSettings {
+pub(crate) struct MesosSettings {
     /// Base URLs of the masters, e.g. `http://10.0.0.1:5050`; any of them
     /// may be the leader.
-    pub masters: Vec<String>,
-    pub http: HttpSettings,
+    pub(crate) masters: Vec<String>,
+    pub(crate) http: HttpSettings,
     /// For each call; finding the leader is part of every attempt.
-    pub backoff: Backoff,
-    pub agent_listing: AgentListing,
+    pub(crate) backoff: Backoff,
+    pub(crate) agent_listing: AgentListing,
 }
 
 impl MesosSettings {
-    pub fn new(masters: Vec<String>) -> MesosSettings {
+    pub(crate) fn new(masters: Vec<String>) -> MesosSettings {
         MesosSettings {
             masters,
             http: HttpSettings::default(),
@@ -53,7 +53,7 @@ impl MesosSettings {
 /// Which endpoint lists the agents. Each falls back to the other when the
 /// master does not have it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum AgentListing {
+pub(crate) enum AgentListing {
     /// `GET /master/slaves`: every Mesos version.
     #[default]
     MasterSlaves,
@@ -74,17 +74,17 @@ pub(crate) enum Replay {
 /// One HTTP call to the leader.
 #[derive(Clone, Debug)]
 pub(crate) struct Call {
-    pub method: Method,
+    pub(crate) method: Method,
     /// Relative to the master's base URL, e.g. `master/slaves`.
-    pub path: &'static str,
-    pub body: Option<Vec<u8>>,
-    pub replay: Replay,
+    pub(crate) path: &'static str,
+    pub(crate) body: Option<Vec<u8>>,
+    pub(crate) replay: Replay,
     /// How errors name the call, e.g. `POST /api/v1 DRAIN_AGENT`.
-    pub endpoint: String,
+    pub(crate) endpoint: String,
 }
 
 impl Call {
-    pub fn get(path: &'static str) -> Call {
+    pub(crate) fn get(path: &'static str) -> Call {
         Call {
             method: Method::GET,
             path,
@@ -94,7 +94,7 @@ impl Call {
         }
     }
 
-    pub fn post(path: &'static str, body: Vec<u8>, replay: Replay) -> Call {
+    pub(crate) fn post(path: &'static str, body: Vec<u8>, replay: Replay) -> Call {
         Call {
             method: Method::POST,
             path,
@@ -114,7 +114,7 @@ struct Answer {
 
 /// The Mesos master adapter: implements `MesosMaster` (in `master.rs`).
 #[derive(Debug)]
-pub struct MesosClient {
+pub(crate) struct MesosClient {
     http: reqwest::Client,
     auth: HttpAuth,
     masters: Vec<Url>,
@@ -125,7 +125,7 @@ pub struct MesosClient {
 }
 
 impl MesosClient {
-    pub fn new(settings: MesosSettings) -> Result<MesosClient, MesosError> {
+    pub(crate) fn new(settings: MesosSettings) -> Result<MesosClient, MesosError> {
         if settings.masters.is_empty() {
             return Err(MesosError::Config {
                 reason: "no Mesos master URL given".to_string(),
@@ -150,7 +150,8 @@ impl MesosClient {
     }
 
     /// The leader as last seen, if any (for tests and diagnostics).
-    pub fn known_leader(&self) -> Option<String> {
+    #[cfg(test)]
+    pub(crate) fn known_leader(&self) -> Option<String> {
         self.cached_leader().map(|url| url.to_string())
     }
 

@@ -26,40 +26,40 @@ pub(crate) enum Role {
 /// One request as the fake master saw it.
 #[derive(Clone, Debug)]
 pub(crate) struct Recorded {
-    pub method: String,
-    pub path: String,
-    pub authorization: Option<String>,
-    pub content_type: Option<String>,
-    pub body: String,
+    pub(crate) method: String,
+    pub(crate) path: String,
+    pub(crate) authorization: Option<String>,
+    pub(crate) content_type: Option<String>,
+    pub(crate) body: String,
 }
 
 pub(crate) struct FakeState {
-    pub role: Role,
+    pub(crate) role: Role,
     /// `host:port` of this master.
-    pub address: String,
-    pub slaves: String,
-    pub get_agents: String,
-    pub schedule: serde_json::Value,
-    pub status: String,
+    pub(crate) address: String,
+    pub(crate) slaves: String,
+    pub(crate) get_agents: String,
+    pub(crate) schedule: serde_json::Value,
+    pub(crate) status: String,
     /// v1 call types this master knows; others get Mesos' 400.
-    pub v1_calls: HashSet<&'static str>,
+    pub(crate) v1_calls: HashSet<&'static str>,
     /// When set, requests without exactly this Authorization get 401.
-    pub require_authorization: Option<String>,
+    pub(crate) require_authorization: Option<String>,
     /// Canned answers `(path, status, body)`, each used once, before any
     /// other rule (auth and role included).
-    pub scripted: VecDeque<(String, u16, String)>,
-    pub requests: Vec<Recorded>,
+    pub(crate) scripted: VecDeque<(String, u16, String)>,
+    pub(crate) requests: Vec<Recorded>,
 }
 
 pub(crate) struct FakeMaster {
-    pub url: String,
-    pub address: String,
+    pub(crate) url: String,
+    pub(crate) address: String,
     state: Arc<Mutex<FakeState>>,
     server: JoinHandle<()>,
 }
 
 impl FakeMaster {
-    pub async fn start(role: Role) -> FakeMaster {
+    pub(crate) async fn start(role: Role) -> FakeMaster {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind a loopback port");
@@ -88,25 +88,25 @@ impl FakeMaster {
         }
     }
 
-    pub fn state(&self) -> MutexGuard<'_, FakeState> {
+    pub(crate) fn state(&self) -> MutexGuard<'_, FakeState> {
         self.state.lock().expect("fake master state")
     }
 
-    pub fn set_role(&self, role: Role) {
+    pub(crate) fn set_role(&self, role: Role) {
         self.state().role = role;
     }
 
-    pub fn script(&self, path: &str, status: u16, body: &str) {
+    pub(crate) fn script(&self, path: &str, status: u16, body: &str) {
         self.state()
             .scripted
             .push_back((path.to_string(), status, body.to_string()));
     }
 
-    pub fn requests(&self) -> Vec<Recorded> {
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
         self.state().requests.clone()
     }
 
-    pub fn requests_to(&self, method: &str, path: &str) -> Vec<Recorded> {
+    pub(crate) fn requests_to(&self, method: &str, path: &str) -> Vec<Recorded> {
         self.requests()
             .into_iter()
             .filter(|r| r.method == method && r.path == path)

@@ -13,15 +13,15 @@ use crate::roll::ports::mesos::{
 /// A schedule after an edit, and what the edit did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Edited {
-    pub schedule: MaintenanceSchedule,
-    pub change: ScheduleChange,
+    pub(crate) schedule: MaintenanceSchedule,
+    pub(crate) change: ScheduleChange,
 }
 
 impl Edited {
     /// Whether the schedule must be written back at all: an edit that
     /// changes nothing is not posted, so a concurrent operator's update
     /// cannot be undone by a no-op of ours.
-    pub fn needs_write(&self) -> bool {
+    pub(crate) fn needs_write(&self) -> bool {
         !self.change.changed.is_empty()
     }
 }

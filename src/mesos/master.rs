@@ -6,9 +6,14 @@ use reqwest::StatusCode;
 use serde::de::DeserializeOwned;
 
 use crate::roll::ports::mesos::{
-    AgentId, Agents, DrainOptions, MachineId, MaintenanceSchedule, MaintenanceStatus, MesosError,
-    MesosMaster, ScheduleChange, Unavailability,
+    Agents, MachineId, MaintenanceSchedule, MaintenanceStatus, MesosError, MesosMaster,
+    ScheduleChange, Unavailability,
 };
+
+#[cfg(test)]
+use crate::roll::ports::mesos::AgentId;
+#[cfg(test)]
+use crate::roll::ports::mesos::DrainOptions;
 
 use super::client::{AgentListing, Call, MesosClient, Replay};
 use super::maintenance::{Edited, schedule_machines, unschedule_machines};
@@ -68,6 +73,7 @@ impl MesosMaster for MesosClient {
         self.post_machines("master/machine/up", machines).await
     }
 
+    #[cfg(test)]
     async fn drain_agent(&self, agent: &AgentId, options: DrainOptions) -> Result<(), MesosError> {
         let call = V1Call::drain_agent(agent, options.max_grace_period, options.mark_gone);
         self.call_v1(&call, Replay::IfNotProcessed, "Mesos 1.9 or later")
@@ -75,6 +81,7 @@ impl MesosMaster for MesosClient {
             .map(drop)
     }
 
+    #[cfg(test)]
     async fn deactivate_agent(&self, agent: &AgentId) -> Result<(), MesosError> {
         let call = V1Call::deactivate_agent(agent);
         self.call_v1(&call, Replay::IfNotProcessed, "Mesos 1.9 or later")

@@ -18,5 +18,6 @@ mod fake_master;
 #[cfg(test)]
 mod tests;
 
-pub use crate::roll::ports::mesos::MesosError;
-pub use client::{AgentListing, MesosClient, MesosSettings};
+pub(crate) use client::{MesosClient, MesosSettings};
+#[cfg(test)]
+pub(crate) use {crate::roll::ports::mesos::MesosError, client::AgentListing};

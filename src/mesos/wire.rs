@@ -20,62 +20,62 @@ use crate::roll::ports::mesos::{
 #[derive(Debug, Deserialize)]
 pub(crate) struct SlavesResponse {
     #[serde(default)]
-    pub slaves: Vec<Slave>,
+    pub(crate) slaves: Vec<Slave>,
     /// Absent before Mesos 1.0 and in `/master/state-summary`.
     #[serde(default)]
-    pub recovered_slaves: Vec<RecoveredSlave>,
+    pub(crate) recovered_slaves: Vec<RecoveredSlave>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Slave {
-    pub id: String,
-    pub hostname: String,
-    pub port: Option<u16>,
+    pub(crate) id: String,
+    pub(crate) hostname: String,
+    pub(crate) port: Option<u16>,
     /// `slave(1)@10.0.0.5:5051`.
-    pub pid: Option<String>,
+    pub(crate) pid: Option<String>,
     /// Absent in Mesos 0.19, which lists registered agents only.
-    pub active: Option<bool>,
+    pub(crate) active: Option<bool>,
     /// Mesos 1.9 and later.
     #[serde(default)]
-    pub deactivated: bool,
+    pub(crate) deactivated: bool,
     /// Seconds since the epoch, as a float.
-    pub registered_time: Option<f64>,
-    pub reregistered_time: Option<f64>,
+    pub(crate) registered_time: Option<f64>,
+    pub(crate) reregistered_time: Option<f64>,
     /// TEXT attributes are strings, SCALAR ones numbers.
     #[serde(default)]
-    pub attributes: BTreeMap<String, serde_json::Value>,
+    pub(crate) attributes: BTreeMap<String, serde_json::Value>,
     #[serde(default)]
-    pub resources: BTreeMap<String, serde_json::Value>,
+    pub(crate) resources: BTreeMap<String, serde_json::Value>,
     #[serde(default)]
-    pub used_resources: BTreeMap<String, serde_json::Value>,
+    pub(crate) used_resources: BTreeMap<String, serde_json::Value>,
     /// By role: `{"slave_public": {"cpus": 4, ...}}` (Mesos 0.25 and
     /// later; absent before).
     #[serde(default)]
-    pub reserved_resources: BTreeMap<String, serde_json::Value>,
+    pub(crate) reserved_resources: BTreeMap<String, serde_json::Value>,
     /// Mesos 1.0 and later; before, what `resources` holds beyond the
     /// reserved ones.
-    pub unreserved_resources: Option<BTreeMap<String, serde_json::Value>>,
-    pub version: Option<String>,
-    pub drain_info: Option<DrainInfo>,
+    pub(crate) unreserved_resources: Option<BTreeMap<String, serde_json::Value>>,
+    pub(crate) version: Option<String>,
+    pub(crate) drain_info: Option<DrainInfo>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct RecoveredSlave {
-    pub id: String,
+    pub(crate) id: String,
     #[serde(default)]
-    pub hostname: String,
-    pub port: Option<u16>,
+    pub(crate) hostname: String,
+    pub(crate) port: Option<u16>,
 }
 
 /// `{"state": "DRAINING"|"DRAINED", "config": {...}}`; the config is not
 /// needed by the roll.
 #[derive(Debug, Deserialize)]
 pub(crate) struct DrainInfo {
-    pub state: String,
+    pub(crate) state: String,
 }
 
 impl SlavesResponse {
-    pub fn into_agents(self) -> Agents {
+    pub(crate) fn into_agents(self) -> Agents {
         Agents {
             registered: self.slaves.into_iter().map(Slave::into_agent).collect(),
             recovered: self
@@ -92,7 +92,7 @@ impl SlavesResponse {
 }
 
 impl Slave {
-    pub fn into_agent(self) -> Agent {
+    pub(crate) fn into_agent(self) -> Agent {
         Agent {
             ip: self.pid.as_deref().and_then(ip_from_pid),
             id: AgentId(self.id),
@@ -204,20 +204,20 @@ fn drain_state(state: &str) -> DrainState {
 #[derive(Debug, Deserialize)]
 pub(crate) struct StateLeader {
     /// The leader's pid, `master@10.0.0.1:5050` (Mesos 0.19 and later).
-    pub leader: Option<String>,
+    pub(crate) leader: Option<String>,
     /// Mesos 1.x: the leader's MasterInfo.
-    pub leader_info: Option<LeaderInfo>,
+    pub(crate) leader_info: Option<LeaderInfo>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct LeaderInfo {
-    pub hostname: Option<String>,
-    pub port: Option<u16>,
+    pub(crate) hostname: Option<String>,
+    pub(crate) port: Option<u16>,
 }
 
 impl StateLeader {
     /// `host:port` of the leader, if the master knows one.
-    pub fn leader_address(&self) -> Option<String> {
+    pub(crate) fn leader_address(&self) -> Option<String> {
         if let Some(LeaderInfo {
             hostname: Some(hostname),
             port: Some(port),
@@ -236,36 +236,36 @@ impl StateLeader {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Schedule {
     #[serde(default)]
-    pub windows: Vec<Window>,
+    pub(crate) windows: Vec<Window>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Window {
     #[serde(default)]
-    pub machine_ids: Vec<MachineIdJson>,
-    pub unavailability: UnavailabilityJson,
+    pub(crate) machine_ids: Vec<MachineIdJson>,
+    pub(crate) unavailability: UnavailabilityJson,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct MachineIdJson {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hostname: Option<String>,
+    pub(crate) hostname: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ip: Option<String>,
+    pub(crate) ip: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct UnavailabilityJson {
-    pub start: Nanoseconds,
+    pub(crate) start: Nanoseconds,
     /// Absent: unavailable indefinitely.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration: Option<Nanoseconds>,
+    pub(crate) duration: Option<Nanoseconds>,
 }
 
 /// Both `TimeInfo` and `DurationInfo`: `{"nanoseconds": n}`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Nanoseconds {
-    pub nanoseconds: i64,
+    pub(crate) nanoseconds: i64,
 }
 
 impl From<MachineIdJson> for MachineId {
@@ -337,22 +337,22 @@ impl From<&MaintenanceSchedule> for Schedule {
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct ClusterStatus {
     #[serde(default)]
-    pub draining_machines: Vec<DrainingMachineJson>,
+    pub(crate) draining_machines: Vec<DrainingMachineJson>,
     #[serde(default)]
-    pub down_machines: Vec<MachineIdJson>,
+    pub(crate) down_machines: Vec<MachineIdJson>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct DrainingMachineJson {
-    pub id: MachineIdJson,
+    pub(crate) id: MachineIdJson,
     #[serde(default)]
-    pub statuses: Vec<InverseOfferStatus>,
+    pub(crate) statuses: Vec<InverseOfferStatus>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct InverseOfferStatus {
-    pub status: String,
-    pub framework_id: Value,
+    pub(crate) status: String,
+    pub(crate) framework_id: Value,
 }
 
 impl From<ClusterStatus> for MaintenanceStatus {
@@ -389,7 +389,7 @@ impl From<ClusterStatus> for MaintenanceStatus {
 /// Protobuf ids in JSON: `{"value": "..."}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Value {
-    pub value: String,
+    pub(crate) value: String,
 }
 
 // ---- v1 operator API: POST /api/v1
@@ -398,15 +398,15 @@ pub(crate) struct Value {
 #[derive(Debug, Serialize)]
 pub(crate) struct V1Call {
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub drain_agent: Option<DrainAgent>,
+    pub(crate) drain_agent: Option<DrainAgent>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deactivate_agent: Option<DeactivateAgent>,
+    pub(crate) deactivate_agent: Option<DeactivateAgent>,
 }
 
 impl V1Call {
-    pub fn get_agents() -> V1Call {
+    pub(crate) fn get_agents() -> V1Call {
         V1Call {
             kind: "GET_AGENTS",
             drain_agent: None,
@@ -414,7 +414,8 @@ impl V1Call {
         }
     }
 
-    pub fn drain_agent(
+    #[cfg(test)]
+    pub(crate) fn drain_agent(
         agent: &AgentId,
         max_grace_period: Option<Duration>,
         mark_gone: bool,
@@ -432,7 +433,8 @@ impl V1Call {
         }
     }
 
-    pub fn deactivate_agent(agent: &AgentId) -> V1Call {
+    #[cfg(test)]
+    pub(crate) fn deactivate_agent(agent: &AgentId) -> V1Call {
         V1Call {
             kind: "DEACTIVATE_AGENT",
             drain_agent: None,
@@ -447,24 +449,24 @@ impl V1Call {
 
 #[derive(Debug, Serialize)]
 pub(crate) struct DrainAgent {
-    pub agent_id: Value,
+    pub(crate) agent_id: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_grace_period: Option<ProtoDuration>,
-    pub mark_gone: bool,
+    pub(crate) max_grace_period: Option<ProtoDuration>,
+    pub(crate) mark_gone: bool,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct DeactivateAgent {
-    pub agent_id: Value,
+    pub(crate) agent_id: Value,
 }
 
 /// `google.protobuf.Duration` in JSON mapping: `{"seconds": s, "nanos": n}`
 /// (nanos omitted when zero, as in the Mesos docs).
 #[derive(Debug, Serialize)]
 pub(crate) struct ProtoDuration {
-    pub seconds: i64,
+    pub(crate) seconds: i64,
     #[serde(skip_serializing_if = "is_zero")]
-    pub nanos: i32,
+    pub(crate) nanos: i32,
 }
 
 fn is_zero(nanos: &i32) -> bool {
@@ -483,63 +485,63 @@ impl From<Duration> for ProtoDuration {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct GetAgentsResponse {
-    pub get_agents: GetAgents,
+    pub(crate) get_agents: GetAgents,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct GetAgents {
     #[serde(default)]
-    pub agents: Vec<V1Agent>,
+    pub(crate) agents: Vec<V1Agent>,
     #[serde(default)]
-    pub recovered_agents: Vec<V1AgentInfo>,
+    pub(crate) recovered_agents: Vec<V1AgentInfo>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct V1Agent {
-    pub agent_info: V1AgentInfo,
+    pub(crate) agent_info: V1AgentInfo,
     #[serde(default)]
-    pub active: bool,
+    pub(crate) active: bool,
     #[serde(default)]
-    pub deactivated: bool,
-    pub pid: Option<String>,
-    pub registered_time: Option<Nanoseconds>,
-    pub reregistered_time: Option<Nanoseconds>,
+    pub(crate) deactivated: bool,
+    pub(crate) pid: Option<String>,
+    pub(crate) registered_time: Option<Nanoseconds>,
+    pub(crate) reregistered_time: Option<Nanoseconds>,
     #[serde(default)]
-    pub total_resources: Vec<V1Resource>,
+    pub(crate) total_resources: Vec<V1Resource>,
     #[serde(default)]
-    pub allocated_resources: Vec<V1Resource>,
-    pub version: Option<String>,
-    pub drain_info: Option<DrainInfo>,
+    pub(crate) allocated_resources: Vec<V1Resource>,
+    pub(crate) version: Option<String>,
+    pub(crate) drain_info: Option<DrainInfo>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct V1AgentInfo {
-    pub id: Value,
+    pub(crate) id: Value,
     #[serde(default)]
-    pub hostname: String,
-    pub port: Option<u16>,
+    pub(crate) hostname: String,
+    pub(crate) port: Option<u16>,
     #[serde(default)]
-    pub attributes: Vec<V1Attribute>,
+    pub(crate) attributes: Vec<V1Attribute>,
     #[serde(default)]
-    pub resources: Vec<V1Resource>,
+    pub(crate) resources: Vec<V1Resource>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct V1Resource {
-    pub name: String,
-    pub scalar: Option<Scalar>,
+    pub(crate) name: String,
+    pub(crate) scalar: Option<Scalar>,
     /// The pre-refinement role (`*` when unreserved); deprecated, still
     /// sent.
-    pub role: Option<String>,
+    pub(crate) role: Option<String>,
     /// Reservation refinement (Mesos 1.4 and later): the last one is the
     /// role the resource is reserved to.
     #[serde(default)]
-    pub reservations: Vec<V1Reservation>,
+    pub(crate) reservations: Vec<V1Reservation>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct V1Reservation {
-    pub role: Option<String>,
+    pub(crate) role: Option<String>,
 }
 
 impl V1Resource {
@@ -561,38 +563,38 @@ impl V1Resource {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Scalar {
-    pub value: f64,
+    pub(crate) value: f64,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct V1Attribute {
-    pub name: String,
-    pub scalar: Option<Scalar>,
-    pub text: Option<Value>,
-    pub ranges: Option<Ranges>,
-    pub set: Option<Set>,
+    pub(crate) name: String,
+    pub(crate) scalar: Option<Scalar>,
+    pub(crate) text: Option<Value>,
+    pub(crate) ranges: Option<Ranges>,
+    pub(crate) set: Option<Set>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Ranges {
     #[serde(default)]
-    pub range: Vec<Range>,
+    pub(crate) range: Vec<Range>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Range {
-    pub begin: u64,
-    pub end: u64,
+    pub(crate) begin: u64,
+    pub(crate) end: u64,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Set {
     #[serde(default)]
-    pub item: Vec<String>,
+    pub(crate) item: Vec<String>,
 }
 
 impl GetAgentsResponse {
-    pub fn into_agents(self) -> Agents {
+    pub(crate) fn into_agents(self) -> Agents {
         Agents {
             registered: self
                 .get_agents

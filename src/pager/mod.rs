@@ -5,14 +5,14 @@
 mod pagerduty;
 mod webhook;
 
-pub use pagerduty::{DEFAULT_EVENTS_URL, PagerDuty};
-pub use webhook::Webhook;
+pub(crate) use pagerduty::{DEFAULT_EVENTS_URL, PagerDuty};
+pub(crate) use webhook::Webhook;
 
 use crate::roll::ports::pager::{Page, Pager, PagerError};
 
 /// One configured destination.
 #[derive(Clone, Debug)]
-pub enum Sink {
+pub(crate) enum Sink {
     PagerDuty(PagerDuty),
     Webhook(Webhook),
 }
@@ -36,7 +36,7 @@ impl Pager for Sink {
 /// Every configured sink; one failing does not keep the others from being
 /// told, and the failures are reported together.
 #[derive(Clone, Debug, Default)]
-pub struct Sinks(pub Vec<Sink>);
+pub(crate) struct Sinks(pub(crate) Vec<Sink>);
 
 impl Sinks {
     async fn each<'a, F, Fut>(&'a self, send: F) -> Result<(), PagerError>

@@ -9,10 +9,10 @@ use crate::metrics::System;
 use crate::retry::Backoff;
 use crate::roll::ports::pager::{Page, Pager, PagerError};
 
-pub const DEFAULT_EVENTS_URL: &str = "https://events.pagerduty.com/v2/enqueue";
+pub(crate) const DEFAULT_EVENTS_URL: &str = "https://events.pagerduty.com/v2/enqueue";
 
 #[derive(Clone, Debug)]
-pub struct PagerDuty {
+pub(crate) struct PagerDuty {
     client: reqwest::Client,
     events_url: String,
     routing_key: Secret,
@@ -47,7 +47,7 @@ struct Payload<'a> {
 const MAX_SUMMARY: usize = 1024;
 
 impl PagerDuty {
-    pub fn new(
+    pub(crate) fn new(
         client: reqwest::Client,
         events_url: impl Into<String>,
         routing_key: Secret,
@@ -62,11 +62,12 @@ impl PagerDuty {
 
     /// The routing key from `ROLLER_PAGERDUTY_ROUTING_KEY` or the file named
     /// by `ROLLER_PAGERDUTY_ROUTING_KEY_FILE`; `None` when neither is set.
-    pub fn routing_key_from_env() -> Result<Option<Secret>, HttpConfigError> {
+    pub(crate) fn routing_key_from_env() -> Result<Option<Secret>, HttpConfigError> {
         crate::http::secret_from_env("ROLLER_PAGERDUTY_ROUTING_KEY")
     }
 
-    pub fn with_backoff(mut self, backoff: Backoff) -> PagerDuty {
+    #[cfg(test)]
+    pub(crate) fn with_backoff(mut self, backoff: Backoff) -> PagerDuty {
         self.backoff = backoff;
         self
     }

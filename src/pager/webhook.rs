@@ -9,7 +9,7 @@ use crate::retry::{Backoff, retry};
 use crate::roll::ports::pager::{Page, Pager, PagerError};
 
 #[derive(Clone, Debug)]
-pub struct Webhook {
+pub(crate) struct Webhook {
     client: reqwest::Client,
     /// Webhook URLs carry their own credential (Slack's do): a secret.
     url: Secret,
@@ -30,7 +30,7 @@ struct Message<'a> {
 }
 
 impl Webhook {
-    pub fn new(client: reqwest::Client, url: Secret) -> Webhook {
+    pub(crate) fn new(client: reqwest::Client, url: Secret) -> Webhook {
         Webhook {
             client,
             url,
@@ -38,7 +38,8 @@ impl Webhook {
         }
     }
 
-    pub fn with_backoff(mut self, backoff: Backoff) -> Webhook {
+    #[cfg(test)]
+    pub(crate) fn with_backoff(mut self, backoff: Backoff) -> Webhook {
         self.backoff = backoff;
         self
     }

@@ -36,8 +36,8 @@ pub enum AddressError {
 /// An element as shown in an error: where it is, its name and id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Element {
-    pub path: String,
-    pub id: String,
+    pub(crate) path: String,
+    pub(crate) id: String,
 }
 
 impl fmt::Display for Element {
@@ -73,7 +73,11 @@ fn matching<T>(
 
 impl<K> Plan<K> {
     /// Resolves `--phase` / `--step` to an element. Neither: the plan.
-    pub fn find(&self, phase: Option<&str>, step: Option<&str>) -> Result<Target, AddressError> {
+    pub(crate) fn find(
+        &self,
+        phase: Option<&str>,
+        step: Option<&str>,
+    ) -> Result<Target, AddressError> {
         let phase = match phase {
             None => None,
             Some(given) => Some(self.find_phase(given)?),

@@ -18,7 +18,7 @@ use super::status::Status;
     clippy::if_same_then_else,
     reason = "one branch per SDK rule, in the SDK's order, so each can be checked against it"
 )]
-pub fn aggregate_status(
+pub(crate) fn aggregate_status(
     children: &[Status],
     candidates: &[Status],
     has_errors: bool,

@@ -14,13 +14,13 @@ use super::plan::{Plan, StepIndex};
 
 /// A step chosen to run, and which plan it belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Candidate {
-    pub plan: usize,
-    pub at: StepIndex,
+pub(crate) struct Candidate {
+    pub(crate) plan: usize,
+    pub(crate) at: StepIndex,
 }
 
 /// The steps that would run next across `plans`, highest priority first.
-pub fn candidates<K>(plans: &[&Plan<K>]) -> Vec<Candidate> {
+pub(crate) fn candidates<K>(plans: &[&Plan<K>]) -> Vec<Candidate> {
     // Which step holds each asset: working steps first, in plan order.
     let mut holders: HashMap<&str, Candidate> = HashMap::new();
     for (plan_index, plan) in plans.iter().enumerate() {
@@ -53,6 +53,6 @@ pub fn candidates<K>(plans: &[&Plan<K>]) -> Vec<Candidate> {
 }
 
 /// The candidates of a single plan, assets considered.
-pub fn plan_candidates<K>(plan: &Plan<K>) -> Vec<StepIndex> {
+pub(crate) fn plan_candidates<K>(plan: &Plan<K>) -> Vec<StepIndex> {
     candidates(&[plan]).into_iter().map(|c| c.at).collect()
 }

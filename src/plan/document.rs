@@ -79,7 +79,7 @@ fn step_statuses() -> String {
 
 impl<K> Plan<K> {
     /// Reads a plan document, filling in what a human may leave out.
-    pub fn from_json(text: &str) -> Result<Plan<K>, DocumentError>
+    pub(crate) fn from_json(text: &str) -> Result<Plan<K>, DocumentError>
     where
         K: serde::de::DeserializeOwned,
     {
@@ -100,7 +100,7 @@ impl<K> Plan<K> {
     /// used as it stands: the rules of a document, and nothing left for
     /// loading to fill in (every phase and step has its id, every canary
     /// phase its chosen canaries), so that it reads the same as a document.
-    pub fn check_stored(&self) -> Result<(), DocumentError> {
+    pub(crate) fn check_stored(&self) -> Result<(), DocumentError> {
         self.validate()?;
         for phase in &self.phases {
             let unnamed = std::iter::once(("phase", &phase.id, &phase.name))
@@ -125,7 +125,7 @@ impl<K> Plan<K> {
 
     /// The document as stored: pretty JSON, fields in a fixed order, ending
     /// with a newline, so that saving a loaded document changes no byte.
-    pub fn to_json(&self) -> String
+    pub(crate) fn to_json(&self) -> String
     where
         K: serde::Serialize,
     {

@@ -28,14 +28,17 @@ mod strategy;
 #[cfg(test)]
 mod tests;
 
-pub use address::{AddressError, Element};
-pub use aggregate::aggregate_status;
-pub use coordinator::{Candidate, candidates, plan_candidates};
-pub use document::DocumentError;
-pub use operation::{Operation, Outcome, Target};
-pub use phase::{Canary, DEFAULT_CANARY_COUNT, Phase};
-pub use plan::{DOCUMENT_VERSION, Plan, StepIndex};
-pub use render::{CandidateInfo, PhaseInfo, PlanInfo, StepInfo, info, info_tree, tree};
-pub use status::{Status, UnknownStatus};
-pub use step::Step;
-pub use strategy::{Strategy, UnknownStrategy};
+pub(crate) use address::AddressError;
+pub(crate) use coordinator::plan_candidates;
+pub(crate) use document::DocumentError;
+pub(crate) use operation::{Operation, Outcome, Target};
+pub(crate) use phase::{Canary, Phase};
+pub(crate) use plan::{Plan, StepIndex};
+pub(crate) use render::{PlanInfo, info, info_tree, tree};
+pub(crate) use status::Status;
+pub(crate) use step::Step;
+pub(crate) use strategy::Strategy;
+
+// What only the plan engine's own tests name from here.
+#[cfg(test)]
+pub(crate) use coordinator::candidates;

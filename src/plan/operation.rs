@@ -13,7 +13,7 @@ use super::plan::{Plan, StepIndex};
 use super::status::Status;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Operation {
+pub(crate) enum Operation {
     /// Clear an interrupt (a canary phase: release the next canary step).
     Continue,
     /// Set an interrupt; work already started is not stopped.
@@ -29,7 +29,7 @@ pub enum Operation {
 }
 
 impl Operation {
-    pub const ALL: [Operation; 6] = [
+    pub(crate) const ALL: [Operation; 6] = [
         Operation::Continue,
         Operation::Interrupt,
         Operation::ForceComplete,
@@ -38,7 +38,7 @@ impl Operation {
         Operation::Stop,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Operation::Continue => "continue",
             Operation::Interrupt => "interrupt",
@@ -69,14 +69,14 @@ impl FromStr for Operation {
 
 /// The element an operation applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Target {
+pub(crate) enum Target {
     Plan,
     Phase(usize),
     Step(StepIndex),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Changed,
     /// Nothing was changed: the SDK's 208 "already reported or completed".
     AlreadyDone,
@@ -85,7 +85,7 @@ pub enum Outcome {
 impl<K: Clone + PartialEq> Plan<K> {
     /// An element as operators and the event log name it: `plan 'roll'`,
     /// `phase 'drain'`, `step 'wave-1' of phase 'drain'`.
-    pub fn describe(&self, target: Target) -> String {
+    pub(crate) fn describe(&self, target: Target) -> String {
         match target {
             Target::Plan => format!("plan '{}'", self.name),
             Target::Phase(i) => format!("phase '{}'", self.phases[i].name),
@@ -98,7 +98,7 @@ impl<K: Clone + PartialEq> Plan<K> {
     }
 
     /// The derived status of any element.
-    pub fn status_of(&self, target: Target) -> Status {
+    pub(crate) fn status_of(&self, target: Target) -> Status {
         match target {
             Target::Plan => self.status(),
             Target::Phase(phase) => self.phases[phase].status(),
@@ -149,7 +149,7 @@ impl<K: Clone + PartialEq> Plan<K> {
 
     /// Applies an operator operation. `target` must come from this plan
     /// (see `address.rs`).
-    pub fn apply(&mut self, operation: Operation, target: Target) -> Outcome {
+    pub(crate) fn apply(&mut self, operation: Operation, target: Target) -> Outcome {
         let before = self.clone();
         let status = self.status_of(target);
         let complete = status == Status::Complete;

@@ -9,7 +9,7 @@ use super::step::{Step, new_id};
 use super::strategy::{ChildView, Strategy, select};
 
 /// The SDK's default number of `continue`s a canary needs.
-pub const DEFAULT_CANARY_COUNT: u32 = 2;
+pub(crate) const DEFAULT_CANARY_COUNT: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -19,20 +19,20 @@ pub struct Phase<K = serde_json::Value> {
     /// `Plan::from_json`); unique within the plan.
     #[serde(default)]
     pub id: String,
-    pub name: String,
+    pub(crate) name: String,
     #[serde(default = "serial")]
-    pub strategy: Strategy,
+    pub(crate) strategy: Strategy,
     /// The strategy's own interrupt flag. A canary phase also reads as
     /// interrupted while its next canary step awaits `continue`.
     #[serde(default)]
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
     /// Sibling phases (id or name) that must be COMPLETE first; only a plan
     /// with the `dependency` strategy reads it.
     #[serde(default)]
-    pub depends_on: Vec<String>,
+    pub(crate) depends_on: Vec<String>,
     /// Present exactly when the strategy is a canary one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub canary: Option<Canary>,
+    pub(crate) canary: Option<Canary>,
     #[serde(default)]
     pub steps: Vec<Step<K>>,
 }
@@ -42,13 +42,13 @@ pub struct Phase<K = serde_json::Value> {
 /// strategy's constructor and keeps them for the scheduler's lifetime).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Canary {
+pub(crate) struct Canary {
     /// How many `continue`s the canary takes.
     #[serde(default = "default_canary_count")]
-    pub count: u32,
+    pub(crate) count: u32,
     /// Ids of the canary steps, in step order; absent until set up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steps: Option<Vec<String>>,
+    pub(crate) steps: Option<Vec<String>>,
 }
 
 fn serial() -> Strategy {
@@ -60,7 +60,11 @@ fn default_canary_count() -> u32 {
 }
 
 impl<K> Phase<K> {
-    pub fn new(name: impl Into<String>, strategy: Strategy, steps: Vec<Step<K>>) -> Phase<K> {
+    pub(crate) fn new(
+        name: impl Into<String>,
+        strategy: Strategy,
+        steps: Vec<Step<K>>,
+    ) -> Phase<K> {
         let mut phase = Phase {
             id: new_id(),
             name: name.into(),
@@ -80,7 +84,7 @@ impl<K> Phase<K> {
     /// SDK picks steps that read PENDING or are interrupted; a not-complete
     /// step that is already acting is a canary here too, so a half-done
     /// phase still waits for the operator.) Does nothing once set up.
-    pub fn set_up_canary(&mut self) {
+    pub(crate) fn set_up_canary(&mut self) {
         if !self.strategy.is_canary() {
             return;
         }
@@ -121,13 +125,13 @@ impl<K> Phase<K> {
             .find(|&i| self.steps[i].interrupted)
     }
 
-    pub fn in_canary(&self) -> bool {
+    pub(crate) fn in_canary(&self) -> bool {
         self.strategy.is_canary() && self.next_canary_step().is_some()
     }
 
     /// The SDK's `ParentElement.isInterrupted`: the strategy's flag, or, in
     /// a canary period, no released canary step left to work on.
-    pub fn is_interrupted(&self) -> bool {
+    pub(crate) fn is_interrupted(&self) -> bool {
         if self.in_canary() {
             let released_unfinished = self
                 .canary_indices()
@@ -145,7 +149,7 @@ impl<K> Phase<K> {
     /// force-completed while held needs no release of its own, so it is
     /// released in passing together with the next one (the SDK would spend
     /// a `continue` on it that visibly changes nothing).
-    pub fn proceed(&mut self) {
+    pub(crate) fn proceed(&mut self) {
         if !self.in_canary() {
             self.interrupted = false;
             return;
@@ -159,14 +163,14 @@ impl<K> Phase<K> {
     }
 
     /// `interrupt`: ignored during the canary period, as in the SDK.
-    pub fn interrupt(&mut self) {
+    pub(crate) fn interrupt(&mut self) {
         if !self.in_canary() {
             self.interrupted = true;
         }
     }
 
     /// Indices of the steps this phase's strategy would run now, in order.
-    pub fn candidate_steps(&self) -> Vec<usize> {
+    pub(crate) fn candidate_steps(&self) -> Vec<usize> {
         if self.in_canary() {
             return self
                 .canary_indices()
@@ -186,7 +190,7 @@ impl<K> Phase<K> {
         select(self.strategy, self.interrupted, &views)
     }
 
-    pub fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> Status {
         let children: Vec<Status> = self.steps.iter().map(Step::<K>::status).collect();
         let candidates: Vec<Status> = self
             .candidate_steps()

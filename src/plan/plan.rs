@@ -8,7 +8,7 @@ use super::status::Status;
 use super::strategy::{ChildView, Strategy, select};
 
 /// The plan document's schema version this build writes and reads.
-pub const DOCUMENT_VERSION: u32 = 1;
+pub(crate) const DOCUMENT_VERSION: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -17,16 +17,16 @@ pub struct Plan<K = serde_json::Value> {
     /// Schema version of the document, so that an older roller refuses a
     /// newer file instead of misreading it.
     #[serde(default = "document_version")]
-    pub version: u32,
-    pub name: String,
+    pub(crate) version: u32,
+    pub(crate) name: String,
     #[serde(default = "serial")]
-    pub strategy: Strategy,
+    pub(crate) strategy: Strategy,
     #[serde(default)]
     pub interrupted: bool,
     /// The plan's own errors (the SDK's plan errors, e.g. an invalid
     /// request): any error makes the plan read ERROR.
     #[serde(default)]
-    pub errors: Vec<String>,
+    pub(crate) errors: Vec<String>,
     #[serde(default)]
     pub phases: Vec<Phase<K>>,
 }
@@ -34,8 +34,8 @@ pub struct Plan<K = serde_json::Value> {
 /// Where a step sits in its plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StepIndex {
-    pub phase: usize,
-    pub step: usize,
+    pub(crate) phase: usize,
+    pub(crate) step: usize,
 }
 
 fn document_version() -> u32 {
@@ -47,7 +47,11 @@ fn serial() -> Strategy {
 }
 
 impl<K> Plan<K> {
-    pub fn new(name: impl Into<String>, strategy: Strategy, phases: Vec<Phase<K>>) -> Plan<K> {
+    pub(crate) fn new(
+        name: impl Into<String>,
+        strategy: Strategy,
+        phases: Vec<Phase<K>>,
+    ) -> Plan<K> {
         Plan {
             version: DOCUMENT_VERSION,
             name: name.into(),
@@ -60,7 +64,7 @@ impl<K> Plan<K> {
 
     /// Indices of the phases the plan's strategy would work on now. A phase
     /// is eligible when it is neither COMPLETE nor ERROR nor interrupted.
-    pub fn candidate_phases(&self) -> Vec<usize> {
+    pub(crate) fn candidate_phases(&self) -> Vec<usize> {
         let statuses: Vec<Status> = self.phases.iter().map(Phase::<K>::status).collect();
         self.select_phases(&statuses)
     }
@@ -80,7 +84,7 @@ impl<K> Plan<K> {
         select(self.strategy, self.interrupted, &views)
     }
 
-    pub fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> Status {
         let statuses: Vec<Status> = self.phases.iter().map(Phase::<K>::status).collect();
         let candidates: Vec<Status> = self
             .select_phases(&statuses)
@@ -104,7 +108,7 @@ impl<K> Plan<K> {
     /// step (backing off) is never offered, as the SDK's plan coordinator
     /// never offers one; its phase still counts it when it derives its own
     /// status, so a phase whose candidates are all `DELAYED` reads `DELAYED`.
-    pub fn candidate_steps(&self) -> Vec<StepIndex> {
+    pub(crate) fn candidate_steps(&self) -> Vec<StepIndex> {
         self.candidate_phases()
             .into_iter()
             .flat_map(|phase| {
@@ -117,11 +121,11 @@ impl<K> Plan<K> {
             .collect()
     }
 
-    pub fn step(&self, at: StepIndex) -> &super::step::Step<K> {
+    pub(crate) fn step(&self, at: StepIndex) -> &super::step::Step<K> {
         &self.phases[at.phase].steps[at.step]
     }
 
-    pub fn step_mut(&mut self, at: StepIndex) -> &mut super::step::Step<K> {
+    pub(crate) fn step_mut(&mut self, at: StepIndex) -> &mut super::step::Step<K> {
         &mut self.phases[at.phase].steps[at.step]
     }
 

@@ -15,7 +15,7 @@ use super::status::Status;
 /// └─ world (serial strategy) (PENDING)
 ///    └─ world-0:[server, sidecar] (PENDING)
 /// ```
-pub fn tree<K>(plan: &Plan<K>) -> String {
+pub(crate) fn tree<K>(plan: &Plan<K>) -> String {
     render_tree(
         (&plan.name, &plan.strategy.to_string(), plan.status()),
         plan.phases.iter().map(|phase| {
@@ -37,7 +37,7 @@ pub fn tree<K>(plan: &Plan<K>) -> String {
 
 /// The same tree from the JSON view (what the plan API serves), line for
 /// line what `tree` prints for the plan it was made of.
-pub fn info_tree(info: &PlanInfo) -> String {
+pub(crate) fn info_tree(info: &PlanInfo) -> String {
     render_tree(
         (&info.name, &info.strategy, info.status),
         info.phases.iter().map(|phase| {
@@ -89,45 +89,45 @@ fn render_tree<'a>(
 /// `name`, `status`, `message`; `strategy`; `errors`; `status`) plus the
 /// plan's name, interrupt flags, step assets and the next `candidates`.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct PlanInfo {
-    pub name: String,
-    pub status: Status,
-    pub strategy: String,
-    pub interrupted: bool,
-    pub errors: Vec<String>,
-    pub phases: Vec<PhaseInfo>,
+pub(crate) struct PlanInfo {
+    pub(crate) name: String,
+    pub(crate) status: Status,
+    pub(crate) strategy: String,
+    pub(crate) interrupted: bool,
+    pub(crate) errors: Vec<String>,
+    pub(crate) phases: Vec<PhaseInfo>,
     /// The steps that would run next, assets considered.
-    pub candidates: Vec<CandidateInfo>,
+    pub(crate) candidates: Vec<CandidateInfo>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct PhaseInfo {
-    pub id: String,
-    pub name: String,
-    pub status: Status,
-    pub strategy: String,
-    pub interrupted: bool,
-    pub steps: Vec<StepInfo>,
+pub(crate) struct PhaseInfo {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) status: Status,
+    pub(crate) strategy: String,
+    pub(crate) interrupted: bool,
+    pub(crate) steps: Vec<StepInfo>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct StepInfo {
-    pub id: String,
-    pub name: String,
-    pub status: Status,
-    pub message: String,
-    pub interrupted: bool,
-    pub asset: Option<String>,
+pub(crate) struct StepInfo {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) status: Status,
+    pub(crate) message: String,
+    pub(crate) interrupted: bool,
+    pub(crate) asset: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct CandidateInfo {
-    pub id: String,
-    pub name: String,
-    pub phase: String,
+pub(crate) struct CandidateInfo {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) phase: String,
 }
 
-pub fn info<K>(plan: &Plan<K>) -> PlanInfo {
+pub(crate) fn info<K>(plan: &Plan<K>) -> PlanInfo {
     PlanInfo {
         name: plan.name.clone(),
         status: plan.status(),

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Status {
+pub(crate) enum Status {
     Error,
     Waiting,
     Pending,
@@ -25,7 +25,7 @@ pub enum Status {
 
 impl Status {
     /// Every status a step may store, in the SDK's order.
-    pub const STEP_STATUSES: [Status; 8] = [
+    pub(crate) const STEP_STATUSES: [Status; 8] = [
         Status::Error,
         Status::Waiting,
         Status::Pending,
@@ -36,7 +36,7 @@ impl Status {
         Status::Delayed,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Error => "ERROR",
             Status::Waiting => "WAITING",
@@ -53,7 +53,7 @@ impl Status {
     /// The SDK's `Status.isRunning()`, extended with `STARTED` (which the
     /// SDK added later without updating this list): an element that reads
     /// as running has work under way, so `continue` on it changes nothing.
-    pub fn is_running(self) -> bool {
+    pub(crate) fn is_running(self) -> bool {
         matches!(
             self,
             Status::Pending
@@ -76,7 +76,7 @@ impl fmt::Display for Status {
 #[error(
     "unknown status '{0}': expected one of ERROR, WAITING, PENDING, PREPARED, STARTING, STARTED, COMPLETE, DELAYED"
 )]
-pub struct UnknownStatus(pub String);
+pub(crate) struct UnknownStatus(pub(crate) String);
 
 impl FromStr for Status {
     type Err = UnknownStatus;

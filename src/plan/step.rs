@@ -11,22 +11,22 @@ pub struct Step<K = serde_json::Value> {
     /// Stable handle for operators and checkpoints. Generated when a hand-written document leaves it out (see
     /// `Plan::from_json`); unique within the plan.
     #[serde(default)]
-    pub id: String,
-    pub name: String,
+    pub(crate) id: String,
+    pub(crate) name: String,
     #[serde(default = "pending")]
-    pub status: Status,
+    pub(crate) status: Status,
     /// Kept apart from `status` as in the SDK, so that `continue` restores
     /// exactly the status the step had when it was interrupted.
     #[serde(default)]
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
     /// What the step works on (an instance id): two steps on one asset are
     /// never candidates at once (see `coordinator.rs`).
     #[serde(default)]
-    pub asset: Option<String>,
+    pub(crate) asset: Option<String>,
     /// Sibling steps (id or name) that must be COMPLETE first; only the
     /// `dependency` strategy reads it.
     #[serde(default)]
-    pub depends_on: Vec<String>,
+    pub(crate) depends_on: Vec<String>,
     /// What the step is doing or waiting for, for humans.
     #[serde(default)]
     pub message: String,
@@ -35,7 +35,7 @@ pub struct Step<K = serde_json::Value> {
     /// document whatever JSON it carries. The engine never reads it; it
     /// only keeps it through every operation and round trip.
     #[serde(default = "no_kind", skip_serializing_if = "Option::is_none")]
-    pub kind: Option<K>,
+    pub(crate) kind: Option<K>,
 }
 
 pub(crate) fn new_id() -> String {
@@ -53,7 +53,7 @@ fn pending() -> Status {
 }
 
 impl<K> Step<K> {
-    pub fn new(name: impl Into<String>) -> Step<K> {
+    pub(crate) fn new(name: impl Into<String>) -> Step<K> {
         Step {
             id: new_id(),
             name: name.into(),
@@ -68,7 +68,7 @@ impl<K> Step<K> {
 
     /// The status as the SDK reports it: an interrupted step that has not
     /// started acting (PENDING or PREPARED) reads WAITING.
-    pub fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> Status {
         if self.interrupted && matches!(self.status, Status::Pending | Status::Prepared) {
             Status::Waiting
         } else {
@@ -82,13 +82,13 @@ impl<K> Step<K> {
 
     /// The SDK's `PlanUtils.isEligible` without assets: may this step be
     /// handed work now?
-    pub fn is_eligible(&self) -> bool {
+    pub(crate) fn is_eligible(&self) -> bool {
         !self.interrupted && !matches!(self.status, Status::Complete | Status::Error)
     }
 
     /// Holds its asset: it has acted on it and not finished (the SDK's dirty
     /// assets are PREPARED and STARTING steps; STARTED waits on the asset too).
-    pub fn is_working(&self) -> bool {
+    pub(crate) fn is_working(&self) -> bool {
         matches!(
             self.status,
             Status::Prepared | Status::Starting | Status::Started

@@ -11,7 +11,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Strategy {
+pub(crate) enum Strategy {
     Serial,
     Parallel,
     SerialCanary,
@@ -21,7 +21,7 @@ pub enum Strategy {
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 5] = [
+    pub(crate) const ALL: [Strategy; 5] = [
         Strategy::Serial,
         Strategy::Parallel,
         Strategy::SerialCanary,
@@ -30,7 +30,7 @@ impl Strategy {
     ];
 
     /// The name the SDK renders, e.g. `serial-canary`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Strategy::Serial => "serial",
             Strategy::Parallel => "parallel",
@@ -40,12 +40,12 @@ impl Strategy {
         }
     }
 
-    pub fn is_canary(self) -> bool {
+    pub(crate) fn is_canary(self) -> bool {
         matches!(self, Strategy::SerialCanary | Strategy::ParallelCanary)
     }
 
     /// The strategy a canary gate hands over to once the canary is done.
-    pub fn post_canary(self) -> Strategy {
+    pub(crate) fn post_canary(self) -> Strategy {
         match self {
             Strategy::SerialCanary => Strategy::Serial,
             Strategy::ParallelCanary => Strategy::Parallel,
@@ -64,7 +64,7 @@ impl fmt::Display for Strategy {
 #[error(
     "unknown strategy '{0}': expected serial, parallel, serial-canary (or canary), parallel-canary or dependency"
 )]
-pub struct UnknownStrategy(pub String);
+pub(crate) struct UnknownStrategy(pub(crate) String);
 
 impl FromStr for Strategy {
     type Err = UnknownStrategy;
@@ -97,10 +97,10 @@ impl<'de> Deserialize<'de> for Strategy {
 #[derive(Clone, Debug)]
 pub(crate) struct ChildView {
     /// Not COMPLETE, not ERROR, not interrupted (the SDK's `isEligible`).
-    pub eligible: bool,
-    pub complete: bool,
+    pub(crate) eligible: bool,
+    pub(crate) complete: bool,
     /// Indices of the siblings this child waits for (dependency strategy).
-    pub depends_on: Vec<usize>,
+    pub(crate) depends_on: Vec<usize>,
 }
 
 /// Candidates among `children` for a non-canary strategy, in child order.

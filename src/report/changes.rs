@@ -18,18 +18,18 @@ use crate::roll::record::kinds::{StepKind, WaitKind};
 
 /// What a working step waits for, since when, and how long it may.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct WaitInfo {
-    pub kind: WaitKind,
+pub(crate) struct WaitInfo {
+    pub(crate) kind: WaitKind,
     /// UTC, RFC 3339.
-    pub since: String,
-    pub waited_s: u64,
-    pub timeout_s: u64,
+    pub(crate) since: String,
+    pub(crate) waited_s: u64,
+    pub(crate) timeout_s: u64,
 }
 
 /// One state change, as one log line or one `--json` object.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Change {
+pub(crate) enum Change {
     /// The run took up a checkpoint some of whose steps had already run.
     Resumed {
         at: String,
@@ -69,7 +69,7 @@ pub enum Change {
 
 impl Change {
     /// The step or phase it is about (`phase/step`, `phase`, or the plan).
-    pub fn subject(&self) -> &str {
+    pub(crate) fn subject(&self) -> &str {
         match self {
             Change::Step { step, .. } => step,
             Change::Phase { phase, .. } => phase,
@@ -79,7 +79,7 @@ impl Change {
     }
 
     /// Whether it deserves a warning rather than information.
-    pub fn is_warning(&self) -> bool {
+    pub(crate) fn is_warning(&self) -> bool {
         match self {
             Change::Event { kind, .. } => matches!(
                 kind,
@@ -94,7 +94,7 @@ impl Change {
     }
 
     /// The log line's text (the timestamp and level are the logger's).
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         match self {
             Change::Resumed {
                 run_id,
@@ -139,35 +139,35 @@ impl Change {
 
 /// How far the roll has come, for the progress line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Progress {
+pub(crate) struct Progress {
     /// Agents whose replacement step completed, of those selected.
-    pub replaced: usize,
-    pub agents: usize,
+    pub(crate) replaced: usize,
+    pub(crate) agents: usize,
     /// Drain waves begun (0 for the serial strategy, or before the first).
-    pub waves: usize,
+    pub(crate) waves: usize,
     /// Cluster time since this process began watching.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
     /// What is left of the plan at the pace seen so far (`eta.rs`), when
     /// the progress was taken; `None` before any checkpoint was seen.
-    pub eta: Option<Duration>,
+    pub(crate) eta: Option<Duration>,
 }
 
 impl Progress {
     /// The time the rest of the plan should take, as of when the progress
     /// was taken.
-    pub fn eta(&self) -> Option<Duration> {
+    pub(crate) fn eta(&self) -> Option<Duration> {
         self.eta
     }
 }
 
 /// `00:14:02`.
-pub fn clock_span(d: Duration) -> String {
+pub(crate) fn clock_span(d: Duration) -> String {
     let s = d.as_secs();
     format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
 /// Diffs consecutive checkpoints.
-pub struct Tracker {
+pub(crate) struct Tracker {
     timeouts: Timeouts,
     now: Box<dyn Fn() -> SystemTime + Send>,
     began: Option<SystemTime>,
@@ -182,7 +182,10 @@ pub struct Tracker {
 
 impl Tracker {
     /// `now`: the cluster's clock (the roll's, or a fixed one in tests).
-    pub fn new(timeouts: Timeouts, now: impl Fn() -> SystemTime + Send + 'static) -> Tracker {
+    pub(crate) fn new(
+        timeouts: Timeouts,
+        now: impl Fn() -> SystemTime + Send + 'static,
+    ) -> Tracker {
         Tracker {
             timeouts,
             now: Box::new(now),
@@ -196,11 +199,11 @@ impl Tracker {
         }
     }
 
-    pub fn progress(&self) -> &Progress {
+    pub(crate) fn progress(&self) -> &Progress {
         &self.progress
     }
 
-    pub fn now(&self) -> SystemTime {
+    pub(crate) fn now(&self) -> SystemTime {
         (self.now)()
     }
 
@@ -208,7 +211,7 @@ impl Tracker {
     /// the baseline: a fresh roll's events are all news; a resumed roll's
     /// past is summed up in one `Resumed`, and only its working steps are
     /// listed.
-    pub fn changes(&mut self, checkpoint: &Checkpoint) -> Vec<Change> {
+    pub(crate) fn changes(&mut self, checkpoint: &Checkpoint) -> Vec<Change> {
         let now = self.now();
         let at = utc(now);
         let first = self.began.is_none();

@@ -31,22 +31,22 @@ use crate::roll::record::checkpoint::Checkpoint;
 use crate::roll::record::kinds::{GroupStep, StepKind, WaitKind};
 
 /// A step that acts and is done within a tick or two.
-pub const QUICK: Duration = Duration::from_secs(5);
+pub(crate) const QUICK: Duration = Duration::from_secs(5);
 /// New instances booting and registering as Mesos agents.
-pub const REGISTER: Duration = Duration::from_secs(4 * 60);
+pub(crate) const REGISTER: Duration = Duration::from_secs(4 * 60);
 /// One serial replacement (moves, terminate, deregister, healthy).
-pub const REPLACE: Duration = Duration::from_secs(3 * 60);
+pub(crate) const REPLACE: Duration = Duration::from_secs(3 * 60);
 /// One drain wave (kills and surges, replacements healthy).
-pub const WAVE: Duration = Duration::from_secs(2 * 60);
+pub(crate) const WAVE: Duration = Duration::from_secs(2 * 60);
 /// Waves a drain runs as a rule: the sample, the bulk, the rest.
-pub const DRAIN_WAVES: usize = 3;
+pub(crate) const DRAIN_WAVES: usize = 3;
 /// The bake, when it has not begun (its shortest).
-pub const BAKE: Duration = Duration::from_secs(60);
+pub(crate) const BAKE: Duration = Duration::from_secs(60);
 /// One termination: the machine put down (Mesos drops its agent at
 /// once) and the instance terminated, seen at the next poll or two.
-pub const TERMINATE: Duration = Duration::from_secs(20);
+pub(crate) const TERMINATE: Duration = Duration::from_secs(20);
 /// A rollback's moves, or its terminations.
-pub const ROLLBACK_STEP: Duration = Duration::from_secs(3 * 60);
+pub(crate) const ROLLBACK_STEP: Duration = Duration::from_secs(3 * 60);
 
 /// How long a class of step took, as seen.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
@@ -59,7 +59,7 @@ enum Class {
 
 /// What this process saw of the roll's pace.
 #[derive(Debug, Default)]
-pub struct Pace {
+pub(crate) struct Pace {
     /// When each step (`phase/step`) was first seen begun.
     begun: HashMap<String, SystemTime>,
     /// When each termination was first seen sent (its wait turned to
@@ -75,7 +75,7 @@ pub struct Pace {
 
 impl Pace {
     /// Takes in what `checkpoint` shows at `now`.
-    pub fn observe(&mut self, checkpoint: &Checkpoint, now: SystemTime) {
+    pub(crate) fn observe(&mut self, checkpoint: &Checkpoint, now: SystemTime) {
         for (index, step) in checkpoint.plan.steps() {
             let name = format!("{}/{}", checkpoint.plan.phases[index.phase].id, step.id);
             let status = step.status();
@@ -145,7 +145,7 @@ impl Pace {
 
     /// The time left for what `checkpoint` has not done yet, at `now`;
     /// zero once the plan is complete.
-    pub fn eta(&self, checkpoint: &Checkpoint, now: SystemTime) -> Duration {
+    pub(crate) fn eta(&self, checkpoint: &Checkpoint, now: SystemTime) -> Duration {
         let plan = &checkpoint.plan;
         if plan.is_complete() {
             return Duration::ZERO;

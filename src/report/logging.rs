@@ -22,14 +22,14 @@ use crate::roll::engine::clock::RollClock;
 use crate::roll::record::checkpoint::utc;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     #[default]
     Text,
     Json,
 }
 
 impl LogFormat {
-    pub fn parse(text: &str) -> Result<LogFormat, String> {
+    pub(crate) fn parse(text: &str) -> Result<LogFormat, String> {
         match text {
             "text" => Ok(LogFormat::Text),
             "json" => Ok(LogFormat::Json),
@@ -43,17 +43,17 @@ impl LogFormat {
 #[derive(Clone, Debug, Default)]
 pub struct LogSettings {
     /// -1 quiet (warnings and errors), 0 information, 1 debug, 2 trace.
-    pub verbosity: i8,
-    pub format: LogFormat,
+    pub(crate) verbosity: i8,
+    pub(crate) format: LogFormat,
     /// `RUST_LOG`, which beats the verbosity when set.
-    pub rust_log: Option<String>,
+    pub(crate) rust_log: Option<String>,
 }
 
 impl LogSettings {
     /// The filter: `RUST_LOG` when set (an unreadable one is named on
     /// stderr and the default used), else roller's own lines at the
     /// verbosity's level and other crates' warnings.
-    pub fn filter(&self) -> EnvFilter {
+    pub(crate) fn filter(&self) -> EnvFilter {
         if let Some(directives) = self.rust_log.as_deref().filter(|s| !s.trim().is_empty()) {
             match EnvFilter::try_new(directives) {
                 Ok(filter) => return filter,
@@ -78,13 +78,13 @@ impl LogSettings {
 /// wall clock before.
 static CLOCK: Mutex<Option<RollClock>> = Mutex::new(None);
 
-pub fn set_clock(clock: RollClock) {
+pub(crate) fn set_clock(clock: RollClock) {
     if let Ok(mut slot) = CLOCK.lock() {
         *slot = Some(clock);
     }
 }
 
-pub fn cluster_now() -> SystemTime {
+pub(crate) fn cluster_now() -> SystemTime {
     CLOCK
         .lock()
         .ok()
@@ -94,7 +94,7 @@ pub fn cluster_now() -> SystemTime {
 
 /// Timestamps in cluster time.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ClusterTime;
+pub(crate) struct ClusterTime;
 
 impl FormatTime for ClusterTime {
     fn format_time(&self, w: &mut Writer<'_>) -> std::fmt::Result {
@@ -107,7 +107,7 @@ static SCREEN: Mutex<Option<Arc<Screen>>> = Mutex::new(None);
 
 /// Log lines go above `screen`'s frame from now on (`None`: straight to
 /// stderr again).
-pub fn route_through(screen: Option<Arc<Screen>>) {
+pub(crate) fn route_through(screen: Option<Arc<Screen>>) {
     if let Ok(mut slot) = SCREEN.lock() {
         *slot = screen;
     }
@@ -115,10 +115,10 @@ pub fn route_through(screen: Option<Arc<Screen>>) {
 
 /// Where log lines go: stderr, or through the terminal view drawn there.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Stderr;
+pub(crate) struct Stderr;
 
 /// One line, written whole when the logger drops it.
-pub struct StderrLine {
+pub(crate) struct StderrLine {
     buffer: Vec<u8>,
 }
 
@@ -156,7 +156,7 @@ impl<'a> MakeWriter<'a> for Stderr {
 
 /// The subscriber for `settings`, its lines stamped by `timer` and
 /// written to `writer`.
-pub fn subscriber<T, W>(
+pub(crate) fn subscriber<T, W>(
     settings: &LogSettings,
     timer: T,
     writer: W,
@@ -208,7 +208,7 @@ pub fn init(settings: &LogSettings) {
 /// Logs one state change: a warning for pauses, failures and holds, else
 /// information. The step (or phase, or plan) it is about is a field too,
 /// for the JSON format's readers; an event about none has none.
-pub fn emit(change: &Change) {
+pub(crate) fn emit(change: &Change) {
     let line = change.line();
     match (change.is_warning(), change.subject()) {
         (true, "") => tracing::warn!("{line}"),

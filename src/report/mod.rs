@@ -11,10 +11,10 @@
 //! The plan engine and the roll know nothing of this: it only reads
 //! checkpoints.
 
-pub mod changes;
-pub mod eta;
+pub(crate) mod changes;
+pub(crate) mod eta;
 pub mod logging;
-pub mod view;
+pub(crate) mod view;
 
 #[cfg(test)]
 mod tests;
@@ -29,18 +29,18 @@ use crate::roll::record::checkpoint::Checkpoint;
 
 /// How a roll is shown.
 #[derive(Default)]
-pub struct Output {
+pub(crate) struct Output {
     /// `--json`: the event stream on stdout.
-    pub json: bool,
+    pub(crate) json: bool,
     /// The terminal view, when stderr is a terminal and it is wanted.
-    pub view: Option<Arc<View>>,
+    pub(crate) view: Option<Arc<View>>,
 }
 
 /// What the runner calls with each checkpoint it writes.
-pub type Observer<'a> = Box<dyn FnMut(&Checkpoint) + Send + 'a>;
+pub(crate) type Observer<'a> = Box<dyn FnMut(&Checkpoint) + Send + 'a>;
 
 /// The observer the runner calls after each checkpoint write.
-pub fn observer<'a>(mut tracker: Tracker, output: &Output) -> Observer<'a> {
+pub(crate) fn observer<'a>(mut tracker: Tracker, output: &Output) -> Observer<'a> {
     let json = output.json;
     let view = output.view.clone();
     Box::new(move |checkpoint: &Checkpoint| {
@@ -66,7 +66,7 @@ pub fn observer<'a>(mut tracker: Tracker, output: &Output) -> Observer<'a> {
 
 /// The observer of a roll in `env`, and its terminal view if `live`: the
 /// roll's clock stamps the log from now on.
-pub fn for_roll<'a>(
+pub(crate) fn for_roll<'a>(
     env: &crate::roll::record::env::Environment,
     json: bool,
     live: bool,
@@ -91,7 +91,7 @@ pub fn for_roll<'a>(
 
 /// Stops the terminal view (its last frame stays) and sends log lines
 /// straight to stderr again.
-pub fn end_view(view: Option<Arc<View>>) {
+pub(crate) fn end_view(view: Option<Arc<View>>) {
     if let Some(view) = view {
         view.stop();
         logging::route_through(None);
@@ -99,6 +99,6 @@ pub fn end_view(view: Option<Arc<View>>) {
 }
 
 /// One change as the event stream's object.
-pub fn json_line(change: &Change) -> String {
+pub(crate) fn json_line(change: &Change) -> String {
     serde_json::to_string(change).unwrap_or_default()
 }

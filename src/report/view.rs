@@ -22,7 +22,7 @@ const MAX_WORKING: usize = 8;
 const RECENT: usize = 5;
 
 /// The bottom of a terminal, owned by a frame.
-pub struct Screen {
+pub(crate) struct Screen {
     inner: Mutex<ScreenInner>,
 }
 
@@ -35,7 +35,7 @@ struct ScreenInner {
 }
 
 impl Screen {
-    pub fn new(out: Box<dyn Write + Send>, width: usize) -> Screen {
+    pub(crate) fn new(out: Box<dyn Write + Send>, width: usize) -> Screen {
         Screen {
             inner: Mutex::new(ScreenInner {
                 out,
@@ -47,12 +47,12 @@ impl Screen {
     }
 
     /// stderr, as wide as the terminal says.
-    pub fn stderr() -> Screen {
+    pub(crate) fn stderr() -> Screen {
         Screen::new(Box::new(std::io::stderr()), terminal_width().unwrap_or(100))
     }
 
     /// Replaces the frame.
-    pub fn draw(&self, frame: Vec<String>) {
+    pub(crate) fn draw(&self, frame: Vec<String>) {
         if let Ok(mut inner) = self.inner.lock() {
             inner.frame = frame;
             inner.erase();
@@ -61,7 +61,7 @@ impl Screen {
     }
 
     /// Writes `bytes` (whole lines) above the frame.
-    pub fn print_above(&self, bytes: &[u8]) {
+    pub(crate) fn print_above(&self, bytes: &[u8]) {
         if let Ok(mut inner) = self.inner.lock() {
             inner.erase();
             let _ = inner.out.write_all(bytes);
@@ -92,7 +92,7 @@ impl ScreenInner {
 }
 
 /// The terminal's width in columns, from stderr.
-pub fn terminal_width() -> Option<usize> {
+pub(crate) fn terminal_width() -> Option<usize> {
     // SAFETY: TIOCGWINSZ fills the winsize it is given, nothing else.
     unsafe {
         let mut size: libc::winsize = std::mem::zeroed();
@@ -125,7 +125,7 @@ struct State {
 }
 
 /// The live view: its state, and a thread that redraws it every second.
-pub struct View {
+pub(crate) struct View {
     screen: Arc<Screen>,
     state: Mutex<State>,
     now: Box<dyn Fn() -> SystemTime + Send + Sync>,
@@ -133,7 +133,10 @@ pub struct View {
 }
 
 impl View {
-    pub fn new(screen: Arc<Screen>, now: impl Fn() -> SystemTime + Send + Sync + 'static) -> View {
+    pub(crate) fn new(
+        screen: Arc<Screen>,
+        now: impl Fn() -> SystemTime + Send + Sync + 'static,
+    ) -> View {
         View {
             screen,
             state: Mutex::new(State::default()),
@@ -142,12 +145,8 @@ impl View {
         }
     }
 
-    pub fn screen(&self) -> Arc<Screen> {
-        self.screen.clone()
-    }
-
     /// Starts the once-a-second redraw; it ends at `stop`.
-    pub fn tick_every_second(self: &Arc<Self>) {
+    pub(crate) fn tick_every_second(self: &Arc<Self>) {
         let view = Arc::downgrade(self);
         std::thread::spawn(move || {
             loop {
@@ -163,13 +162,13 @@ impl View {
 
     /// Draws the last frame once more and stops redrawing (it stays on
     /// the terminal).
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.redraw();
         self.stopped.store(true, Ordering::Relaxed);
     }
 
     /// Takes in a checkpoint and the changes it brought.
-    pub fn update(&self, checkpoint: &Checkpoint, changes: &[Change], progress: &Progress) {
+    pub(crate) fn update(&self, checkpoint: &Checkpoint, changes: &[Change], progress: &Progress) {
         let now = (self.now)();
         if let Ok(mut state) = self.state.lock() {
             let plan = &checkpoint.plan;

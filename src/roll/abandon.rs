@@ -19,12 +19,12 @@ use super::record::kinds::{GroupIndex, GroupStep, StepKind};
 
 /// What an abandon did, or (dry run) would do, one line each.
 #[derive(Debug, Default)]
-pub struct Abandoned {
-    pub lines: Vec<String>,
+pub(crate) struct Abandoned {
+    pub(crate) lines: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum AbandonError {
+pub(crate) enum AbandonError {
     /// Nothing was changed.
     #[error("{0}")]
     Refused(RollError),
@@ -39,7 +39,7 @@ pub enum AbandonError {
 
 /// The tag must carry `run_id` before anything is touched; returns the
 /// group as read for that check.
-pub async fn check_tag<A: AutoScaling>(
+pub(crate) async fn check_tag<A: AutoScaling>(
     aws: &A,
     asg: &str,
     run_id: &str,
@@ -60,7 +60,7 @@ pub async fn check_tag<A: AutoScaling>(
 /// run's tag (a group the roll had not locked yet was not changed). A
 /// group tagged by another run refuses the abandon before anything is
 /// done.
-pub async fn tagged_groups<A: AutoScaling>(
+pub(crate) async fn tagged_groups<A: AutoScaling>(
     aws: &A,
     checkpoint: &Checkpoint,
 ) -> Result<Vec<GroupIndex>, RollError> {
@@ -84,7 +84,7 @@ pub async fn tagged_groups<A: AutoScaling>(
 /// What an abandon of `checkpoint` would do, without doing it, for the
 /// groups at `groups` (those carrying the run's tag), each named when the
 /// roll has more than one.
-pub fn plan_of(checkpoint: &Checkpoint, groups: &[GroupIndex]) -> Vec<String> {
+pub(crate) fn plan_of(checkpoint: &Checkpoint, groups: &[GroupIndex]) -> Vec<String> {
     let mut lines = Vec::new();
     for &index in groups {
         let group = checkpoint.group(index);
@@ -152,7 +152,7 @@ fn group_plan(checkpoint: &GroupRoll, run_id: &str) -> Vec<String> {
 /// every group gets every undo it can, and what could not be undone is
 /// said at the end (`AbandonError::Partial`; `Refused` when nothing at
 /// all could be done).
-pub async fn abandon<P: Ports>(
+pub(crate) async fn abandon<P: Ports>(
     mut runner: Runner<'_, P>,
     groups: &[GroupIndex],
 ) -> Result<(Abandoned, Checkpoint), AbandonError> {

@@ -13,14 +13,17 @@ use super::ports::mesos::MesosError;
 use super::record::checkpoint::CheckpointError;
 
 /// What every port error can say about itself.
-pub trait PortError: std::error::Error + Send + Sync + 'static {
+pub(crate) trait PortError: std::error::Error + Send + Sync + 'static {
     /// The call that failed (`SetDesiredCapacity`, `GET /v2/apps`,
     /// `/master/slaves`, `trigger`).
+    #[cfg(test)]
     fn operation(&self) -> &str;
     /// What it was about (a group, an app, a master's URL, a sink), when
     /// the error knows.
+    #[cfg(test)]
     fn target(&self) -> Option<&str>;
     /// A stable short name (logs, checkpoint events, `--json`).
+    #[cfg(test)]
     fn label(&self) -> &'static str;
     /// Whether the same call may succeed later (an unreachable or
     /// leaderless server, a timeout, throttling): a wait retries it until
@@ -29,9 +32,9 @@ pub trait PortError: std::error::Error + Send + Sync + 'static {
 }
 
 /// Exit codes the roll maps to (the CLI documents them in `--help`).
-pub mod exit_code {
-    pub const FAILED: u8 = 1;
-    pub const REFUSED: u8 = 2;
+pub(crate) mod exit_code {
+    pub(crate) const FAILED: u8 = 1;
+    pub(crate) const REFUSED: u8 = 2;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -57,14 +60,14 @@ pub enum RollError {
 /// Why the roll refuses: a sentence naming the thing and what to do.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct Refusal(pub String);
+pub struct Refusal(pub(crate) String);
 
 impl RollError {
-    pub fn refused(message: impl Into<String>) -> RollError {
+    pub(crate) fn refused(message: impl Into<String>) -> RollError {
         RollError::Refused(Refusal(message.into()))
     }
 
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             RollError::Checkpoint(e) => e.label(),
             RollError::AutoScaling(e) => e.label(),
@@ -78,7 +81,7 @@ impl RollError {
 
     /// Whether a later look may succeed: waits retry these until their
     /// deadline; anything else fails the step.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         match self {
             RollError::AutoScaling(e) => e.is_transient(),
             RollError::Mesos(e) => e.is_transient(),
@@ -89,7 +92,7 @@ impl RollError {
 
     /// 2 when the roll refused and changed nothing (bad checkpoint, failed
     /// preflight, another run's tag), 1 for a failure an operator must fix.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             RollError::Refused(_) => exit_code::REFUSED,
             RollError::Checkpoint(
@@ -102,6 +105,7 @@ impl RollError {
 }
 
 impl PortError for AutoScalingError {
+    #[cfg(test)]
     fn operation(&self) -> &str {
         use AutoScalingError as E;
         match self {
@@ -119,6 +123,7 @@ impl PortError for AutoScalingError {
             E::Config { .. } => "configuration",
         }
     }
+    #[cfg(test)]
     fn target(&self) -> Option<&str> {
         use AutoScalingError as E;
         match self {
@@ -135,6 +140,7 @@ impl PortError for AutoScalingError {
             E::Credentials { .. } | E::Config { .. } => None,
         }
     }
+    #[cfg(test)]
     fn label(&self) -> &'static str {
         AutoScalingError::label(self)
     }
@@ -144,6 +150,7 @@ impl PortError for AutoScalingError {
 }
 
 impl PortError for MesosError {
+    #[cfg(test)]
     fn operation(&self) -> &str {
         match self {
             MesosError::Unreachable { endpoint, .. }
@@ -158,6 +165,7 @@ impl PortError for MesosError {
             MesosError::Config { .. } => "configuration",
         }
     }
+    #[cfg(test)]
     fn target(&self) -> Option<&str> {
         match self {
             MesosError::Unreachable { url, .. }
@@ -167,6 +175,7 @@ impl PortError for MesosError {
             _ => None,
         }
     }
+    #[cfg(test)]
     fn label(&self) -> &'static str {
         MesosError::label(self)
     }
@@ -183,6 +192,7 @@ impl PortError for MesosError {
 }
 
 impl PortError for MarathonError {
+    #[cfg(test)]
     fn operation(&self) -> &str {
         match self {
             MarathonError::Unavailable { operation, .. }
@@ -195,6 +205,7 @@ impl PortError for MarathonError {
             MarathonError::DeploymentTimeout { .. } => "follow deployment",
         }
     }
+    #[cfg(test)]
     fn target(&self) -> Option<&str> {
         match self {
             MarathonError::Conflict { target, .. } => Some(target),
@@ -203,6 +214,7 @@ impl PortError for MarathonError {
             _ => None,
         }
     }
+    #[cfg(test)]
     fn label(&self) -> &'static str {
         MarathonError::label(self)
     }
@@ -220,6 +232,7 @@ impl PortError for MarathonError {
 }
 
 impl PortError for super::ports::pager::PagerError {
+    #[cfg(test)]
     fn operation(&self) -> &str {
         use super::ports::pager::PagerError as E;
         match self {
@@ -227,6 +240,7 @@ impl PortError for super::ports::pager::PagerError {
             E::Several(errors) => errors.first().map_or("page", |e| e.operation()),
         }
     }
+    #[cfg(test)]
     fn target(&self) -> Option<&str> {
         use super::ports::pager::PagerError as E;
         match self {
@@ -234,6 +248,7 @@ impl PortError for super::ports::pager::PagerError {
             E::Several(_) => None,
         }
     }
+    #[cfg(test)]
     fn label(&self) -> &'static str {
         super::ports::pager::PagerError::label(self)
     }

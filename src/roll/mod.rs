@@ -20,13 +20,13 @@
 //! first checkpoint of a fresh run), `abandon.rs` (`roller abandon`), and
 //! `error.rs` (`RollError`, the shape every port's error shares).
 
-pub mod abandon;
+pub(crate) mod abandon;
 pub mod decide;
-pub mod engine;
-pub mod error;
+pub(crate) mod engine;
+pub(crate) mod error;
 pub mod ports;
-pub mod preflight;
+pub(crate) mod preflight;
 pub mod record;
-pub mod run;
+pub(crate) mod run;
 #[cfg(test)]
 mod tests;

@@ -27,7 +27,7 @@ use super::record::env::Environment;
 
 /// Which instances are replaced.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Selection {
+pub(crate) enum Selection {
     /// Every in-service instance (the write-up's roll).
     All,
     /// Instances launched from another launch template version or launch
@@ -87,76 +87,76 @@ impl std::fmt::Display for Selection {
 /// account's EC2 quotas come near this, so a larger target is a typo, and
 /// refusing it keeps every later N + K within `u32`. The same bound as a
 /// count given to `roller rebalance`.
-pub const MAX_GROUP_SIZE: u32 = 100_000;
+pub(crate) const MAX_GROUP_SIZE: u32 = 100_000;
 
 /// What the operator asked for, resolved from what was typed (the CLI's
 /// `RunArgs`): each setting a resume compares or takes is `None` when it
 /// was not asked for (a new roll then takes its default, a resume keeps
 /// its own), so nothing past this point asks whether a flag was typed.
 #[derive(Clone, Debug, Default)]
-pub struct Request {
+pub(crate) struct Request {
     /// `--target N`: the target of a one-group environment.
-    pub target: Option<u32>,
+    pub(crate) target: Option<u32>,
     /// `--target NAME=N`, by group: over the `[[group]]` table's target.
-    pub group_targets: BTreeMap<String, u32>,
+    pub(crate) group_targets: BTreeMap<String, u32>,
     /// `--select` (default: all).
-    pub select: Option<Selection>,
-    pub raise_max: bool,
-    pub canary: Option<u32>,
+    pub(crate) select: Option<Selection>,
+    pub(crate) raise_max: bool,
+    pub(crate) canary: Option<u32>,
     /// Apps allowed to be unhealthy at the start (`--allow-unhealthy`).
-    pub allow_unhealthy: Vec<String>,
+    pub(crate) allow_unhealthy: Vec<String>,
     /// What each app keeps while its tasks move (`--min-healthy`; the
     /// default is its `minimumHealthCapacity`).
-    pub floor: Option<Floor>,
+    pub(crate) floor: Option<Floor>,
     /// Leave instances that are not InService (Standby, Pending, lifecycle
     /// hook waits) out of the roll instead of refusing
     /// (`--skip-not-in-service`).
-    pub skip_not_in_service: bool,
+    pub(crate) skip_not_in_service: bool,
     /// How old agents are emptied (`--strategy`; default: drain).
-    pub strategy: Option<RollStrategy>,
+    pub(crate) strategy: Option<RollStrategy>,
     /// Drain: old agents being terminated at once, per AZ (`None`: the
     /// default, `default_max_unavailable`).
-    pub max_unavailable: Option<u32>,
+    pub(crate) max_unavailable: Option<u32>,
     /// What a failure on the new agents leads to (`--on-failure`;
     /// default: rollback).
-    pub on_failure: Option<OnFailure>,
+    pub(crate) on_failure: Option<OnFailure>,
 }
 
 impl Request {
     /// Whether any target was asked for (`--target N` or `NAME=N`).
-    pub fn has_target(&self) -> bool {
+    pub(crate) fn has_target(&self) -> bool {
         self.target.is_some() || !self.group_targets.is_empty()
     }
 
     /// The selection of a new roll.
-    pub fn select(&self) -> Selection {
+    pub(crate) fn select(&self) -> Selection {
         self.select.clone().unwrap_or(Selection::All)
     }
 
     /// The strategy of a new roll.
-    pub fn strategy(&self) -> RollStrategy {
+    pub(crate) fn strategy(&self) -> RollStrategy {
         self.strategy.unwrap_or_default()
     }
 
     /// The floor of a new roll.
-    pub fn floor(&self) -> Floor {
+    pub(crate) fn floor(&self) -> Floor {
         self.floor.unwrap_or_default()
     }
 
     /// What a failure leads to in a new roll.
-    pub fn on_failure(&self) -> OnFailure {
+    pub(crate) fn on_failure(&self) -> OnFailure {
         self.on_failure.unwrap_or_default()
     }
 }
 
-pub enum Preflight {
+pub(crate) enum Preflight {
     /// Nothing selected: the cluster is already what was asked.
     NothingToDo(String),
     /// The first checkpoint, and notes for the operator.
     Ready(Box<Checkpoint>, Vec<String>),
 }
 
-pub async fn preflight<P: Ports>(
+pub(crate) async fn preflight<P: Ports>(
     ports: P,
     env: &Environment,
     request: &Request,
@@ -376,7 +376,7 @@ fn check_request(request: &Request, env: &Environment) -> Result<(), String> {
 /// The default `--max-unavailable`: a tenth of the old agents of the AZ
 /// with the most of them, and at least 5 (AWS Instance Refresh's default
 /// also replaces a tenth at a time). See docs/reference.md, "The drain".
-pub fn default_max_unavailable(instances: &[RolledInstance]) -> u32 {
+pub(crate) fn default_max_unavailable(instances: &[RolledInstance]) -> u32 {
     let mut per_az: BTreeMap<&str, u32> = BTreeMap::new();
     for i in instances {
         *per_az.entry(i.availability_zone.as_str()).or_default() += 1;
@@ -403,7 +403,7 @@ fn peak_size(n: u32, k: u32) -> Result<u32, String> {
 }
 
 impl RecordedEnvironment {
-    pub fn of(env: &Environment) -> RecordedEnvironment {
+    pub(crate) fn of(env: &Environment) -> RecordedEnvironment {
         RecordedEnvironment {
             region: env.region.clone(),
             aws_endpoint_url: env.aws_endpoint_url.clone(),

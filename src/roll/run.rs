@@ -29,18 +29,18 @@ use super::record::env::Environment;
 use super::record::kinds::StepKind;
 use crate::plan::Status;
 
-pub struct RunSettings {
+pub(crate) struct RunSettings {
     /// Where the checkpoint is kept (a file, or an object in S3).
-    pub checkpoint: CheckpointStore,
+    pub(crate) checkpoint: CheckpointStore,
     /// What the operator asked for: a fresh run takes it (defaults for
     /// what was not asked); a resume compares what was asked with what the
     /// roll was started with, and takes `--on-failure` and
     /// `--allow-unhealthy`.
-    pub request: Request,
-    pub options: RunOptions,
+    pub(crate) request: Request,
+    pub(crate) options: RunOptions,
 }
 
-pub enum RunResult {
+pub(crate) enum RunResult {
     NothingToDo(String),
     Finished {
         outcome: Outcome,
@@ -61,7 +61,7 @@ pub enum RunError {
 }
 
 impl RunError {
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             RunError::Lock(RunLockError::Held { .. }) => "lock_held",
             RunError::Lock(RunLockError::Io { .. }) => "lock_io",
@@ -69,7 +69,7 @@ impl RunError {
         }
     }
 
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             RunError::Lock(_) => super::error::exit_code::REFUSED,
             RunError::Roll(e) => e.exit_code(),
@@ -78,7 +78,7 @@ impl RunError {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub async fn run<P: Ports>(
+pub(crate) async fn run<P: Ports>(
     ports: P,
     env: &Environment,
     settings: RunSettings,
@@ -216,7 +216,7 @@ pub async fn run<P: Ports>(
 
 /// The runtime every roll runs on (`roller run`, `roller demo`): two
 /// workers, the size of the machines it was measured on.
-pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -27,14 +27,14 @@ use super::world::{Faults, Report};
 
 /// What the control endpoints act on.
 #[derive(Clone)]
-pub struct ControlState {
-    pub world: SharedWorld,
-    pub mesos: Arc<Peers>,
-    pub marathon: Arc<Peers>,
+pub(crate) struct ControlState {
+    pub(crate) world: SharedWorld,
+    pub(crate) mesos: Arc<Peers>,
+    pub(crate) marathon: Arc<Peers>,
 }
 
 /// The `/sim` routes (no fallback, so they merge into the AWS facade's).
-pub fn router(state: ControlState) -> Router {
+pub(crate) fn router(state: ControlState) -> Router {
     Router::new()
         .route("/sim/report", get(report))
         .route("/sim/time", get(time))
@@ -44,12 +44,12 @@ pub fn router(state: ControlState) -> Router {
 
 /// `GET /sim/faults`, and the answer to a successful `POST`.
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
-pub struct FaultsView {
-    pub world: Faults,
-    pub api: ApiFaults,
+pub(crate) struct FaultsView {
+    pub(crate) world: Faults,
+    pub(crate) api: ApiFaults,
     /// `null` while no master leads (an election).
-    pub mesos_leader: Option<usize>,
-    pub marathon_leader: Option<usize>,
+    pub(crate) mesos_leader: Option<usize>,
+    pub(crate) marathon_leader: Option<usize>,
 }
 
 /// A `POST /sim/faults` body: only the parts to change.

@@ -11,13 +11,17 @@
 //! - `control`: the simulator's own `/sim` endpoints (report, time, faults).
 //! - `server`: all of it served on loopback ports until shut down.
 
-pub mod control;
-pub mod http;
+pub(crate) mod control;
+pub(crate) mod http;
 pub mod scenario;
-pub mod server;
-pub mod shared;
+pub(crate) mod server;
+pub(crate) mod shared;
 pub mod world;
 
-pub use scenario::{Scenario, ScenarioError};
-pub use server::{Endpoints, SimOptions, SimServeError, Simulator};
-pub use world::{Report, SimTime, World};
+pub use scenario::Scenario;
+pub(crate) use scenario::ScenarioError;
+pub(crate) use server::{Endpoints, SimServeError};
+pub use server::{SimOptions, Simulator};
+pub use world::Report;
+#[cfg(test)]
+pub(crate) use world::World;

@@ -89,7 +89,7 @@ pub enum SimServeError {
 }
 
 impl SimServeError {
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             SimServeError::Bind { .. } => "bind_failed",
         }
@@ -101,7 +101,9 @@ impl SimServeError {
 pub struct Simulator {
     world: SharedWorld,
     endpoints: Endpoints,
+    #[cfg(test)]
     mesos: Arc<Peers>,
+    #[cfg(test)]
     marathon: Arc<Peers>,
     /// Sending (or dropping) tells every server and the ticker to stop.
     shutdown: broadcast::Sender<()>,
@@ -174,7 +176,9 @@ impl Simulator {
         Ok(Simulator {
             world,
             endpoints,
+            #[cfg(test)]
             mesos,
+            #[cfg(test)]
             marathon,
             shutdown,
             tasks,
@@ -189,11 +193,13 @@ impl Simulator {
         self.world.clone()
     }
 
-    pub fn mesos_peers(&self) -> Arc<Peers> {
+    #[cfg(test)]
+    pub(crate) fn mesos_peers(&self) -> Arc<Peers> {
         self.mesos.clone()
     }
 
-    pub fn marathon_peers(&self) -> Arc<Peers> {
+    #[cfg(test)]
+    pub(crate) fn marathon_peers(&self) -> Arc<Peers> {
         self.marathon.clone()
     }
 

@@ -11,32 +11,33 @@ use super::world::{SimTime, World};
 /// Real time to simulated time. Built on `tokio::time::Instant`, so tests
 /// that pause tokio's clock pause the world's too.
 #[derive(Clone, Copy, Debug)]
-pub struct SimClock {
+pub(crate) struct SimClock {
     started: tokio::time::Instant,
     /// Simulated seconds per real second (>= 1 in practice).
     time_scale: f64,
 }
 
 impl SimClock {
-    pub fn new(time_scale: f64) -> SimClock {
+    pub(crate) fn new(time_scale: f64) -> SimClock {
         SimClock {
             started: tokio::time::Instant::now(),
             time_scale,
         }
     }
 
-    pub fn time_scale(&self) -> f64 {
+    pub(crate) fn time_scale(&self) -> f64 {
         self.time_scale
     }
 
     /// The simulated time now.
-    pub fn now(&self) -> SimTime {
+    pub(crate) fn now(&self) -> SimTime {
         let real = self.started.elapsed().as_secs_f64();
         SimTime::from_millis((real * self.time_scale * 1000.0) as u64)
     }
 
     /// How long in real time a simulated duration lasts.
-    pub fn real(&self, simulated: std::time::Duration) -> std::time::Duration {
+    #[cfg(test)]
+    pub(crate) fn real(&self, simulated: std::time::Duration) -> std::time::Duration {
         simulated.div_f64(self.time_scale.max(f64::MIN_POSITIVE))
     }
 }
@@ -45,26 +46,26 @@ impl SimClock {
 /// runtime through `/sim/faults`).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct ApiFaults {
-    pub aws: SystemFaults,
-    pub mesos: SystemFaults,
-    pub marathon: SystemFaults,
+pub(crate) struct ApiFaults {
+    pub(crate) aws: SystemFaults,
+    pub(crate) mesos: SystemFaults,
+    pub(crate) marathon: SystemFaults,
     /// Share of AWS calls answered with a `Throttling` error (0.0 to 1.0).
-    pub aws_throttle_rate: f64,
+    pub(crate) aws_throttle_rate: f64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct SystemFaults {
+pub(crate) struct SystemFaults {
     /// Share of calls answered with a 5xx (0.0 to 1.0).
-    pub error_rate: f64,
+    pub(crate) error_rate: f64,
     /// Added to every answer, in real milliseconds.
-    pub latency_ms: u64,
+    pub(crate) latency_ms: u64,
 }
 
 impl ApiFaults {
     /// Refuses a rate outside 0..=1, naming the field (`aws.error_rate`).
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         let rate = |field: &str, value: f64| {
             if (0.0..=1.0).contains(&value) {
                 Ok(())
@@ -86,7 +87,7 @@ impl ApiFaults {
 /// Several servers of one system, one of which leads. Non-leaders redirect
 /// (Mesos: 307 to the leader) or proxy (Marathon) to `url(leader())`.
 #[derive(Debug)]
-pub struct Peers {
+pub(crate) struct Peers {
     urls: Vec<String>,
     leader: AtomicUsize,
     /// An election under way: no peer leads (Mesos answers 503 "No leader
@@ -96,7 +97,7 @@ pub struct Peers {
 
 impl Peers {
     /// `urls` in index order (e.g. `http://127.0.0.1:PORT`); peer 0 leads.
-    pub fn new(urls: Vec<String>) -> Peers {
+    pub(crate) fn new(urls: Vec<String>) -> Peers {
         Peers {
             urls,
             leader: AtomicUsize::new(0),
@@ -104,38 +105,38 @@ impl Peers {
         }
     }
 
-    pub fn urls(&self) -> &[String] {
+    pub(crate) fn urls(&self) -> &[String] {
         &self.urls
     }
 
-    pub fn url(&self, index: usize) -> &str {
+    pub(crate) fn url(&self, index: usize) -> &str {
         &self.urls[index]
     }
 
     /// The peer that leads, or led last while there is no leader.
-    pub fn leader(&self) -> usize {
+    pub(crate) fn leader(&self) -> usize {
         self.leader.load(Ordering::SeqCst)
     }
 
     /// Whether any peer leads now.
-    pub fn has_leader(&self) -> bool {
+    pub(crate) fn has_leader(&self) -> bool {
         !self.leaderless.load(Ordering::SeqCst)
     }
 
     /// The leader now, `None` during an election.
-    pub fn current_leader(&self) -> Option<usize> {
+    pub(crate) fn current_leader(&self) -> Option<usize> {
         self.has_leader().then(|| self.leader())
     }
 
     /// A leader change (a fault scenarios and `/sim/faults` can trigger).
-    pub fn set_leader(&self, index: usize) {
+    pub(crate) fn set_leader(&self, index: usize) {
         let last = self.urls.len().saturating_sub(1);
         self.leader.store(index.min(last), Ordering::SeqCst);
         self.leaderless.store(false, Ordering::SeqCst);
     }
 
     /// Starts an election: no peer leads until `set_leader`.
-    pub fn lose_leader(&self) {
+    pub(crate) fn lose_leader(&self) {
         self.leaderless.store(true, Ordering::SeqCst);
     }
 }
@@ -152,7 +153,7 @@ pub struct SharedWorld {
 }
 
 impl SharedWorld {
-    pub fn new(world: World, clock: SimClock) -> SharedWorld {
+    pub(crate) fn new(world: World, clock: SimClock) -> SharedWorld {
         SharedWorld {
             world: Arc::new(Mutex::new(world)),
             clock,
@@ -163,14 +164,14 @@ impl SharedWorld {
 
     /// Tells the facades where the Marathons are (once; later calls are
     /// ignored).
-    pub fn set_marathons(&self, marathons: Arc<Peers>) {
+    pub(crate) fn set_marathons(&self, marathons: Arc<Peers>) {
         let _ = self.marathons.set(marathons);
     }
 
     /// The leading Marathon's URL (`http://host:port`), Marathon's
     /// framework `webui_url`; empty while none is known (no Marathons
     /// served, or an election under way), as Mesos writes an unset one.
-    pub fn marathon_webui_url(&self) -> String {
+    pub(crate) fn marathon_webui_url(&self) -> String {
         match self.marathons.get() {
             Some(peers) if peers.has_leader() => {
                 peers.url(peers.leader()).trim_end_matches('/').to_string()
@@ -179,7 +180,7 @@ impl SharedWorld {
         }
     }
 
-    pub fn clock(&self) -> SimClock {
+    pub(crate) fn clock(&self) -> SimClock {
         self.clock
     }
 
@@ -197,14 +198,14 @@ impl SharedWorld {
         f(&mut world)
     }
 
-    pub fn api_faults(&self) -> ApiFaults {
+    pub(crate) fn api_faults(&self) -> ApiFaults {
         self.faults
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .clone()
     }
 
-    pub fn set_api_faults(&self, faults: ApiFaults) {
+    pub(crate) fn set_api_faults(&self, faults: ApiFaults) {
         *self
             .faults
             .lock()

@@ -23,11 +23,11 @@ pub(crate) const THREE_AZS: &[&str] = &["us-east-1a", "us-east-1b", "us-east-1c"
 /// of them, InService), its AZs and its tags (not propagated at launch).
 #[derive(Clone, Debug)]
 pub(crate) struct GroupSetup {
-    pub min: u32,
-    pub max: u32,
-    pub desired: u32,
-    pub azs: &'static [&'static str],
-    pub tags: &'static [(&'static str, &'static str)],
+    pub(crate) min: u32,
+    pub(crate) max: u32,
+    pub(crate) desired: u32,
+    pub(crate) azs: &'static [&'static str],
+    pub(crate) tags: &'static [(&'static str, &'static str)],
 }
 
 impl GroupSetup {

@@ -18,7 +18,7 @@ use std::fmt;
 /// and no state tag was tagged by a roller before the state existed: it
 /// counts as held.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LockState {
+pub(crate) enum LockState {
     /// Written, not yet confirmed by a second look.
     Pending,
     /// Confirmed: the run owns its groups until it unlocks.
@@ -26,7 +26,7 @@ pub enum LockState {
 }
 
 impl LockState {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             LockState::Pending => "pending",
             LockState::Held => "held",
@@ -35,7 +35,7 @@ impl LockState {
 
     /// The state a tag value says (absent or unknown: held, the safe
     /// reading).
-    pub fn parse(value: Option<&str>) -> LockState {
+    pub(crate) fn parse(value: Option<&str>) -> LockState {
         match value {
             Some("pending") => LockState::Pending,
             _ => LockState::Held,
@@ -45,12 +45,12 @@ impl LockState {
 
 /// Another run holding (or claiming) a group of this cluster.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OtherRun {
-    pub run_id: String,
-    pub group: String,
-    pub state: LockState,
+pub(crate) struct OtherRun {
+    pub(crate) run_id: String,
+    pub(crate) group: String,
+    pub(crate) state: LockState,
     /// How many of the group's instances are agents of this cluster.
-    pub agents: usize,
+    pub(crate) agents: usize,
 }
 
 impl fmt::Display for OtherRun {
@@ -68,7 +68,7 @@ impl fmt::Display for OtherRun {
 
 /// What this run does about the other runs it found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// No other run: go on.
     Clear,
     /// Another run started at the same moment and will back off (its id
@@ -81,7 +81,7 @@ pub enum Verdict {
 
 /// The verdict over `others` (this run's own groups and id already left
 /// out) for the run `ours`.
-pub fn judge(ours: &str, others: &[OtherRun]) -> Verdict {
+pub(crate) fn judge(ours: &str, others: &[OtherRun]) -> Verdict {
     if let Some(held) = others.iter().find(|o| o.state == LockState::Held) {
         return Verdict::Refuse(held.clone());
     }
@@ -96,7 +96,7 @@ pub fn judge(ours: &str, others: &[OtherRun]) -> Verdict {
 
 /// The refusal's sentence: who holds the cluster, and how to look at it
 /// or give it up.
-pub fn refusal(other: &OtherRun) -> String {
+pub(crate) fn refusal(other: &OtherRun) -> String {
     format!(
         "one roll per cluster at a time: {other}. Nothing was changed. Let that roll finish \
          (`roller status` where it runs, with its checkpoint), or, if it is dead and a human has \

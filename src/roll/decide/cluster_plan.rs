@@ -35,21 +35,21 @@ use crate::roll::record::kinds::{GroupIndex, GroupStep, RollPlan};
 
 /// One group's part of the plan.
 #[derive(Clone, Copy, Debug)]
-pub struct GroupPlan<'a> {
-    pub asg: &'a str,
-    pub instances: &'a [RolledInstance],
+pub(crate) struct GroupPlan<'a> {
+    pub(crate) asg: &'a str,
+    pub(crate) instances: &'a [RolledInstance],
     /// MaxSize is raised for the roll (this group needs it).
-    pub raise_max: bool,
+    pub(crate) raise_max: bool,
 }
 
 /// The plan's name: `roll-<asg>`, or `roll-<asg1>+<asg2>…` for a cluster.
-pub fn cluster_plan_name(groups: &[&str]) -> String {
+pub(crate) fn cluster_plan_name(groups: &[&str]) -> String {
     roll_plan::plan_name(&groups.join("+"))
 }
 
 /// The plan of the roll of `groups`, in plan order (a step's group is
 /// its place there).
-pub fn build_cluster(groups: &[GroupPlan<'_>], options: PlanOptions) -> RollPlan {
+pub(crate) fn build_cluster(groups: &[GroupPlan<'_>], options: PlanOptions) -> RollPlan {
     let count = groups.len();
     let one = |index: usize, g: &GroupPlan<'_>| {
         roll_plan::build(

@@ -18,7 +18,9 @@
 //! colocated group): a relaunch that finds no room waits as pending, and
 //! the wave after it sees that.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+#[cfg(test)]
+use std::collections::BTreeSet;
+use std::collections::{BTreeMap, HashSet};
 
 use super::health::{Standing, standing};
 use super::safety::{Rules, floor};
@@ -26,34 +28,30 @@ use crate::roll::ports::marathon::App;
 
 /// One wave of moves over every old agent.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Wave {
+pub(crate) struct Wave {
     /// Tasks to kill with `scale=false`, by app (Marathon relaunches each
     /// on a new agent).
-    pub kills: BTreeMap<String, Vec<String>>,
+    pub(crate) kills: BTreeMap<String, Vec<String>>,
     /// Apps that cannot spare a task: scale from `instances` to
     /// `instances + 1`, then kill `task` with `scale=true`.
-    pub surges: Vec<PlannedSurge>,
+    pub(crate) surges: Vec<PlannedSurge>,
     /// Apps with tasks on old agents that must wait (replacements not
     /// healthy yet), with why.
-    pub waiting: BTreeMap<String, String>,
+    pub(crate) waiting: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlannedSurge {
-    pub app: String,
-    pub instances: u32,
+pub(crate) struct PlannedSurge {
+    pub(crate) app: String,
+    pub(crate) instances: u32,
     /// The app's healthy tasks on old agents, all replaced by this surge:
     /// the app is scaled up by one per task, and each is killed with
     /// `scale=true` once the new ones are healthy.
-    pub tasks: Vec<String>,
+    pub(crate) tasks: Vec<String>,
 }
 
 impl Wave {
-    pub fn is_empty(&self) -> bool {
-        self.kills.is_empty() && self.surges.is_empty() && self.waiting.is_empty()
-    }
-
-    pub fn task_count(&self) -> usize {
+    pub(crate) fn task_count(&self) -> usize {
         self.kills.values().map(Vec::len).sum()
     }
 }
@@ -62,7 +60,7 @@ impl Wave {
 /// tasks already asked to die (listed until Marathon has killed them: they
 /// count neither as healthy nor as still to move); `surging` are apps
 /// with a surge under way (the surge, not this wave, moves their task).
-pub fn next_wave(
+pub(crate) fn next_wave(
     apps: &[App],
     old: &HashSet<String>,
     in_flight: &HashSet<String>,
@@ -125,7 +123,7 @@ pub fn next_wave(
 }
 
 /// The share of apps the first wave's sample takes (at least one app).
-pub const SAMPLE_SHARE: f64 = 0.10;
+pub(crate) const SAMPLE_SHARE: f64 = 0.10;
 
 /// The first wave cut down to a sample of the new image's first moves:
 /// one task each of at most `SAMPLE_SHARE` of the apps it would move (at
@@ -134,7 +132,7 @@ pub const SAMPLE_SHARE: f64 = 0.10;
 /// a surge, then by id. Nothing else moves until the sample has baked on
 /// the new agents: the other apps wait, saying so. A bad image then
 /// costs one task of a few apps, never a whole wave.
-pub fn sample(wave: Wave, apps: &[App]) -> Wave {
+pub(crate) fn sample(wave: Wave, apps: &[App]) -> Wave {
     let by_id: BTreeMap<&str, &App> = apps.iter().map(|a| (a.id.as_str(), a)).collect();
     let mut movable: Vec<(bool, bool, &str)> = wave
         .kills
@@ -178,7 +176,8 @@ pub fn sample(wave: Wave, apps: &[App]) -> Wave {
 
 /// Old agents with no task left on them (tasks still listed while being
 /// killed count as there): these may be put down and terminated now.
-pub fn empty_agents(apps: &[App], old: &HashSet<String>) -> BTreeSet<String> {
+#[cfg(test)]
+pub(crate) fn empty_agents(apps: &[App], old: &HashSet<String>) -> BTreeSet<String> {
     let busy: HashSet<&str> = apps
         .iter()
         .flat_map(|app| &app.tasks)
@@ -194,15 +193,15 @@ pub fn empty_agents(apps: &[App], old: &HashSet<String>) -> BTreeSet<String> {
 /// from today's placement (before scale-up, every task of a selected
 /// agent is where the wave will find it).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Preview {
-    pub kills: usize,
-    pub apps: usize,
-    pub surges: usize,
+pub(crate) struct Preview {
+    pub(crate) kills: usize,
+    pub(crate) apps: usize,
+    pub(crate) surges: usize,
     /// Apps that keep a task on an old agent for a later wave.
-    pub waiting: usize,
+    pub(crate) waiting: usize,
     /// Old agents that wave would leave empty (terminated at once).
-    pub agents_freed: usize,
-    pub old_agents: usize,
+    pub(crate) agents_freed: usize,
+    pub(crate) old_agents: usize,
 }
 
 impl std::fmt::Display for Preview {
@@ -220,7 +219,12 @@ impl std::fmt::Display for Preview {
 /// The first wave over `apps`: its sample (`sample`). Apps in `allowed`,
 /// let be unhealthy by the operator, have no floor, but they too wait for
 /// the sample to bake: all their tasks on old agents go in the next wave.
-pub fn preview(apps: &[App], old: &HashSet<String>, allowed: &[String], rules: Rules) -> Preview {
+pub(crate) fn preview(
+    apps: &[App],
+    old: &HashSet<String>,
+    allowed: &[String],
+    rules: Rules,
+) -> Preview {
     let guarded: Vec<App> = apps
         .iter()
         .filter(|a| !allowed.contains(&a.id))

@@ -30,45 +30,45 @@ const HEALTH_KILL: &str = "Task was killed since health check failed";
 
 /// A new agent, as the roll recorded it when it registered.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NewAgentRef<'a> {
-    pub instance: &'a str,
-    pub agent_id: &'a str,
-    pub hostname: &'a str,
+pub(crate) struct NewAgentRef<'a> {
+    pub(crate) instance: &'a str,
+    pub(crate) agent_id: &'a str,
+    pub(crate) hostname: &'a str,
 }
 
 /// What failed, with the evidence a human needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Evidence {
+pub(crate) struct Evidence {
     /// Names this failure, so one acknowledged is never reported again.
-    pub key: String,
-    pub app: Option<String>,
-    pub task: Option<String>,
-    pub agent: Option<String>,
-    pub instance: Option<String>,
+    pub(crate) key: String,
+    pub(crate) app: Option<String>,
+    pub(crate) task: Option<String>,
+    pub(crate) agent: Option<String>,
+    pub(crate) instance: Option<String>,
     /// What failed, as a phrase ("TASK_FAILED: Abnormal executor
     /// termination", "health check failed 2 time(s) in a row").
-    pub what: String,
+    pub(crate) what: String,
     /// When it failed, by Marathon's clock, when Marathon says.
-    pub since: Option<SystemTime>,
+    pub(crate) since: Option<SystemTime>,
 }
 
 /// What the watch looks at.
-pub struct Watched<'a> {
-    pub apps: &'a [App],
-    pub queue: &'a [QueuedLaunch],
-    pub new_agents: &'a [NewAgentRef<'a>],
+pub(crate) struct Watched<'a> {
+    pub(crate) apps: &'a [App],
+    pub(crate) queue: &'a [QueuedLaunch],
+    pub(crate) new_agents: &'a [NewAgentRef<'a>],
     /// Apps whose tasks the roll moved (a wave's or a surge's).
-    pub moved: &'a HashSet<String>,
+    pub(crate) moved: &'a HashSet<String>,
     /// Apps allowed to be unhealthy (`--allow-unhealthy`).
-    pub allowed: &'a [String],
+    pub(crate) allowed: &'a [String],
     /// Keys of failures already acknowledged.
-    pub acknowledged: &'a [String],
+    pub(crate) acknowledged: &'a [String],
 }
 
 /// The first sign that something the roll placed on a new agent failed,
 /// `None` when there is none: failed tasks first, then failing health
 /// checks, then launch delays, each in the order Marathon lists apps.
-pub fn detect(watched: &Watched<'_>) -> Option<Evidence> {
+pub(crate) fn detect(watched: &Watched<'_>) -> Option<Evidence> {
     let new_agent = |agent: Option<&str>, host: Option<&str>| {
         watched.new_agents.iter().find(|a| {
             agent.is_some_and(|id| id == a.agent_id)
@@ -177,7 +177,7 @@ pub fn detect(watched: &Watched<'_>) -> Option<Evidence> {
 /// minutes (an agent usually registers within a few minutes of boot), or
 /// half the scale-up timeout when that is shorter, so the failure is
 /// found before the wait times out.
-pub fn register_grace(scale_up_timeout: Duration) -> Duration {
+pub(crate) fn register_grace(scale_up_timeout: Duration) -> Duration {
     Duration::from_secs(600).min(scale_up_timeout / 2)
 }
 
@@ -186,7 +186,7 @@ pub fn register_grace(scale_up_timeout: Duration) -> Duration {
 /// `unregistered` whose failure is not acknowledged, `None` before the
 /// grace is out. `failed_launch` is the group's last failed launch, if
 /// any, added to the evidence.
-pub fn unregistered(
+pub(crate) fn unregistered(
     unregistered: &[String],
     waited: Duration,
     grace: Duration,
@@ -222,7 +222,7 @@ pub fn unregistered(
 /// at least `grace`, with fewer new instances in service than it needs:
 /// the new launch template cannot start instances, and the roll cannot
 /// go on. `None` before the grace, or when acknowledged.
-pub fn launches_failing(
+pub(crate) fn launches_failing(
     launch: (&str, &str),
     in_service: usize,
     expected: usize,
@@ -255,20 +255,20 @@ fn register_key(instance: &str) -> String {
 
 /// The key that acknowledges every failure of `app` (`--acknowledge-failure`
 /// on a failure of that app).
-pub fn acknowledged_app(app: &str) -> String {
+pub(crate) fn acknowledged_app(app: &str) -> String {
     format!("app/{app}")
 }
 
 impl Evidence {
     /// What an operator's `--acknowledge-failure` records: the app, when
     /// the failure has one, else this failure's own key.
-    pub fn acknowledgement(app: Option<&str>, key: &str) -> String {
+    pub(crate) fn acknowledgement(app: Option<&str>, key: &str) -> String {
         app.map_or_else(|| key.to_string(), acknowledged_app)
     }
 
     /// One line: what failed where, as the pause, the page and the log say
     /// it.
-    pub fn sentence(&self) -> String {
+    pub(crate) fn sentence(&self) -> String {
         let mut parts = Vec::new();
         if let Some(app) = &self.app {
             parts.push(format!("app {app}"));

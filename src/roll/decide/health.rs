@@ -20,7 +20,7 @@ use crate::roll::ports::marathon::{App, Deployment, Task};
 
 /// Why an app is not healthy; an app may have several at once.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Unhealthy {
+pub(crate) enum Unhealthy {
     /// Deployments touch the app (ids, sorted).
     Deploying(Vec<String>),
     /// Fewer healthy tasks than instances (an app with health checks).
@@ -52,25 +52,25 @@ impl fmt::Display for Unhealthy {
 /// The verdict on one app.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AppHealth {
-    pub id: String,
+    pub(crate) id: String,
     /// Empty when the app is healthy; otherwise every reason, the decisive
     /// ones (deploying, too few) first.
-    pub reasons: Vec<Unhealthy>,
-    pub instances: u32,
-    pub tasks_running: u32,
-    pub tasks_healthy: u32,
+    pub(crate) reasons: Vec<Unhealthy>,
+    pub(crate) instances: u32,
+    pub(crate) tasks_running: u32,
+    pub(crate) tasks_healthy: u32,
     /// Healthy tasks per agent id (task `slaveId`); tasks whose agent is
     /// not reported are left out.
-    pub healthy_per_agent: BTreeMap<String, u32>,
+    pub(crate) healthy_per_agent: BTreeMap<String, u32>,
 }
 
 impl AppHealth {
-    pub fn is_healthy(&self) -> bool {
+    pub(crate) fn is_healthy(&self) -> bool {
         self.reasons.is_empty()
     }
 
     /// The reasons as one line, `None` when healthy.
-    pub fn reason(&self) -> Option<String> {
+    pub(crate) fn reason(&self) -> Option<String> {
         if self.reasons.is_empty() {
             return None;
         }
@@ -82,11 +82,11 @@ impl AppHealth {
 /// The verdict on every app, sorted by app id.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterHealth {
-    pub apps: Vec<AppHealth>,
+    pub(crate) apps: Vec<AppHealth>,
 }
 
 impl ClusterHealth {
-    pub fn is_healthy(&self) -> bool {
+    pub(crate) fn is_healthy(&self) -> bool {
         self.apps.iter().all(AppHealth::is_healthy)
     }
 
@@ -99,8 +99,8 @@ impl ClusterHealth {
 /// run for `after`, judged at `at` (cluster time).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settle {
-    pub at: SystemTime,
-    pub after: Duration,
+    pub(crate) at: SystemTime,
+    pub(crate) after: Duration,
 }
 
 impl Settle {
@@ -112,7 +112,7 @@ impl Settle {
 
     /// Whether a task started at `started_at` has run long enough. A task
     /// whose start is unknown has not, unless no settle time is asked.
-    pub fn settled(&self, started_at: Option<SystemTime>) -> bool {
+    pub(crate) fn settled(&self, started_at: Option<SystemTime>) -> bool {
         if self.after.is_zero() {
             return true;
         }
@@ -150,7 +150,7 @@ pub fn judge(apps: &[App], deployments: &[Deployment], settle: Settle) -> Cluste
 
 /// Judges one app; `other_deployments` are ids of listed deployments that
 /// affect it (merged with the app's own).
-pub fn judge_app(app: &App, other_deployments: &[&str], settle: Settle) -> AppHealth {
+pub(crate) fn judge_app(app: &App, other_deployments: &[&str], settle: Settle) -> AppHealth {
     let mut reasons = Vec::new();
     // A suspended app has nothing to keep available: whatever its tasks
     // or deployments do, it cannot cause an outage.
@@ -217,7 +217,7 @@ pub fn judge_app(app: &App, other_deployments: &[&str], settle: Settle) -> AppHe
 
 /// Where a task stands, as the roll counts it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Standing {
+pub(crate) enum Standing {
     /// Healthy: it keeps its app up.
     Up,
     /// Running, in an app without health checks, for less than the settle
@@ -233,7 +233,7 @@ pub enum Standing {
 /// without, once it has run for the settle time. A task whose state is
 /// known and not `TASK_RUNNING` (e.g. being killed) is down, even with
 /// alive results: it is about to go.
-pub fn standing(app: &App, task: &Task, settle: Settle) -> Standing {
+pub(crate) fn standing(app: &App, task: &Task, settle: Settle) -> Standing {
     let running = match &task.state {
         Some(state) => state == "TASK_RUNNING",
         None => task.started,
@@ -251,7 +251,7 @@ pub fn standing(app: &App, task: &Task, settle: Settle) -> Standing {
 }
 
 /// Whether one task of `app` counts as healthy (`Standing::Up`).
-pub fn task_is_healthy(app: &App, task: &Task, settle: Settle) -> bool {
+pub(crate) fn task_is_healthy(app: &App, task: &Task, settle: Settle) -> bool {
     standing(app, task, settle) == Standing::Up
 }
 
@@ -271,7 +271,7 @@ fn healthy_per_agent(app: &App, settle: Settle) -> BTreeMap<String, u32> {
 /// active (Marathon lags Mesos: until it has replaced them, they count as
 /// missing, not healthy, whatever Marathon still says); returns how many
 /// were removed. `roller health` and the roll both judge after this.
-pub fn drop_tasks_on_lost_agents(apps: &mut [App], active: &HashSet<String>) -> usize {
+pub(crate) fn drop_tasks_on_lost_agents(apps: &mut [App], active: &HashSet<String>) -> usize {
     let mut dropped = 0;
     for app in apps {
         let before = app.tasks.len();

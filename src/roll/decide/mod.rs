@@ -17,14 +17,14 @@
 //! a port trait; the records' types (`RolledInstance`, `StepKind`), never
 //! a store; `crate::plan`. Never the engine.
 
-pub mod cluster_lock;
-pub mod cluster_plan;
-pub mod drain_plan;
-pub mod failure;
+pub(crate) mod cluster_lock;
+pub(crate) mod cluster_plan;
+pub(crate) mod drain_plan;
+pub(crate) mod failure;
 pub mod health;
-pub mod placement;
-pub mod rebalance;
-pub mod roll_plan;
-pub mod safety;
+pub(crate) mod placement;
+pub(crate) mod rebalance;
+pub(crate) mod roll_plan;
+pub(crate) mod safety;
 #[cfg(test)]
 pub(crate) mod test_apps;

@@ -13,7 +13,7 @@ use crate::roll::ports::marathon::App;
 use crate::roll::ports::mesos::Agent;
 
 /// The roles an app's tasks may use, `*` for unreserved resources.
-pub fn accepted_roles(app: &App) -> Vec<String> {
+pub(crate) fn accepted_roles(app: &App) -> Vec<String> {
     match &app.accepted_resource_roles {
         Some(roles) => roles.clone(),
         None => vec!["*".to_string()],
@@ -21,7 +21,7 @@ pub fn accepted_roles(app: &App) -> Vec<String> {
 }
 
 /// Whether `agent` offers resources of a role `app` accepts.
-pub fn accepts(app: &App, agent: &Agent) -> bool {
+pub(crate) fn accepts(app: &App, agent: &Agent) -> bool {
     accepted_roles(app).iter().any(|role| match role.as_str() {
         "*" => agent.unreserved,
         role => agent.reserved_roles.contains(role),
@@ -38,16 +38,16 @@ fn takers<'a>(agents: &'a [Agent], old: &'a HashSet<String>) -> impl Iterator<It
 
 /// An app with tasks on the old agents and no other agent to take them.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stranded {
-    pub app: String,
+pub(crate) struct Stranded {
+    pub(crate) app: String,
     /// How many of its tasks are on old agents.
-    pub tasks: usize,
-    pub accepts: Vec<String>,
+    pub(crate) tasks: usize,
+    pub(crate) accepts: Vec<String>,
 }
 
 /// The apps (`allowed` left out: the operator let them go) whose tasks on
 /// `old` agents no other registered, active, undrained agent can take.
-pub fn stranded(
+pub(crate) fn stranded(
     apps: &[App],
     old: &HashSet<String>,
     agents: &[Agent],
@@ -74,7 +74,11 @@ pub fn stranded(
 
 /// The pause's sentence: each stranded app, what it accepts, what the
 /// other agents offer, and what an operator can do.
-pub fn stranded_sentence(stranded: &[Stranded], old: &HashSet<String>, agents: &[Agent]) -> String {
+pub(crate) fn stranded_sentence(
+    stranded: &[Stranded],
+    old: &HashSet<String>,
+    agents: &[Agent],
+) -> String {
     let offered: BTreeSet<String> = takers(agents, old)
         .flat_map(|a| {
             let unreserved = a.unreserved.then(|| "*".to_string());

@@ -18,23 +18,23 @@ use serde::Serialize;
 
 /// One instance moved: a launch in `to`, a termination in `from`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Move {
+pub(crate) struct Move {
     /// The AZ that loses an instance (AWS terminates one there).
-    pub from: String,
+    pub(crate) from: String,
     /// The AZ that gains one (AWS launches one there).
-    pub to: String,
+    pub(crate) to: String,
 }
 
 /// What rebalancing does to a group: the moves, then the counts they reach.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Rebalance {
+pub(crate) struct Rebalance {
     /// One per instance moved, as few as any balanced state allows; empty
     /// when the group is already balanced.
-    pub moves: Vec<Move>,
+    pub(crate) moves: Vec<Move>,
     /// Every AZ of the input, zero counts included, with its count after
     /// the moves. Listing the empty AZs too shows that they were seen: an
     /// AZ left out of the input would not receive instances.
-    pub balanced: BTreeMap<String, u32>,
+    pub(crate) balanced: BTreeMap<String, u32>,
 }
 
 /// The fewest single-instance moves that balance `counts`.
@@ -55,7 +55,7 @@ pub struct Rebalance {
 /// Moves are listed in AZ name order on both sides: the first AZ with
 /// instances to spare gives to the first AZ short of them, and so on. No
 /// AZ both gives and receives, so no move undoes another.
-pub fn rebalance(counts: &BTreeMap<String, u32>) -> Rebalance {
+pub(crate) fn rebalance(counts: &BTreeMap<String, u32>) -> Rebalance {
     let targets = targets(counts);
     let mut sources = Vec::new();
     let mut destinations = Vec::new();
@@ -106,7 +106,7 @@ fn targets(counts: &BTreeMap<String, u32>) -> Vec<u32> {
 
 /// More instances in one AZ than any Auto Scaling group holds. A count
 /// above it is a typo, and every move would be listed on its own line.
-pub const MAX_COUNT: u32 = 100_000;
+pub(crate) const MAX_COUNT: u32 = 100_000;
 
 /// Why `--counts` text is not a list of `AZ=COUNT` entries. Each names the
 /// entry it is about, as the operator typed it (less surrounding spaces).
@@ -134,7 +134,7 @@ pub enum CountsError {
 /// `AZ=COUNT` entries, each AZ once, each count a whole number from 0 to
 /// [`MAX_COUNT`]. Spaces around names, counts and entries are ignored, so a
 /// list pasted with `, ` still reads.
-pub fn parse_counts(text: &str) -> Result<BTreeMap<String, u32>, CountsError> {
+pub(crate) fn parse_counts(text: &str) -> Result<BTreeMap<String, u32>, CountsError> {
     if text.trim().is_empty() {
         return Err(CountsError::Empty);
     }

@@ -42,34 +42,34 @@ use crate::plan::{Phase, Plan, Status, Step, Strategy};
 use crate::roll::record::checkpoint::{RolledInstance, group_phase_id};
 use crate::roll::record::kinds::{GroupIndex, GroupStep, RollPlan, StepKind};
 
-pub const PREPARE: &str = "prepare";
-pub const SCALE_UP: &str = "scale-up";
-pub const REPLACE: &str = "replace";
-pub const FINISH: &str = "finish";
-pub const CANARY: &str = "canary";
-pub const DRAIN: &str = "drain";
-pub const TERMINATE: &str = "terminate";
-pub const ROLLBACK: &str = "rollback";
+pub(crate) const PREPARE: &str = "prepare";
+pub(crate) const SCALE_UP: &str = "scale-up";
+pub(crate) const REPLACE: &str = "replace";
+pub(crate) const FINISH: &str = "finish";
+pub(crate) const CANARY: &str = "canary";
+pub(crate) const DRAIN: &str = "drain";
+pub(crate) const TERMINATE: &str = "terminate";
+pub(crate) const ROLLBACK: &str = "rollback";
 
-pub const LOCK: &str = "lock";
-pub const SUSPEND: &str = "suspend-processes";
-pub const RAISE_MAX: &str = "raise-max-size";
-pub const SET_DESIRED: &str = "set-desired";
-pub const WAIT_REGISTERED: &str = "wait-registered";
-pub const MAINTENANCE: &str = "maintenance";
-pub const RESUME: &str = "resume-processes";
-pub const RESTORE_MAX: &str = "restore-max-size";
-pub const END_MAINTENANCE: &str = "end-maintenance";
-pub const REPORT_REBALANCE: &str = "report-rebalance";
-pub const UNLOCK: &str = "unlock";
-pub const ROLLBACK_WINDOWS: &str = "windows";
-pub const ROLLBACK_MOVES: &str = "move-back";
-pub const ROLLBACK_TERMINATE: &str = "terminate-new";
-pub const ROLLBACK_LAUNCH_SOURCE: &str = "launch-template";
+pub(crate) const LOCK: &str = "lock";
+pub(crate) const SUSPEND: &str = "suspend-processes";
+pub(crate) const RAISE_MAX: &str = "raise-max-size";
+pub(crate) const SET_DESIRED: &str = "set-desired";
+pub(crate) const WAIT_REGISTERED: &str = "wait-registered";
+pub(crate) const MAINTENANCE: &str = "maintenance";
+pub(crate) const RESUME: &str = "resume-processes";
+pub(crate) const RESTORE_MAX: &str = "restore-max-size";
+pub(crate) const END_MAINTENANCE: &str = "end-maintenance";
+pub(crate) const REPORT_REBALANCE: &str = "report-rebalance";
+pub(crate) const UNLOCK: &str = "unlock";
+pub(crate) const ROLLBACK_WINDOWS: &str = "windows";
+pub(crate) const ROLLBACK_MOVES: &str = "move-back";
+pub(crate) const ROLLBACK_TERMINATE: &str = "terminate-new";
+pub(crate) const ROLLBACK_LAUNCH_SOURCE: &str = "launch-template";
 
 /// How the old agents are emptied (`--strategy`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum RollStrategy {
+pub(crate) enum RollStrategy {
     /// Every old agent at once under a maintenance window, in floor-safe
     /// waves; empty agents terminated as they empty.
     #[default]
@@ -80,14 +80,14 @@ pub enum RollStrategy {
 }
 
 impl RollStrategy {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RollStrategy::Drain => "drain",
             RollStrategy::Serial => "serial",
         }
     }
 
-    pub fn parse(text: &str) -> Result<RollStrategy, String> {
+    pub(crate) fn parse(text: &str) -> Result<RollStrategy, String> {
         match text {
             "drain" => Ok(RollStrategy::Drain),
             "serial" => Ok(RollStrategy::Serial),
@@ -99,17 +99,17 @@ impl RollStrategy {
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PlanOptions {
+pub(crate) struct PlanOptions {
     /// Serial: the first N replace steps each wait for `roller plan
     /// continue`. Drain: N agents are replaced alone first, then the drain
     /// waits for `roller plan continue --phase drain`.
-    pub canary: Option<u32>,
+    pub(crate) canary: Option<u32>,
     /// MaxSize is raised for the roll and restored at finish.
-    pub raise_max: bool,
-    pub strategy: RollStrategy,
+    pub(crate) raise_max: bool,
+    pub(crate) strategy: RollStrategy,
 }
 
-pub fn plan_name(asg: &str) -> String {
+pub(crate) fn plan_name(asg: &str) -> String {
     format!("roll-{asg}")
 }
 
@@ -134,7 +134,7 @@ fn kinds(plan: &RollPlan) -> impl Iterator<Item = &GroupStep> {
 }
 
 /// The strategy a plan was built with (a drain plan has drain waves).
-pub fn strategy_of(plan: &RollPlan) -> RollStrategy {
+pub(crate) fn strategy_of(plan: &RollPlan) -> RollStrategy {
     if kinds(plan).any(|k| matches!(k.kind, StepKind::DrainWave { .. })) {
         RollStrategy::Drain
     } else {
@@ -142,14 +142,18 @@ pub fn strategy_of(plan: &RollPlan) -> RollStrategy {
     }
 }
 
-pub fn wave_id(wave: u32) -> String {
+pub(crate) fn wave_id(wave: u32) -> String {
     format!("wave-{wave}")
 }
 
 /// A drain wave's step of the group `group` (its name is rewritten when
 /// the wave is planned), its id as the group's (`<asg>:wave-N` in a plan
 /// of several groups: `id` makes it).
-pub fn wave_step(group: GroupIndex, wave: u32, id: impl Fn(&str) -> String) -> Step<GroupStep> {
+pub(crate) fn wave_step(
+    group: GroupIndex,
+    wave: u32,
+    id: impl Fn(&str) -> String,
+) -> Step<GroupStep> {
     step(
         group,
         &id(&wave_id(wave)),
@@ -174,7 +178,7 @@ fn replace_step(group: GroupIndex, i: &RolledInstance) -> Step<GroupStep> {
 /// The plan of one group's roll (`group` is its place in the roll's
 /// groups; a cluster's plan is put together from one per group,
 /// `cluster_plan.rs`).
-pub fn build(
+pub(crate) fn build(
     group: GroupIndex,
     asg: &str,
     instances: &[RolledInstance],
@@ -319,7 +323,7 @@ pub fn build(
 }
 
 /// Whether the plan has turned around (it has rollback steps).
-pub fn rolling_back(plan: &RollPlan) -> bool {
+pub(crate) fn rolling_back(plan: &RollPlan) -> bool {
     kinds(plan).any(|k| k.kind.is_rollback())
 }
 
@@ -336,7 +340,7 @@ pub fn rolling_back(plan: &RollPlan) -> bool {
 /// while it was watched: it is kept as it is. Returns the ids of the
 /// steps closed (their progress is dropped). Turning around twice changes
 /// nothing.
-pub fn turn_around(plan: &mut RollPlan, groups: &[&str], why: &str) -> Vec<String> {
+pub(crate) fn turn_around(plan: &mut RollPlan, groups: &[&str], why: &str) -> Vec<String> {
     if rolling_back(plan) {
         return Vec::new();
     }
@@ -433,7 +437,7 @@ fn rollback_steps(group: GroupIndex) -> Vec<Step<GroupStep>> {
 /// plan's own interrupt, else the first unfinished phase that is
 /// interrupted (or whose canary waits), else its first interrupted step.
 /// `file` as a command must name it (`CheckpointStore::for_command`).
-pub fn continue_command<K>(plan: &Plan<K>, file: &str) -> String {
+pub(crate) fn continue_command<K>(plan: &Plan<K>, file: &str) -> String {
     let base = format!("roller plan continue --file {file}");
     if plan.interrupted {
         return base;

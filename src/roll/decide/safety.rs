@@ -21,7 +21,7 @@ use crate::roll::ports::marathon::App;
 
 /// What to do next for one app on the agent about to go.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Move {
+pub(crate) enum Move {
     /// Kill these tasks on the agent (`scale=false`): Marathon relaunches
     /// them elsewhere. Never more than keeps the app at its floor.
     Kill { app: String, tasks: Vec<String> },
@@ -38,24 +38,24 @@ pub enum Move {
 
 /// One app that terminating the agent would take below its floor.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AtRisk {
-    pub app: String,
-    pub instances: u32,
-    pub floor: u32,
+pub(crate) struct AtRisk {
+    pub(crate) app: String,
+    pub(crate) instances: u32,
+    pub(crate) floor: u32,
     /// Healthy tasks on other agents.
-    pub healthy_elsewhere: u32,
+    pub(crate) healthy_elsewhere: u32,
     /// Healthy tasks on every agent.
-    pub healthy_total: u32,
+    pub(crate) healthy_total: u32,
     /// Tasks on the agent, unhealthy ones first (they cost nothing to kill).
-    pub tasks_here: Vec<String>,
+    pub(crate) tasks_here: Vec<String>,
     /// Tasks of the app anywhere that are not healthy yet (replacements on
     /// their way).
-    pub pending: u32,
+    pub(crate) pending: u32,
 }
 
 /// How many healthy tasks an app must keep.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Floor {
+pub(crate) enum Floor {
     /// One healthy task (`--min-healthy one`).
     One,
     /// ceil(instances x minimumHealthCapacity), at least one (the
@@ -66,14 +66,14 @@ pub enum Floor {
 
 impl Floor {
     /// The value of `--min-healthy`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Floor::One => "one",
             Floor::MinHealth => "capacity",
         }
     }
 
-    pub fn parse(text: &str) -> Result<Floor, String> {
+    pub(crate) fn parse(text: &str) -> Result<Floor, String> {
         match text {
             "one" => Ok(Floor::One),
             "capacity" => Ok(Floor::MinHealth),
@@ -88,14 +88,14 @@ impl Floor {
 /// What a roll keeps each app at: its floor, and when a task counts as up
 /// (healthy, or settled for an app without health checks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rules {
-    pub floor: Floor,
-    pub settle: Settle,
+pub(crate) struct Rules {
+    pub(crate) floor: Floor,
+    pub(crate) settle: Settle,
 }
 
 impl Rules {
     /// `floor`, with a task up as soon as it runs (no settle time).
-    pub fn floor_only(floor: Floor) -> Rules {
+    pub(crate) fn floor_only(floor: Floor) -> Rules {
         Rules {
             floor,
             settle: Settle::NONE,
@@ -105,7 +105,7 @@ impl Rules {
 
 /// The floor of an app: no app with instances may drop below one healthy
 /// task, whatever its capacity says.
-pub fn floor(app: &App, policy: Floor) -> u32 {
+pub(crate) fn floor(app: &App, policy: Floor) -> u32 {
     if app.instances == 0 {
         return 0;
     }
@@ -123,7 +123,12 @@ pub fn floor(app: &App, policy: Floor) -> u32 {
 /// `killed` are tasks this roll has asked Marathon to kill: while one is
 /// still listed, or the app has fewer tasks than instances, replacements
 /// are on their way and count as pending.
-pub fn at_risk(apps: &[App], agent: &str, killed: &HashSet<String>, rules: Rules) -> Vec<AtRisk> {
+pub(crate) fn at_risk(
+    apps: &[App],
+    agent: &str,
+    killed: &HashSet<String>,
+    rules: Rules,
+) -> Vec<AtRisk> {
     let mut risks = Vec::new();
     for app in apps {
         let floor = floor(app, rules.floor);
@@ -184,7 +189,7 @@ fn count(tasks: &[String]) -> u32 {
 
 /// The next move for an app at risk. Tasks already killed are left out by
 /// the caller (they may still be listed while Marathon kills them).
-pub fn next_move(risk: &AtRisk) -> Move {
+pub(crate) fn next_move(risk: &AtRisk) -> Move {
     let healthy_here = risk.healthy_total - risk.healthy_elsewhere;
     let unhealthy_here = count(&risk.tasks_here) - healthy_here;
     if risk.pending > 0 {

@@ -4,7 +4,7 @@
 
 use crate::roll::ports::marathon::{App, HealthResult, Task};
 
-pub fn task(id: &str, agent: &str, healthy: bool) -> Task {
+pub(crate) fn task(id: &str, agent: &str, healthy: bool) -> Task {
     Task {
         id: id.to_string(),
         agent_id: Some(agent.to_string()),
@@ -21,7 +21,7 @@ pub fn task(id: &str, agent: &str, healthy: bool) -> Task {
 }
 
 /// An app with one health check that wants `instances` tasks.
-pub fn app(id: &str, instances: u32, tasks: Vec<Task>) -> App {
+pub(crate) fn app(id: &str, instances: u32, tasks: Vec<Task>) -> App {
     App {
         id: id.to_string(),
         instances,

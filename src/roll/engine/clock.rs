@@ -18,7 +18,7 @@ use crate::roll::ports::marathon::App;
 use crate::roll::record::checkpoint::utc;
 
 #[derive(Clone, Debug)]
-pub struct RollClock {
+pub(crate) struct RollClock {
     /// The wall clock when this process started the roll's clock.
     wall_start: SystemTime,
     tokio_start: tokio::time::Instant,
@@ -26,7 +26,7 @@ pub struct RollClock {
 }
 
 impl RollClock {
-    pub fn new(time_scale: f64) -> RollClock {
+    pub(crate) fn new(time_scale: f64) -> RollClock {
         RollClock {
             wall_start: SystemTime::now(),
             tokio_start: tokio::time::Instant::now(),
@@ -40,29 +40,29 @@ impl RollClock {
 
     /// Now, in cluster time: the wall clock at start plus the tokio time
     /// since, scaled.
-    pub fn now(&self) -> SystemTime {
+    pub(crate) fn now(&self) -> SystemTime {
         self.wall_start + self.tokio_start.elapsed().mul_f64(self.time_scale)
     }
 
     /// Now in milliseconds since the Unix epoch (what the checkpoint
     /// records, so that another process can tell how long a wait has run).
-    pub fn now_unix_ms(&self) -> u64 {
+    pub(crate) fn now_unix_ms(&self) -> u64 {
         unix_ms(self.now())
     }
 
     /// Now as RFC 3339 UTC, for messages.
-    pub fn utc(&self) -> String {
+    pub(crate) fn utc(&self) -> String {
         utc(self.now())
     }
 
     /// Cluster time since `unix_ms` (zero if that is in the future, as it
     /// may be after a resume against a simulator that ran ahead).
-    pub fn since(&self, unix_ms: u64) -> Duration {
+    pub(crate) fn since(&self, unix_ms: u64) -> Duration {
         Duration::from_millis(self.now_unix_ms().saturating_sub(unix_ms))
     }
 
     /// Sleeps `cluster` time (`cluster / time_scale` of tokio time).
-    pub async fn sleep(&self, cluster: Duration) {
+    pub(crate) async fn sleep(&self, cluster: Duration) {
         tokio::time::sleep(cluster.div_f64(self.time_scale)).await;
     }
 
@@ -70,7 +70,7 @@ impl RollClock {
     /// cover `cluster` time of a cluster whose clock may run `time_scale`
     /// times faster than the wall (a Mesos maintenance window: a simulator
     /// started at the wall clock and has run ahead of it since).
-    pub fn window_span(&self, cluster: Duration) -> Duration {
+    pub(crate) fn window_span(&self, cluster: Duration) -> Duration {
         cluster.mul_f64(self.time_scale)
     }
 }
@@ -84,7 +84,7 @@ impl RollClock {
 /// A lower bound is the safe side: a task looks younger than it is, never
 /// older, so a crash-looping task is never taken for a settled one.
 #[derive(Clone, Debug, Default)]
-pub struct MarathonClock {
+pub(crate) struct MarathonClock {
     /// Marathon's clock minus the roll's, at least (milliseconds).
     lead_ms: Option<i128>,
 }
@@ -92,7 +92,7 @@ pub struct MarathonClock {
 impl MarathonClock {
     /// Takes every time Marathon reported in `apps`, read at `now` (the
     /// roll's clock).
-    pub fn saw(&mut self, apps: &[App], now: SystemTime) {
+    pub(crate) fn saw(&mut self, apps: &[App], now: SystemTime) {
         let times = apps.iter().flat_map(|app| {
             let failed = app.last_task_failure.as_ref().and_then(|f| f.at);
             let tasks = app.tasks.iter().flat_map(|task| {
@@ -115,7 +115,7 @@ impl MarathonClock {
 
     /// Marathon's clock when the roll's reads `now`, at the latest it can
     /// be; `now` itself before Marathon has reported any time.
-    pub fn now(&self, now: SystemTime) -> SystemTime {
+    pub(crate) fn now(&self, now: SystemTime) -> SystemTime {
         match self.lead_ms {
             None => now,
             Some(lead) => {
@@ -134,14 +134,14 @@ fn millis(at: SystemTime) -> i128 {
     }
 }
 
-pub fn unix_ms(at: SystemTime) -> u64 {
+pub(crate) fn unix_ms(at: SystemTime) -> u64 {
     at.duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
         .unwrap_or(0)
 }
 
 /// `1h 2m 3s` style, for messages.
-pub fn human(d: Duration) -> String {
+pub(crate) fn human(d: Duration) -> String {
     let s = d.as_secs();
     match (s / 3600, s % 3600 / 60, s % 60) {
         (0, 0, s) => format!("{s}s"),

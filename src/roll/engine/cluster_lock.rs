@@ -18,7 +18,7 @@ use crate::roll::record::{LOCK_STATE_TAG, RUN_ID_TAG};
 /// The runs other than `run_id` that hold a group of this cluster other
 /// than `own` (this roll's own groups answer for themselves: their tag is
 /// checked where it is written).
-pub async fn other_runs<P: Ports>(
+pub(crate) async fn other_runs<P: Ports>(
     ports: P,
     env: &Environment,
     own: &[&str],

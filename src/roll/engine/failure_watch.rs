@@ -23,14 +23,14 @@ use crate::roll::record::checkpoint::{Checkpoint, FailureRecord, utc};
 /// Whether the watch looks this tick: the roll has new agents, has found
 /// no failure yet, and `moving` (a step that moves tasks or terminates an
 /// old agent is not complete).
-pub fn watching(checkpoint: &Checkpoint, moving: bool) -> bool {
+pub(crate) fn watching(checkpoint: &Checkpoint, moving: bool) -> bool {
     moving
         && checkpoint.failure.is_none()
         && checkpoint.groups.iter().any(|g| !g.new_agents.is_empty())
 }
 
 /// The first failure on the new agents this tick shows, if any.
-pub async fn look<P: Ports>(
+pub(crate) async fn look<P: Ports>(
     checkpoint: &Checkpoint,
     tick: &mut TickContext<P>,
 ) -> Result<Option<Evidence>, RollError> {
@@ -79,7 +79,7 @@ pub async fn look<P: Ports>(
 }
 
 /// The failure as the checkpoint records it, found now.
-pub fn record(evidence: &Evidence, clock: &RollClock) -> FailureRecord {
+pub(crate) fn record(evidence: &Evidence, clock: &RollClock) -> FailureRecord {
     FailureRecord {
         key: evidence.key.clone(),
         app: evidence.app.clone(),

@@ -19,7 +19,7 @@ use crate::roll::record::operations::{QueuedOperation, folder, pending};
 /// file queue: `roller plan --file` refuses to operate on one in S3 (a live run there is stopped
 /// with a signal, or operated through `--listen`). The checkpoint is
 /// saved before the files are deleted.
-pub async fn take_operations(
+pub(crate) async fn take_operations(
     journal: &mut Journal<'_>,
     handed: Vec<QueuedOperation>,
     clock: &RollClock,

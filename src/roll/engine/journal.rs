@@ -16,9 +16,9 @@
 use super::clock::RollClock;
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, EventKind};
 
-pub struct Journal<'o> {
+pub(crate) struct Journal<'o> {
     /// The record: read and changed by the engine, written by `save`.
-    pub checkpoint: Checkpoint,
+    pub(crate) checkpoint: Checkpoint,
     store: CheckpointStore,
     /// The time events are stamped with: the roll's, as step messages
     /// and waits are told in.
@@ -30,7 +30,7 @@ pub struct Journal<'o> {
 }
 
 impl<'o> Journal<'o> {
-    pub fn new(
+    pub(crate) fn new(
         checkpoint: Checkpoint,
         store: CheckpointStore,
         clock: RollClock,
@@ -47,7 +47,7 @@ impl<'o> Journal<'o> {
 
     /// Writes the checkpoint if it changed since the last write (intent
     /// before a side effect always changes it: it adds an event).
-    pub async fn save(&mut self) -> Result<(), CheckpointError> {
+    pub(crate) async fn save(&mut self) -> Result<(), CheckpointError> {
         let bytes = self.checkpoint.to_json(self.store.location())?;
         if bytes != self.saved {
             self.store.write(&self.checkpoint, &bytes).await?;
@@ -60,29 +60,32 @@ impl<'o> Journal<'o> {
     /// Records the intent of a side effect and writes it, before the
     /// effect is sent (an intent repeated tick after tick is recorded
     /// once: `Checkpoint::intend`).
-    pub async fn intend(&mut self, message: impl Into<String>) -> Result<(), CheckpointError> {
+    pub(crate) async fn intend(
+        &mut self,
+        message: impl Into<String>,
+    ) -> Result<(), CheckpointError> {
         self.note_intent(message);
         self.save().await
     }
 
     /// Records the intent of a side effect, written with the next save
     /// (one of several sent under an intent already written).
-    pub fn note_intent(&mut self, message: impl Into<String>) {
+    pub(crate) fn note_intent(&mut self, message: impl Into<String>) {
         self.checkpoint.intend(self.clock.now(), message);
     }
 
     /// Records an event, stamped now by the roll's clock; written with
     /// the next save.
-    pub fn log(&mut self, kind: EventKind, message: impl Into<String>) {
+    pub(crate) fn log(&mut self, kind: EventKind, message: impl Into<String>) {
         self.checkpoint.log(self.clock.now(), kind, message);
     }
 
-    pub fn store(&self) -> &CheckpointStore {
+    pub(crate) fn store(&self) -> &CheckpointStore {
         &self.store
     }
 
     /// The record and its store, once the run is over.
-    pub fn into_parts(self) -> (Checkpoint, CheckpointStore) {
+    pub(crate) fn into_parts(self) -> (Checkpoint, CheckpointStore) {
         (self.checkpoint, self.store)
     }
 }

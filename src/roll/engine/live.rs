@@ -17,13 +17,13 @@ use crate::roll::record::operations::QueuedOperation;
 
 /// Upper bounds (cluster seconds) of the step-duration histogram's
 /// buckets: from a quick group call to an hour-long wait.
-pub const DURATION_BUCKETS: [f64; 11] = [
+pub(crate) const DURATION_BUCKETS: [f64; 11] = [
     1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0,
 ];
 
 /// The shared state; `Arc` it and hand one clone to the runner
 /// (`RunOptions::live`), one to the server.
-pub struct Live {
+pub(crate) struct Live {
     /// The configured timeout of each kind of wait, for `/metrics`.
     timeouts: Timeouts,
     state: Mutex<State>,
@@ -44,17 +44,17 @@ struct State {
 /// Durations of the steps completed by this process, in cluster seconds,
 /// as a cumulative histogram over `DURATION_BUCKETS`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Durations {
+pub(crate) struct Durations {
     /// Per bucket of `DURATION_BUCKETS`: steps that took at most its bound.
-    pub at_most: [u64; DURATION_BUCKETS.len()],
-    pub count: u64,
-    pub sum_seconds: f64,
+    pub(crate) at_most: [u64; DURATION_BUCKETS.len()],
+    pub(crate) count: u64,
+    pub(crate) sum_seconds: f64,
 }
 
 /// What a submitted operation came to, judged on the plan as it will be
 /// once the operations queued before it are applied.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Submitted {
+pub(crate) enum Submitted {
     /// It changes the plan: queued for the runner's next tick.
     Queued {
         id: String,
@@ -66,7 +66,7 @@ pub enum Submitted {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SubmitError {
+pub(crate) enum SubmitError {
     #[error("the roll has no plan yet (preflight is running); try again in a moment")]
     NotReady,
     #[error("{0}")]
@@ -80,7 +80,7 @@ impl std::fmt::Debug for Live {
 }
 
 impl Live {
-    pub fn new(timeouts: Timeouts) -> Arc<Live> {
+    pub(crate) fn new(timeouts: Timeouts) -> Arc<Live> {
         Arc::new(Live {
             timeouts,
             state: Mutex::new(State::default()),
@@ -96,7 +96,7 @@ impl Live {
     /// Wraps the runner's observer: the snapshot is updated first, then
     /// `inner` is called (so whoever sees `inner`'s output can already
     /// read the same checkpoint here).
-    pub fn tee<'a>(
+    pub(crate) fn tee<'a>(
         self: &Arc<Self>,
         mut inner: Box<dyn FnMut(&Checkpoint) + Send + 'a>,
     ) -> Box<dyn FnMut(&Checkpoint) + Send + 'a> {
@@ -109,7 +109,7 @@ impl Live {
 
     /// Takes `checkpoint` as the current one: it holds every operation
     /// the runner has taken (the runner applies them all, then saves).
-    pub fn observe(&self, checkpoint: &Checkpoint) {
+    pub(crate) fn observe(&self, checkpoint: &Checkpoint) {
         let snapshot = Arc::new(checkpoint.clone());
         let mut state = self.state();
         state.checkpoint = Some(snapshot);
@@ -117,18 +117,18 @@ impl Live {
     }
 
     /// The checkpoint as last saved.
-    pub fn checkpoint(&self) -> Option<Arc<Checkpoint>> {
+    pub(crate) fn checkpoint(&self) -> Option<Arc<Checkpoint>> {
         self.state().checkpoint.clone()
     }
 
-    pub fn timeouts(&self) -> &Timeouts {
+    pub(crate) fn timeouts(&self) -> &Timeouts {
         &self.timeouts
     }
 
     /// Judges `operation` on `phase`/`step` (ids or names, as `roller
     /// plan` takes them) and queues it when it would change the plan.
     /// `user` is who asked, for the event log.
-    pub fn submit(
+    pub(crate) fn submit(
         &self,
         operation: Operation,
         phase: Option<&str>,
@@ -172,7 +172,7 @@ impl Live {
 
     /// The operations submitted since the last call, oldest first (the
     /// runner's, at each tick, which applies them and saves).
-    pub fn take_operations(&self) -> Vec<QueuedOperation> {
+    pub(crate) fn take_operations(&self) -> Vec<QueuedOperation> {
         let mut state = self.state();
         let taken = std::mem::take(&mut state.queue);
         state.in_flight.extend(taken.iter().cloned());
@@ -180,7 +180,7 @@ impl Live {
     }
 
     /// A step completed after `took` (cluster time).
-    pub fn step_took(&self, took: Duration) {
+    pub(crate) fn step_took(&self, took: Duration) {
         let seconds = took.as_secs_f64();
         let mut state = self.state();
         let durations = &mut state.durations;
@@ -193,7 +193,7 @@ impl Live {
         durations.sum_seconds += seconds;
     }
 
-    pub fn durations(&self) -> Durations {
+    pub(crate) fn durations(&self) -> Durations {
         self.state().durations.clone()
     }
 }

@@ -20,21 +20,21 @@
 //! May import: every room below it (`ports`, `record`, `decide`) and
 //! `crate::plan`. Nothing below imports the engine.
 
-pub mod clock;
-pub mod cluster_lock;
+pub(crate) mod clock;
+pub(crate) mod cluster_lock;
 mod failure_watch;
-pub mod inbox;
+pub(crate) mod inbox;
 mod journal;
-pub mod live;
+pub(crate) mod live;
 mod outcome;
 mod paging;
-pub mod run_options;
-pub mod runner;
+pub(crate) mod run_options;
+pub(crate) mod runner;
 mod step_context;
-pub mod steps;
-pub mod tick_context;
+pub(crate) mod steps;
+pub(crate) mod tick_context;
 mod wait;
 
-pub use outcome::{Ended, Outcome};
-pub use run_options::RunOptions;
-pub use runner::Runner;
+pub(crate) use outcome::Outcome;
+pub(crate) use run_options::RunOptions;
+pub(crate) use runner::Runner;

@@ -5,7 +5,7 @@
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore};
 
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Complete {
         /// The AZ rebalance report.
         summary: String,
@@ -42,4 +42,4 @@ pub enum Outcome {
 
 /// How a run ended: the outcome, the checkpoint as last written, and the
 /// store it was written to.
-pub type Ended = (Outcome, Checkpoint, CheckpointStore);
+pub(crate) type Ended = (Outcome, Checkpoint, CheckpointStore);

@@ -12,18 +12,18 @@ use crate::roll::ports::pager::{Page, Pager, Severity};
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointError, EventKind, OpenPage, Pause};
 
 /// Who pages and how the human resumes, as the page says it.
-pub struct PageOrigin<'a> {
+pub(crate) struct PageOrigin<'a> {
     /// The page's `source` (the environment's `[pager] source`, else this
     /// machine's name).
-    pub source: &'a str,
+    pub(crate) source: &'a str,
     /// The command an operator runs to resume.
-    pub resume_command: &'a str,
+    pub(crate) resume_command: &'a str,
 }
 
 /// A wait outlived its timeout: records the pause (the step at `at` reads
 /// `DELAYED`, so no tick offers it) and pages. Returns whether a
 /// configured pager accepted the page.
-pub async fn pause<G: Pager>(
+pub(crate) async fn pause<G: Pager>(
     journal: &mut Journal<'_>,
     pager: &G,
     at: StepIndex,
@@ -112,7 +112,7 @@ fn page(
 /// configured) that the cluster was rolled back and what failed. The
 /// page stays open: a bad image needs a human. Returns whether it went
 /// out.
-pub async fn rolled_back<G: Pager>(
+pub(crate) async fn rolled_back<G: Pager>(
     journal: &mut Journal<'_>,
     pager: &G,
     failure: &str,
@@ -201,7 +201,7 @@ fn failure_details(checkpoint: &Checkpoint) -> BTreeMap<String, String> {
 
 /// Resolves the open page once its step is COMPLETE (done, or
 /// force-completed by an operator).
-pub async fn resolve_settled_page<G: Pager>(
+pub(crate) async fn resolve_settled_page<G: Pager>(
     journal: &mut Journal<'_>,
     pager: &G,
 ) -> Result<(), CheckpointError> {
@@ -219,7 +219,7 @@ pub async fn resolve_settled_page<G: Pager>(
 
 /// Resolves the open page, if any (a failure is logged: the roll goes
 /// on, and the page's own auto-resolution, if any, remains).
-pub async fn resolve_open_page<G: Pager>(
+pub(crate) async fn resolve_open_page<G: Pager>(
     journal: &mut Journal<'_>,
     pager: &G,
 ) -> Result<(), CheckpointError> {
@@ -241,7 +241,7 @@ pub async fn resolve_open_page<G: Pager>(
 
 /// `roller abandon`: resolves the roll's page, a paused one's included;
 /// what it logged, if there was a page.
-pub async fn resolve_page_of_abandoned<G: Pager>(
+pub(crate) async fn resolve_page_of_abandoned<G: Pager>(
     journal: &mut Journal<'_>,
     pager: &G,
 ) -> Result<Option<String>, CheckpointError> {
@@ -265,7 +265,7 @@ pub async fn resolve_page_of_abandoned<G: Pager>(
 
 /// A paused roll that is resumed or abandoned keeps its page open until
 /// it is resolved: the pause's page becomes the open page.
-pub fn keep_page_open(pause: &Pause) -> Option<OpenPage> {
+pub(crate) fn keep_page_open(pause: &Pause) -> Option<OpenPage> {
     pause.paged.then(|| OpenPage {
         step: pause.step.clone(),
         dedup_key: pause.dedup_key.clone(),
@@ -275,7 +275,7 @@ pub fn keep_page_open(pause: &Pause) -> Option<OpenPage> {
 /// A rerun after a timeout: the paused step runs again with a fresh
 /// deadline (a human chose to give it more time), and the page stays open
 /// until the step completes.
-pub async fn resume_after_pause(
+pub(crate) async fn resume_after_pause(
     journal: &mut Journal<'_>,
     clock: &RollClock,
 ) -> Result<(), CheckpointError> {
@@ -308,14 +308,14 @@ pub async fn resume_after_pause(
 }
 
 /// The step `name` (`phase/step`) if it is the one a pause left DELAYED.
-pub fn paused_step(checkpoint: &Checkpoint, name: &str) -> Option<StepIndex> {
+pub(crate) fn paused_step(checkpoint: &Checkpoint, name: &str) -> Option<StepIndex> {
     checkpoint
         .find_step(name)
         .filter(|&at| checkpoint.plan.step(at).status == Status::Delayed)
 }
 
 /// This machine's name, the page's `source` (who is paging).
-pub fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .map(|s| s.trim().to_string())

@@ -7,19 +7,19 @@ use super::live::Live;
 
 /// Options of this run that are not in the environment.
 #[derive(Clone, Debug, Default)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     /// Resume AZRebalance even when the final AZ counts are uneven.
-    pub resume_az_rebalance: bool,
+    pub(crate) resume_az_rebalance: bool,
     /// The command an operator runs to resume (printed and paged).
-    pub resume_command: String,
+    pub(crate) resume_command: String,
     /// Go on past a failure the roll paused on (`--acknowledge-failure`):
     /// it is acknowledged and never reported again.
-    pub acknowledge_failure: bool,
+    pub(crate) acknowledge_failure: bool,
     /// `roller rollback`: turn the plan around before anything else, as
     /// a failure on the new agents would (an operator's order).
-    pub rollback_ordered: bool,
+    pub(crate) rollback_ordered: bool,
     /// Shared with the plan API (`--listen`): the runner keeps its
     /// snapshot current, drains its operations at each tick with the
     /// queued files, and reports step durations to it.
-    pub live: Option<Arc<Live>>,
+    pub(crate) live: Option<Arc<Live>>,
 }

@@ -56,7 +56,7 @@ enum Advanced {
 
 mod on_failure;
 
-pub struct Runner<'a, P> {
+pub(crate) struct Runner<'a, P> {
     ports: P,
     env: &'a Environment,
     options: RunOptions,
@@ -69,7 +69,7 @@ pub struct Runner<'a, P> {
 }
 
 impl<'a, P: Ports> Runner<'a, P> {
-    pub fn new(
+    pub(crate) fn new(
         ports: P,
         env: &'a Environment,
         options: RunOptions,
@@ -98,13 +98,14 @@ impl<'a, P: Ports> Runner<'a, P> {
     }
 
     /// Runs until the plan is complete, paused, held or stopped.
-    pub async fn run(self) -> Result<(Outcome, Checkpoint), RollError> {
+    #[cfg(test)]
+    pub(crate) async fn run(self) -> Result<(Outcome, Checkpoint), RollError> {
         let (outcome, checkpoint, _) = self.run_keeping_store().await?;
         Ok((outcome, checkpoint))
     }
 
     /// `run`, handing back the store (to archive a completed checkpoint).
-    pub async fn run_keeping_store(mut self) -> Result<Ended, RollError> {
+    pub(crate) async fn run_keeping_store(mut self) -> Result<Ended, RollError> {
         self.take_operations().await?;
         if self.options.rollback_ordered {
             self.rollback_ordered().await?;
@@ -477,7 +478,7 @@ impl<'a, P: Ports> Runner<'a, P> {
     /// One tick of the step `kind` (on its group) outside the loop, with
     /// a tick context of its own: what `roller abandon` runs its finish
     /// steps with.
-    pub async fn tick_alone(&mut self, kind: &GroupStep) -> Result<Tick, RollError> {
+    pub(crate) async fn tick_alone(&mut self, kind: &GroupStep) -> Result<Tick, RollError> {
         let mut tick = TickContext::new(self.ports);
         self.tick(None, kind, &mut tick).await
     }
@@ -485,14 +486,17 @@ impl<'a, P: Ports> Runner<'a, P> {
     /// Every surge of the group `group` not finished set back to its
     /// app's instance count before it (`roller abandon`): what was set
     /// back, and what could not be.
-    pub async fn undo_surges(&mut self, group: GroupIndex) -> Result<steps::Undone, RollError> {
+    pub(crate) async fn undo_surges(
+        &mut self,
+        group: GroupIndex,
+    ) -> Result<steps::Undone, RollError> {
         let mut tick = TickContext::new(self.ports);
         Ok(self.context(&mut tick, None, group).undo_surges().await?)
     }
 
     /// `<asg>: ` before what is said of the group `group` in a roll of
     /// several groups; nothing for one.
-    pub fn group_label(&self, group: GroupIndex) -> String {
+    pub(crate) fn group_label(&self, group: GroupIndex) -> String {
         let checkpoint = &self.journal.checkpoint;
         if checkpoint.groups.len() > 1 {
             format!("{}: ", checkpoint.group(group).asg)
@@ -503,11 +507,11 @@ impl<'a, P: Ports> Runner<'a, P> {
 
     /// Resolves the roll's page, a paused one's included (`roller
     /// abandon`); the event it logged, if there was a page.
-    pub async fn resolve_page(&mut self) -> Result<Option<String>, RollError> {
+    pub(crate) async fn resolve_page(&mut self) -> Result<Option<String>, RollError> {
         Ok(paging::resolve_page_of_abandoned(&mut self.journal, self.ports.pager()).await?)
     }
 
-    pub fn into_checkpoint(self) -> Checkpoint {
+    pub(crate) fn into_checkpoint(self) -> Checkpoint {
         self.journal.checkpoint
     }
 }

@@ -35,30 +35,30 @@ use crate::roll::record::kinds::{GroupIndex, GroupStep};
 /// resumed run starts without it and asks again where a call is
 /// idempotent.
 #[derive(Debug, Default)]
-pub struct Memory {
+pub(crate) struct Memory {
     /// Tasks this process asked Marathon to kill (a task being killed is
     /// not counted on again while Marathon still lists it).
-    pub killed: HashSet<String>,
+    pub(crate) killed: HashSet<String>,
     /// Instances whose machine this process put in a maintenance window
     /// (asked once per process: the call is idempotent, a resume asks
     /// again).
-    pub scheduled: HashSet<String>,
+    pub(crate) scheduled: HashSet<String>,
     /// Instances whose termination this process has sent again (a call
     /// failing tick after tick is logged once, not once per tick).
-    pub resent: HashSet<String>,
+    pub(crate) resent: HashSet<String>,
     /// Marathon's clock, as late as its reports so far prove it.
-    pub marathon_clock: MarathonClock,
+    pub(crate) marathon_clock: MarathonClock,
 }
 
 /// Everything a step's tick may use (see the module's doc).
-pub struct StepContext<'r, 'o, P> {
-    pub ports: P,
-    pub env: &'r Environment,
-    pub options: &'r RunOptions,
-    pub clock: &'r RollClock,
+pub(crate) struct StepContext<'r, 'o, P> {
+    pub(crate) ports: P,
+    pub(crate) env: &'r Environment,
+    pub(crate) options: &'r RunOptions,
+    pub(crate) clock: &'r RollClock,
     /// What this tick has read of the world.
-    pub tick: &'r mut TickContext<P>,
-    pub memory: &'r mut Memory,
+    pub(crate) tick: &'r mut TickContext<P>,
+    pub(crate) memory: &'r mut Memory,
     /// The step being ticked (`None`: a step run outside the plan, by
     /// `roller abandon`).
     at: Option<StepIndex>,
@@ -69,19 +69,19 @@ pub struct StepContext<'r, 'o, P> {
 }
 
 /// What the runner lends a step besides its place and the journal.
-pub struct Lent<'r, P> {
-    pub ports: P,
-    pub env: &'r Environment,
-    pub options: &'r RunOptions,
-    pub clock: &'r RollClock,
-    pub tick: &'r mut TickContext<P>,
-    pub memory: &'r mut Memory,
-    pub stop: &'r mut watch::Receiver<bool>,
+pub(crate) struct Lent<'r, P> {
+    pub(crate) ports: P,
+    pub(crate) env: &'r Environment,
+    pub(crate) options: &'r RunOptions,
+    pub(crate) clock: &'r RollClock,
+    pub(crate) tick: &'r mut TickContext<P>,
+    pub(crate) memory: &'r mut Memory,
+    pub(crate) stop: &'r mut watch::Receiver<bool>,
 }
 
 impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
     /// The context of the step at `at`, acting on `group`.
-    pub fn new(
+    pub(crate) fn new(
         lent: Lent<'r, P>,
         journal: &'r mut Journal<'o>,
         at: Option<StepIndex>,
@@ -102,67 +102,64 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
     }
 
     /// Which of the roll's groups this step acts on.
-    pub fn group_index(&self) -> GroupIndex {
+    pub(crate) fn group_index(&self) -> GroupIndex {
         self.group
     }
 
     /// The group this step acts on, as the roll keeps it.
-    pub fn group(&self) -> &GroupRoll {
+    pub(crate) fn group(&self) -> &GroupRoll {
         self.journal.checkpoint.group(self.group)
     }
 
     /// The group's record, to change before an intent is written (what
     /// the roll changes on the group is recorded first).
-    pub fn group_mut(&mut self) -> &mut GroupRoll {
+    pub(crate) fn group_mut(&mut self) -> &mut GroupRoll {
         self.journal.checkpoint.group_mut(self.group)
     }
 
     /// The roll-wide record, read-only: the settings fixed for the roll,
     /// the plan, the progress.
-    pub fn roll(&self) -> RollView<'_> {
+    pub(crate) fn roll(&self) -> RollView<'_> {
         self.journal.checkpoint.view()
-    }
-
-    /// Both at once: the roll-wide record to read and the group's to
-    /// change.
-    pub fn records(&mut self) -> (RollView<'_>, &mut GroupRoll) {
-        self.journal.checkpoint.split(self.group)
     }
 
     /// Records the intent of a side effect in the checkpoint and writes
     /// it, before the effect is sent.
-    pub async fn intend(&mut self, message: impl Into<String>) -> Result<(), CheckpointError> {
+    pub(crate) async fn intend(
+        &mut self,
+        message: impl Into<String>,
+    ) -> Result<(), CheckpointError> {
         self.journal.intend(message).await
     }
 
     /// Records the intent of one more side effect under an intent already
     /// written (the record it acts on was saved with that one); written
     /// with the next save.
-    pub fn note_intent(&mut self, message: impl Into<String>) {
+    pub(crate) fn note_intent(&mut self, message: impl Into<String>) {
         self.journal.note_intent(message);
     }
 
     /// Records what a side effect came to (or a change of the group's
     /// bookkeeping), written with the next save.
-    pub fn record(&mut self, kind: EventKind, message: impl Into<String>) {
+    pub(crate) fn record(&mut self, kind: EventKind, message: impl Into<String>) {
         self.journal.log(kind, message);
     }
 
     /// Writes the checkpoint if it changed.
-    pub async fn save(&mut self) -> Result<(), CheckpointError> {
+    pub(crate) async fn save(&mut self) -> Result<(), CheckpointError> {
         self.journal.save().await
     }
 
     /// Adds `step` to the plan's phase `phase` (the drain's next wave):
     /// the runner dispatches it from the next tick on, on the group its
     /// kind names.
-    pub fn append_step(&mut self, phase: usize, step: Step<GroupStep>) {
+    pub(crate) fn append_step(&mut self, phase: usize, step: Step<GroupStep>) {
         self.journal.checkpoint.plan.phases[phase].steps.push(step);
     }
 
     /// Renames the step being ticked (a drain wave, once planned, says
     /// what it moves).
-    pub fn name_step(&mut self, name: String) {
+    pub(crate) fn name_step(&mut self, name: String) {
         if let Some(at) = self.at {
             self.journal.checkpoint.plan.step_mut(at).name = name;
         }
@@ -170,7 +167,7 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
 
     /// Keeps `line` as this group's part of the roll's summary (one line
     /// per group, named when there are several; a rerun replaces it).
-    pub fn summarize(&mut self, line: &str) {
+    pub(crate) fn summarize(&mut self, line: &str) {
         let checkpoint = &mut self.journal.checkpoint;
         if checkpoint.groups.len() == 1 {
             checkpoint.summary = Some(line.to_string());
@@ -191,24 +188,26 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
 
     /// The id of this group's phase or fixed-word step `bare` (`drain`,
     /// `wave-1`): `<asg>:drain` in a plan of several groups.
-    pub fn id_of(&self, bare: &str) -> String {
+    pub(crate) fn id_of(&self, bare: &str) -> String {
         let checkpoint = &self.journal.checkpoint;
         group_phase_id(&self.group().asg, bare, checkpoint.groups.len())
     }
 
     /// Where this group's phase `bare` (`drain`) sits in the plan.
-    pub fn phase_of(&self, bare: &str) -> Option<usize> {
+    pub(crate) fn phase_of(&self, bare: &str) -> Option<usize> {
         self.journal.checkpoint.phase_of(self.group, bare)
     }
 
     /// The progress of this group's step `bare` (`wait-registered`), if
     /// it has begun.
-    pub fn progress_of(&self, bare: &str) -> Option<&StepProgress> {
+    pub(crate) fn progress_of(&self, bare: &str) -> Option<&StepProgress> {
         self.journal.checkpoint.progress.get(&self.id_of(bare))
     }
 
     /// The group as this tick sees it.
-    pub async fn observed_group(&mut self) -> Result<std::sync::Arc<AutoScalingGroup>, RollError> {
+    pub(crate) async fn observed_group(
+        &mut self,
+    ) -> Result<std::sync::Arc<AutoScalingGroup>, RollError> {
         let asg = self.group().asg.clone();
         self.tick.group(&asg).await
     }
@@ -216,14 +215,14 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
     /// Nobody else changed the group since the roll last did
     /// (`TickContext::check_no_other_writer`): checked before every write
     /// to the group's capacity.
-    pub async fn check_no_other_writer(&mut self) -> Result<(), RollError> {
+    pub(crate) async fn check_no_other_writer(&mut self) -> Result<(), RollError> {
         let group = self.journal.checkpoint.group(self.group);
         self.tick.check_no_other_writer(group).await
     }
 
     /// Old agents of `az` of this group being terminated
     /// (`TickContext::terminating_in`).
-    pub fn terminating_in(&mut self, az: &str) -> usize {
+    pub(crate) fn terminating_in(&mut self, az: &str) -> usize {
         let checkpoint = &self.journal.checkpoint;
         self.tick.terminating_in(
             az,
@@ -235,17 +234,12 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
 
     /// Whether a stop signal has arrived (a step about to send a
     /// termination stops first instead).
-    pub fn stopped(&self) -> bool {
+    pub(crate) fn stopped(&self) -> bool {
         *self.stop.borrow()
     }
 
-    /// Sleeps one poll interval, or less if a stop signal comes first.
-    pub async fn sleep_poll(&mut self) {
-        super::wait::sleep_poll(self.clock, self.stop, self.env.poll_interval).await;
-    }
-
     /// The checkpoint's record of an instance a step of the plan names.
-    pub fn rolled(&self, instance: &str) -> Result<RolledInstance, RollError> {
+    pub(crate) fn rolled(&self, instance: &str) -> Result<RolledInstance, RollError> {
         self.group()
             .instances
             .iter()
@@ -260,7 +254,7 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
     }
 
     /// The floor every app is kept at, fixed for the roll.
-    pub fn floor(&self) -> safety::Floor {
+    pub(crate) fn floor(&self) -> safety::Floor {
         if self.roll().honor_min_health {
             safety::Floor::MinHealth
         } else {
@@ -271,7 +265,7 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
     /// What apps are kept at, judged as of `seen`: the roll's floor, and
     /// a task of an app without health checks up once it has run
     /// `settle_time` by Marathon's clock (at the latest `seen` proves).
-    pub fn rules(&mut self, seen: &Observation) -> Rules {
+    pub(crate) fn rules(&mut self, seen: &Observation) -> Rules {
         let now = self.clock.now();
         self.memory.marathon_clock.saw(&seen.apps, now);
         Rules {
@@ -284,7 +278,7 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
     }
 
     /// The agent ids of every instance of this group being replaced.
-    pub fn old_agents(&self) -> HashSet<String> {
+    pub(crate) fn old_agents(&self) -> HashSet<String> {
         self.group()
             .instances
             .iter()
@@ -294,7 +288,7 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
     }
 
     /// Apps the operator allowed to be unhealthy.
-    pub fn allowed_unhealthy(&self) -> &[String] {
+    pub(crate) fn allowed_unhealthy(&self) -> &[String] {
         &self.journal.checkpoint.allow_unhealthy
     }
 }

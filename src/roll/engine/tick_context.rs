@@ -27,7 +27,7 @@ use crate::roll::ports::mesos::{Agent, MaintenanceStatus, MesosMaster};
 use crate::roll::record::checkpoint::GroupRoll;
 use crate::roll::record::kinds::{GroupIndex, RollPlan, StepKind};
 
-pub struct TickContext<P> {
+pub(crate) struct TickContext<P> {
     ports: P,
     agents: Option<Arc<Vec<Agent>>>,
     observation: Option<Arc<Observation>>,
@@ -45,7 +45,7 @@ pub struct TickContext<P> {
 }
 
 impl<P: Ports> TickContext<P> {
-    pub fn new(ports: P) -> TickContext<P> {
+    pub(crate) fn new(ports: P) -> TickContext<P> {
         TickContext {
             ports,
             agents: None,
@@ -59,7 +59,7 @@ impl<P: Ports> TickContext<P> {
     }
 
     /// Every agent Mesos lists as registered, active or not.
-    pub async fn agents(&mut self) -> Result<Arc<Vec<Agent>>, RollError> {
+    pub(crate) async fn agents(&mut self) -> Result<Arc<Vec<Agent>>, RollError> {
         if let Some(agents) = &self.agents {
             return Ok(agents.clone());
         }
@@ -70,7 +70,7 @@ impl<P: Ports> TickContext<P> {
 
     /// Marathon and Mesos as this tick sees them: Marathon's apps are
     /// read first, then Mesos' agents (unless this tick has read them).
-    pub async fn observation(&mut self) -> Result<Arc<Observation>, RollError> {
+    pub(crate) async fn observation(&mut self) -> Result<Arc<Observation>, RollError> {
         if let Some(seen) = &self.observation {
             return Ok(seen.clone());
         }
@@ -83,7 +83,7 @@ impl<P: Ports> TickContext<P> {
 
     /// The group `asg` as this tick sees it (a termination this tick is
     /// not in it: `sent` and `check_no_other_writer` account for those).
-    pub async fn group(&mut self, asg: &str) -> Result<Arc<AutoScalingGroup>, RollError> {
+    pub(crate) async fn group(&mut self, asg: &str) -> Result<Arc<AutoScalingGroup>, RollError> {
         if let Some(group) = self.groups.get(asg) {
             return Ok(group.clone());
         }
@@ -93,7 +93,7 @@ impl<P: Ports> TickContext<P> {
     }
 
     /// Mesos' maintenance status as this tick sees it.
-    pub async fn maintenance(&mut self) -> Result<Arc<MaintenanceStatus>, RollError> {
+    pub(crate) async fn maintenance(&mut self) -> Result<Arc<MaintenanceStatus>, RollError> {
         if let Some(status) = &self.maintenance {
             return Ok(status.clone());
         }
@@ -103,7 +103,7 @@ impl<P: Ports> TickContext<P> {
     }
 
     /// Marathon's launch queue as this tick sees it.
-    pub async fn queue(&mut self) -> Result<Arc<Vec<QueuedLaunch>>, RollError> {
+    pub(crate) async fn queue(&mut self) -> Result<Arc<Vec<QueuedLaunch>>, RollError> {
         if let Some(queue) = &self.queue {
             return Ok(queue.clone());
         }
@@ -119,7 +119,10 @@ impl<P: Ports> TickContext<P> {
     /// termination sent since the look. The look is at most one tick old;
     /// the adapter reads the group again right before it terminates (the
     /// instance must still be in service, MinSize kept).
-    pub async fn check_no_other_writer(&mut self, record: &GroupRoll) -> Result<(), RollError> {
+    pub(crate) async fn check_no_other_writer(
+        &mut self,
+        record: &GroupRoll,
+    ) -> Result<(), RollError> {
         let group = self.group(&record.asg).await?;
         let landed = record
             .instances
@@ -132,12 +135,12 @@ impl<P: Ports> TickContext<P> {
     }
 
     /// Whether this tick sent `instance`'s termination.
-    pub fn sent(&self, instance: &str) -> bool {
+    pub(crate) fn sent(&self, instance: &str) -> bool {
         self.sent.contains(instance)
     }
 
     /// Counts a termination of the group `g` this tick sends, in `az`.
-    pub fn sending(&mut self, g: GroupIndex, instance: &str, az: &str) {
+    pub(crate) fn sending(&mut self, g: GroupIndex, instance: &str, az: &str) {
         if let Some(counts) = self.terminating.get_mut(&g) {
             *counts.entry(az.to_string()).or_default() += 1;
         }
@@ -149,7 +152,7 @@ impl<P: Ports> TickContext<P> {
     /// (Mesos has not dropped them yet), counted once per tick (a drain
     /// has a step per old agent) and kept up to date by this tick's
     /// terminations.
-    pub fn terminating_in(
+    pub(crate) fn terminating_in(
         &mut self,
         az: &str,
         g: GroupIndex,
@@ -180,15 +183,15 @@ impl<P: Ports> TickContext<P> {
     }
 }
 
-pub struct Observation {
+pub(crate) struct Observation {
     /// Marathon's apps, with the tasks on agents Mesos no longer has
     /// taken out (see `health::drop_tasks_on_lost_agents`).
-    pub apps: Vec<App>,
+    pub(crate) apps: Vec<App>,
     /// Every agent Mesos lists as registered, active or not.
-    pub agents: Arc<Vec<Agent>>,
+    pub(crate) agents: Arc<Vec<Agent>>,
     /// How many tasks Marathon lists on agents Mesos no longer has active
     /// (taken out of `apps`).
-    pub lost: usize,
+    pub(crate) lost: usize,
     /// Tasks Marathon lists per agent id, before any is taken out: an
     /// agent is empty only once Marathon lists nothing on it.
     tasks_by_agent: HashMap<String, usize>,
@@ -197,7 +200,7 @@ pub struct Observation {
 }
 
 impl Observation {
-    pub fn new(mut apps: Vec<App>, agents: Arc<Vec<Agent>>) -> Observation {
+    pub(crate) fn new(mut apps: Vec<App>, agents: Arc<Vec<Agent>>) -> Observation {
         let mut tasks_by_agent: HashMap<String, usize> = HashMap::new();
         for task in apps.iter().flat_map(|a| &a.tasks) {
             if let Some(agent) = &task.agent_id {
@@ -225,20 +228,20 @@ impl Observation {
     }
 
     /// Tasks Marathon lists on `agent` (being killed included).
-    pub fn tasks_on(&self, agent: &str) -> usize {
+    pub(crate) fn tasks_on(&self, agent: &str) -> usize {
         self.tasks_by_agent.get(agent).copied().unwrap_or(0)
     }
 
-    pub fn agent(&self, id: &str) -> Option<&Agent> {
+    pub(crate) fn agent(&self, id: &str) -> Option<&Agent> {
         self.agent_at.get(id).map(|&n| &self.agents[n])
     }
 
-    pub fn is_active(&self, id: &str) -> bool {
+    pub(crate) fn is_active(&self, id: &str) -> bool {
         self.agent(id).is_some_and(|a| a.active)
     }
 
     /// Ids of every task Marathon lists.
-    pub fn task_ids(&self) -> HashSet<&str> {
+    pub(crate) fn task_ids(&self) -> HashSet<&str> {
         self.apps
             .iter()
             .flat_map(|a| &a.tasks)
@@ -249,7 +252,7 @@ impl Observation {
     /// Why `agent` is not empty yet, or `None` when nothing runs on it:
     /// no task of Marathon's, and no resource in use as Mesos sees it
     /// (another framework's task, which Marathon cannot show).
-    pub fn busy(&self, agent: &str) -> Option<String> {
+    pub(crate) fn busy(&self, agent: &str) -> Option<String> {
         let tasks = self.tasks_on(agent);
         if tasks > 0 {
             return Some(format!("{tasks} Marathon task(s) still on agent {agent}"));
@@ -269,7 +272,7 @@ impl Observation {
 /// `--raise-max` set it, the processes suspended before the roll and by
 /// it. Any difference is another writer's change, all of them said at
 /// once: the roll stops and pages, and never changes anything back.
-pub fn other_writer(
+pub(crate) fn other_writer(
     checkpoint: &GroupRoll,
     group: &AutoScalingGroup,
     expected: u32,

@@ -17,7 +17,7 @@ use crate::roll::record::kinds::WaitKind;
 /// and what it waits for now) (since when, if the
 /// wait is new) in its message and progress; `Some(reason)` once its
 /// deadline has passed, the reason as the pause and the page say it.
-pub fn record_wait(
+pub(crate) fn record_wait(
     checkpoint: &mut Checkpoint,
     at: StepIndex,
     id: &str,
@@ -55,7 +55,11 @@ pub fn record_wait(
 }
 
 /// Sleeps `poll` of cluster time, or less if a stop signal comes first.
-pub async fn sleep_poll(clock: &RollClock, stop: &mut watch::Receiver<bool>, poll: Duration) {
+pub(crate) async fn sleep_poll(
+    clock: &RollClock,
+    stop: &mut watch::Receiver<bool>,
+    poll: Duration,
+) {
     let sleep = clock.sleep(poll);
     tokio::pin!(sleep);
     loop {

@@ -10,7 +10,7 @@ use std::net::IpAddr;
 use std::str::FromStr;
 use std::time::SystemTime;
 
-pub use super::auto_scaling_error::AutoScalingError;
+pub(crate) use super::auto_scaling_error::AutoScalingError;
 
 /// What the roll reads of, and does to, one Auto Scaling group and its EC2
 /// instances. Every write names the group, and every write is safe to run
@@ -118,11 +118,11 @@ pub trait AutoScaling {
 /// One Auto Scaling group, as DescribeAutoScalingGroups reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AutoScalingGroup {
-    pub name: String,
+    pub(crate) name: String,
     pub min_size: u32,
     pub max_size: u32,
     pub desired_capacity: u32,
-    pub availability_zones: Vec<String>,
+    pub(crate) availability_zones: Vec<String>,
     pub instances: Vec<GroupInstance>,
     pub suspended_processes: Vec<ScalingProcess>,
     pub tags: Vec<GroupTag>,
@@ -138,7 +138,7 @@ impl AutoScalingGroup {
 
     /// Whether the group still has instance `id` and it is not on its way
     /// out (terminating, lifecycle hook waits included).
-    pub fn still_has(&self, id: &str) -> bool {
+    pub(crate) fn still_has(&self, id: &str) -> bool {
         self.instance(id)
             .is_some_and(|i| !i.lifecycle_state.is_leaving())
     }
@@ -155,14 +155,14 @@ impl AutoScalingGroup {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroupInstance {
     pub id: String,
-    pub availability_zone: String,
+    pub(crate) availability_zone: String,
     pub lifecycle_state: LifecycleState,
     /// "Healthy" or "Unhealthy" in AWS's words.
-    pub health_status: String,
+    pub(crate) health_status: String,
     /// What this instance was launched from: an instance launched from an
     /// older template version than the group's is one to replace.
-    pub launch_source: Option<LaunchSource>,
-    pub protected_from_scale_in: bool,
+    pub(crate) launch_source: Option<LaunchSource>,
+    pub(crate) protected_from_scale_in: bool,
 }
 
 /// Where an instance's configuration comes from.
@@ -195,7 +195,7 @@ pub enum LifecycleState {
 }
 
 impl LifecycleState {
-    pub fn parse(state: &str) -> LifecycleState {
+    pub(crate) fn parse(state: &str) -> LifecycleState {
         match state {
             "Pending" => LifecycleState::Pending,
             "InService" => LifecycleState::InService,
@@ -255,7 +255,7 @@ impl ScalingProcess {
         }
     }
 
-    pub fn parse(name: &str) -> ScalingProcess {
+    pub(crate) fn parse(name: &str) -> ScalingProcess {
         match name {
             "Launch" => ScalingProcess::Launch,
             "Terminate" => ScalingProcess::Terminate,
@@ -314,19 +314,19 @@ impl std::fmt::Display for Termination {
 /// One scaling activity (a launch, a termination, a failure to launch).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScalingActivity {
-    pub id: String,
+    pub(crate) id: String,
     /// AWS's status code: `Successful`, `InProgress`, `Failed`, `Cancelled`, …
-    pub status: String,
-    pub description: String,
-    pub cause: String,
+    pub(crate) status: String,
+    pub(crate) description: String,
+    pub(crate) cause: String,
     /// Why it failed, when it did.
-    pub status_message: Option<String>,
-    pub start_time: Option<SystemTime>,
-    pub end_time: Option<SystemTime>,
+    pub(crate) status_message: Option<String>,
+    pub(crate) start_time: Option<SystemTime>,
+    pub(crate) end_time: Option<SystemTime>,
 }
 
 impl ScalingActivity {
-    pub fn is_failed(&self) -> bool {
+    pub(crate) fn is_failed(&self) -> bool {
         self.status == "Failed"
     }
 }
@@ -334,18 +334,18 @@ impl ScalingActivity {
 /// One instance as EC2 sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ec2Instance {
-    pub id: String,
-    pub private_ip: Option<IpAddr>,
-    pub private_dns_name: Option<String>,
+    pub(crate) id: String,
+    pub(crate) private_ip: Option<IpAddr>,
+    pub(crate) private_dns_name: Option<String>,
     /// `pending`, `running`, `shutting-down`, `terminated`, `stopping`, `stopped`.
-    pub state: String,
-    pub launch_time: Option<SystemTime>,
-    pub availability_zone: Option<String>,
+    pub(crate) state: String,
+    pub(crate) launch_time: Option<SystemTime>,
+    pub(crate) availability_zone: Option<String>,
 }
 
 /// How an EC2 instance is recognised among the Mesos agents.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum AgentMatch {
+pub(crate) enum AgentMatch {
     /// The agent's IP (from its pid `slave(1)@IP:5051`) is the instance's
     /// private IP. The default: it holds whatever the agent's hostname is.
     #[default]
@@ -358,7 +358,7 @@ pub enum AgentMatch {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("unknown agent match '{0}': expected ip, dns or attribute:NAME")]
-pub struct AgentMatchParseError(String);
+pub(crate) struct AgentMatchParseError(String);
 
 impl FromStr for AgentMatch {
     type Err = AgentMatchParseError;
@@ -390,33 +390,33 @@ impl fmt::Display for AgentMatch {
 /// A Mesos agent, only as far as matching needs it. The Mesos port has its
 /// own richer type; the roll builds this one from it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AgentIdentity {
-    pub id: String,
-    pub hostname: String,
-    pub ip: Option<IpAddr>,
+pub(crate) struct AgentIdentity {
+    pub(crate) id: String,
+    pub(crate) hostname: String,
+    pub(crate) ip: Option<IpAddr>,
     /// Attributes as text (Mesos SCALAR attributes in their decimal form).
-    pub attributes: BTreeMap<String, String>,
+    pub(crate) attributes: BTreeMap<String, String>,
 }
 
 /// Instances and agents paired up, and what found no partner.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AgentMatches {
+pub(crate) struct AgentMatches {
     /// (instance id, agent id)
-    pub matched: Vec<(String, String)>,
+    pub(crate) matched: Vec<(String, String)>,
     /// Instances with no agent: still booting, or their agent never came.
-    pub unmatched_instances: Vec<String>,
+    pub(crate) unmatched_instances: Vec<String>,
     /// Agents with no instance: outside this group, or an instance gone
     /// while its agent is still registered.
-    pub unmatched_agents: Vec<String>,
+    pub(crate) unmatched_agents: Vec<String>,
     /// Keys that more than one agent claims (e.g. an IP reused by a new
     /// instance while the old agent is still registered): never guessed,
     /// every agent claiming it stays unmatched, and its instance too.
-    pub ambiguous: Vec<String>,
+    pub(crate) ambiguous: Vec<String>,
 }
 
 /// Pairs instances with agents by `how`. Pure: no I/O, same input, same
 /// output (in the order of `instances`, then of `agents`).
-pub fn match_agents(
+pub(crate) fn match_agents(
     how: &AgentMatch,
     instances: &[Ec2Instance],
     agents: &[AgentIdentity],

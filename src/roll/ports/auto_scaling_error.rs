@@ -85,7 +85,7 @@ pub enum AutoScalingError {
 
 impl AutoScalingError {
     /// A short name that never changes, for logs, checkpoints and tests.
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             AutoScalingError::GroupNotFound { .. } => "group_not_found",
             AutoScalingError::Refused { .. } => "refused",
@@ -104,7 +104,7 @@ impl AutoScalingError {
 
     /// Worth trying again later (the SDK has already retried within its
     /// bounded attempts); says nothing about whether a write happened.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         matches!(
             self,
             AutoScalingError::Throttled { .. }

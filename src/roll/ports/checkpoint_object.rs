@@ -12,18 +12,18 @@
 use std::future::Future;
 use std::pin::Pin;
 
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The object's bytes and the version they are.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Versioned {
-    pub body: Vec<u8>,
-    pub etag: String,
+pub(crate) struct Versioned {
+    pub(crate) body: Vec<u8>,
+    pub(crate) etag: String,
 }
 
 /// What a write is conditioned on.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Condition {
+pub(crate) enum Condition {
     /// The object must not exist (`If-None-Match: *`).
     Absent,
     /// The object must still be this version (`If-Match: <ETag>`).
@@ -31,7 +31,7 @@ pub enum Condition {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ObjectError {
+pub(crate) enum ObjectError {
     /// The condition did not hold (HTTP 412): someone else wrote, created
     /// or removed the object.
     #[error(
@@ -44,7 +44,7 @@ pub enum ObjectError {
     Failed(String),
 }
 
-pub trait CheckpointObject: Send + Sync {
+pub(crate) trait CheckpointObject: Send + Sync {
     /// Where it is, as a user types it: `s3://bucket/key`.
     fn location(&self) -> String;
     /// A sibling object's location (same bucket and folder), `name` being

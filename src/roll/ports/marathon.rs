@@ -11,57 +11,57 @@ use std::time::{Duration, SystemTime};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct App {
     /// Absolute path id, e.g. `/a/b`.
-    pub id: String,
+    pub(crate) id: String,
     /// The target instance count; 0 means the app is suspended.
-    pub instances: u32,
-    pub tasks_staged: u32,
-    pub tasks_running: u32,
+    pub(crate) instances: u32,
+    pub(crate) tasks_staged: u32,
+    pub(crate) tasks_running: u32,
     /// Always 0 for an app without health checks: Marathon counts a task
     /// healthy only when it has health results and all are alive.
-    pub tasks_healthy: u32,
-    pub tasks_unhealthy: u32,
+    pub(crate) tasks_healthy: u32,
+    pub(crate) tasks_unhealthy: u32,
     /// How many health checks the app defines; 0 changes what "healthy"
     /// means for it (running counts instead).
-    pub health_checks: usize,
+    pub(crate) health_checks: usize,
     /// The longest `intervalSeconds` of its health checks, if it has any.
-    pub health_check_interval: Option<Duration>,
+    pub(crate) health_check_interval: Option<Duration>,
     /// Ids of the deployments that touch the app right now; an app with
     /// one is locked (changes answer 409) and not settled.
-    pub deployments: Vec<String>,
+    pub(crate) deployments: Vec<String>,
     pub tasks: Vec<Task>,
     /// How soon Marathon replaces the tasks of an agent that stops
     /// answering; decides how long a terminated agent's tasks stay counted.
-    pub unreachable_strategy: UnreachableStrategy,
+    pub(crate) unreachable_strategy: UnreachableStrategy,
     /// `upgradeStrategy.minimumHealthCapacity` (0..=1); `None` when
     /// Marathon left it out (its default is 1). With `--honor-min-health`
     /// the roll keeps ceil(instances x this) healthy.
-    pub min_health_capacity: Option<f64>,
+    pub(crate) min_health_capacity: Option<f64>,
     /// The app's latest failed task (`lastTaskFailure`), when Marathon
     /// keeps one: a failed task leaves the task list, this stays.
-    pub last_task_failure: Option<TaskFailure>,
+    pub(crate) last_task_failure: Option<TaskFailure>,
     /// `acceptedResourceRoles`: the roles whose resources its tasks may
     /// use (`*`: unreserved ones; DC/OS public agents offer
     /// `slave_public`). `None` when the app leaves it to Marathon's
     /// `--default_accepted_resource_roles`, which DC/OS sets to `*`.
-    pub accepted_resource_roles: Option<Vec<String>>,
+    pub(crate) accepted_resource_roles: Option<Vec<String>>,
 }
 
 /// A task that ended badly, as Marathon's `lastTaskFailure` says it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TaskFailure {
-    pub task_id: String,
+pub(crate) struct TaskFailure {
+    pub(crate) task_id: String,
     /// The Mesos agent (`slaveId`) it ran on, when reported.
-    pub agent_id: Option<String>,
-    pub host: Option<String>,
+    pub(crate) agent_id: Option<String>,
+    pub(crate) host: Option<String>,
     /// `TASK_FAILED`, `TASK_KILLED`, …
-    pub state: String,
-    pub message: String,
+    pub(crate) state: String,
+    pub(crate) message: String,
     /// When it ended; `None` when Marathon's timestamp did not parse.
-    pub at: Option<SystemTime>,
+    pub(crate) at: Option<SystemTime>,
 }
 
 impl App {
-    pub fn has_health_checks(&self) -> bool {
+    pub(crate) fn has_health_checks(&self) -> bool {
         self.health_checks > 0
     }
 }
@@ -69,7 +69,7 @@ impl App {
 /// Marathon's `unreachableStrategy` (≥ 1.4): an object, or the string
 /// `"disabled"`; absent in older versions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum UnreachableStrategy {
+pub(crate) enum UnreachableStrategy {
     /// Not reported (Marathon < 1.4).
     #[default]
     Unknown,
@@ -86,27 +86,27 @@ pub enum UnreachableStrategy {
 /// One task of an app.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Task {
-    pub id: String,
+    pub(crate) id: String,
     /// The Mesos agent (`slaveId`) it runs on; absent in Marathon < 0.8
     /// responses.
-    pub agent_id: Option<String>,
-    pub host: Option<String>,
+    pub(crate) agent_id: Option<String>,
+    pub(crate) host: Option<String>,
     /// The Mesos task state (`TASK_RUNNING`, `TASK_STAGING`, …); absent
     /// before Marathon 1.2, where a set `startedAt` is the only sign of
     /// a running task.
-    pub state: Option<String>,
+    pub(crate) state: Option<String>,
     /// Whether `startedAt` is set (it is null while the task is staged).
-    pub started: bool,
+    pub(crate) started: bool,
     /// `startedAt`, when set and readable: how long the task has run.
-    pub started_at: Option<SystemTime>,
+    pub(crate) started_at: Option<SystemTime>,
     /// One entry per health check; each says whether it currently passes.
-    pub health_results: Vec<HealthResult>,
+    pub(crate) health_results: Vec<HealthResult>,
 }
 
 impl Task {
     /// Running, as far as the response tells: `TASK_RUNNING`, or, when the
     /// state is not reported, started.
-    pub fn is_running(&self) -> bool {
+    pub(crate) fn is_running(&self) -> bool {
         match &self.state {
             Some(state) => state == "TASK_RUNNING",
             None => self.started,
@@ -115,44 +115,44 @@ impl Task {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HealthResult {
-    pub alive: bool,
-    pub consecutive_failures: u32,
+pub(crate) struct HealthResult {
+    pub(crate) alive: bool,
+    pub(crate) consecutive_failures: u32,
     /// When the check last passed (`lastSuccess`), if it has.
-    pub last_success: Option<SystemTime>,
+    pub(crate) last_success: Option<SystemTime>,
     /// When the check last failed (`lastFailure`), if it has.
-    pub last_failure: Option<SystemTime>,
+    pub(crate) last_failure: Option<SystemTime>,
     /// Why it last failed (`lastFailureCause`), if Marathon says.
-    pub last_failure_cause: Option<String>,
+    pub(crate) last_failure_cause: Option<String>,
 }
 
 /// A deployment in progress. It is finished when its id is no longer
 /// listed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Deployment {
-    pub id: String,
-    pub affected_apps: Vec<String>,
+    pub(crate) id: String,
+    pub(crate) affected_apps: Vec<String>,
     /// 1-based; `current_step` of `total_steps`.
-    pub current_step: u32,
-    pub total_steps: u32,
+    pub(crate) current_step: u32,
+    pub(crate) total_steps: u32,
 }
 
 /// An app in Marathon's launch queue (`GET /v2/queue`): instances it
 /// still has to launch, held back by a launch delay while its tasks keep
 /// failing (Marathon's backoff).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct QueuedLaunch {
-    pub app: String,
+pub(crate) struct QueuedLaunch {
+    pub(crate) app: String,
     /// Instances left to launch.
-    pub count: u32,
+    pub(crate) count: u32,
     /// How long the launch delay still holds them back; zero when it is
     /// over (`overdue`) or there is none.
-    pub delay_left: Duration,
+    pub(crate) delay_left: Duration,
 }
 
 /// What `POST /v2/tasks/delete` did.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum KillOutcome {
+pub(crate) enum KillOutcome {
     /// `scale=false`: the tasks Marathon is killing; it relaunches them
     /// where it can place them.
     Killed(Vec<String>),
@@ -162,7 +162,7 @@ pub enum KillOutcome {
 
 /// What the roll needs from Marathon. Reads are retried on transient
 /// failures; writes only when the failure proves Marathon did not act.
-pub trait Marathon {
+pub(crate) trait Marathon {
     /// Every app, with its tasks, counts and deployments.
     fn apps(&self) -> impl Future<Output = Result<Vec<App>, MarathonError>> + Send;
 
@@ -190,6 +190,7 @@ pub trait Marathon {
 
     /// Waits until deployment `id` is no longer listed, for at most
     /// `timeout` (then `MarathonError::DeploymentTimeout`).
+    #[cfg(test)]
     fn follow_deployment(
         &self,
         id: &str,
@@ -279,7 +280,7 @@ pub enum MarathonError {
 
 impl MarathonError {
     /// A stable short name, for logs, checkpoints and tests.
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             MarathonError::Unavailable { .. } => "unavailable",
             MarathonError::OutcomeUnknown { .. } => "outcome_unknown",

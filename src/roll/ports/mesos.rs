@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 /// What the roll asks of the Mesos master. Every call goes to the leading
 /// master; the implementation finds it and follows it when it changes.
-pub trait MesosMaster {
+pub(crate) trait MesosMaster {
     /// The agents the master knows, registered and recovered.
     fn agents(&self) -> impl Future<Output = Result<Agents, MesosError>> + Send;
 
@@ -59,6 +59,7 @@ pub trait MesosMaster {
 
     /// Kills every task on the agent and keeps offers away from it
     /// (v1 `DRAIN_AGENT`, Mesos 1.9 and later).
+    #[cfg(test)]
     fn drain_agent(
         &self,
         agent: &AgentId,
@@ -66,6 +67,7 @@ pub trait MesosMaster {
     ) -> impl Future<Output = Result<(), MesosError>> + Send;
 
     /// Stops offers of the agent's resources (v1 `DEACTIVATE_AGENT`).
+    #[cfg(test)]
     fn deactivate_agent(
         &self,
         agent: &AgentId,
@@ -74,7 +76,7 @@ pub trait MesosMaster {
 
 /// A Mesos agent id, e.g. `20151002-000353-1695027628-5050-1177-S0`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct AgentId(pub String);
+pub(crate) struct AgentId(pub(crate) String);
 
 impl std::fmt::Display for AgentId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -84,48 +86,48 @@ impl std::fmt::Display for AgentId {
 
 /// The master's view of its agents.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Agents {
-    pub registered: Vec<Agent>,
+pub(crate) struct Agents {
+    pub(crate) registered: Vec<Agent>,
     /// Agents known from the registry after a master failover that have
     /// not re-registered yet: neither gone nor usable.
-    pub recovered: Vec<RecoveredAgent>,
+    pub(crate) recovered: Vec<RecoveredAgent>,
 }
 
 /// One registered agent.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Agent {
-    pub id: AgentId,
-    pub hostname: String,
-    pub port: Option<u16>,
+pub(crate) struct Agent {
+    pub(crate) id: AgentId,
+    pub(crate) hostname: String,
+    pub(crate) port: Option<u16>,
     /// From the agent's libprocess pid (`slave(1)@10.0.0.5:5051`): the
     /// address the agent announced, which is what maintenance machine ids
     /// and EC2 private IPs are matched against.
-    pub ip: Option<IpAddr>,
+    pub(crate) ip: Option<IpAddr>,
     /// False while the agent is disconnected or deactivated.
-    pub active: bool,
+    pub(crate) active: bool,
     /// Deactivated by an operator (Mesos 1.9 and later; false before).
-    pub deactivated: bool,
-    pub registered_at: Option<SystemTime>,
-    pub reregistered_at: Option<SystemTime>,
-    pub attributes: BTreeMap<String, AttributeValue>,
-    pub resources: Resources,
-    pub used_resources: Resources,
-    pub version: Option<String>,
+    pub(crate) deactivated: bool,
+    pub(crate) registered_at: Option<SystemTime>,
+    pub(crate) reregistered_at: Option<SystemTime>,
+    pub(crate) attributes: BTreeMap<String, AttributeValue>,
+    pub(crate) resources: Resources,
+    pub(crate) used_resources: Resources,
+    pub(crate) version: Option<String>,
     /// Set while the agent is draining or drained (Mesos 1.9 and later).
-    pub drain: Option<DrainState>,
+    pub(crate) drain: Option<DrainState>,
     /// Roles its resources are reserved to (DC/OS public agents:
     /// `slave_public`); empty for an agent offering only unreserved
     /// resources.
-    pub reserved_roles: BTreeSet<String>,
+    pub(crate) reserved_roles: BTreeSet<String>,
     /// Whether it offers resources of no role (`*`): false for an agent
     /// whose every resource is reserved, as a DC/OS public agent's are.
-    pub unreserved: bool,
+    pub(crate) unreserved: bool,
 }
 
 impl Agent {
     /// The agent as instances are matched against it
     /// (`auto_scaling::match_agents`), attributes as text.
-    pub fn identity(&self) -> super::auto_scaling::AgentIdentity {
+    pub(crate) fn identity(&self) -> super::auto_scaling::AgentIdentity {
         super::auto_scaling::AgentIdentity {
             id: self.id.0.clone(),
             hostname: self.hostname.clone(),
@@ -146,7 +148,8 @@ impl Agent {
 
     /// The maintenance machine id Mesos matches this agent with: the
     /// hostname and IP the agent announced, both of which must match.
-    pub fn machine_id(&self) -> MachineId {
+    #[cfg(test)]
+    pub(crate) fn machine_id(&self) -> MachineId {
         MachineId {
             hostname: Some(self.hostname.clone()),
             ip: self.ip.map(|ip| ip.to_string()),
@@ -156,32 +159,32 @@ impl Agent {
 
 /// An agent the master recovered from its registry but has not heard from.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecoveredAgent {
-    pub id: AgentId,
-    pub hostname: String,
-    pub port: Option<u16>,
+pub(crate) struct RecoveredAgent {
+    pub(crate) id: AgentId,
+    pub(crate) hostname: String,
+    pub(crate) port: Option<u16>,
 }
 
 /// An agent attribute (`--attributes`): Mesos renders SCALAR attributes as
 /// numbers and everything else (TEXT, RANGES, SET) as text.
 #[derive(Clone, Debug, PartialEq)]
-pub enum AttributeValue {
+pub(crate) enum AttributeValue {
     Text(String),
     Scalar(f64),
 }
 
 /// The scalar resources the roll reasons about; 0 when absent.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Resources {
-    pub cpus: f64,
+pub(crate) struct Resources {
+    pub(crate) cpus: f64,
     /// Megabytes.
-    pub mem: f64,
+    pub(crate) mem: f64,
     /// Megabytes.
-    pub disk: f64,
+    pub(crate) disk: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DrainState {
+pub(crate) enum DrainState {
     /// Tasks are being killed.
     Draining,
     /// Every task is gone; the agent stays deactivated.
@@ -195,13 +198,13 @@ pub enum DrainState {
 /// field is the empty string); hostnames compare case-insensitively.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MachineId {
-    pub hostname: Option<String>,
-    pub ip: Option<String>,
+    pub(crate) hostname: Option<String>,
+    pub(crate) ip: Option<String>,
 }
 
 impl MachineId {
     /// The same machine to Mesos.
-    pub fn same_machine(&self, other: &MachineId) -> bool {
+    pub(crate) fn same_machine(&self, other: &MachineId) -> bool {
         let hostname = |m: &MachineId| m.hostname.clone().unwrap_or_default();
         let ip = |m: &MachineId| m.ip.clone().unwrap_or_default();
         hostname(self).eq_ignore_ascii_case(&hostname(other)) && ip(self) == ip(other)
@@ -218,29 +221,29 @@ impl std::fmt::Display for MachineId {
 
 /// The maintenance schedule: a machine appears in at most one window.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MaintenanceSchedule {
-    pub windows: Vec<MaintenanceWindow>,
+pub(crate) struct MaintenanceSchedule {
+    pub(crate) windows: Vec<MaintenanceWindow>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MaintenanceWindow {
-    pub machines: Vec<MachineId>,
-    pub unavailability: Unavailability,
+    pub(crate) machines: Vec<MachineId>,
+    pub(crate) unavailability: Unavailability,
 }
 
 /// When machines are expected to be unavailable, in nanoseconds since the
 /// epoch as Mesos keeps it (kept as integers so that other operators'
 /// windows are written back exactly as they were read).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Unavailability {
-    pub start_nanos: i64,
+pub(crate) struct Unavailability {
+    pub(crate) start_nanos: i64,
     /// None: indefinitely.
-    pub duration_nanos: Option<i64>,
+    pub(crate) duration_nanos: Option<i64>,
 }
 
 impl Unavailability {
     /// From `start` for `duration` (saturating far outside the i64 range).
-    pub fn new(start: SystemTime, duration: Duration) -> Unavailability {
+    pub(crate) fn new(start: SystemTime, duration: Duration) -> Unavailability {
         let start_nanos = match start.duration_since(SystemTime::UNIX_EPOCH) {
             Ok(after) => i64::try_from(after.as_nanos()).unwrap_or(i64::MAX),
             Err(before) => i64::try_from(before.duration().as_nanos())
@@ -256,35 +259,35 @@ impl Unavailability {
 
 /// What a schedule edit did, machine by machine.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ScheduleChange {
+pub(crate) struct ScheduleChange {
     /// Machines this call added to or removed from the schedule.
-    pub changed: Vec<MachineId>,
+    pub(crate) changed: Vec<MachineId>,
     /// Machines that needed nothing: already scheduled when adding (by us
     /// earlier or by another operator), not scheduled when cancelling.
-    pub unchanged: Vec<MachineId>,
+    pub(crate) unchanged: Vec<MachineId>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MaintenanceStatus {
-    pub draining: Vec<DrainingMachine>,
+    pub(crate) draining: Vec<DrainingMachine>,
     pub down: Vec<MachineId>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct DrainingMachine {
-    pub id: MachineId,
+pub(crate) struct DrainingMachine {
+    pub(crate) id: MachineId,
     /// The frameworks' latest answers to the inverse offers for it.
-    pub responses: Vec<InverseOfferResponse>,
+    pub(crate) responses: Vec<InverseOfferResponse>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InverseOfferResponse {
-    pub framework_id: String,
-    pub answer: InverseOfferAnswer,
+pub(crate) struct InverseOfferResponse {
+    pub(crate) framework_id: String,
+    pub(crate) answer: InverseOfferAnswer,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum InverseOfferAnswer {
+pub(crate) enum InverseOfferAnswer {
     Unknown,
     Accept,
     Decline,
@@ -292,13 +295,14 @@ pub enum InverseOfferAnswer {
 
 /// How `drain_agent` treats the tasks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DrainOptions {
+#[cfg(test)]
+pub(crate) struct DrainOptions {
     /// The longest kill grace period a task gets; None keeps each task's
     /// own.
-    pub max_grace_period: Option<Duration>,
+    pub(crate) max_grace_period: Option<Duration>,
     /// Mark the agent gone once drained (its tasks become GONE_BY_OPERATOR
     /// and it can never re-register).
-    pub mark_gone: bool,
+    pub(crate) mark_gone: bool,
 }
 
 /// Why a call to the Mesos master failed. `label` is stable (logs,
@@ -345,7 +349,7 @@ pub enum MesosError {
 }
 
 impl MesosError {
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             MesosError::NoLeader { .. } => "no_leader",
             MesosError::Unreachable { .. } => "unreachable",

@@ -12,10 +12,10 @@
 
 pub mod auto_scaling;
 mod auto_scaling_error;
-pub mod checkpoint_object;
-pub mod marathon;
-pub mod mesos;
-pub mod pager;
+pub(crate) mod checkpoint_object;
+pub(crate) mod marathon;
+pub(crate) mod mesos;
+pub(crate) mod pager;
 
 use auto_scaling::AutoScaling;
 use marathon::Marathon;
@@ -24,7 +24,7 @@ use pager::Pager;
 
 /// The clients a roll reaches the world through, one per system. Cheap to
 /// copy (a set of references), so every part of the roll holds its own.
-pub trait Ports: Copy + Send + Sync {
+pub(crate) trait Ports: Copy + Send + Sync {
     type AutoScaling: AutoScaling + Sync;
     type Mesos: MesosMaster + Sync;
     type Marathon: Marathon + Sync;
@@ -38,11 +38,11 @@ pub trait Ports: Copy + Send + Sync {
 
 /// Borrowed clients, one per system: the `Ports` every caller hands the
 /// roll (the CLI's real adapters, the simulator's, a test's wrappers).
-pub struct PortSet<'a, A, M, K, P> {
-    pub aws: &'a A,
-    pub mesos: &'a M,
-    pub marathon: &'a K,
-    pub pager: &'a P,
+pub(crate) struct PortSet<'a, A, M, K, P> {
+    pub(crate) aws: &'a A,
+    pub(crate) mesos: &'a M,
+    pub(crate) marathon: &'a K,
+    pub(crate) pager: &'a P,
 }
 
 impl<A, M, K, P> Clone for PortSet<'_, A, M, K, P> {

@@ -5,22 +5,19 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 
-/// How bad it is, in PagerDuty's words.
+/// How bad it is, in PagerDuty's words (the two a roll pages with: a
+/// pause is an error, a rollback a warning).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
-    Critical,
+pub(crate) enum Severity {
     Error,
     Warning,
-    Info,
 }
 
 impl Severity {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
-            Severity::Critical => "critical",
             Severity::Error => "error",
             Severity::Warning => "warning",
-            Severity::Info => "info",
         }
     }
 }
@@ -34,24 +31,24 @@ impl fmt::Display for Severity {
 /// One incident. The same `dedup_key` is the same incident: triggering it
 /// again does not page twice, and resolving it closes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Page {
+pub(crate) struct Page {
     /// Stable for the thing that is stuck (e.g. run id + step), so a rerun
     /// that times out on the same step updates the same incident.
-    pub dedup_key: String,
+    pub(crate) dedup_key: String,
     /// One line a human reads first: the ASG, the step, how long it waited.
-    pub summary: String,
-    pub severity: Severity,
+    pub(crate) summary: String,
+    pub(crate) severity: Severity,
     /// Where it happens (e.g. the ASG name).
-    pub source: String,
-    pub component: Option<String>,
-    pub group: Option<String>,
-    pub class: Option<String>,
+    pub(crate) source: String,
+    pub(crate) component: Option<String>,
+    pub(crate) group: Option<String>,
+    pub(crate) class: Option<String>,
     /// Everything else, e.g. `resume_command`: the exact command to resume.
-    pub details: BTreeMap<String, String>,
+    pub(crate) details: BTreeMap<String, String>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum PagerError {
+pub(crate) enum PagerError {
     #[error("{sink} refused the {action}: HTTP {status}: {body}")]
     Refused {
         sink: &'static str,
@@ -71,7 +68,8 @@ pub enum PagerError {
 
 impl PagerError {
     /// A stable label for logs and checkpoints.
-    pub fn label(&self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             PagerError::Refused { .. } => "pager_refused",
             PagerError::Unreachable { .. } => "pager_unreachable",
@@ -80,7 +78,7 @@ impl PagerError {
     }
 }
 
-pub trait Pager: Send + Sync {
+pub(crate) trait Pager: Send + Sync {
     /// Whether any sink is configured: a page is said to have gone out
     /// only when one is and it accepted the page.
     fn is_configured(&self) -> bool {

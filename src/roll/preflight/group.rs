@@ -30,11 +30,11 @@ pub(super) enum Found {
 
 /// What every group's look shares: read once for the whole cluster.
 pub(super) struct Shared<'a> {
-    pub env: &'a Environment,
-    pub request: &'a Request,
+    pub(crate) env: &'a Environment,
+    pub(crate) request: &'a Request,
     /// Active Mesos agents.
-    pub agents: &'a [AgentIdentity],
-    pub schedule: &'a MaintenanceSchedule,
+    pub(crate) agents: &'a [AgentIdentity],
+    pub(crate) schedule: &'a MaintenanceSchedule,
 }
 
 /// The target of `spec` (`--target NAME=N`, else its `target` in the file,

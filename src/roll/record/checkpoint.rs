@@ -38,51 +38,51 @@ mod moves;
 mod run_lock;
 mod store;
 
-pub use error::CheckpointError;
+pub(crate) use error::CheckpointError;
 pub use events::{Event, EventKind};
-pub use failure::{FailureRecord, NewAgent, OnFailure};
-pub use group::{GroupRoll, MaintenanceRecord, OriginalGroup, RolledInstance};
-pub use moves::{Surge, SurgeState, WaveRecord};
-pub use run_lock::{RunLock, RunLockError};
-pub use store::CheckpointStore;
+pub(crate) use failure::{FailureRecord, NewAgent, OnFailure};
+pub(crate) use group::{GroupRoll, MaintenanceRecord, OriginalGroup, RolledInstance};
+pub(crate) use moves::{Surge, SurgeState, WaveRecord};
+pub(crate) use run_lock::{RunLock, RunLockError};
+pub(crate) use store::CheckpointStore;
 
 /// The schema this build writes (and reads; every older one is migrated).
-pub const VERSION: u32 = 4;
+pub(crate) const VERSION: u32 = 4;
 
 /// Checkpoints name instances and hosts: readable by the owner only.
-pub const FILE_MODE: u32 = 0o600;
+pub(crate) const FILE_MODE: u32 = 0o600;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Checkpoint {
-    pub version: u32,
+    pub(crate) version: u32,
     /// Identifies this roll in the ASG tag, pages and `roller abandon`.
     pub run_id: String,
     /// Where the roll runs, as resolved when it started (no secrets).
-    pub environment: RecordedEnvironment,
+    pub(crate) environment: RecordedEnvironment,
     /// Keep ceil(instances x minimumHealthCapacity) healthy, not just one
     /// (`--min-healthy capacity`, the default since roller 0.2; fixed for
     /// the whole roll). A checkpoint without it is an older roll's, which
     /// kept one.
     #[serde(default)]
-    pub honor_min_health: bool,
+    pub(crate) honor_min_health: bool,
     /// The drain's limit on old agents being terminated at once, per AZ
     /// (`--max-unavailable`; fixed for the roll).
     #[serde(default = "default_max_unavailable")]
-    pub max_unavailable: u32,
+    pub(crate) max_unavailable: u32,
     /// A failure found on the new agents: nothing more was moved,
     /// surged or terminated once it was found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure: Option<FailureRecord>,
+    pub(crate) failure: Option<FailureRecord>,
     /// What an operator acknowledged by resuming the roll that paused on
     /// a failure: `app/<id>` for a failure of an app (the watch leaves
     /// the app alone from then on), else the failure's own key.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub acknowledged_failures: Vec<String>,
+    pub(crate) acknowledged_failures: Vec<String>,
     /// What the roll does on a failure found on the new agents
     /// (`--on-failure`; a resume may change it).
     #[serde(default)]
-    pub on_failure: OnFailure,
+    pub(crate) on_failure: OnFailure,
     /// Apps allowed to be unhealthy (`--allow-unhealthy`, at the start or
     /// on any resume): the preflight and every health wait leave them out.
     #[serde(default)]
@@ -93,18 +93,18 @@ pub struct Checkpoint {
     /// resolved when that step completes, the plan completes, the step is
     /// force-completed, or the roll is abandoned.
     #[serde(default)]
-    pub open_page: Option<OpenPage>,
+    pub(crate) open_page: Option<OpenPage>,
     /// When each unfinished step started and what it waits for since when,
     /// by step id, so that a resume knows how long a wait has run.
     #[serde(default)]
-    pub progress: BTreeMap<String, StepProgress>,
+    pub(crate) progress: BTreeMap<String, StepProgress>,
     /// Ids of the operator operations queued for a live run that it has
     /// applied (`roller plan …` while a run holds the checkpoint).
     #[serde(default)]
-    pub operations_applied: Vec<String>,
+    pub(crate) operations_applied: Vec<String>,
     /// What the roll concluded (the AZ rebalance report), once known.
     #[serde(default)]
-    pub summary: Option<String>,
+    pub(crate) summary: Option<String>,
     /// The groups the roll replaces the agents of, in plan order (one for
     /// a single-ASG environment): what the roll knows and changed of each.
     /// Never empty (a checkpoint without one is refused when read); the
@@ -118,44 +118,44 @@ pub struct Checkpoint {
 /// When a step started, and the wait it is in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StepProgress {
-    pub started_unix_ms: u64,
+pub(crate) struct StepProgress {
+    pub(crate) started_unix_ms: u64,
     #[serde(default)]
-    pub wait: Option<WaitRecord>,
+    pub(crate) wait: Option<WaitRecord>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct WaitRecord {
-    pub kind: super::kinds::WaitKind,
-    pub since_unix_ms: u64,
+pub(crate) struct WaitRecord {
+    pub(crate) kind: super::kinds::WaitKind,
+    pub(crate) since_unix_ms: u64,
 }
 
 /// A page still open for a step the roll resumed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct OpenPage {
+pub(crate) struct OpenPage {
     /// `phase/step`.
-    pub step: String,
-    pub dedup_key: String,
+    pub(crate) step: String,
+    pub(crate) dedup_key: String,
 }
 
 /// The environment's non-secret keys, to refuse resuming somewhere else.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RecordedEnvironment {
-    pub region: Option<String>,
-    pub aws_endpoint_url: Option<String>,
-    pub mesos: Vec<String>,
-    pub marathon: Vec<String>,
+pub(crate) struct RecordedEnvironment {
+    pub(crate) region: Option<String>,
+    pub(crate) aws_endpoint_url: Option<String>,
+    pub(crate) mesos: Vec<String>,
+    pub(crate) marathon: Vec<String>,
     #[serde(rename = "match")]
-    pub agent_match: String,
+    pub(crate) agent_match: String,
 }
 
 impl RecordedEnvironment {
     /// What differs between the environment this checkpoint was made for
     /// and `now`, one phrase each (empty: the same cluster).
-    pub fn differences(&self, now: &RecordedEnvironment) -> Vec<String> {
+    pub(crate) fn differences(&self, now: &RecordedEnvironment) -> Vec<String> {
         fn sorted(list: &[String]) -> Vec<&str> {
             let mut list: Vec<&str> = list.iter().map(|s| s.trim_end_matches('/')).collect();
             list.sort_unstable();
@@ -202,7 +202,7 @@ impl RecordedEnvironment {
 /// The least default `--max-unavailable` (old agents being terminated at
 /// once per AZ; see `preflight::default_max_unavailable`), and what a
 /// checkpoint without the field reads as.
-pub const DEFAULT_MAX_UNAVAILABLE: u32 = 5;
+pub(crate) const DEFAULT_MAX_UNAVAILABLE: u32 = 5;
 
 fn default_max_unavailable() -> u32 {
     DEFAULT_MAX_UNAVAILABLE
@@ -213,33 +213,24 @@ fn default_max_unavailable() -> u32 {
 pub struct Pause {
     /// `phase/step` that timed out.
     pub step: String,
-    pub reason: String,
-    pub since: String,
+    pub(crate) reason: String,
+    pub(crate) since: String,
     /// The page's dedup key, resolved when a resume gets past the step.
-    pub dedup_key: String,
+    pub(crate) dedup_key: String,
     /// Whether a pager is configured and accepted the page.
     #[serde(default)]
     pub paged: bool,
 }
 
-impl Pause {
-    /// The paused step's phase and step ids.
-    pub fn ids(&self) -> (&str, &str) {
-        self.step
-            .split_once('/')
-            .unwrap_or(("", self.step.as_str()))
-    }
-}
-
 /// The separator between a group and a phase in a phase's id
 /// (`<asg>:drain`): ASG names cannot hold a colon.
-pub const GROUP_SEPARATOR: char = ':';
+pub(crate) const GROUP_SEPARATOR: char = ':';
 
 /// The id of the phase (or fixed-word step) `phase` of the group `asg`
 /// in a plan of `groups` groups: the bare id for one group (as plans
 /// always had), else `<asg>:<phase>`. Ids are made from the group, never
 /// read back into one: a step's group is in its kind (`GroupStep`).
-pub fn group_phase_id(asg: &str, phase: &str, groups: usize) -> String {
+pub(crate) fn group_phase_id(asg: &str, phase: &str, groups: usize) -> String {
     if groups > 1 {
         format!("{asg}{GROUP_SEPARATOR}{phase}")
     } else {
@@ -247,110 +238,67 @@ pub fn group_phase_id(asg: &str, phase: &str, groups: usize) -> String {
     }
 }
 
-/// What holds for the whole roll, read-only, beside one group's record
-/// (`Checkpoint::split`): a step reads the settings fixed for the roll,
-/// the plan and the progress here, and writes only its own group.
+/// What holds for the whole roll, read-only, beside one group's record:
+/// a step reads the settings fixed for the roll and the plan here, and
+/// writes only its own group.
 #[derive(Clone, Copy, Debug)]
-pub struct RollView<'a> {
-    pub run_id: &'a str,
-    pub honor_min_health: bool,
-    pub max_unavailable: u32,
-    pub allow_unhealthy: &'a [String],
-    pub acknowledged_failures: &'a [String],
-    pub progress: &'a BTreeMap<String, StepProgress>,
-    pub plan: &'a RollPlan,
-    /// How many groups the roll has (ids are prefixed when more than one).
-    pub groups: usize,
+pub(crate) struct RollView<'a> {
+    pub(crate) run_id: &'a str,
+    pub(crate) honor_min_health: bool,
+    pub(crate) max_unavailable: u32,
+    pub(crate) acknowledged_failures: &'a [String],
+    pub(crate) plan: &'a RollPlan,
 }
 
 impl Checkpoint {
     /// The record of the group `g` (a step's group: `parse` refuses a
     /// plan whose steps name a group the checkpoint does not hold).
-    pub fn group(&self, g: GroupIndex) -> &GroupRoll {
+    pub(crate) fn group(&self, g: GroupIndex) -> &GroupRoll {
         &self.groups[g.0]
     }
 
-    pub fn group_mut(&mut self, g: GroupIndex) -> &mut GroupRoll {
+    pub(crate) fn group_mut(&mut self, g: GroupIndex) -> &mut GroupRoll {
         &mut self.groups[g.0]
     }
 
     /// The groups with their indices, in plan order.
-    pub fn indexed_groups(&self) -> impl Iterator<Item = (GroupIndex, &GroupRoll)> {
+    pub(crate) fn indexed_groups(&self) -> impl Iterator<Item = (GroupIndex, &GroupRoll)> {
         self.groups
             .iter()
             .enumerate()
             .map(|(i, g)| (GroupIndex(i), g))
     }
 
-    /// The roll-wide record, read-only, and the group `g`'s, writable:
-    /// two borrows that cannot reach each other's fields.
-    pub fn split(&mut self, g: GroupIndex) -> (RollView<'_>, &mut GroupRoll) {
-        let groups = self.groups.len();
-        let Checkpoint {
-            run_id,
-            honor_min_health,
-            max_unavailable,
-            allow_unhealthy,
-            acknowledged_failures,
-            progress,
-            plan,
-            groups: records,
-            ..
-        } = self;
-        let view = RollView {
-            run_id,
-            honor_min_health: *honor_min_health,
-            max_unavailable: *max_unavailable,
-            allow_unhealthy,
-            acknowledged_failures,
-            progress,
-            plan,
-            groups,
-        };
-        (view, &mut records[g.0])
-    }
-
     /// The roll-wide record, read-only.
-    pub fn view(&self) -> RollView<'_> {
+    pub(crate) fn view(&self) -> RollView<'_> {
         RollView {
             run_id: &self.run_id,
             honor_min_health: self.honor_min_health,
             max_unavailable: self.max_unavailable,
-            allow_unhealthy: &self.allow_unhealthy,
             acknowledged_failures: &self.acknowledged_failures,
-            progress: &self.progress,
             plan: &self.plan,
-            groups: self.groups.len(),
         }
     }
 
     /// The group the step at `at` acts on (`None`: a step without a
     /// kind, which `parse` refuses).
-    pub fn group_of(&self, at: StepIndex) -> Option<GroupIndex> {
+    pub(crate) fn group_of(&self, at: StepIndex) -> Option<GroupIndex> {
         self.plan.step(at).kind.as_ref().map(|k| k.group)
-    }
-
-    /// The group whose ASG is `asg`.
-    pub fn group_named(&self, asg: &str) -> Option<GroupIndex> {
-        self.groups
-            .iter()
-            .position(|g| g.asg == asg)
-            .map(GroupIndex)
     }
 
     /// The name the checkpoint goes by (its file, its archive, the
     /// checks on resume): its first group's ASG.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.groups.first().map_or("", |g| g.asg.as_str())
     }
 
     /// Every group's ASG name, in plan order.
-    pub fn group_names(&self) -> Vec<&str> {
+    pub(crate) fn group_names(&self) -> Vec<&str> {
         self.groups.iter().map(|g| g.asg.as_str()).collect()
     }
 
     /// The default place: `<dir>/<asg>.json`.
-    pub fn default_path(dir: &Path, asg: &str) -> PathBuf {
+    pub(crate) fn default_path(dir: &Path, asg: &str) -> PathBuf {
         dir.join(format!("{asg}.json"))
     }
 
@@ -437,7 +385,7 @@ impl Checkpoint {
 
     /// Refuses a checkpoint made for another group (one whose name, its
     /// first group, is not `asg`).
-    pub fn check_group(&self, path: &Path, asg: &str) -> Result<(), CheckpointError> {
+    pub(crate) fn check_group(&self, path: &Path, asg: &str) -> Result<(), CheckpointError> {
         if self.name() == asg {
             Ok(())
         } else {
@@ -450,7 +398,8 @@ impl Checkpoint {
     }
 
     /// Writes the whole checkpoint atomically.
-    pub fn save(&self, path: &Path) -> Result<(), CheckpointError> {
+    #[cfg(test)]
+    pub(crate) fn save(&self, path: &Path) -> Result<(), CheckpointError> {
         let json = self.to_json(path)?;
         self.write(path, &json)
     }
@@ -466,7 +415,7 @@ impl Checkpoint {
     }
 
     /// Writes `json` (from `to_json`) to `path` atomically, mode 0600.
-    pub fn write(&self, path: &Path, json: &[u8]) -> Result<(), CheckpointError> {
+    pub(crate) fn write(&self, path: &Path, json: &[u8]) -> Result<(), CheckpointError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| CheckpointError::Write {
                 path: path.to_path_buf(),
@@ -485,7 +434,7 @@ impl Checkpoint {
     /// Records, at `at`, the intent of a side effect, unless the last
     /// event is that same intent: a call failing tick after tick is sent
     /// again under the one intent, not one per tick.
-    pub fn intend(&mut self, at: SystemTime, message: impl Into<String>) {
+    pub(crate) fn intend(&mut self, at: SystemTime, message: impl Into<String>) {
         let message = message.into();
         let repeated = self
             .events
@@ -509,7 +458,7 @@ impl Checkpoint {
     }
 
     /// Where the step `phase/step` (as a pause names it) sits in the plan.
-    pub fn find_step(&self, name: &str) -> Option<StepIndex> {
+    pub(crate) fn find_step(&self, name: &str) -> Option<StepIndex> {
         let (phase, step) = name.split_once('/')?;
         self.plan.steps().find_map(|(at, s)| {
             (self.plan.phases[at.phase].id == phase && s.id == step).then_some(at)
@@ -517,26 +466,26 @@ impl Checkpoint {
     }
 
     /// `phase/step`, as pauses, pages and events name the step at `at`.
-    pub fn step_name(&self, at: StepIndex) -> String {
+    pub(crate) fn step_name(&self, at: StepIndex) -> String {
         let phase = &self.plan.phases[at.phase];
         format!("{}/{}", phase.id, phase.steps[at.step].id)
     }
 
     /// The id of the group `g`'s phase `phase` (`drain`, `terminate`):
     /// `<asg>:drain` in a plan of several groups.
-    pub fn phase_id(&self, g: GroupIndex, phase: &str) -> String {
+    pub(crate) fn phase_id(&self, g: GroupIndex, phase: &str) -> String {
         group_phase_id(&self.group(g).asg, phase, self.groups.len())
     }
 
     /// The group `g`'s phase `phase` (bare id: `drain`), if the plan has it.
-    pub fn phase_of(&self, g: GroupIndex, phase: &str) -> Option<usize> {
+    pub(crate) fn phase_of(&self, g: GroupIndex, phase: &str) -> Option<usize> {
         let id = self.phase_id(g, phase);
         self.plan.phases.iter().position(|p| p.id == id)
     }
 }
 
 /// RFC 3339 UTC with second precision, without a date crate.
-pub fn utc(at: SystemTime) -> String {
+pub(crate) fn utc(at: SystemTime) -> String {
     let secs = at
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or(Duration::ZERO)

@@ -21,113 +21,114 @@ mod tests;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use error::{EnvError, Origin};
-pub use groups::GroupSpec;
-pub use value::parse_duration;
+pub(crate) use error::{EnvError, Origin};
+pub(crate) use groups::GroupSpec;
+#[cfg(test)]
+pub(crate) use value::parse_duration;
 
 use crate::roll::ports::auto_scaling::{AgentMatch, ScalingProcess};
 use value::Raw;
 
 /// Everything a roll needs to know about where it runs.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Environment {
+pub(crate) struct Environment {
     /// The cluster's groups, in the order they are rolled (`[[group]]`
     /// tables; one, `asg`, when the file has none). Never empty: the
     /// first names the checkpoint (`asg()`).
-    pub groups: Vec<GroupSpec>,
+    pub(crate) groups: Vec<GroupSpec>,
     /// AWS region; `None` leaves it to the AWS config chain.
-    pub region: Option<String>,
+    pub(crate) region: Option<String>,
     /// AWS profile; `None` leaves it to the AWS config chain.
-    pub profile: Option<String>,
+    pub(crate) profile: Option<String>,
     /// An AWS endpoint override (the simulator, moto); `None` for AWS.
-    pub aws_endpoint_url: Option<String>,
+    pub(crate) aws_endpoint_url: Option<String>,
     /// Mesos master URLs (at least one).
-    pub mesos: Vec<String>,
+    pub(crate) mesos: Vec<String>,
     /// Marathon URLs (at least one).
-    pub marathon: Vec<String>,
+    pub(crate) marathon: Vec<String>,
     /// How an EC2 instance is matched to its Mesos agent (key `match`).
-    pub agent_match: AgentMatch,
+    pub(crate) agent_match: AgentMatch,
     /// Simulated seconds per real second: every wait, poll interval and
     /// timeout is divided by it. 1 outside the simulator; finite and > 0.
-    pub time_scale: f64,
+    pub(crate) time_scale: f64,
     /// How often a wait looks again (key `poll_interval`, default 5 s).
-    pub poll_interval: Duration,
+    pub(crate) poll_interval: Duration,
     /// How long a task of an app without health checks must have run
     /// before the roll counts it as up (key `settle_time`, default 30 s):
     /// Marathon calls it running the moment it starts.
-    pub settle_time: Duration,
+    pub(crate) settle_time: Duration,
     /// How long the first moves onto the new agents must stay up before
     /// any old agent goes or another wave starts (key `bake`, flag
     /// `--bake`); `None`: twice the longest health-check interval of the
     /// apps moved, at least a minute. `0s` turns the bake off.
-    pub bake: Option<Duration>,
+    pub(crate) bake: Option<Duration>,
     /// How long each kind of wait may last before the roll pauses (table
     /// `[timeouts]`).
-    pub timeouts: Timeouts,
+    pub(crate) timeouts: Timeouts,
     /// Where pages go (table `[pager]`); secrets come from variables.
-    pub pager: PagerSettings,
+    pub(crate) pager: PagerSettings,
     /// Where checkpoints live (default `checkpoints`).
-    pub checkpoint_dir: PathBuf,
+    pub(crate) checkpoint_dir: PathBuf,
     /// Where checkpoints live off the host, instead of `checkpoint_dir`:
     /// `s3://bucket` or `s3://bucket/folder` (key `checkpoint_store`); the
     /// checkpoint is `<folder>/<asg>.json`, its ETag the run's lease.
-    pub checkpoint_store: Option<String>,
+    pub(crate) checkpoint_store: Option<String>,
     /// The S3 endpoint for `checkpoint_store` and `--checkpoint s3://…`
     /// (key `checkpoint_endpoint_url`: moto, an S3-compatible store);
     /// `None` for AWS (or `AWS_ENDPOINT_URL_S3`).
-    pub checkpoint_endpoint_url: Option<String>,
+    pub(crate) checkpoint_endpoint_url: Option<String>,
     /// PEM certificates trusted for Mesos, Marathon and the pager on top
     /// of the system's roots (key `ca_bundle`, e.g. the DC/OS cluster CA).
     /// TLS is always verified; there is no way to turn that off.
-    pub ca_bundle: Option<PathBuf>,
+    pub(crate) ca_bundle: Option<PathBuf>,
     /// The scaling processes suspended for the roll (key
     /// `suspend_processes`; default AZRebalance, AlarmNotification,
     /// ScheduledActions). Never empty.
-    pub suspend_processes: Vec<ScalingProcess>,
+    pub(crate) suspend_processes: Vec<ScalingProcess>,
 }
 
 /// One deadline per kind of wait (table `[timeouts]`; values like "90s",
 /// "15m", "1h" or a number of seconds). Defaults come from the write-up's
 /// ~4 minutes per agent, with margins.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Timeouts {
+pub(crate) struct Timeouts {
     /// New instances booted and registered as active Mesos agents
     /// (`scale_up`, default 20 min).
-    pub scale_up: Duration,
+    pub(crate) scale_up: Duration,
     /// A terminated instance's agent gone from Mesos (`deregister`,
     /// default 10 min).
-    pub deregister: Duration,
+    pub(crate) deregister: Duration,
     /// Every Marathon app healthy after a termination (`healthy`, default
     /// 15 min).
-    pub healthy: Duration,
+    pub(crate) healthy: Duration,
     /// Tasks moved off an agent before its termination, surges included
     /// (`task_move`, default 10 min).
-    pub task_move: Duration,
+    pub(crate) task_move: Duration,
     /// A call failing for a passing reason (5xx, throttling, a timeout, no
     /// leader) outside any other wait, retried each poll (`retry`, default
     /// 10 min).
-    pub retry: Duration,
+    pub(crate) retry: Duration,
 }
 
 /// Where pages go (table `[pager]`). Secrets are not here: the routing key
 /// comes from `ROLLER_PAGERDUTY_ROUTING_KEY(_FILE)`, the webhook URL from
 /// `ROLLER_WEBHOOK_URL(_FILE)`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PagerSettings {
+pub(crate) struct PagerSettings {
     /// Send PagerDuty Events v2 pages (key `pagerduty`, default false).
-    pub pagerduty: bool,
+    pub(crate) pagerduty: bool,
     /// PagerDuty's events URL (key `pagerduty_events_url`), default
     /// `https://events.pagerduty.com/v2/enqueue`.
-    pub pagerduty_events_url: Option<String>,
+    pub(crate) pagerduty_events_url: Option<String>,
     /// Post to the webhook too (key `webhook`, default false).
-    pub webhook: bool,
+    pub(crate) webhook: bool,
     /// The page's `source` (key `source`, default the host name).
-    pub source: Option<String>,
+    pub(crate) source: Option<String>,
 }
 
 impl Timeouts {
     /// The values used for keys `[timeouts]` leaves out.
-    pub const DEFAULT: Timeouts = Timeouts {
+    pub(crate) const DEFAULT: Timeouts = Timeouts {
         scale_up: Duration::from_secs(20 * 60),
         deregister: Duration::from_secs(10 * 60),
         healthy: Duration::from_secs(15 * 60),
@@ -139,21 +140,21 @@ impl Timeouts {
 /// `poll_interval` when none is given: often enough that a roll of
 /// ~4 minutes per agent notices a change within seconds, rarely enough to
 /// be no load on Mesos and Marathon.
-pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(5);
 
 /// `settle_time` when none is given: longer than a task that crashes on
 /// start (a bad image, a missing dependency) takes to crash, short enough
 /// to cost a healthy roll little.
-pub const DEFAULT_SETTLE_TIME: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_SETTLE_TIME: Duration = Duration::from_secs(30);
 
 /// `checkpoint_dir` when none is given, relative to the working directory.
-pub const DEFAULT_CHECKPOINT_DIR: &str = "checkpoints";
+pub(crate) const DEFAULT_CHECKPOINT_DIR: &str = "checkpoints";
 
 /// `suspend_processes` when none is given: AZRebalance (else terminating
 /// one instance can make AWS launch in one AZ and terminate in another),
 /// AlarmNotification and ScheduledActions (else a scaling policy or a
 /// schedule changes the desired capacity under the roll).
-pub fn default_suspend_processes() -> Vec<ScalingProcess> {
+pub(crate) fn default_suspend_processes() -> Vec<ScalingProcess> {
     vec![
         ScalingProcess::AZRebalance,
         ScalingProcess::AlarmNotification,
@@ -198,7 +199,7 @@ const TABLES: &[&str] = &["timeouts", "pager"];
 impl Environment {
     /// The first group's ASG: the group of a one-group environment, the
     /// one a cluster's checkpoint is named after.
-    pub fn asg(&self) -> &str {
+    pub(crate) fn asg(&self) -> &str {
         self.groups.first().map_or("", |g| g.asg.as_str())
     }
 
@@ -219,7 +220,7 @@ impl Environment {
     /// Every layer is checked, not only the winning one: a wrong value in
     /// the file is an error even when a flag overrides it, so the file is
     /// never found broken on the day the flag is dropped.
-    pub fn resolve(
+    pub(crate) fn resolve(
         file: Option<(&Path, &str)>,
         vars: &dyn Fn(&str) -> Option<String>,
         flags: &[(&str, String)],

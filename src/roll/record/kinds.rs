@@ -13,7 +13,7 @@ use super::env::Timeouts;
 use crate::plan::Plan;
 
 /// A roll's plan: every step says what it does and on which group.
-pub type RollPlan = Plan<GroupStep>;
+pub(crate) type RollPlan = Plan<GroupStep>;
 
 /// Which of the roll's groups a step acts on: its place in the
 /// checkpoint's `groups` (plan order). A checkpoint whose steps name a
@@ -21,7 +21,7 @@ pub type RollPlan = Plan<GroupStep>;
 /// always there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct GroupIndex(pub usize);
+pub(crate) struct GroupIndex(pub(crate) usize);
 
 /// A step of a roll's plan: what it does (`kind`) to which group
 /// (`group`). Stored as the kind's JSON with the group beside its type,
@@ -30,12 +30,12 @@ pub struct GroupIndex(pub usize);
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "serde_json::Value", into = "serde_json::Value")]
 pub struct GroupStep {
-    pub group: GroupIndex,
-    pub kind: StepKind,
+    pub(crate) group: GroupIndex,
+    pub(crate) kind: StepKind,
 }
 
 impl GroupStep {
-    pub fn new(group: GroupIndex, kind: StepKind) -> GroupStep {
+    pub(crate) fn new(group: GroupIndex, kind: StepKind) -> GroupStep {
         GroupStep { group, kind }
     }
 }
@@ -84,7 +84,7 @@ impl TryFrom<serde_json::Value> for GroupStep {
 /// dispatches on it and never on ids.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum StepKind {
+pub(crate) enum StepKind {
     /// Tag the group with the run id.
     Lock,
     /// Suspend the scaling processes that could change capacity.
@@ -130,7 +130,7 @@ pub enum StepKind {
 impl StepKind {
     /// A step of the prepare phase (the group claimed, its processes
     /// suspended, its MaxSize raised).
-    pub fn is_prepare(&self) -> bool {
+    pub(crate) fn is_prepare(&self) -> bool {
         matches!(
             self,
             StepKind::Lock | StepKind::SuspendProcesses | StepKind::RaiseMaxSize
@@ -138,7 +138,7 @@ impl StepKind {
     }
 
     /// A step of the finish phase (the group left as the roll found it).
-    pub fn is_finish(&self) -> bool {
+    pub(crate) fn is_finish(&self) -> bool {
         matches!(
             self,
             StepKind::ResumeProcesses
@@ -150,7 +150,7 @@ impl StepKind {
     }
 
     /// A step of the rollback phase.
-    pub fn is_rollback(&self) -> bool {
+    pub(crate) fn is_rollback(&self) -> bool {
         matches!(
             self,
             StepKind::RollbackWindows
@@ -163,7 +163,7 @@ impl StepKind {
     /// A step between prepare and finish: the group's agents being
     /// replaced (its scale-up, canaries, drain, terminations,
     /// replacements, rollback).
-    pub fn is_middle(&self) -> bool {
+    pub(crate) fn is_middle(&self) -> bool {
         !self.is_prepare() && !self.is_finish()
     }
 }
@@ -171,7 +171,7 @@ impl StepKind {
 /// The kinds of wait, each with its own timeout (`[timeouts]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum WaitKind {
+pub(crate) enum WaitKind {
     /// New instances in service and registered as agents.
     Registered,
     /// Tasks moving off an agent before it is terminated.
@@ -185,7 +185,7 @@ pub enum WaitKind {
 }
 
 impl WaitKind {
-    pub const ALL: [WaitKind; 5] = [
+    pub(crate) const ALL: [WaitKind; 5] = [
         WaitKind::Registered,
         WaitKind::TaskMoves,
         WaitKind::Deregistered,
@@ -194,7 +194,7 @@ impl WaitKind {
     ];
 
     /// The name the checkpoint stores (and `/metrics` labels it with).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             WaitKind::Registered => "registered",
             WaitKind::TaskMoves => "task-moves",
@@ -204,7 +204,7 @@ impl WaitKind {
         }
     }
 
-    pub fn timeout(self, timeouts: &Timeouts) -> Duration {
+    pub(crate) fn timeout(self, timeouts: &Timeouts) -> Duration {
         match self {
             WaitKind::Registered => timeouts.scale_up,
             WaitKind::TaskMoves => timeouts.task_move,

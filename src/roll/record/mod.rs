@@ -9,15 +9,15 @@
 //! helpers. Never the decisions or the engine.
 
 pub mod checkpoint;
-pub mod env;
-pub mod kinds;
+pub(crate) mod env;
+pub(crate) mod kinds;
 pub mod operations;
 
 /// The tag that marks a group as being rolled, valued with the run id:
 /// the roll's record on the group itself.
-pub const RUN_ID_TAG: &str = "roller:run-id";
+pub(crate) const RUN_ID_TAG: &str = "roller:run-id";
 
 /// Beside the run id: `pending` while the run claims the cluster, `held`
 /// once it has looked again and found no other run (one roll per cluster:
 /// `decide::cluster_lock`).
-pub const LOCK_STATE_TAG: &str = "roller:lock";
+pub(crate) const LOCK_STATE_TAG: &str = "roller:lock";

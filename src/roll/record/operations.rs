@@ -12,15 +12,15 @@ use serde::{Deserialize, Serialize};
 /// One queued operation, as `roller plan` addressed it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct QueuedOperation {
-    pub id: String,
+pub(crate) struct QueuedOperation {
+    pub(crate) id: String,
     /// `interrupt`, `continue`, …
-    pub operation: String,
-    pub phase: Option<String>,
-    pub step: Option<String>,
-    pub user: String,
+    pub(crate) operation: String,
+    pub(crate) phase: Option<String>,
+    pub(crate) step: Option<String>,
+    pub(crate) user: String,
     /// UTC, RFC 3339.
-    pub at: String,
+    pub(crate) at: String,
 }
 
 /// `<checkpoint>.operations`
@@ -32,7 +32,7 @@ pub fn folder(checkpoint: &Path) -> PathBuf {
 
 /// Queues `operation` for the run that holds `checkpoint`; the file's name
 /// sorts in queuing order.
-pub fn queue(checkpoint: &Path, operation: &QueuedOperation) -> io::Result<PathBuf> {
+pub(crate) fn queue(checkpoint: &Path, operation: &QueuedOperation) -> io::Result<PathBuf> {
     let dir = folder(checkpoint);
     std::fs::create_dir_all(&dir)?;
     let nanos = std::time::SystemTime::now()
@@ -47,7 +47,7 @@ pub fn queue(checkpoint: &Path, operation: &QueuedOperation) -> io::Result<PathB
 
 /// The queued operations, oldest first. A file that does not parse is an
 /// error naming it (it is left in place for a human to read).
-pub fn pending(checkpoint: &Path) -> io::Result<Vec<(PathBuf, QueuedOperation)>> {
+pub(crate) fn pending(checkpoint: &Path) -> io::Result<Vec<(PathBuf, QueuedOperation)>> {
     let dir = folder(checkpoint);
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
@@ -75,7 +75,7 @@ pub fn pending(checkpoint: &Path) -> io::Result<Vec<(PathBuf, QueuedOperation)>>
 }
 
 /// Removes the folder once it is empty (a completed roll leaves nothing).
-pub fn tidy(checkpoint: &Path) {
+pub(crate) fn tidy(checkpoint: &Path) {
     let _ = std::fs::remove_dir(folder(checkpoint));
 }
 

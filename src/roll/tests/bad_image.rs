@@ -24,23 +24,23 @@ use crate::sim::world::ImageEffect;
 /// cluster runs at time scale 1).
 #[derive(Debug)]
 pub(crate) struct BadImageRoll {
-    pub strategy: RollStrategy,
-    pub effect: ImageEffect,
+    pub(crate) strategy: RollStrategy,
+    pub(crate) effect: ImageEffect,
     /// From the first task failure on a new agent to the roll's stop.
-    pub detection: Duration,
+    pub(crate) detection: Duration,
     /// The bound the issue sets: two health-check intervals plus a poll.
-    pub bound: Duration,
+    pub(crate) bound: Duration,
     /// From the turn-around to the rollback phase's end.
-    pub rollback: Duration,
+    pub(crate) rollback: Duration,
     /// App-seconds serving fewer than the instance count, up to 30
     /// minutes after roller stopped.
-    pub degraded_s: f64,
-    pub below_floor_s: f64,
-    pub outage_apps: usize,
+    pub(crate) degraded_s: f64,
+    pub(crate) below_floor_s: f64,
+    pub(crate) outage_apps: usize,
     /// Apps that had a task placed on a new agent.
-    pub exposed_apps: usize,
-    pub end_equals_start: bool,
-    pub summary: String,
+    pub(crate) exposed_apps: usize,
+    pub(crate) end_equals_start: bool,
+    pub(crate) summary: String,
 }
 
 /// Rolls `bad-image` onto its bad version 2 with `effect`, default flags

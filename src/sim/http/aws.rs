@@ -42,7 +42,7 @@ struct Facade {
 }
 
 /// One endpoint for both services, as `AWS_ENDPOINT_URL` gives one URL.
-pub fn router(world: SharedWorld) -> Router {
+pub(crate) fn router(world: SharedWorld) -> Router {
     let facade = Arc::new(Facade {
         world,
         tags: Mutex::new(TagFlags::default()),

@@ -61,7 +61,7 @@ const DEPLOYMENT_HEADER: &str = "Marathon-Deployment-Id";
 const MARATHON_VERSION: &str = "1.5.0";
 
 /// The Marathon at `peers.url(index)`; it leads when `peers.leader() == index`.
-pub fn router(world: SharedWorld, peers: Arc<Peers>, index: usize) -> Router {
+pub(crate) fn router(world: SharedWorld, peers: Arc<Peers>, index: usize) -> Router {
     Router::new().fallback(handle).with_state(Marathon {
         world,
         peers,

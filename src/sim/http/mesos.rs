@@ -57,7 +57,7 @@ const BUILD_USER: &str = "root";
 const TASK_LIMIT: usize = 100;
 
 /// The master at `peers.url(index)`; it leads when `peers.leader() == index`.
-pub fn router(world: SharedWorld, peers: Arc<Peers>, index: usize) -> Router {
+pub(crate) fn router(world: SharedWorld, peers: Arc<Peers>, index: usize) -> Router {
     Router::new().fallback(handle).with_state(Master {
         world,
         peers,

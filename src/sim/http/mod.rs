@@ -2,9 +2,9 @@
 //! master and Marathon APIs over the shared world, so the roller's real
 //! adapters talk to it with no special code path.
 
-pub mod aws;
-pub mod marathon;
-pub mod mesos;
+pub(crate) mod aws;
+pub(crate) mod marathon;
+pub(crate) mod mesos;
 
 #[cfg(test)]
 mod peer_servers;

@@ -14,15 +14,15 @@ use crate::sim::shared::{Peers, SharedWorld, SimClock};
 use crate::sim::world::World;
 
 pub(crate) struct PeerServers {
-    pub world: SharedWorld,
-    pub peers: Arc<Peers>,
-    pub urls: Vec<String>,
+    pub(crate) world: SharedWorld,
+    pub(crate) peers: Arc<Peers>,
+    pub(crate) urls: Vec<String>,
     servers: Vec<JoinHandle<()>>,
 }
 
 impl PeerServers {
     /// The `demo` world at `time_scale`, served by `router` on three ports.
-    pub async fn start(
+    pub(crate) async fn start(
         time_scale: f64,
         router: impl Fn(SharedWorld, Arc<Peers>, usize) -> Router,
     ) -> PeerServers {
@@ -30,7 +30,7 @@ impl PeerServers {
     }
 
     /// The world of the shipped scenario `name`, as `start`.
-    pub async fn start_on(
+    pub(crate) async fn start_on(
         name: &str,
         time_scale: f64,
         router: impl Fn(SharedWorld, Arc<Peers>, usize) -> Router,
@@ -73,7 +73,7 @@ impl PeerServers {
 
 impl PeerServers {
     /// `host:port` of peer `index`, as leaders are named.
-    pub fn authority(&self, index: usize) -> String {
+    pub(crate) fn authority(&self, index: usize) -> String {
         self.urls[index].trim_start_matches("http://").to_string()
     }
 }

@@ -7,75 +7,75 @@ use super::defaults;
 /// One Marathon app, or `count` alike apps whose `id` holds `{n}`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AppSpec {
+pub(crate) struct AppSpec {
     /// Absolute app id (`/team/service`); with `count` > 1 it must hold
     /// `{n}`, replaced by 1..=count zero-padded to the same width.
-    pub id: String,
+    pub(crate) id: String,
     #[serde(default = "defaults::count")]
-    pub count: u32,
-    pub instances: u32,
+    pub(crate) count: u32,
+    pub(crate) instances: u32,
     /// Marathon's default: 1 CPU per task.
     #[serde(default = "defaults::app_cpus")]
-    pub cpus: f64,
+    pub(crate) cpus: f64,
     /// Marathon's default: 128 MB per task.
     #[serde(default = "defaults::app_mem")]
-    pub mem: f64,
+    pub(crate) mem: f64,
     /// Staging → running (no real default: pulling and starting, 5 s).
     #[serde(default = "defaults::task_start_s")]
-    pub task_start_s: f64,
+    pub(crate) task_start_s: f64,
     /// From running to answering its health check (no real default: 10 s).
     #[serde(default = "defaults::ready_after_s")]
-    pub ready_after_s: f64,
+    pub(crate) ready_after_s: f64,
     /// None: the app has no health checks (tasksHealthy stays 0).
     #[serde(default)]
-    pub health_check: Option<HealthCheckSpec>,
+    pub(crate) health_check: Option<HealthCheckSpec>,
     /// `upgradeStrategy.minimumHealthCapacity` (Marathon default 1.0).
     #[serde(default = "defaults::one")]
-    pub min_health_capacity: f64,
+    pub(crate) min_health_capacity: f64,
     /// `upgradeStrategy.maximumOverCapacity` (Marathon default 1.0).
     #[serde(default = "defaults::one")]
-    pub max_over_capacity: f64,
+    pub(crate) max_over_capacity: f64,
     /// Marathon constraints; only `["hostname", "UNIQUE"]` is simulated.
     #[serde(default)]
-    pub constraints: Vec<Vec<String>>,
+    pub(crate) constraints: Vec<Vec<String>>,
     /// Place every initial task of the app on one agent (the hazard the
     /// roller must not turn into an outage). Relaunches go anywhere.
     #[serde(default)]
-    pub colocate: bool,
+    pub(crate) colocate: bool,
     /// Tasks launched after the start never become healthy.
     #[serde(default)]
-    pub never_healthy_after_relaunch: bool,
+    pub(crate) never_healthy_after_relaunch: bool,
     /// Marathon `backoffSeconds` (1).
     #[serde(default = "defaults::backoff_s")]
-    pub backoff_s: f64,
+    pub(crate) backoff_s: f64,
     /// Marathon `backoffFactor` (1.15).
     #[serde(default = "defaults::backoff_factor")]
-    pub backoff_factor: f64,
+    pub(crate) backoff_factor: f64,
     /// Marathon `maxLaunchDelaySeconds` (3600: `AppDefinition`'s default
     /// and every captured app's).
     #[serde(default = "defaults::max_launch_delay_s")]
-    pub max_launch_delay_s: f64,
+    pub(crate) max_launch_delay_s: f64,
     /// Marathon `acceptedResourceRoles`: the roles whose resources its
     /// tasks may use (`*` unreserved). Unset: `["*"]`, DC/OS Marathon's
     /// `--default_accepted_resource_roles`, so never a public agent.
     #[serde(default)]
-    pub accepted_resource_roles: Option<Vec<String>>,
+    pub(crate) accepted_resource_roles: Option<Vec<String>>,
 }
 
 /// One Marathon health check (Marathon's defaults).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HealthCheckSpec {
+pub(crate) struct HealthCheckSpec {
     #[serde(default = "defaults::protocol")]
-    pub protocol: String,
+    pub(crate) protocol: String,
     #[serde(default = "defaults::grace_period_s")]
-    pub grace_period_s: f64,
+    pub(crate) grace_period_s: f64,
     #[serde(default = "defaults::interval_s")]
-    pub interval_s: f64,
+    pub(crate) interval_s: f64,
     #[serde(default = "defaults::timeout_s")]
-    pub timeout_s: f64,
+    pub(crate) timeout_s: f64,
     #[serde(default = "defaults::max_consecutive_failures")]
-    pub max_consecutive_failures: u32,
+    pub(crate) max_consecutive_failures: u32,
 }
 
 impl Default for HealthCheckSpec {
@@ -92,19 +92,19 @@ impl Default for HealthCheckSpec {
 
 /// One app after `count`/`{n}` expansion.
 #[derive(Clone, Debug)]
-pub struct ExpandedApp {
-    pub id: String,
-    pub spec: AppSpec,
+pub(crate) struct ExpandedApp {
+    pub(crate) id: String,
+    pub(crate) spec: AppSpec,
 }
 
 impl AppSpec {
     /// Whether Marathon may place a task of the app on an agent whose
     /// resources are reserved to `reserved_to` (`None`: unreserved).
-    pub fn accepts(&self, reserved_to: Option<&str>) -> bool {
+    pub(crate) fn accepts(&self, reserved_to: Option<&str>) -> bool {
         accepts(self.accepted_resource_roles.as_deref(), reserved_to)
     }
 
-    pub fn unique_hostname(&self) -> bool {
+    pub(crate) fn unique_hostname(&self) -> bool {
         self.constraints
             .iter()
             .any(|c| c.len() == 2 && c[0] == "hostname" && c[1] == "UNIQUE")

@@ -14,23 +14,23 @@ use super::defaults;
 #[serde(deny_unknown_fields)]
 pub struct GroupSpec {
     pub name: String,
-    pub min_size: u32,
-    pub max_size: u32,
+    pub(crate) min_size: u32,
+    pub(crate) max_size: u32,
     pub desired_capacity: u32,
     #[serde(default = "defaults::availability_zones")]
-    pub availability_zones: Vec<String>,
+    pub(crate) availability_zones: Vec<String>,
     #[serde(default)]
-    pub launch_template: LaunchTemplateSpec,
+    pub(crate) launch_template: LaunchTemplateSpec,
     #[serde(default)]
-    pub tags: BTreeMap<String, String>,
+    pub(crate) tags: BTreeMap<String, String>,
     /// Processes suspended at the start (AWS names, e.g. "AZRebalance").
     #[serde(default)]
-    pub suspended_processes: Vec<String>,
+    pub(crate) suspended_processes: Vec<String>,
     /// Instances in Standby at the start, besides the `desired_capacity`
     /// in service (as EnterStandby with decrement leaves them): running,
     /// their agents registered with tasks, not counted against desired.
     #[serde(default)]
-    pub standby: u32,
+    pub(crate) standby: u32,
     /// The Mesos role every resource of the group's agents is reserved to,
     /// statically (the agents' `--default_role`), as DC/OS starts its
     /// public agents with `slave_public`; Marathon then places there only
@@ -38,15 +38,15 @@ pub struct GroupSpec {
     /// `slave_public` group also carry DC/OS's attribute `public_ip =
     /// "true"`. Unset: unreserved resources (role `*`).
     #[serde(default)]
-    pub role: Option<String>,
+    pub(crate) role: Option<String>,
     /// The shape of this group's agents, replacing the top-level `[agent]`
     /// whole (unset fields take the defaults, not `[agent]`'s).
     #[serde(default)]
-    pub agent: Option<AgentSpec>,
+    pub(crate) agent: Option<AgentSpec>,
 }
 
 /// The role DC/OS reserves its public agents' resources to.
-pub const PUBLIC_ROLE: &str = "slave_public";
+pub(crate) const PUBLIC_ROLE: &str = "slave_public";
 
 /// Whether `role` is a role name Mesos accepts (`roles::validate`: `*`,
 /// or `/`-separated components, none empty, `.`, `..` or `*`, none
@@ -85,22 +85,22 @@ pub(crate) fn check_role(role: &str) -> Result<(), String> {
 /// which of them is the default. The group launches from `version`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LaunchTemplateSpec {
+pub(crate) struct LaunchTemplateSpec {
     #[serde(default = "defaults::launch_template_name")]
-    pub name: String,
+    pub(crate) name: String,
     /// What the group launches from: a version number, `$Latest` or
     /// `$Default`, as AWS's `LaunchTemplateSpecification.Version`.
     #[serde(default = "defaults::launch_template_version")]
-    pub version: String,
+    pub(crate) version: String,
     /// The template's newest version (EC2's `LatestVersionNumber`); unset,
     /// `version` if it is a number, else 1. Versions above the group's are
     /// images an operator published and may switch the group to.
     #[serde(default)]
-    pub latest_version: Option<u64>,
+    pub(crate) latest_version: Option<u64>,
     /// The template's default version (EC2's `DefaultVersionNumber`); 1
     /// unless set, as a new template's first version is its default.
     #[serde(default)]
-    pub default_version: Option<u64>,
+    pub(crate) default_version: Option<u64>,
 }
 
 impl Default for LaunchTemplateSpec {
@@ -116,14 +116,14 @@ impl Default for LaunchTemplateSpec {
 
 impl LaunchTemplateSpec {
     /// The newest version number the template has.
-    pub fn latest(&self) -> u64 {
+    pub(crate) fn latest(&self) -> u64 {
         self.latest_version
             .or_else(|| self.version.parse().ok().filter(|&n| n >= 1))
             .unwrap_or(1)
     }
 
     /// The template's default version number.
-    pub fn default_number(&self) -> u64 {
+    pub(crate) fn default_number(&self) -> u64 {
         self.default_version.unwrap_or(1)
     }
 }
@@ -146,23 +146,23 @@ pub(crate) fn resolve_template_version(version: &str, latest: u64, default: u64)
 /// What every Mesos agent offers (one agent per instance).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AgentSpec {
+pub(crate) struct AgentSpec {
     /// CPUs offered (default: an 8-vCPU instance).
     #[serde(default = "defaults::agent_cpus")]
-    pub cpus: f64,
+    pub(crate) cpus: f64,
     /// Memory offered in MB (default: a 32 GiB instance less the OS share).
     #[serde(default = "defaults::agent_mem")]
-    pub mem: f64,
+    pub(crate) mem: f64,
     #[serde(default = "defaults::agent_disk")]
-    pub disk: f64,
+    pub(crate) disk: f64,
     /// The agent attribute that carries its EC2 instance id.
     #[serde(default = "defaults::instance_id_attribute")]
-    pub instance_id_attribute: String,
+    pub(crate) instance_id_attribute: String,
     /// Further TEXT attributes every agent carries.
     #[serde(default)]
-    pub attributes: BTreeMap<String, String>,
+    pub(crate) attributes: BTreeMap<String, String>,
     #[serde(default = "defaults::mesos_version")]
-    pub version: String,
+    pub(crate) version: String,
 }
 
 impl Default for AgentSpec {
@@ -191,6 +191,6 @@ pub(super) const PROCESSES: &[&str] = &[
 ];
 
 /// The nine Auto Scaling process names, as AWS spells them.
-pub fn scaling_processes() -> &'static [&'static str] {
+pub(crate) fn scaling_processes() -> &'static [&'static str] {
     PROCESSES
 }

@@ -25,10 +25,10 @@ mod validate;
 mod tests;
 
 pub(crate) use app::accepts;
-pub use app::{AppSpec, ExpandedApp, HealthCheckSpec};
-pub use group::{AgentSpec, GroupSpec, LaunchTemplateSpec, PUBLIC_ROLE, scaling_processes};
+pub(crate) use app::{AppSpec, ExpandedApp};
+pub(crate) use group::{AgentSpec, GroupSpec, PUBLIC_ROLE, scaling_processes};
 pub(crate) use group::{check_role, resolve_template_version};
-pub use timings::Timings;
+pub(crate) use timings::Timings;
 pub(crate) use timings::millis;
 
 /// The scenarios embedded in the binary, by name.
@@ -81,7 +81,7 @@ pub enum ScenarioError {
 }
 
 impl ScenarioError {
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             ScenarioError::Read { .. } => "scenario_unreadable",
             ScenarioError::Parse { .. } => "scenario_malformed",
@@ -95,24 +95,24 @@ impl ScenarioError {
 #[derive(Clone, Debug)]
 pub struct Scenario {
     /// What this scenario is for, shown by `roller sim`.
-    pub description: String,
+    pub(crate) description: String,
     /// Seeds every random choice (placement, ids, jitter): the same seed
     /// replays the same run.
-    pub seed: u64,
-    pub timings: Timings,
+    pub(crate) seed: u64,
+    pub(crate) timings: Timings,
     /// The first group (`[group]`, or the first of `[[groups]]`): the one a
     /// roll of one group is pointed at (`roller sim --write-env` names it).
     pub group: GroupSpec,
     /// The cluster's further groups, in file order (the rest of
     /// `[[groups]]`).
-    pub other_groups: Vec<GroupSpec>,
+    pub(crate) other_groups: Vec<GroupSpec>,
     /// The agents' shape, unless a group gives its own.
-    pub agent: AgentSpec,
-    pub apps: Vec<AppSpec>,
-    pub faults: Faults,
+    pub(crate) agent: AgentSpec,
+    pub(crate) apps: Vec<AppSpec>,
+    pub(crate) faults: Faults,
     /// Errors, latency and throttling the HTTP facades inject from the
     /// start (switchable later through `/sim/faults`).
-    pub api_faults: ApiFaults,
+    pub(crate) api_faults: ApiFaults,
     /// Written as `[[groups]]` (errors then name `groups[i]`), not `[group]`.
     groups_listed: bool,
 }
@@ -151,14 +151,14 @@ impl Scenario {
         Scenario::from_path(Path::new(name_or_path))
     }
 
-    pub fn builtin(name: &str) -> Option<Result<Scenario, ScenarioError>> {
+    pub(crate) fn builtin(name: &str) -> Option<Result<Scenario, ScenarioError>> {
         BUILTIN
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(n, text)| Scenario::from_toml(text, n))
     }
 
-    pub fn from_path(path: &Path) -> Result<Scenario, ScenarioError> {
+    pub(crate) fn from_path(path: &Path) -> Result<Scenario, ScenarioError> {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
             path: origin.clone(),
@@ -168,7 +168,7 @@ impl Scenario {
     }
 
     /// Parses and validates; `origin` names the scenario in errors.
-    pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+    pub(crate) fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         let file: ScenarioFile = toml::from_str(text).map_err(|e| ScenarioError::Parse {
             origin: origin.to_string(),
             message: e.to_string(),
@@ -218,19 +218,19 @@ impl Scenario {
     }
 
     /// The shape of `group`'s agents: its own, else the top-level one.
-    pub fn agent_of<'a>(&'a self, group: &'a GroupSpec) -> &'a AgentSpec {
+    pub(crate) fn agent_of<'a>(&'a self, group: &'a GroupSpec) -> &'a AgentSpec {
         group.agent.as_ref().unwrap_or(&self.agent)
     }
 
     /// The role Marathon registers with (`--mesos_role`): the one role the
     /// groups reserve their agents to, if any (DC/OS: `slave_public`).
     /// Marathon has one role, so a scenario reserves to one at most.
-    pub fn marathon_role(&self) -> Option<&str> {
+    pub(crate) fn marathon_role(&self) -> Option<&str> {
         self.groups().find_map(|g| g.role.as_deref())
     }
 
     /// The apps with `count` expanded, in scenario order.
-    pub fn expanded_apps(&self) -> Vec<ExpandedApp> {
+    pub(crate) fn expanded_apps(&self) -> Vec<ExpandedApp> {
         let mut out = Vec::new();
         for spec in &self.apps {
             if spec.count <= 1 && !spec.id.contains("{n}") {
@@ -252,7 +252,8 @@ impl Scenario {
     }
 
     /// How many tasks the scenario asks for in all.
-    pub fn task_count(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn task_count(&self) -> u64 {
         self.apps
             .iter()
             .map(|a| u64::from(a.count) * u64::from(a.instances))

@@ -8,55 +8,55 @@ use super::defaults;
 /// How long things take, in (simulated) seconds.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Timings {
+pub(crate) struct Timings {
     /// Unix time (seconds) of the simulation's start. Unset, a served
     /// simulator starts at the wall clock, as a real master's clock is:
     /// the roller writes maintenance windows in wall-clock time, and they
     /// must mean the same to both. Set it for reproducible timestamps (a
     /// bare `World` without it starts at 2024-01-01).
     #[serde(default)]
-    pub epoch_unix_s: Option<u64>,
+    pub(crate) epoch_unix_s: Option<u64>,
     /// Spread (a fraction, 0 = exact) applied to boot, registration and
     /// task start times, drawn from the seed.
     #[serde(default)]
-    pub jitter: f64,
+    pub(crate) jitter: f64,
     /// Pending → InService (EC2 boot plus Auto Scaling's checks).
     #[serde(default = "defaults::instance_boot_s")]
-    pub instance_boot_s: f64,
+    pub(crate) instance_boot_s: f64,
     /// InService → the Mesos agent registered with the master.
     #[serde(default = "defaults::agent_register_s")]
-    pub agent_register_s: f64,
+    pub(crate) agent_register_s: f64,
     /// Terminating → Terminated (EC2 shutting-down).
     #[serde(default = "defaults::instance_terminate_s")]
-    pub instance_terminate_s: f64,
+    pub(crate) instance_terminate_s: f64,
     /// After a failed launch, when the group tries again.
     #[serde(default = "defaults::launch_retry_s")]
-    pub launch_retry_s: f64,
+    pub(crate) launch_retry_s: f64,
     /// How long after a change AZRebalance looks at the AZ counts.
     #[serde(default = "defaults::az_rebalance_delay_s")]
-    pub az_rebalance_delay_s: f64,
+    pub(crate) az_rebalance_delay_s: f64,
     /// Mesos `--agent_ping_timeout` (15 s).
     #[serde(default = "defaults::agent_ping_timeout_s")]
-    pub agent_ping_timeout_s: f64,
+    pub(crate) agent_ping_timeout_s: f64,
     /// Mesos `--max_agent_ping_timeouts` (5).
     #[serde(default = "defaults::max_agent_ping_timeouts")]
-    pub max_agent_ping_timeouts: u32,
+    pub(crate) max_agent_ping_timeouts: u32,
     /// From TASK_UNREACHABLE/TASK_LOST to Marathon launching the
     /// replacement (unreachableStrategy 0/0 plus its reaction, ~3 s).
     #[serde(default = "defaults::unreachable_relaunch_s")]
-    pub unreachable_relaunch_s: f64,
+    pub(crate) unreachable_relaunch_s: f64,
     /// How often Marathon sees offers again for apps it could not place
     /// (Mesos `--allocation_interval`, 1 s).
     #[serde(default = "defaults::offer_interval_s")]
-    pub offer_interval_s: f64,
+    pub(crate) offer_interval_s: f64,
     /// From a kill to the task being gone (Mesos
     /// `--executor_shutdown_grace_period`, 5 s).
     #[serde(default = "defaults::task_kill_s")]
-    pub task_kill_s: f64,
+    pub(crate) task_kill_s: f64,
     /// Marathon `--draining_seconds` (0): how long before a maintenance
     /// window Marathon starts declining the machine's offers.
     #[serde(default)]
-    pub marathon_draining_s: f64,
+    pub(crate) marathon_draining_s: f64,
 }
 
 impl Default for Timings {

@@ -25,7 +25,7 @@ mod operator;
 mod tests;
 
 pub(crate) use operator::{Drain, agent_capabilities};
-pub use operator::{DrainConfig, MesosError};
+pub(crate) use operator::{DrainConfig, MesosError};
 
 /// Resources are kept in thousandths (milli-CPUs, milli-MB) so that adding
 /// and removing tasks never drifts.
@@ -134,64 +134,64 @@ const AGENT_REREGISTER_TIMEOUT_MS: u64 = 600_000;
 
 /// The master flags that shape what the world does.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct MasterFlagsView {
-    pub agent_ping_timeout_ms: u64,
-    pub max_agent_ping_timeouts: u32,
-    pub agent_reregister_timeout_ms: u64,
+pub(crate) struct MasterFlagsView {
+    pub(crate) agent_ping_timeout_ms: u64,
+    pub(crate) max_agent_ping_timeouts: u32,
+    pub(crate) agent_reregister_timeout_ms: u64,
     /// How often offers go out again (the world's offer cycle).
-    pub allocation_interval_ms: u64,
+    pub(crate) allocation_interval_ms: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ResourcesView {
-    pub cpus: f64,
-    pub mem: f64,
-    pub disk: f64,
+pub(crate) struct ResourcesView {
+    pub(crate) cpus: f64,
+    pub(crate) mem: f64,
+    pub(crate) disk: f64,
 }
 
 /// An agent's drain, as the master lists it (`drain_info` and
 /// `estimated_drain_start_time`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct DrainView {
+pub(crate) struct DrainView {
     /// "DRAINING" or "DRAINED".
-    pub state: &'static str,
-    pub config: DrainConfig,
+    pub(crate) state: &'static str,
+    pub(crate) config: DrainConfig,
     /// When DRAIN_AGENT was last accepted, in Unix milliseconds.
-    pub asked_unix_ms: u64,
+    pub(crate) asked_unix_ms: u64,
 }
 
 /// One registered agent, as `/master/slaves` and GET_AGENTS show it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct AgentView {
-    pub id: String,
-    pub hostname: String,
-    pub ip: String,
-    pub port: u16,
-    pub pid: String,
-    pub resources: ResourcesView,
-    pub used_resources: ResourcesView,
+pub(crate) struct AgentView {
+    pub(crate) id: String,
+    pub(crate) hostname: String,
+    pub(crate) ip: String,
+    pub(crate) port: u16,
+    pub(crate) pid: String,
+    pub(crate) resources: ResourcesView,
+    pub(crate) used_resources: ResourcesView,
     /// TEXT attributes, including the one carrying the instance id (and
     /// a public agent's `public_ip`).
-    pub attributes: BTreeMap<String, String>,
+    pub(crate) attributes: BTreeMap<String, String>,
     /// The role all its resources are reserved to (statically); `None`:
     /// unreserved (`*`).
-    pub role: Option<String>,
-    pub registered_unix_ms: u64,
+    pub(crate) role: Option<String>,
+    pub(crate) registered_unix_ms: u64,
     /// Only for an agent that re-registered (with a new leader).
-    pub reregistered_unix_ms: Option<u64>,
+    pub(crate) reregistered_unix_ms: Option<u64>,
     /// Connected and not deactivated (Mesos' `active`).
-    pub active: bool,
-    pub deactivated: bool,
+    pub(crate) active: bool,
+    pub(crate) deactivated: bool,
     /// "DRAINING" or "DRAINED" once drained.
-    pub drain_state: Option<&'static str>,
+    pub(crate) drain_state: Option<&'static str>,
     /// The drain, once DRAIN_AGENT was accepted (until REACTIVATE_AGENT).
-    pub drain: Option<DrainView>,
-    pub version: String,
+    pub(crate) drain: Option<DrainView>,
+    pub(crate) version: String,
     /// What the agent announces it can do (its Mesos version's).
-    pub capabilities: Vec<&'static str>,
-    pub task_count: usize,
+    pub(crate) capabilities: Vec<&'static str>,
+    pub(crate) task_count: usize,
     /// The host ports its tasks hold, ascending.
-    pub used_ports: Vec<u16>,
+    pub(crate) used_ports: Vec<u16>,
 }
 
 impl World {
@@ -199,7 +199,7 @@ impl World {
 
     /// The registered agents (unreachable and removed ones are not listed),
     /// in registration order.
-    pub fn agents(&self) -> Vec<AgentView> {
+    pub(crate) fn agents(&self) -> Vec<AgentView> {
         self.mesos
             .agents
             .iter()
@@ -208,7 +208,8 @@ impl World {
             .collect()
     }
 
-    pub fn agent(&self, agent_id: &str) -> Option<AgentView> {
+    #[cfg(test)]
+    pub(crate) fn agent(&self, agent_id: &str) -> Option<AgentView> {
         let &idx = self.mesos.by_id.get(agent_id)?;
         let a = &self.mesos.agents[idx];
         a.is_registered().then(|| self.agent_view(a))
@@ -221,7 +222,7 @@ impl World {
     /// builds a new agent record at re-registration); an agent that is
     /// not answering cannot re-register and keeps its old record until
     /// its ping timeout removes it.
-    pub fn master_leads(&mut self, index: usize) {
+    pub(crate) fn master_leads(&mut self, index: usize) {
         match self.mesos.leader {
             Some(led) if led == index => return,
             Some(_) => {
@@ -241,12 +242,12 @@ impl World {
     }
 
     /// The current leader's `elected_time`, in Unix milliseconds.
-    pub fn master_elected_unix_ms(&self) -> u64 {
+    pub(crate) fn master_elected_unix_ms(&self) -> u64 {
         self.unix_ms(self.mesos.elected_at)
     }
 
     /// The master flags the world runs with, for `/master/flags`.
-    pub fn master_flags(&self) -> MasterFlagsView {
+    pub(crate) fn master_flags(&self) -> MasterFlagsView {
         MasterFlagsView {
             agent_ping_timeout_ms: self.timing.agent_ping_timeout_ms,
             max_agent_ping_timeouts: self.timing.max_agent_ping_timeouts,

@@ -7,35 +7,32 @@ use std::fmt;
 
 /// An instant of the simulated world: milliseconds since it started.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct SimTime(pub u64);
+pub(crate) struct SimTime(pub(crate) u64);
 
 impl SimTime {
-    pub const ZERO: SimTime = SimTime(0);
+    pub(crate) const ZERO: SimTime = SimTime(0);
 
-    pub fn from_millis(ms: u64) -> SimTime {
+    pub(crate) fn from_millis(ms: u64) -> SimTime {
         SimTime(ms)
     }
 
-    pub fn from_secs(s: u64) -> SimTime {
+    #[cfg(test)]
+    pub(crate) fn from_secs(s: u64) -> SimTime {
         SimTime(s * 1000)
     }
 
-    pub fn as_millis(self) -> u64 {
+    pub(crate) fn as_millis(self) -> u64 {
         self.0
-    }
-
-    pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 / 1000.0
     }
 
     /// This instant plus `ms` milliseconds (saturating: a "never" delay of
     /// u64::MAX stays in the far future instead of wrapping).
-    pub fn plus_ms(self, ms: u64) -> SimTime {
+    pub(crate) fn plus_ms(self, ms: u64) -> SimTime {
         SimTime(self.0.saturating_add(ms))
     }
 
     /// Milliseconds from `earlier` to `self` (0 if `earlier` is later).
-    pub fn since(self, earlier: SimTime) -> u64 {
+    pub(crate) fn since(self, earlier: SimTime) -> u64 {
         self.0.saturating_sub(earlier.0)
     }
 }
@@ -50,17 +47,17 @@ impl fmt::Display for SimTime {
 /// `SimTime::ZERO`. Fixed by the scenario so that a seed reproduces every
 /// timestamp the facades print, not only the order of events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Epoch {
-    pub unix_ms: u64,
+pub(crate) struct Epoch {
+    pub(crate) unix_ms: u64,
 }
 
 impl Epoch {
-    pub fn unix_ms(self, t: SimTime) -> u64 {
+    pub(crate) fn unix_ms(self, t: SimTime) -> u64 {
         self.unix_ms + t.0
     }
 
     /// Unix nanoseconds, the unit of Mesos maintenance windows.
-    pub fn unix_ns(self, t: SimTime) -> i128 {
+    pub(crate) fn unix_ns(self, t: SimTime) -> i128 {
         i128::from(self.unix_ms(t)) * 1_000_000
     }
 }

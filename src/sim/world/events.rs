@@ -109,6 +109,7 @@ impl EventQueue {
         self.heap.pop().map(|Reverse(s)| (s.at, s.event))
     }
 
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.heap.len()
     }

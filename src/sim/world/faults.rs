@@ -10,21 +10,21 @@ use serde::{Deserialize, Deserializer, Serialize};
 /// leader changes) belong to the HTTP facades, not to the world.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct Faults {
+pub(crate) struct Faults {
     /// Every instance launch fails (as EC2 capacity errors do): the group
     /// records a failed scaling activity, launches nothing and retries.
     #[serde(default)]
-    pub launches_fail: bool,
+    pub(crate) launches_fail: bool,
     /// The agents of the next N instances to be terminated stay registered
     /// and keep answering pings after their instance is gone, so Mesos
     /// never deregisters them.
     #[serde(default)]
-    pub agents_outlive_instances: u32,
+    pub(crate) agents_outlive_instances: u32,
     /// Apps (by id) whose relaunched tasks never become healthy (or, without
     /// health checks, fail right after starting). Tasks running when the
     /// fault is switched on are not affected.
     #[serde(default)]
-    pub never_healthy_apps: Vec<String>,
+    pub(crate) never_healthy_apps: Vec<String>,
     /// Apps (by id; each must have a health check) whose running tasks,
     /// healthy ones included, fail every health check while listed: as a
     /// dependency failing or a leak would. Marathon marks them unhealthy
@@ -32,12 +32,12 @@ pub struct Faults {
     /// TASK_KILLED); relaunched tasks fail once their grace is over.
     /// Survivors pass again once the app is no longer listed.
     #[serde(default)]
-    pub failing_health_checks: Vec<String>,
+    pub(crate) failing_health_checks: Vec<String>,
     /// Instances coming into service while this is set boot, but their
     /// Mesos agent never registers (a broken image, a wrong master URL in
     /// user data): the group grows and Mesos does not.
     #[serde(default)]
-    pub agents_never_register: bool,
+    pub(crate) agents_never_register: bool,
     /// Launch template versions whose instances run a bad image, each
     /// with what goes wrong there (one entry or a list; a version at most
     /// once per group). Only tasks placed on their agents suffer: tasks on
@@ -45,21 +45,21 @@ pub struct Faults {
     /// effect = "unhealthy" }`: every group's instances of version 2; with
     /// `group = "name"`, that group's only.
     #[serde(default, deserialize_with = "one_or_many")]
-    pub bad_image: Vec<BadImage>,
+    pub(crate) bad_image: Vec<BadImage>,
 }
 
 /// One launch template version that boots a bad image.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct BadImage {
+pub(crate) struct BadImage {
     /// The version number, as the instances launched from it report it
     /// (`"2"`; not `$Latest`: an image is one version).
-    pub version: String,
-    pub effect: ImageEffect,
+    pub(crate) version: String,
+    pub(crate) effect: ImageEffect,
     /// The one group whose instances of `version` boot the bad image;
     /// unset, every group's (as when the groups share a launch template).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
+    pub(crate) group: Option<String>,
 }
 
 impl BadImage {
@@ -75,7 +75,7 @@ impl BadImage {
 /// running as they were, and so do the scenario's tasks at time zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ImageEffect {
+pub(crate) enum ImageEffect {
     /// Tasks never pass a health check: after their grace period checks
     /// fail until Marathon kills them (TASK_KILLED). Tasks of apps without
     /// health checks crash soon after they start (TASK_FAILED).
@@ -91,7 +91,7 @@ pub enum ImageEffect {
 impl Faults {
     /// What a bad image does on `group`'s instances of `version`, if it
     /// is bad.
-    pub fn image_effect(&self, group: &str, version: &str) -> Option<ImageEffect> {
+    pub(crate) fn image_effect(&self, group: &str, version: &str) -> Option<ImageEffect> {
         self.bad_image
             .iter()
             .find(|b| b.covers(group, version))

@@ -34,14 +34,14 @@ mod tests;
 /// machine as one with that field set (even to "").
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct MachineId {
-    pub hostname: Option<String>,
-    pub ip: Option<String>,
+    pub(crate) hostname: Option<String>,
+    pub(crate) ip: Option<String>,
 }
 
 impl MachineId {
     /// Mesos' `operator==(MachineID, MachineID)`: both have a hostname or
     /// neither, equal once lowercased; both have an ip or neither, equal.
-    pub fn same_machine(&self, other: &MachineId) -> bool {
+    pub(crate) fn same_machine(&self, other: &MachineId) -> bool {
         let lower = |m: &MachineId| m.hostname.as_ref().map(|h| h.to_lowercase());
         lower(self) == lower(other) && self.ip == other.ip
     }
@@ -98,22 +98,22 @@ impl MachineId {
 /// `duration_ns` (Mesos carries both as nanoseconds).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MaintenanceWindow {
-    pub machines: Vec<MachineId>,
-    pub start_unix_ns: i64,
-    pub duration_ns: i64,
+    pub(crate) machines: Vec<MachineId>,
+    pub(crate) start_unix_ns: i64,
+    pub(crate) duration_ns: i64,
 }
 
 /// `/master/maintenance/status`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct MaintenanceStatus {
-    pub draining: Vec<MachineId>,
+    pub(crate) draining: Vec<MachineId>,
     pub down: Vec<MachineId>,
 }
 
 /// Why the master refused a maintenance call: each message is Mesos' own
 /// text (400 Bad Request), the machine named as `MachineId::json`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum MaintenanceError {
+pub(crate) enum MaintenanceError {
     #[error("List of machines is empty")]
     NoMachines,
     #[error("List of machines in the maintenance window is empty")]
@@ -137,7 +137,8 @@ pub enum MaintenanceError {
 }
 
 impl MaintenanceError {
-    pub fn label(&self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             MaintenanceError::NoMachines => "no_machines",
             MaintenanceError::EmptyWindow => "empty_window",
@@ -184,7 +185,7 @@ impl World {
     /// each window has machines and a duration that is not negative, each
     /// machine is valid and appears once, and no DOWN machine is left out
     /// (it must be brought up first). Refused, nothing changes.
-    pub fn set_maintenance_schedule(
+    pub(crate) fn set_maintenance_schedule(
         &mut self,
         windows: Vec<MaintenanceWindow>,
     ) -> Result<(), MaintenanceError> {
@@ -258,7 +259,7 @@ impl World {
     /// DRAINING. Their agents are removed at once, their tasks LOST
     /// (Marathon replaces them), and they cannot register again until
     /// `machine/up`.
-    pub fn machines_down(&mut self, machines: &[MachineId]) -> Result<(), MaintenanceError> {
+    pub(crate) fn machines_down(&mut self, machines: &[MachineId]) -> Result<(), MaintenanceError> {
         validate_machines(machines)?;
         for m in machines {
             match self.mode(m) {
@@ -292,7 +293,7 @@ impl World {
     /// They leave the schedule (a window left empty goes), and an agent on
     /// a still-running instance registers again (with a new id, as a
     /// restarted agent does).
-    pub fn machines_up(&mut self, machines: &[MachineId]) -> Result<(), MaintenanceError> {
+    pub(crate) fn machines_up(&mut self, machines: &[MachineId]) -> Result<(), MaintenanceError> {
         validate_machines(machines)?;
         for m in machines {
             match self.mode(m) {

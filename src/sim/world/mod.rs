@@ -33,20 +33,22 @@ mod rng;
 #[cfg(test)]
 mod tests;
 
-pub use agents::{AgentView, DrainConfig, DrainView, MasterFlagsView, MesosError, ResourcesView};
-pub use asg::{
-    ActivityView, AwsError, Ec2InstanceView, GroupInstanceView, GroupUpdate, GroupView,
-    LaunchTemplateChoice, LaunchTemplateView, LifecycleState, SuspendedProcessView, TagView,
+pub(crate) use agents::{AgentView, DrainConfig, DrainView, MesosError};
+pub(crate) use asg::{
+    ActivityView, AwsError, Ec2InstanceView, GroupUpdate, GroupView, LaunchTemplateChoice,
+    LaunchTemplateView,
 };
-pub use clock::{Epoch, SimTime};
-pub use faults::{BadImage, Faults, ImageEffect};
-pub use maintenance::{MachineId, MaintenanceError, MaintenanceStatus, MaintenanceWindow};
-pub use marathon::{
-    AppChange, AppView, DeploymentView, HealthCheckResultView, HealthCheckView, KillResult,
-    MarathonError, QueueView, TaskFailureView, TaskView,
+pub(crate) use clock::{Epoch, SimTime};
+pub(crate) use faults::Faults;
+#[cfg(test)]
+pub(crate) use faults::{BadImage, ImageEffect};
+pub(crate) use maintenance::{MachineId, MaintenanceError, MaintenanceStatus, MaintenanceWindow};
+pub(crate) use marathon::{
+    AppChange, AppView, DeploymentView, HealthCheckResultView, HealthCheckView, MarathonError,
+    QueueView, TaskFailureView, TaskView,
 };
 pub use monitor::{AppReport, FinalState, GroupFinalState, GroupReport, Report, TaskMoves};
-
+#[cfg(test)]
 use std::collections::BTreeSet;
 
 use agents::Mesos;
@@ -106,7 +108,7 @@ impl World {
     /// Builds the scenario's world in its steady state at time zero: every
     /// instance InService, every agent registered, every task placed,
     /// running and (with health checks) healthy.
-    pub fn new(scenario: &Scenario) -> World {
+    pub(crate) fn new(scenario: &Scenario) -> World {
         let t = &scenario.timings;
         let timing = Timing {
             jitter: t.jitter,
@@ -176,38 +178,29 @@ impl World {
     }
 
     /// Now, in simulated time.
-    pub fn now(&self) -> SimTime {
+    pub(crate) fn now(&self) -> SimTime {
         self.now
     }
 
-    pub fn epoch(&self) -> Epoch {
+    pub(crate) fn epoch(&self) -> Epoch {
         self.epoch
     }
 
     /// Unix milliseconds of `t` (for the facades' timestamps).
-    pub fn unix_ms(&self, t: SimTime) -> u64 {
+    pub(crate) fn unix_ms(&self, t: SimTime) -> u64 {
         self.epoch.unix_ms(t)
     }
 
-    /// When the world next changes by itself, if ever.
-    pub fn next_event_time(&self) -> Option<SimTime> {
-        self.queue.next_time()
-    }
-
-    /// Events scheduled and not yet processed (stale ones included).
-    pub fn pending_events(&self) -> usize {
-        self.queue.len()
-    }
-
     /// How many events the world has processed (for benchmarks).
-    pub fn events_processed(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn events_processed(&self) -> u64 {
         self.events_processed
     }
 
     /// Runs every event due at or before `t`, in (time, sequence) order,
     /// then sets the clock to `t`. Time never goes backwards: an earlier `t`
     /// changes nothing.
-    pub fn advance_to(&mut self, t: SimTime) {
+    pub(crate) fn advance_to(&mut self, t: SimTime) {
         while let Some((at, event)) = self.queue.pop_due(t) {
             self.now = self.now.max(at);
             self.events_processed += 1;
@@ -217,12 +210,13 @@ impl World {
     }
 
     /// Advances by `ms` milliseconds.
-    pub fn advance_by_ms(&mut self, ms: u64) {
+    #[cfg(test)]
+    pub(crate) fn advance_by_ms(&mut self, ms: u64) {
         self.advance_to(self.now.plus_ms(ms));
     }
 
     /// The faults in force.
-    pub fn faults(&self) -> &Faults {
+    pub(crate) fn faults(&self) -> &Faults {
         &self.faults
     }
 
@@ -231,7 +225,7 @@ impl World {
     /// check in `failing_health_checks` and a `bad_image` version the launch
     /// template does not have (or a group the world does not have). The
     /// error names the field.
-    pub fn set_faults(&mut self, faults: Faults) -> Result<(), String> {
+    pub(crate) fn set_faults(&mut self, faults: Faults) -> Result<(), String> {
         for id in &faults.never_healthy_apps {
             if !self.marathon.by_id.contains_key(id) {
                 return Err(format!("never_healthy_apps: {id} is not an app"));
@@ -267,7 +261,12 @@ impl World {
     /// bad image with `effect` (replacing what was said of that version
     /// before), keeping every other fault: how a test breaks the image a
     /// roll goes onto. Refused for a version no template has.
-    pub fn set_bad_image(&mut self, version: &str, effect: ImageEffect) -> Result<(), String> {
+    #[cfg(test)]
+    pub(crate) fn set_bad_image(
+        &mut self,
+        version: &str,
+        effect: ImageEffect,
+    ) -> Result<(), String> {
         let mut faults = self.faults.clone();
         faults.bad_image.retain(|b| b.version != version);
         faults.bad_image.push(BadImage {
@@ -291,12 +290,12 @@ impl World {
     }
 
     /// Counts an API call by its action name, for the report.
-    pub fn record_api_call(&mut self, system: &str, action: &str) {
+    pub(crate) fn record_api_call(&mut self, system: &str, action: &str) {
         self.monitor.record_api_call(system, action);
     }
 
     /// An answer replaced by an injected fault (`/sim/faults`).
-    pub fn record_injected_fault(&mut self, system: &str, answer: &str) {
+    pub(crate) fn record_injected_fault(&mut self, system: &str, answer: &str) {
         self.monitor.record_injected_fault(system, answer);
     }
 
@@ -331,7 +330,8 @@ impl World {
     }
 
     /// Apps whose tasks are waiting for room, for tests and the report.
-    pub fn apps_waiting_for_offers(&self) -> Vec<String> {
+    #[cfg(test)]
+    pub(crate) fn apps_waiting_for_offers(&self) -> Vec<String> {
         let waiting: BTreeSet<usize> = self.marathon.waiting.clone();
         waiting
             .into_iter()

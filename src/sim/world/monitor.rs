@@ -247,25 +247,25 @@ impl Monitor {
 pub struct AppReport {
     pub id: String,
     pub instances: u32,
-    pub floor: u32,
-    pub serving: u32,
-    pub below_floor_ms: u64,
-    pub at_zero_ms: u64,
+    pub(crate) floor: u32,
+    pub(crate) serving: u32,
+    pub(crate) below_floor_ms: u64,
+    pub(crate) at_zero_ms: u64,
     /// Serving fewer than its instance count (a surge's extra instances
     /// left out).
-    pub degraded_ms: u64,
-    pub relaunches: u32,
+    pub(crate) degraded_ms: u64,
+    pub(crate) relaunches: u32,
     /// Task-milliseconds its live tasks spent on agents its roles do not
     /// accept.
-    pub misplaced_task_ms: u64,
+    pub(crate) misplaced_task_ms: u64,
 }
 
 /// How often one task (followed across its replacements) was moved.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TaskMoves {
-    pub app: String,
-    pub first_task_id: String,
-    pub moves: u32,
+    pub(crate) app: String,
+    pub(crate) first_task_id: String,
+    pub(crate) moves: u32,
 }
 
 /// One group's record: its instances per AZ and its final state.
@@ -273,23 +273,23 @@ pub struct TaskMoves {
 pub struct GroupReport {
     pub name: String,
     /// The role its agents' resources are reserved to (`None`: `*`).
-    pub role: Option<String>,
-    pub az_peak: BTreeMap<String, u32>,
+    pub(crate) role: Option<String>,
+    pub(crate) az_peak: BTreeMap<String, u32>,
     pub az_final: BTreeMap<String, u32>,
-    pub peak_instances_beyond_desired: u32,
-    pub ms_beyond_desired: u64,
+    pub(crate) peak_instances_beyond_desired: u32,
+    pub(crate) ms_beyond_desired: u64,
     /// The highest desired capacity the group ever had.
     pub peak_desired_capacity: u32,
-    pub instances_launched: u32,
-    pub instances_terminated: u32,
+    pub(crate) instances_launched: u32,
+    pub(crate) instances_terminated: u32,
     pub final_state: GroupFinalState,
 }
 
 /// A group's state when the report was taken.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct GroupFinalState {
-    pub desired_capacity: u32,
-    pub instances_live: u32,
+    pub(crate) desired_capacity: u32,
+    pub(crate) instances_live: u32,
     pub agents_registered: usize,
 }
 
@@ -297,11 +297,11 @@ pub struct GroupFinalState {
 /// instances and desired capacities summed).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FinalState {
-    pub desired_capacity: u32,
-    pub instances_live: u32,
-    pub agents_registered: usize,
-    pub tasks: usize,
-    pub apps_below_floor_now: usize,
+    pub(crate) desired_capacity: u32,
+    pub(crate) instances_live: u32,
+    pub(crate) agents_registered: usize,
+    pub(crate) tasks: usize,
+    pub(crate) apps_below_floor_now: usize,
 }
 
 /// The monitor's report (`GET /sim/report`, and the file at exit).
@@ -311,38 +311,38 @@ pub struct Report {
     pub apps: Vec<AppReport>,
     pub apps_ever_below_floor: usize,
     pub apps_with_outage: usize,
-    pub total_below_floor_ms: u64,
-    pub total_outage_ms: u64,
+    pub(crate) total_below_floor_ms: u64,
+    pub(crate) total_outage_ms: u64,
     /// App-milliseconds serving fewer than the instance count.
-    pub total_degraded_ms: u64,
+    pub(crate) total_degraded_ms: u64,
     pub relaunches: u64,
     /// Only lineages that moved at least once, most moved first.
-    pub task_moves: Vec<TaskMoves>,
+    pub(crate) task_moves: Vec<TaskMoves>,
     /// Task-milliseconds tasks spent on agents their app's roles do not
     /// accept (ground truth: placement never does it, so a roll must not
     /// make it other than 0).
     pub misplaced_task_ms: u64,
     /// The whole cluster's instances per AZ (every group's, by AZ name).
     pub az_peak: BTreeMap<String, u32>,
-    pub az_final: BTreeMap<String, u32>,
+    pub(crate) az_final: BTreeMap<String, u32>,
     pub peak_instances_beyond_desired: u32,
-    pub ms_beyond_desired: u64,
-    pub instances_launched: u32,
-    pub instances_terminated: u32,
-    pub launch_failures: u32,
-    pub api_calls: BTreeMap<String, u64>,
+    pub(crate) ms_beyond_desired: u64,
+    pub(crate) instances_launched: u32,
+    pub(crate) instances_terminated: u32,
+    pub(crate) launch_failures: u32,
+    pub(crate) api_calls: BTreeMap<String, u64>,
     /// Answers the faults of `/sim/faults` replaced (`aws:Throttling`,
     /// `mesos:503`, …): a fault test can tell they were felt.
     pub injected_faults: BTreeMap<String, u64>,
     /// The highest desired capacity the cluster ever had (the groups'
     /// summed).
-    pub peak_desired_capacity: u32,
+    pub(crate) peak_desired_capacity: u32,
     /// Instances a termination was asked for again after it had begun,
     /// one entry per repeated call (a roller must send each one once).
     pub repeated_terminations: Vec<String>,
     /// Instances a termination was asked for when already gone.
     pub terminations_of_gone: Vec<String>,
-    pub final_state: FinalState,
+    pub(crate) final_state: FinalState,
     /// Each group's record, in scenario order.
     pub groups: Vec<GroupReport>,
 }
@@ -406,7 +406,7 @@ impl Report {
 impl World {
     /// The monitor's report at the current simulated time (open intervals
     /// are counted up to now).
-    pub fn report(&self) -> Report {
+    pub(crate) fn report(&self) -> Report {
         let now = self.now;
         let m = &self.monitor;
         let apps: Vec<AppReport> = m

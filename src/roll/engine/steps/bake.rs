@@ -19,13 +19,13 @@ use crate::roll::ports::Ports;
 use crate::roll::record::kinds::WaitKind;
 
 /// The shortest bake.
-pub const MIN_BAKE: Duration = Duration::from_secs(60);
+pub(crate) const MIN_BAKE: Duration = Duration::from_secs(60);
 
 impl<P: Ports> StepContext<'_, '_, P> {
     /// `None` once the bake is over; else what the step waits for. With
     /// `start`, a bake not begun begins now (the first moves are done);
     /// without, the step waits for them.
-    pub async fn bake_gate(&mut self, start: bool) -> Result<Option<Wait>, RollError> {
+    pub(crate) async fn bake_gate(&mut self, start: bool) -> Result<Option<Wait>, RollError> {
         let now = self.clock.now_unix_ms();
         let until = match self.group().bake_until_unix_ms {
             Some(until) => until,

@@ -31,8 +31,8 @@ use crate::roll::record::kinds::WaitKind;
 /// planned afresh from what Marathon lists now; a recorded one resends its
 /// kills only for tasks still listed and only if Marathon never accepted
 /// them, and its surges are absolute instance counts (`task_moves.rs`).
-pub struct DrainWave {
-    pub wave: u32,
+pub(crate) struct DrainWave {
+    pub(crate) wave: u32,
 }
 
 impl StepAction for DrainWave {

@@ -20,7 +20,7 @@ use crate::roll::record::{LOCK_STATE_TAG, RUN_ID_TAG};
 /// when the AZs are uneven (unless told otherwise).
 ///
 /// Safe to re-run: resuming a running process is a no-op.
-pub struct ResumeProcesses;
+pub(crate) struct ResumeProcesses;
 
 impl StepAction for ResumeProcesses {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
@@ -60,7 +60,7 @@ impl StepAction for ResumeProcesses {
 /// the desired capacity, and the message says so.
 ///
 /// Safe to re-run: the value is absolute.
-pub struct RestoreMaxSize;
+pub(crate) struct RestoreMaxSize;
 
 impl StepAction for RestoreMaxSize {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
@@ -90,7 +90,7 @@ impl StepAction for RestoreMaxSize {
 ///
 /// Safe to re-run: only DOWN machines are brought up, and removing an
 /// absent window is a no-op.
-pub struct EndMaintenance;
+pub(crate) struct EndMaintenance;
 
 impl StepAction for EndMaintenance {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
@@ -127,7 +127,7 @@ impl StepAction for EndMaintenance {
 /// roll's summary.
 ///
 /// Safe to re-run: it only reads (and writes the same report again).
-pub struct ReportRebalance;
+pub(crate) struct ReportRebalance;
 
 impl StepAction for ReportRebalance {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
@@ -165,7 +165,7 @@ impl StepAction for ReportRebalance {
 /// Safe to re-run: the intent is recorded before the tag is removed (the
 /// step then reads STARTING), so a resume that finds the tag gone knows
 /// this run removed it.
-pub struct Unlock;
+pub(crate) struct Unlock;
 
 impl StepAction for Unlock {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {

@@ -44,15 +44,15 @@ mod terminate;
 
 use std::future::Future;
 
-pub use super::step_context::{Memory, StepContext};
+pub(crate) use super::step_context::{Memory, StepContext};
 use crate::roll::decide::failure::Evidence;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::record::kinds::{StepKind, WaitKind};
-pub use task_moves::Undone;
+pub(crate) use task_moves::Undone;
 
 /// What one step of the plan does each tick.
-pub trait StepAction {
+pub(crate) trait StepAction {
     /// One tick of the step: look, act if it must (intent first), and say
     /// whether it is done, what it waits for, or that it may not begin
     /// yet. Safe to run again after a crash at any point.
@@ -63,7 +63,7 @@ pub trait StepAction {
 }
 
 /// One tick of the step `kind` names.
-pub async fn tick<P: Ports>(
+pub(crate) async fn tick<P: Ports>(
     kind: &StepKind,
     cx: &mut StepContext<'_, '_, P>,
 ) -> Result<Tick, RollError> {
@@ -91,7 +91,7 @@ pub async fn tick<P: Ports>(
 
 /// What one tick of a step found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Tick {
+pub(crate) enum Tick {
     /// The step is complete; the message says what it did.
     Done(String),
     /// The step waits; the runner keeps its deadline.
@@ -116,14 +116,14 @@ pub enum Tick {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Wait {
-    pub kind: WaitKind,
+pub(crate) struct Wait {
+    pub(crate) kind: WaitKind,
     /// What it waits for now, for `roller status` and the page.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl Tick {
-    pub fn waiting(kind: WaitKind, message: impl Into<String>) -> Tick {
+    pub(crate) fn waiting(kind: WaitKind, message: impl Into<String>) -> Tick {
         Tick::Waiting(Wait {
             kind,
             message: message.into(),

@@ -28,7 +28,7 @@ use crate::roll::record::{LOCK_STATE_TAG, RUN_ID_TAG};
 /// Safe to re-run: the same values are written again, the read-back and
 /// the look are made whatever the first attempt did, and a lock already
 /// `held` by this run is done.
-pub struct Lock;
+pub(crate) struct Lock;
 
 impl StepAction for Lock {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
@@ -119,7 +119,7 @@ fn lock_tags(run_id: &str, state: LockState) -> [GroupTag; 2] {
 ///
 /// Safe to re-run: which processes are the roll's is recorded before the
 /// call, and suspending a suspended process is a no-op.
-pub struct SuspendProcesses;
+pub(crate) struct SuspendProcesses;
 
 impl StepAction for SuspendProcesses {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
@@ -151,7 +151,7 @@ impl StepAction for SuspendProcesses {
 /// finish restores it.
 ///
 /// Safe to re-run: the value is absolute.
-pub struct RaiseMaxSize;
+pub(crate) struct RaiseMaxSize;
 
 impl StepAction for RaiseMaxSize {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {

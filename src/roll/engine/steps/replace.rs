@@ -22,8 +22,8 @@ use crate::roll::record::kinds::WaitKind;
 /// (`AlreadyGone` if the first call landed meanwhile), so the desired
 /// capacity is never decremented twice. The moves are recomputed from
 /// Marathon each tick, and the waits only read.
-pub struct Replace<'k> {
-    pub instance: &'k str,
+pub(crate) struct Replace<'k> {
+    pub(crate) instance: &'k str,
 }
 
 impl StepAction for Replace<'_> {

@@ -81,7 +81,7 @@ fn kept_note(checkpoint: &GroupRoll) -> String {
 /// their windows), merging machines already scheduled changes nothing,
 /// only DOWN machines are brought up, and removing an absent window is a
 /// no-op.
-pub struct RollbackWindows;
+pub(crate) struct RollbackWindows;
 
 impl StepAction for RollbackWindows {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
@@ -146,7 +146,7 @@ impl StepAction for RollbackWindows {
 /// task is listed (and not by the process that sent it), a cancel of a
 /// deployment already gone is a no-op, and every round is recomputed from
 /// what Marathon reports.
-pub struct RollbackMoves;
+pub(crate) struct RollbackMoves;
 
 impl StepAction for RollbackMoves {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
@@ -333,7 +333,7 @@ async fn undo_surges<P: Ports>(cx: &mut StepContext<'_, '_, P>) -> Result<Vec<St
 ///
 /// Safe to re-run: a termination is sent only to an instance the group
 /// still has in service, and AWS answers one already terminating as such.
-pub struct RollbackTerminate;
+pub(crate) struct RollbackTerminate;
 
 impl StepAction for RollbackTerminate {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
@@ -443,7 +443,7 @@ impl StepAction for RollbackTerminate {
 /// different ones or none is left.
 ///
 /// Safe to re-run: the value is absolute.
-pub struct RollbackLaunchSource;
+pub(crate) struct RollbackLaunchSource;
 
 impl StepAction for RollbackLaunchSource {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {

@@ -21,7 +21,7 @@ use crate::roll::record::kinds::WaitKind;
 ///
 /// Safe to re-run: the value is absolute, computed from the checkpoint,
 /// so no rerun can overshoot.
-pub struct SetDesired;
+pub(crate) struct SetDesired;
 
 impl StepAction for SetDesired {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
@@ -39,7 +39,7 @@ impl StepAction for SetDesired {
 /// matches one active Mesos agent.
 ///
 /// Safe to re-run: it only reads.
-pub struct WaitRegistered;
+pub(crate) struct WaitRegistered;
 
 impl StepAction for WaitRegistered {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
@@ -173,7 +173,7 @@ async fn last_failed_launch<A: AutoScaling>(aws: &A, asg: &str) -> Option<(Strin
 /// Safe to re-run: the machines are recorded first (so finish removes
 /// their windows whatever happens next), and merging the same machines
 /// into the schedule again changes nothing.
-pub struct Maintenance;
+pub(crate) struct Maintenance;
 
 impl StepAction for Maintenance {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {

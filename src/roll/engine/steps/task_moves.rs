@@ -22,9 +22,9 @@ use crate::roll::record::kinds::WaitKind;
 /// What an abandon's undo did, and what it could not do (each with what
 /// to do by hand), one line each.
 #[derive(Debug, Default)]
-pub struct Undone {
-    pub done: Vec<String>,
-    pub failed: Vec<String>,
+pub(crate) struct Undone {
+    pub(crate) done: Vec<String>,
+    pub(crate) failed: Vec<String>,
 }
 
 /// How long a maintenance window lasts (cluster time).
@@ -36,7 +36,10 @@ impl<P: Ports> StepContext<'_, '_, P> {
     /// round is recomputed from Marathon, so re-running it is safe: a kill
     /// is resent only while its task is still listed, a surge is an
     /// absolute instance count.
-    pub async fn make_safe(&mut self, record: &RolledInstance) -> Result<Option<Wait>, RollError> {
+    pub(crate) async fn make_safe(
+        &mut self,
+        record: &RolledInstance,
+    ) -> Result<Option<Wait>, RollError> {
         let agent = record.agent_id.clone();
         let seen = self.tick.observation().await?;
         let apps = &seen.apps;
@@ -119,7 +122,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
 
     /// Scales `app` to an absolute count; a deployment already under way
     /// (409) is left to finish and looked at again next round.
-    pub async fn scale(&mut self, app: &str, instances: u32) -> Result<(), RollError> {
+    pub(crate) async fn scale(&mut self, app: &str, instances: u32) -> Result<(), RollError> {
         match self.ports.marathon().scale_app(app, instances).await {
             Ok(_) | Err(MarathonError::Conflict { .. }) => Ok(()),
             Err(e) => Err(e.into()),
@@ -134,7 +137,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
     /// Marathon deploy the count before it, as the roll's own undo does
     /// (`undo_surge`). A surge that cannot be set back is said, with what
     /// to do by hand, and the others go on.
-    pub async fn undo_surges(&mut self) -> Result<Undone, CheckpointError> {
+    pub(crate) async fn undo_surges(&mut self) -> Result<Undone, CheckpointError> {
         let open: Vec<usize> = (0..self.group().surges.len())
             .filter(|&n| self.group().surges[n].state != SurgeState::Done)
             .collect();
@@ -177,7 +180,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
     /// its kill, so a resume finishes it: the scale-up is an absolute
     /// instance count, and the kill is only resent while the old task is
     /// still on the agent.
-    pub async fn surge_round(
+    pub(crate) async fn surge_round(
         &mut self,
         owner: &str,
         seen: &Observation,

@@ -30,8 +30,8 @@ use crate::roll::record::kinds::WaitKind;
 /// still has the instance in service (the adapter answers `AlreadyGone`
 /// otherwise, so the desired capacity is never decremented twice), and
 /// puts the machine down only if Mesos does not already have it DOWN.
-pub struct Terminate<'k> {
-    pub instance: &'k str,
+pub(crate) struct Terminate<'k> {
+    pub(crate) instance: &'k str,
 }
 
 impl StepAction for Terminate<'_> {

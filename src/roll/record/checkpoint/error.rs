@@ -42,7 +42,7 @@ pub enum CheckpointError {
 }
 
 impl CheckpointError {
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             CheckpointError::Read { .. } => "checkpoint_unreadable",
             CheckpointError::Corrupt { .. } => "checkpoint_corrupt",

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Event {
     /// UTC, RFC 3339.
-    pub at: String,
+    pub(crate) at: String,
     pub kind: EventKind,
     pub message: String,
     /// Who, for operator operations (`roller plan …`).
@@ -16,7 +16,7 @@ pub struct Event {
     pub user: Option<String>,
     /// The error's stable label, for failures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
 }
 
 /// What an event records. The checkpoint's log is an intent log: an
@@ -63,7 +63,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// The name written in the checkpoint.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EventKind::Start => "start",
             EventKind::Intent => "intent",

@@ -8,16 +8,16 @@ use serde::{Deserialize, Serialize};
 /// A new instance's Mesos agent, as it registered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NewAgent {
-    pub instance: String,
-    pub agent_id: String,
-    pub hostname: String,
-    pub ip: Option<String>,
+pub(crate) struct NewAgent {
+    pub(crate) instance: String,
+    pub(crate) agent_id: String,
+    pub(crate) hostname: String,
+    pub(crate) ip: Option<String>,
 }
 
 impl NewAgent {
     /// Its machine, as the roll's maintenance windows record it.
-    pub fn machine(&self) -> super::MaintenanceRecord {
+    pub(crate) fn machine(&self) -> super::MaintenanceRecord {
         super::MaintenanceRecord {
             hostname: self.hostname.clone(),
             ip: self.ip.clone(),
@@ -28,26 +28,26 @@ impl NewAgent {
 /// A failure found on the new agents, with its evidence.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FailureRecord {
+pub(crate) struct FailureRecord {
     /// Names the failure (`task-failure/<task id>`, …).
-    pub key: String,
-    pub app: Option<String>,
-    pub task: Option<String>,
-    pub agent: Option<String>,
-    pub instance: Option<String>,
+    pub(crate) key: String,
+    pub(crate) app: Option<String>,
+    pub(crate) task: Option<String>,
+    pub(crate) agent: Option<String>,
+    pub(crate) instance: Option<String>,
     /// What failed.
-    pub what: String,
+    pub(crate) what: String,
     /// When it failed (UTC, RFC 3339, Marathon's clock), when known.
-    pub since: Option<String>,
+    pub(crate) since: Option<String>,
     /// When the roll found it (UTC, RFC 3339).
-    pub found: String,
+    pub(crate) found: String,
 }
 
 /// What the roll does when it finds a failure on the new agents
 /// (`--on-failure`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum OnFailure {
+pub(crate) enum OnFailure {
     /// Turn around: a `rollback` phase puts every task back on the old
     /// agents and the group back as it was.
     #[default]
@@ -58,14 +58,14 @@ pub enum OnFailure {
 }
 
 impl OnFailure {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OnFailure::Rollback => "rollback",
             OnFailure::Pause => "pause",
         }
     }
 
-    pub fn parse(text: &str) -> Result<OnFailure, String> {
+    pub(crate) fn parse(text: &str) -> Result<OnFailure, String> {
         match text {
             "rollback" => Ok(OnFailure::Rollback),
             "pause" => Ok(OnFailure::Pause),

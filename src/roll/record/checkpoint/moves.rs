@@ -12,14 +12,14 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct WaveRecord {
     /// The wave's step id (`wave-1`).
-    pub step: String,
-    pub kills: Vec<String>,
+    pub(crate) step: String,
+    pub(crate) kills: Vec<String>,
     /// Apps this wave moves tasks of (killed or surged): the wave ends
     /// when each is back to all its instances healthy.
-    pub apps: Vec<String>,
+    pub(crate) apps: Vec<String>,
     /// The kills were accepted by Marathon.
     #[serde(default)]
-    pub sent: bool,
+    pub(crate) sent: bool,
 }
 
 /// A surge: `app` scaled from `instances` to `instances + 1` so that the
@@ -27,37 +27,37 @@ pub struct WaveRecord {
 /// extra task is healthy. Recorded before the scale-up is sent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Surge {
-    pub app: String,
-    pub instances: u32,
+pub(crate) struct Surge {
+    pub(crate) app: String,
+    pub(crate) instances: u32,
     /// Who surged it: the instance being replaced (serial, canary) or the
     /// drain wave's step id.
-    pub instance: String,
+    pub(crate) instance: String,
     /// The one task on the agent this surge replaces (killed with
     /// `scale=true`, which takes back exactly the one instance added).
-    pub task: String,
+    pub(crate) task: String,
     /// A drain surge may replace more of the app's old tasks at once: the
     /// app is scaled up by one per task (`task` and these), and each is
     /// killed with `scale=true` once the new ones keep the app at its
     /// floor.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extra_tasks: Vec<String>,
-    pub state: SurgeState,
+    pub(crate) extra_tasks: Vec<String>,
+    pub(crate) state: SurgeState,
     /// Marathon accepted the kill of the old tasks: it is never sent again
     /// (a second `scale=true` kill of a task still being killed could take
     /// the app below its count).
     #[serde(default)]
-    pub kill_sent: bool,
+    pub(crate) kill_sent: bool,
 }
 
 impl Surge {
     /// Every old task this surge replaces.
-    pub fn tasks(&self) -> impl Iterator<Item = &String> {
+    pub(crate) fn tasks(&self) -> impl Iterator<Item = &String> {
         std::iter::once(&self.task).chain(&self.extra_tasks)
     }
 
     /// The instance count while surged.
-    pub fn surged_instances(&self) -> u32 {
+    pub(crate) fn surged_instances(&self) -> u32 {
         let k = u32::try_from(1 + self.extra_tasks.len()).unwrap_or(u32::MAX);
         self.instances.saturating_add(k)
     }
@@ -65,7 +65,7 @@ impl Surge {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SurgeState {
+pub(crate) enum SurgeState {
     /// The scale-up is (about to be) sent.
     ScalingUp,
     /// The old task's kill with `scale=true` is (about to be) sent.

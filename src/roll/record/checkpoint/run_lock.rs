@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 
 /// The lock a running roll holds for its whole life: `<checkpoint>.lock`.
 /// Plan operations on a checkpoint refuse to act while it is held.
-pub struct RunLock {
+pub(crate) struct RunLock {
     _file: File,
-    pub path: PathBuf,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +24,7 @@ pub enum RunLockError {
 }
 
 impl RunLock {
-    pub fn path_for(checkpoint: &Path) -> PathBuf {
+    pub(crate) fn path_for(checkpoint: &Path) -> PathBuf {
         let mut name = checkpoint.as_os_str().to_os_string();
         name.push(".lock");
         PathBuf::from(name)
@@ -33,7 +32,7 @@ impl RunLock {
 
     /// Takes the lock at once or says who holds it: a second run on the
     /// same checkpoint must not wait and then act on stale state.
-    pub fn acquire(checkpoint: &Path) -> Result<RunLock, RunLockError> {
+    pub(crate) fn acquire(checkpoint: &Path) -> Result<RunLock, RunLockError> {
         let path = RunLock::path_for(checkpoint);
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| RunLockError::Io {
@@ -52,7 +51,7 @@ impl RunLock {
             source,
         })?;
         match file.try_lock() {
-            Ok(()) => Ok(RunLock { _file: file, path }),
+            Ok(()) => Ok(RunLock { _file: file }),
             Err(std::fs::TryLockError::WouldBlock) => Err(RunLockError::Held { path }),
             Err(std::fs::TryLockError::Error(source)) => Err(RunLockError::Io { path, source }),
         }
@@ -61,7 +60,7 @@ impl RunLock {
     /// Whether some process holds the lock now. Only looks: the lock file
     /// is never created (absent means no run holds it), so `roller status`
     /// leaves the folder as it found it.
-    pub fn is_held(checkpoint: &Path) -> bool {
+    pub(crate) fn is_held(checkpoint: &Path) -> bool {
         match open_existing(&RunLock::path_for(checkpoint)) {
             // Taken and at once released when `probe` drops.
             Some(probe) => matches!(probe.try_lock(), Err(std::fs::TryLockError::WouldBlock)),

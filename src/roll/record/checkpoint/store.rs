@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::{Checkpoint, CheckpointError, RunLock, RunLockError};
 use crate::roll::ports::checkpoint_object::{CheckpointObject, Condition, ObjectError};
 
-pub struct CheckpointStore {
+pub(crate) struct CheckpointStore {
     place: Place,
     /// As messages name it: the file's path, or the object's URL.
     location: PathBuf,
@@ -31,7 +31,7 @@ enum Place {
 }
 
 impl CheckpointStore {
-    pub fn file(path: impl Into<PathBuf>) -> CheckpointStore {
+    pub(crate) fn file(path: impl Into<PathBuf>) -> CheckpointStore {
         let path = path.into();
         CheckpointStore {
             location: path.clone(),
@@ -39,7 +39,7 @@ impl CheckpointStore {
         }
     }
 
-    pub fn object(object: Box<dyn CheckpointObject>) -> CheckpointStore {
+    pub(crate) fn object(object: Box<dyn CheckpointObject>) -> CheckpointStore {
         CheckpointStore {
             location: PathBuf::from(object.location()),
             place: Place::Object { object, etag: None },
@@ -47,13 +47,13 @@ impl CheckpointStore {
     }
 
     /// The file's path or the object's URL, for messages.
-    pub fn location(&self) -> &Path {
+    pub(crate) fn location(&self) -> &Path {
         &self.location
     }
 
     /// As a command typed elsewhere must name it: an absolute path (the
     /// command may be run from another folder), or the URL.
-    pub fn for_command(&self) -> String {
+    pub(crate) fn for_command(&self) -> String {
         match &self.place {
             Place::File { path, .. } => std::path::absolute(path)
                 .unwrap_or_else(|_| path.clone())
@@ -65,7 +65,7 @@ impl CheckpointStore {
 
     /// The local file, when it is one (operations queued by `roller plan`
     /// live beside it).
-    pub fn file_path(&self) -> Option<&Path> {
+    pub(crate) fn file_path(&self) -> Option<&Path> {
         match &self.place {
             Place::File { path, .. } => Some(path),
             Place::Object { .. } => None,
@@ -75,7 +75,7 @@ impl CheckpointStore {
     /// One run per checkpoint. A file is locked here for the run's life
     /// (`<checkpoint>.lock`); an object needs no lock: its ETag is the
     /// lease, and of two runs the second to write is refused.
-    pub fn lock(&mut self) -> Result<(), RunLockError> {
+    pub(crate) fn lock(&mut self) -> Result<(), RunLockError> {
         if let Place::File { path, lock } = &mut self.place
             && lock.is_none()
         {
@@ -86,7 +86,7 @@ impl CheckpointStore {
 
     /// Reads the checkpoint; `Ok(None)` when there is none. An object's
     /// ETag becomes the lease.
-    pub async fn load(&mut self) -> Result<Option<Checkpoint>, CheckpointError> {
+    pub(crate) async fn load(&mut self) -> Result<Option<Checkpoint>, CheckpointError> {
         match &mut self.place {
             Place::File { path, .. } => Checkpoint::load(path),
             Place::Object { object, etag } => {
@@ -110,7 +110,7 @@ impl CheckpointStore {
     }
 
     /// Writes `checkpoint` whole (`write` of its JSON).
-    pub async fn save(&mut self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+    pub(crate) async fn save(&mut self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
         let json = checkpoint.to_json(&self.location)?;
         self.write(checkpoint, &json).await
     }
@@ -118,7 +118,7 @@ impl CheckpointStore {
     /// Writes `json` (from `Checkpoint::to_json`) whole. An object is
     /// written only if it is still the version this run holds; when it is
     /// not, the lease is lost and the run must stop.
-    pub async fn write(
+    pub(crate) async fn write(
         &mut self,
         checkpoint: &Checkpoint,
         json: &[u8],
@@ -161,14 +161,17 @@ impl CheckpointStore {
     /// Moves a completed checkpoint aside (`<asg>.<run-id>.complete.json`
     /// beside it), so the next run starts fresh and the record stays;
     /// answers where it went.
-    pub async fn archive(&mut self, checkpoint: &Checkpoint) -> Result<PathBuf, CheckpointError> {
+    pub(crate) async fn archive(
+        &mut self,
+        checkpoint: &Checkpoint,
+    ) -> Result<PathBuf, CheckpointError> {
         self.archive_as(checkpoint, "complete").await
     }
 
     /// Moves the checkpoint aside as `<asg>.<run-id>.<how>.json` (`complete`,
     /// or `refused` for a run that another held off before it changed
     /// anything).
-    pub async fn archive_as(
+    pub(crate) async fn archive_as(
         &mut self,
         checkpoint: &Checkpoint,
         how: &str,

@@ -103,7 +103,8 @@ pub enum EnvError {
 
 impl EnvError {
     /// A stable name for logs and metrics; never changes once released.
-    pub fn label(&self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             EnvError::Read { .. } => "env_unreadable",
             EnvError::Syntax { .. } => "env_syntax",

@@ -24,16 +24,16 @@ use super::value::Raw;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroupSpec {
     /// The ASG's name.
-    pub asg: String,
+    pub(crate) asg: String,
     /// Agents it must have when done (`None`: from `--target NAME=N`).
-    pub target: Option<u32>,
+    pub(crate) target: Option<u32>,
     /// Which of its instances are replaced (`None`: `--select`).
-    pub select: Option<String>,
+    pub(crate) select: Option<String>,
 }
 
 impl GroupSpec {
     /// A group whose target and selection come from the flags.
-    pub fn named(asg: &str) -> GroupSpec {
+    pub(crate) fn named(asg: &str) -> GroupSpec {
         GroupSpec {
             asg: asg.to_string(),
             target: None,

@@ -202,7 +202,7 @@ pub(super) fn processes(raw: Raw<'_>) -> Result<Vec<ScalingProcess>, Expected> {
 /// decreasing order, each at most once. `None` for anything else
 /// (fractions, "ms", "1m1h", overflow). Zero is a duration here; the keys
 /// refuse it.
-pub fn parse_duration(text: &str) -> Option<Duration> {
+pub(crate) fn parse_duration(text: &str) -> Option<Duration> {
     let text = text.trim();
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         return text.parse().ok().map(Duration::from_secs);

@@ -59,141 +59,141 @@ pub(crate) fn service_port(app_id: &str) -> u16 {
 
 #[derive(Debug, Serialize)]
 pub(crate) struct AppList {
-    pub apps: Vec<App>,
+    pub(crate) apps: Vec<App>,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct AppEnvelope {
-    pub app: App,
+    pub(crate) app: App,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct App {
-    pub id: String,
-    pub cmd: String,
+pub struct App {
+    pub(crate) id: String,
+    pub(crate) cmd: String,
     /// `null`: the simulated apps run `cmd`, not `args`.
-    pub args: Option<Vec<String>>,
+    pub(crate) args: Option<Vec<String>>,
     /// `null`: the Mesos containerizer without an image.
-    pub container: Option<serde_json::Value>,
-    pub env: BTreeMap<String, String>,
+    pub(crate) container: Option<serde_json::Value>,
+    pub(crate) env: BTreeMap<String, String>,
     /// The app's service port (the pre-1.0 field, kept for old clients).
-    pub ports: Vec<u16>,
+    pub(crate) ports: Vec<u16>,
     /// The same service port as Marathon ≥ 0.15 writes it for an app on
     /// the host's network; marathon-lb and service discovery read it.
-    pub port_definitions: Vec<PortDefinition>,
+    pub(crate) port_definitions: Vec<PortDefinition>,
     /// Marathon ≥ 1.5's network modes: the simulated apps run on the
     /// host's network.
-    pub networks: Vec<Network>,
-    pub uris: Vec<String>,
-    pub user: Option<String>,
-    pub dependencies: Vec<String>,
-    pub instances: u32,
-    pub cpus: serde_json::Value,
-    pub mem: serde_json::Value,
-    pub disk: u32,
-    pub gpus: u32,
-    pub executor: &'static str,
-    pub constraints: Vec<Vec<String>>,
+    pub(crate) networks: Vec<Network>,
+    pub(crate) uris: Vec<String>,
+    pub(crate) user: Option<String>,
+    pub(crate) dependencies: Vec<String>,
+    pub(crate) instances: u32,
+    pub(crate) cpus: serde_json::Value,
+    pub(crate) mem: serde_json::Value,
+    pub(crate) disk: u32,
+    pub(crate) gpus: u32,
+    pub(crate) executor: &'static str,
+    pub(crate) constraints: Vec<Vec<String>>,
     /// As the app was given them, or Marathon's default (DC/OS's
     /// `--default_accepted_resource_roles`), `["*"]`.
-    pub accepted_resource_roles: Vec<String>,
-    pub labels: BTreeMap<String, String>,
-    pub require_ports: bool,
-    pub backoff_seconds: serde_json::Value,
-    pub backoff_factor: serde_json::Value,
-    pub max_launch_delay_seconds: serde_json::Value,
-    pub health_checks: Vec<HealthCheck>,
-    pub upgrade_strategy: UpgradeStrategy,
-    pub unreachable_strategy: UnreachableStrategy,
-    pub kill_selection: &'static str,
-    pub version: String,
-    pub version_info: VersionInfo,
-    pub tasks_staged: u32,
-    pub tasks_running: u32,
-    pub tasks_healthy: u32,
-    pub tasks_unhealthy: u32,
-    pub deployments: Vec<DeploymentRef>,
+    pub(crate) accepted_resource_roles: Vec<String>,
+    pub(crate) labels: BTreeMap<String, String>,
+    pub(crate) require_ports: bool,
+    pub(crate) backoff_seconds: serde_json::Value,
+    pub(crate) backoff_factor: serde_json::Value,
+    pub(crate) max_launch_delay_seconds: serde_json::Value,
+    pub(crate) health_checks: Vec<HealthCheck>,
+    pub(crate) upgrade_strategy: UpgradeStrategy,
+    pub(crate) unreachable_strategy: UnreachableStrategy,
+    pub(crate) kill_selection: &'static str,
+    pub(crate) version: String,
+    pub(crate) version_info: VersionInfo,
+    pub(crate) tasks_staged: u32,
+    pub(crate) tasks_running: u32,
+    pub(crate) tasks_healthy: u32,
+    pub(crate) tasks_unhealthy: u32,
+    pub(crate) deployments: Vec<DeploymentRef>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tasks: Option<Vec<Task>>,
     /// Only when embedded (`with_last_task_failure`) and the app has one,
     /// as Marathon leaves it out otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_task_failure: Option<TaskFailure>,
+    pub(crate) last_task_failure: Option<TaskFailure>,
 }
 
 /// `lastTaskFailure`: every key Marathon's `TaskFailureWrites` writes.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct TaskFailure {
-    pub app_id: String,
-    pub host: String,
-    pub message: String,
-    pub state: &'static str,
-    pub task_id: String,
-    pub timestamp: String,
-    pub version: String,
-    pub slave_id: String,
+    pub(crate) app_id: String,
+    pub(crate) host: String,
+    pub(crate) message: String,
+    pub(crate) state: &'static str,
+    pub(crate) task_id: String,
+    pub(crate) timestamp: String,
+    pub(crate) version: String,
+    pub(crate) slave_id: String,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct HealthCheck {
-    pub protocol: String,
+    pub(crate) protocol: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<&'static str>,
-    pub port_index: u32,
-    pub grace_period_seconds: serde_json::Value,
-    pub interval_seconds: serde_json::Value,
-    pub timeout_seconds: serde_json::Value,
-    pub max_consecutive_failures: u32,
-    pub delay_seconds: u32,
+    pub(crate) path: Option<&'static str>,
+    pub(crate) port_index: u32,
+    pub(crate) grace_period_seconds: serde_json::Value,
+    pub(crate) interval_seconds: serde_json::Value,
+    pub(crate) timeout_seconds: serde_json::Value,
+    pub(crate) max_consecutive_failures: u32,
+    pub(crate) delay_seconds: u32,
 }
 
 /// A RAML `PortDefinition`: `name` left out, as Marathon leaves it unless
 /// given.
 #[derive(Debug, Serialize)]
 pub(crate) struct PortDefinition {
-    pub port: u16,
-    pub protocol: &'static str,
-    pub labels: BTreeMap<String, String>,
+    pub(crate) port: u16,
+    pub(crate) protocol: &'static str,
+    pub(crate) labels: BTreeMap<String, String>,
 }
 
 /// A RAML `Network`: `{"mode": "host"}`, as Marathon 1.5 writes a
 /// Mesos-containerizer app without a container network.
 #[derive(Debug, Serialize)]
 pub(crate) struct Network {
-    pub mode: &'static str,
+    pub(crate) mode: &'static str,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct UpgradeStrategy {
-    pub minimum_health_capacity: serde_json::Value,
-    pub maximum_over_capacity: serde_json::Value,
+    pub(crate) minimum_health_capacity: serde_json::Value,
+    pub(crate) maximum_over_capacity: serde_json::Value,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct UnreachableStrategy {
-    pub inactive_after_seconds: u64,
-    pub expunge_after_seconds: u64,
+    pub(crate) inactive_after_seconds: u64,
+    pub(crate) expunge_after_seconds: u64,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct VersionInfo {
-    pub last_scaling_at: String,
-    pub last_config_change_at: String,
+    pub(crate) last_scaling_at: String,
+    pub(crate) last_config_change_at: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct DeploymentRef {
-    pub id: String,
+    pub(crate) id: String,
 }
 
 impl App {
-    pub fn from_view(app: &AppView) -> App {
+    pub(crate) fn from_view(app: &AppView) -> App {
         let version = timestamp(app.version_unix_ms);
         App {
             id: app.id.clone(),
@@ -265,7 +265,7 @@ impl App {
 
     /// The app with its `lastTaskFailure` written, if it has one (what the
     /// `lastTaskFailure` embed asks).
-    pub fn with_last_task_failure(mut self, app: &AppView) -> App {
+    pub(crate) fn with_last_task_failure(mut self, app: &AppView) -> App {
         self.last_task_failure = app.last_task_failure.as_ref().map(TaskFailure::from_view);
         self
     }
@@ -383,38 +383,38 @@ pub(crate) fn group(
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Deployment {
-    pub id: String,
-    pub version: String,
-    pub affected_apps: Vec<String>,
-    pub affected_pods: Vec<String>,
-    pub steps: Vec<Step>,
-    pub current_actions: Vec<CurrentAction>,
-    pub current_step: u32,
-    pub total_steps: u32,
+pub struct Deployment {
+    pub(crate) id: String,
+    pub(crate) version: String,
+    pub(crate) affected_apps: Vec<String>,
+    pub(crate) affected_pods: Vec<String>,
+    pub(crate) steps: Vec<Step>,
+    pub(crate) current_actions: Vec<CurrentAction>,
+    pub(crate) current_step: u32,
+    pub(crate) total_steps: u32,
 }
 
 #[derive(Debug, Serialize)]
-pub(crate) struct Step {
-    pub actions: Vec<Action>,
+pub struct Step {
+    pub(crate) actions: Vec<Action>,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct Action {
-    pub action: &'static str,
-    pub app: String,
+    pub(crate) action: &'static str,
+    pub(crate) app: String,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CurrentAction {
-    pub action: &'static str,
-    pub app: String,
-    pub readiness_check_results: Vec<serde_json::Value>,
+    pub(crate) action: &'static str,
+    pub(crate) app: String,
+    pub(crate) readiness_check_results: Vec<serde_json::Value>,
 }
 
 impl Deployment {
-    pub fn from_view(deployment: &DeploymentView) -> Deployment {
+    pub(crate) fn from_view(deployment: &DeploymentView) -> Deployment {
         let actions = || {
             deployment
                 .affected_apps
@@ -450,48 +450,48 @@ impl Deployment {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct DeploymentResult {
-    pub version: String,
-    pub deployment_id: String,
+    pub(crate) version: String,
+    pub(crate) deployment_id: String,
 }
 
 /// `{"message", ...}`: every Marathon error body.
 #[derive(Debug, Serialize)]
 pub(crate) struct Message {
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// A 409: the app is locked by these deployments.
 #[derive(Debug, Serialize)]
 pub(crate) struct Locked {
-    pub message: String,
-    pub deployments: Vec<DeploymentRef>,
+    pub(crate) message: String,
+    pub(crate) deployments: Vec<DeploymentRef>,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct Leader {
-    pub leader: String,
+    pub(crate) leader: String,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct Info {
-    pub name: &'static str,
-    pub version: &'static str,
-    pub buildref: &'static str,
-    pub elected: bool,
-    pub leader: String,
+    pub(crate) name: &'static str,
+    pub(crate) version: &'static str,
+    pub(crate) buildref: &'static str,
+    pub(crate) elected: bool,
+    pub(crate) leader: String,
     #[serde(rename = "frameworkId")]
-    pub framework_id: String,
+    pub(crate) framework_id: String,
     /// Every key of the RAML example (Marathon 1.5), values as a default
     /// Marathon has them, this instance's host and URLs where they name it.
-    pub marathon_config: serde_json::Value,
-    pub zookeeper_config: serde_json::Value,
-    pub http_config: HttpConfig,
+    pub(crate) marathon_config: serde_json::Value,
+    pub(crate) zookeeper_config: serde_json::Value,
+    pub(crate) http_config: HttpConfig,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct HttpConfig {
-    pub http_port: u16,
-    pub https_port: u16,
+    pub(crate) http_port: u16,
+    pub(crate) https_port: u16,
 }
 
 /// `PUT /v2/apps/{id}`: a partial update; the simulator changes only
@@ -500,20 +500,20 @@ pub(crate) struct HttpConfig {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AppUpdate {
-    pub instances: Option<u32>,
-    pub accepted_resource_roles: Option<Vec<String>>,
+    pub(crate) instances: Option<u32>,
+    pub(crate) accepted_resource_roles: Option<Vec<String>>,
 }
 
 /// `POST /v2/tasks/delete`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct TaskIds {
-    pub ids: Vec<String>,
+    pub(crate) ids: Vec<String>,
 }
 
 /// `GET /v2/queue`.
 #[derive(Debug, Serialize)]
 pub(crate) struct Queue {
-    pub queue: Vec<QueueItem>,
+    pub(crate) queue: Vec<QueueItem>,
 }
 
 /// One app in Marathon's launch queue. Marathon ≥ 1.5 adds
@@ -523,22 +523,22 @@ pub(crate) struct Queue {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct QueueItem {
-    pub count: u32,
-    pub delay: QueueDelay,
-    pub since: String,
-    pub app: App,
+    pub(crate) count: u32,
+    pub(crate) delay: QueueDelay,
+    pub(crate) since: String,
+    pub(crate) app: App,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct QueueDelay {
-    pub time_left_seconds: u64,
+    pub(crate) time_left_seconds: u64,
     /// The delay is over (or there was none) and the launch is due.
-    pub overdue: bool,
+    pub(crate) overdue: bool,
 }
 
 impl QueueItem {
-    pub fn from_view(item: &QueueView) -> QueueItem {
+    pub(crate) fn from_view(item: &QueueView) -> QueueItem {
         QueueItem {
             count: item.count,
             delay: QueueDelay {

@@ -26,7 +26,7 @@ const FAILOVER_TIMEOUT_S: f64 = 604_800.0;
 /// What the leading master knows of agents and tasks at one instant, read
 /// under one lock of the world.
 pub(crate) struct Snapshot {
-    pub agents: Vec<AgentView>,
+    pub(crate) agents: Vec<AgentView>,
     tasks: Vec<TaskView>,
     /// One task's (cpus, mem), by app id.
     per_task: HashMap<String, (f64, f64)>,
@@ -41,7 +41,7 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn read(w: &World, webui_url: String) -> Snapshot {
+    pub(crate) fn read(w: &World, webui_url: String) -> Snapshot {
         Snapshot {
             webui_url,
             agents: w.agents(),
@@ -61,7 +61,7 @@ impl Snapshot {
     /// Marathon's framework with its tasks, as `/master/state` and
     /// `/master/frameworks` list it. `hostname` is where Marathon runs:
     /// the simulated Marathons listen where the masters do.
-    pub fn framework(&self, hostname: &str) -> Framework {
+    pub(crate) fn framework(&self, hostname: &str) -> Framework {
         let mut tasks = Vec::new();
         let mut unreachable_tasks = Vec::new();
         let mut completed_tasks = Vec::new();
@@ -94,7 +94,7 @@ impl Snapshot {
     }
 
     /// `/master/state-summary`'s frameworks.
-    pub fn summary_framework(&self, hostname: &str) -> SummaryFramework {
+    pub(crate) fn summary_framework(&self, hostname: &str) -> SummaryFramework {
         let mut counts = TaskCounts::default();
         let mut slave_ids = BTreeSet::new();
         for t in &self.tasks {
@@ -110,7 +110,7 @@ impl Snapshot {
 
     /// `/master/state-summary`'s slaves: each agent with its tasks' counts
     /// and the frameworks running them.
-    pub fn summary_slaves(&self) -> Vec<SummarySlave> {
+    pub(crate) fn summary_slaves(&self) -> Vec<SummarySlave> {
         self.agents
             .iter()
             .map(|agent| {
@@ -137,7 +137,7 @@ impl Snapshot {
     /// (newest first unless `ascending`; a task without one, still
     /// staging, comes last, or first when ascending), then
     /// `offset`/`limit` applied, as Mesos does.
-    pub fn tasks(&self, ascending: bool, offset: usize, limit: usize) -> Vec<V0Task> {
+    pub(crate) fn tasks(&self, ascending: bool, offset: usize, limit: usize) -> Vec<V0Task> {
         let mut tasks: Vec<V0Task> = self.tasks.iter().map(|t| self.task(t)).collect();
         let first = |t: &V0Task| t.statuses.first().map(|s| s.timestamp);
         tasks.sort_by(|a, b| match (first(a), first(b)) {

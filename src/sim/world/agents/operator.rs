@@ -27,12 +27,12 @@ use super::{AgentState, DrainState};
 
 /// What DRAIN_AGENT asked (Mesos' `DrainConfig`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct DrainConfig {
+pub(crate) struct DrainConfig {
     /// The cap on the kill grace period of the agent's tasks, in
     /// nanoseconds (Mesos' `DurationInfo`); `None`: each task's own.
-    pub max_grace_period_ns: Option<i64>,
+    pub(crate) max_grace_period_ns: Option<i64>,
     /// Remove the agent for good once DRAINED, as MARK_AGENT_GONE would.
-    pub mark_gone: bool,
+    pub(crate) mark_gone: bool,
 }
 
 /// An agent's drain, as the master keeps it.
@@ -48,7 +48,7 @@ pub(crate) struct Drain {
 /// answers it with Mesos' status and text); maintenance refusals are
 /// `MaintenanceError`s.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum MesosError {
+pub(crate) enum MesosError {
     #[error("{action}: unknown agent {agent_id}")]
     UnknownAgent {
         action: &'static str,
@@ -69,7 +69,8 @@ pub enum MesosError {
 }
 
 impl MesosError {
-    pub fn label(&self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             MesosError::UnknownAgent { .. } => "unknown_agent",
             MesosError::InMaintenanceSchedule { .. } => "in_maintenance_schedule",
@@ -83,7 +84,8 @@ impl MesosError {
 
 impl World {
     /// DRAIN_AGENT with Mesos' defaults (no grace period cap, not gone).
-    pub fn drain_agent(&mut self, agent_id: &str) -> Result<(), MesosError> {
+    #[cfg(test)]
+    pub(crate) fn drain_agent(&mut self, agent_id: &str) -> Result<(), MesosError> {
         self.drain_agent_with(agent_id, DrainConfig::default())
     }
 
@@ -91,7 +93,7 @@ impl World {
     /// (Marathon relaunches them elsewhere); once none is left it is
     /// DRAINED. An unreachable agent's drain is recorded for when it
     /// comes back.
-    pub fn drain_agent_with(
+    pub(crate) fn drain_agent_with(
         &mut self,
         agent_id: &str,
         config: DrainConfig,
@@ -143,14 +145,14 @@ impl World {
     }
 
     /// DEACTIVATE_AGENT: no new tasks; running ones stay.
-    pub fn deactivate_agent(&mut self, agent_id: &str) -> Result<(), MesosError> {
+    pub(crate) fn deactivate_agent(&mut self, agent_id: &str) -> Result<(), MesosError> {
         let idx = self.known_agent("DEACTIVATE_AGENT", agent_id)?;
         self.mesos.agents[idx].deactivated = true;
         Ok(())
     }
 
     /// REACTIVATE_AGENT: offers again, the drain (DRAINED) forgotten.
-    pub fn reactivate_agent(&mut self, agent_id: &str) -> Result<(), MesosError> {
+    pub(crate) fn reactivate_agent(&mut self, agent_id: &str) -> Result<(), MesosError> {
         let deactivated = self.mesos.by_id.get(agent_id).copied().filter(|&idx| {
             let a = &self.mesos.agents[idx];
             a.is_known() && a.deactivated

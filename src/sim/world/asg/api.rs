@@ -12,7 +12,7 @@ impl World {
 
     /// DescribeAutoScalingGroups: the named groups (all when `names` is
     /// empty), in name order; unknown names are left out, as AWS does.
-    pub fn describe_groups(&self, names: &[String]) -> Vec<GroupView> {
+    pub(crate) fn describe_groups(&self, names: &[String]) -> Vec<GroupView> {
         let mut picked: Vec<&Group> = self
             .groups
             .iter()
@@ -76,7 +76,11 @@ impl World {
 
     /// SetDesiredCapacity: refused outside [MinSize, MaxSize] with AWS's
     /// message; the group then launches or terminates to match.
-    pub fn set_desired_capacity(&mut self, group: &str, desired: u32) -> Result<(), AwsError> {
+    pub(crate) fn set_desired_capacity(
+        &mut self,
+        group: &str,
+        desired: u32,
+    ) -> Result<(), AwsError> {
         const ACTION: &str = "SetDesiredCapacity";
         let gi = self.check_group(ACTION, group)?;
         let g = &self.groups[gi];
@@ -109,7 +113,7 @@ impl World {
     /// capacity drops by one (refused below MinSize, as AWS does); without,
     /// the group launches a replacement. An instance already terminating is
     /// answered with its termination activity, changing nothing.
-    pub fn terminate_instance(
+    pub(crate) fn terminate_instance(
         &mut self,
         instance_id: &str,
         decrement: bool,
@@ -163,7 +167,11 @@ impl World {
     }
 
     /// SuspendProcesses: an empty list suspends all nine, as AWS does.
-    pub fn suspend_processes(&mut self, group: &str, processes: &[String]) -> Result<(), AwsError> {
+    pub(crate) fn suspend_processes(
+        &mut self,
+        group: &str,
+        processes: &[String],
+    ) -> Result<(), AwsError> {
         let (gi, names) = self.process_names("SuspendProcesses", group, processes)?;
         // One already suspended keeps its time, as AWS keeps its reason.
         for name in names {
@@ -174,7 +182,11 @@ impl World {
 
     /// ResumeProcesses: an empty list resumes all. Resuming AZRebalance
     /// makes it look at the AZ counts again.
-    pub fn resume_processes(&mut self, group: &str, processes: &[String]) -> Result<(), AwsError> {
+    pub(crate) fn resume_processes(
+        &mut self,
+        group: &str,
+        processes: &[String],
+    ) -> Result<(), AwsError> {
         let (gi, names) = self.process_names("ResumeProcesses", group, processes)?;
         for name in names {
             self.groups[gi].suspended.remove(&name);
@@ -185,7 +197,8 @@ impl World {
     }
 
     /// UpdateAutoScalingGroup's sizes (see `update_group_with`).
-    pub fn update_group(
+    #[cfg(test)]
+    pub(crate) fn update_group(
         &mut self,
         group: &str,
         min: Option<u32>,
@@ -216,7 +229,7 @@ impl World {
     /// `$Default`). Instances launched from now on get it; those running
     /// keep theirs. Refused, changing nothing, for a version the template
     /// does not have (or a group that does not exist).
-    pub fn set_group_launch_template_version(
+    pub(crate) fn set_group_launch_template_version(
         &mut self,
         group: &str,
         version: &str,
@@ -243,7 +256,11 @@ impl World {
     /// template has; new
     /// instances launch from it, running ones keep theirs. Everything is
     /// checked before anything changes.
-    pub fn update_group_with(&mut self, group: &str, update: GroupUpdate) -> Result<(), AwsError> {
+    pub(crate) fn update_group_with(
+        &mut self,
+        group: &str,
+        update: GroupUpdate,
+    ) -> Result<(), AwsError> {
         const ACTION: &str = "UpdateAutoScalingGroup";
         let gi = self.check_group(ACTION, group)?;
         let version = match &update.launch_template {
@@ -285,7 +302,11 @@ impl World {
     }
 
     /// CreateOrUpdateTags on the group.
-    pub fn put_tags(&mut self, group: &str, tags: &[(String, String)]) -> Result<(), AwsError> {
+    pub(crate) fn put_tags(
+        &mut self,
+        group: &str,
+        tags: &[(String, String)],
+    ) -> Result<(), AwsError> {
         let gi = self.check_group("CreateOrUpdateTags", group)?;
         for (k, v) in tags {
             self.groups[gi].tags.insert(k.clone(), v.clone());
@@ -294,7 +315,7 @@ impl World {
     }
 
     /// DeleteTags on the group (a missing key is fine).
-    pub fn delete_tags(&mut self, group: &str, keys: &[String]) -> Result<(), AwsError> {
+    pub(crate) fn delete_tags(&mut self, group: &str, keys: &[String]) -> Result<(), AwsError> {
         let gi = self.check_group("DeleteTags", group)?;
         for k in keys {
             self.groups[gi].tags.remove(k);
@@ -303,7 +324,7 @@ impl World {
     }
 
     /// DescribeScalingActivities: newest first, at most `limit`.
-    pub fn scaling_activities(
+    pub(crate) fn scaling_activities(
         &self,
         group: &str,
         limit: usize,
@@ -319,7 +340,7 @@ impl World {
     /// EC2 DescribeInstances by id (all when `ids` is empty: every
     /// group's). An unknown id is an error, as EC2 answers
     /// InvalidInstanceID.NotFound.
-    pub fn ec2_instances(&self, ids: &[String]) -> Result<Vec<Ec2InstanceView>, AwsError> {
+    pub(crate) fn ec2_instances(&self, ids: &[String]) -> Result<Vec<Ec2InstanceView>, AwsError> {
         let picked: Vec<usize> = if ids.is_empty() {
             (0..self.instances.len()).collect()
         } else {
@@ -362,13 +383,15 @@ impl World {
 
     /// The first group's instances per AZ that count against desired
     /// (Pending + InService), in its AZ order.
-    pub fn az_counts(&self) -> Vec<u32> {
+    #[cfg(test)]
+    pub(crate) fn az_counts(&self) -> Vec<u32> {
         self.group_az_counts(0)
     }
 
     /// `group`'s instances per AZ that count against desired, in its AZ
     /// order; `None` for a name that is no group.
-    pub fn az_counts_of(&self, group: &str) -> Option<Vec<u32>> {
+    #[cfg(test)]
+    pub(crate) fn az_counts_of(&self, group: &str) -> Option<Vec<u32>> {
         let gi = self.groups.iter().position(|g| g.name == group)?;
         Some(self.group_az_counts(gi))
     }

@@ -29,7 +29,7 @@ use crate::sim::scenario::{AgentSpec, GroupSpec, resolve_template_version};
 
 /// An instance's Auto Scaling lifecycle state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum LifecycleState {
+pub(crate) enum LifecycleState {
     Pending,
     InService,
     /// Taken out of service by EnterStandby: still in the group and still
@@ -42,7 +42,7 @@ pub enum LifecycleState {
 
 impl LifecycleState {
     /// As DescribeAutoScalingGroups spells it.
-    pub fn as_aws(self) -> &'static str {
+    pub(crate) fn as_aws(self) -> &'static str {
         match self {
             LifecycleState::Pending => "Pending",
             LifecycleState::InService => "InService",
@@ -53,7 +53,7 @@ impl LifecycleState {
     }
 
     /// As EC2 DescribeInstances spells the matching instance state.
-    pub fn as_ec2(self) -> &'static str {
+    pub(crate) fn as_ec2(self) -> &'static str {
         match self {
             LifecycleState::Pending => "pending",
             LifecycleState::InService | LifecycleState::Standby => "running",
@@ -220,21 +220,21 @@ pub(crate) fn launch_template_id(name: &str) -> String {
 /// A change UpdateAutoScalingGroup asks for. Each part left `None` stays
 /// as it is.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct GroupUpdate {
-    pub min: Option<u32>,
-    pub max: Option<u32>,
-    pub desired: Option<u32>,
-    pub launch_template: Option<LaunchTemplateChoice>,
+pub(crate) struct GroupUpdate {
+    pub(crate) min: Option<u32>,
+    pub(crate) max: Option<u32>,
+    pub(crate) desired: Option<u32>,
+    pub(crate) launch_template: Option<LaunchTemplateChoice>,
 }
 
 /// A `LaunchTemplateSpecification`: the template by id or by name (exactly
 /// one of them) and a version (a number, `$Latest` or `$Default`; unset,
 /// `$Default`, as AWS takes it).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LaunchTemplateChoice {
-    pub id: Option<String>,
-    pub name: Option<String>,
-    pub version: Option<String>,
+pub(crate) struct LaunchTemplateChoice {
+    pub(crate) id: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) version: Option<String>,
 }
 
 /// An AWS error, as the Query protocol would carry it (`code()`, message).
@@ -255,7 +255,7 @@ pub enum AwsError {
 
 impl AwsError {
     /// The AWS error code the facade puts in `<Code>`.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             AwsError::Ec2InstanceNotFound { .. } => "InvalidInstanceID.NotFound",
             _ => "ValidationError",
@@ -263,7 +263,7 @@ impl AwsError {
     }
 
     /// The message the facade puts in `<Message>` (without the action).
-    pub fn aws_message(&self) -> String {
+    pub(crate) fn aws_message(&self) -> String {
         let full = self.to_string();
         match full.split_once(": ") {
             Some((_, message)) => message.to_string(),
@@ -271,7 +271,8 @@ impl AwsError {
         }
     }
 
-    pub fn label(&self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             AwsError::GroupNotFound { .. } => "group_not_found",
             AwsError::InstanceNotFound { .. } => "instance_not_found",
@@ -284,79 +285,79 @@ impl AwsError {
 /// A launch template and a version: the group's (the version as it was
 /// set, `$Latest` included) or an instance's (the number it launched from).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct LaunchTemplateView {
-    pub id: String,
-    pub name: String,
-    pub version: String,
+pub(crate) struct LaunchTemplateView {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) version: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct GroupInstanceView {
-    pub instance_id: String,
-    pub availability_zone: String,
-    pub lifecycle_state: &'static str,
-    pub health_status: &'static str,
-    pub launch_template: LaunchTemplateView,
-    pub protected_from_scale_in: bool,
+pub(crate) struct GroupInstanceView {
+    pub(crate) instance_id: String,
+    pub(crate) availability_zone: String,
+    pub(crate) lifecycle_state: &'static str,
+    pub(crate) health_status: &'static str,
+    pub(crate) launch_template: LaunchTemplateView,
+    pub(crate) protected_from_scale_in: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SuspendedProcessView {
-    pub process_name: String,
+pub(crate) struct SuspendedProcessView {
+    pub(crate) process_name: String,
     /// When it was suspended (the world's start for the scenario's own):
     /// AWS's `SuspensionReason` says so.
-    pub suspended_unix_ms: u64,
+    pub(crate) suspended_unix_ms: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct TagView {
-    pub key: String,
-    pub value: String,
+pub(crate) struct TagView {
+    pub(crate) key: String,
+    pub(crate) value: String,
 }
 
 /// DescribeAutoScalingGroups' view of the group.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct GroupView {
-    pub name: String,
-    pub min_size: u32,
-    pub max_size: u32,
-    pub desired_capacity: u32,
-    pub availability_zones: Vec<String>,
-    pub launch_template: LaunchTemplateView,
-    pub instances: Vec<GroupInstanceView>,
-    pub suspended_processes: Vec<SuspendedProcessView>,
-    pub tags: Vec<TagView>,
+pub(crate) struct GroupView {
+    pub(crate) name: String,
+    pub(crate) min_size: u32,
+    pub(crate) max_size: u32,
+    pub(crate) desired_capacity: u32,
+    pub(crate) availability_zones: Vec<String>,
+    pub(crate) launch_template: LaunchTemplateView,
+    pub(crate) instances: Vec<GroupInstanceView>,
+    pub(crate) suspended_processes: Vec<SuspendedProcessView>,
+    pub(crate) tags: Vec<TagView>,
     /// The role its agents' resources are reserved to (not AWS's: the
     /// scenario's, for tests and the report).
-    pub role: Option<String>,
+    pub(crate) role: Option<String>,
 }
 
 /// DescribeScalingActivities' view of one activity.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ActivityView {
-    pub activity_id: String,
-    pub group_name: String,
-    pub description: String,
-    pub cause: String,
-    pub start_unix_ms: u64,
-    pub end_unix_ms: Option<u64>,
+pub(crate) struct ActivityView {
+    pub(crate) activity_id: String,
+    pub(crate) group_name: String,
+    pub(crate) description: String,
+    pub(crate) cause: String,
+    pub(crate) start_unix_ms: u64,
+    pub(crate) end_unix_ms: Option<u64>,
     /// "InProgress", "Successful" or "Failed".
-    pub status_code: &'static str,
-    pub status_message: Option<String>,
-    pub progress: u8,
+    pub(crate) status_code: &'static str,
+    pub(crate) status_message: Option<String>,
+    pub(crate) progress: u8,
 }
 
 /// EC2 DescribeInstances' view of one instance.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Ec2InstanceView {
-    pub instance_id: String,
+pub(crate) struct Ec2InstanceView {
+    pub(crate) instance_id: String,
     /// The group that launched it (EC2's `aws:autoscaling:groupName` tag).
-    pub group_name: String,
-    pub availability_zone: String,
+    pub(crate) group_name: String,
+    pub(crate) availability_zone: String,
     /// "pending", "running", "shutting-down" or "terminated".
-    pub state: &'static str,
-    pub private_ip_address: String,
-    pub private_dns_name: String,
-    pub launch_unix_ms: u64,
-    pub launch_template: LaunchTemplateView,
+    pub(crate) state: &'static str,
+    pub(crate) private_ip_address: String,
+    pub(crate) private_dns_name: String,
+    pub(crate) launch_unix_ms: u64,
+    pub(crate) launch_template: LaunchTemplateView,
 }

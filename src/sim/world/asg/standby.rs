@@ -9,7 +9,7 @@ impl World {
     /// number (refused below MinSize); without, the group launches
     /// replacements. Their machines keep running, Mesos agents included.
     /// Answers one activity per instance, as AWS does (in progress).
-    pub fn enter_standby(
+    pub(crate) fn enter_standby(
         &mut self,
         group: &str,
         instance_ids: &[String],
@@ -65,7 +65,7 @@ impl World {
     /// grows by their number (refused above MaxSize) and they are back in
     /// service. Answers one PreInService activity per instance, as AWS
     /// does.
-    pub fn exit_standby(
+    pub(crate) fn exit_standby(
         &mut self,
         group: &str,
         instance_ids: &[String],

@@ -7,20 +7,20 @@ impl World {
     // ----- the API the Marathon facade calls -----
 
     /// `/v2/apps` (with counts and deployments; tasks when `embed_tasks`).
-    pub fn apps(&self, embed_tasks: bool) -> Vec<AppView> {
+    pub(crate) fn apps(&self, embed_tasks: bool) -> Vec<AppView> {
         (0..self.marathon.apps.len())
             .map(|a| self.app_view(a, embed_tasks))
             .collect()
     }
 
     /// `/v2/apps/{id}`.
-    pub fn app(&self, id: &str, embed_tasks: bool) -> Result<AppView, MarathonError> {
+    pub(crate) fn app(&self, id: &str, embed_tasks: bool) -> Result<AppView, MarathonError> {
         let a = self.app_idx("get_app", id)?;
         Ok(self.app_view(a, embed_tasks))
     }
 
     /// `/v2/tasks`: every task Marathon knows, by app.
-    pub fn tasks(&self) -> Vec<TaskView> {
+    pub(crate) fn tasks(&self) -> Vec<TaskView> {
         (0..self.marathon.apps.len())
             .flat_map(|a| self.app_tasks(a))
             .collect()
@@ -28,7 +28,7 @@ impl World {
 
     /// `/v2/queue`: the apps with instances left to launch, each with what
     /// is left and how long its launch delay still holds them back.
-    pub fn queue(&self) -> Vec<QueueView> {
+    pub(crate) fn queue(&self) -> Vec<QueueView> {
         (0..self.marathon.apps.len())
             .filter_map(|a| {
                 let app = &self.marathon.apps[a];
@@ -53,7 +53,7 @@ impl World {
     /// `DELETE /v2/queue/{id}/delay`: drops the app's launch delay so its
     /// queued instances launch now. False when the app has nothing queued
     /// (or does not exist), as Marathon answers 404 then.
-    pub fn reset_launch_delay(&mut self, id: &str) -> bool {
+    pub(crate) fn reset_launch_delay(&mut self, id: &str) -> bool {
         let Ok(a) = self.app_idx("reset_delay", id) else {
             return false;
         };
@@ -68,7 +68,7 @@ impl World {
 
     /// `GET /v2/apps/{id}/versions`: the app's stored versions (Unix ms),
     /// newest first.
-    pub fn app_versions(&self, id: &str) -> Result<Vec<u64>, MarathonError> {
+    pub(crate) fn app_versions(&self, id: &str) -> Result<Vec<u64>, MarathonError> {
         let a = self.app_idx("app_versions", id)?;
         Ok(self.marathon.apps[a]
             .versions
@@ -80,7 +80,7 @@ impl World {
 
     /// `GET /v2/apps/{id}/versions/{version}`: the app as it was at that
     /// version (Unix ms), None for a version it never had.
-    pub fn app_at_version(
+    pub(crate) fn app_at_version(
         &self,
         id: &str,
         version_unix_ms: u64,
@@ -116,7 +116,7 @@ impl World {
     }
 
     /// `/v2/deployments`, oldest first.
-    pub fn deployments(&self) -> Vec<DeploymentView> {
+    pub(crate) fn deployments(&self) -> Vec<DeploymentView> {
         self.marathon
             .deployments
             .iter()
@@ -134,7 +134,7 @@ impl World {
     /// `PUT /v2/apps/{id}` with a new `instances`: starts a deployment and
     /// returns its id. Refused while another deployment touches the app
     /// unless `force` (which replaces it, as Marathon's `force=true`).
-    pub fn update_app_instances(
+    pub(crate) fn update_app_instances(
         &mut self,
         id: &str,
         instances: u32,
@@ -189,7 +189,7 @@ impl World {
     /// is killed as any scale-down kills; its id is returned. With `force`
     /// the deployment is dropped and nothing is rolled back (`None`): the
     /// app keeps the `instances` the deployment set.
-    pub fn cancel_deployment(
+    pub(crate) fn cancel_deployment(
         &mut self,
         id: &str,
         force: bool,
@@ -223,7 +223,7 @@ impl World {
     /// `POST /v2/tasks/delete`: kills the tasks. With `scale` the apps'
     /// instances drop by the tasks killed (one deployment); without, the
     /// tasks are replaced (wherever they can be placed).
-    pub fn kill_tasks(&mut self, ids: &[String], scale: bool) -> KillResult {
+    pub(crate) fn kill_tasks(&mut self, ids: &[String], scale: bool) -> KillResult {
         let mut killed = Vec::new();
         let mut unknown = Vec::new();
         // Each scaled app's `instances` before the kills: what its

@@ -9,11 +9,11 @@ use super::{MarathonError, World};
 /// A change to an app, as `PUT /v2/apps/{id}` asks it; a part left `None`
 /// stays as it is.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AppChange {
-    pub instances: Option<u32>,
+pub(crate) struct AppChange {
+    pub(crate) instances: Option<u32>,
     /// Valid role names (`*` or Mesos roles), at least one: the facade
     /// refuses others, as Marathon's validation does.
-    pub accepted_resource_roles: Option<Vec<String>>,
+    pub(crate) accepted_resource_roles: Option<Vec<String>>,
 }
 
 /// The roles as a set, Marathon's default (`None`) being `*`.
@@ -37,7 +37,7 @@ impl World {
     /// roles do not take stay there, and the monitor counts them as
     /// misplaced. Refused while another deployment touches the app unless
     /// `force`.
-    pub fn update_app(
+    pub(crate) fn update_app(
         &mut self,
         id: &str,
         change: AppChange,

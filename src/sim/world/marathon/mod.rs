@@ -19,8 +19,8 @@ mod app_update;
 mod tasks;
 mod views;
 
-pub use app_update::AppChange;
-pub use views::{
+pub(crate) use app_update::AppChange;
+pub(crate) use views::{
     AppView, DeploymentView, HealthCheckResultView, HealthCheckView, KillResult, QueueView,
     TaskFailureView, TaskView,
 };
@@ -84,7 +84,7 @@ pub(crate) struct Counts {
 }
 
 #[derive(Clone, Debug)]
-pub(crate) struct App {
+pub struct App {
     pub(crate) id: String,
     pub(crate) instances: u32,
     /// The instances the floor is computed from: a scale-up raises it only
@@ -114,7 +114,7 @@ pub(crate) struct App {
     backoff_factor: f64,
     max_delay_ms: u64,
     pub(crate) version: SimTime,
-    pub(crate) tasks: BTreeSet<TaskKey>,
+    pub tasks: BTreeSet<TaskKey>,
     pub(crate) counts: Counts,
     pub(crate) delay: Option<LaunchDelay>,
     launch_due_at: Option<SimTime>,
@@ -288,7 +288,7 @@ struct Health {
 }
 
 #[derive(Clone, Debug)]
-pub(crate) struct Task {
+pub struct Task {
     id: String,
     pub(crate) app: AppIdx,
     pub(crate) agent: AgentIdx,
@@ -310,10 +310,10 @@ pub(crate) struct Task {
 }
 
 /// The `ports` range every simulated agent offers (Mesos' default).
-pub const AGENT_PORTS: std::ops::RangeInclusive<u16> = 31_000..=32_000;
+pub(crate) const AGENT_PORTS: std::ops::RangeInclusive<u16> = 31_000..=32_000;
 
 #[derive(Clone, Debug)]
-pub(crate) struct Deployment {
+pub struct Deployment {
     pub(crate) id: String,
     pub(crate) app: AppIdx,
     version: SimTime,
@@ -416,7 +416,7 @@ impl Marathon {
 
 /// A Marathon error (the facade maps them to 404/409).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum MarathonError {
+pub(crate) enum MarathonError {
     #[error("{action}: App '{app}' does not exist")]
     AppNotFound { action: &'static str, app: String },
     #[error("{action}: App is locked by one or more deployments: {deployments:?} (app {app})")]
@@ -430,7 +430,8 @@ pub enum MarathonError {
 }
 
 impl MarathonError {
-    pub fn label(&self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             MarathonError::AppNotFound { .. } => "app_not_found",
             MarathonError::DeploymentConflict { .. } => "deployment_conflict",
@@ -443,14 +444,14 @@ impl World {
     /// The role Marathon registered with (`--mesos_role`): `*`, or the
     /// role the scenario's groups reserve their agents to (DC/OS:
     /// `slave_public`).
-    pub fn marathon_role(&self) -> &str {
+    pub(crate) fn marathon_role(&self) -> &str {
         self.marathon.role.as_deref().unwrap_or("*")
     }
 
     /// The framework id Marathon registered with the master under: what
     /// `/v2/info` answers as `frameworkId` and the master lists its tasks
     /// under. Mesos' shape, `<uuid>-0000`, stable across runs.
-    pub fn marathon_framework_id(&self) -> String {
+    pub(crate) fn marathon_framework_id(&self) -> String {
         format!(
             "{}-0000",
             uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_URL, b"roller-sim-marathon")

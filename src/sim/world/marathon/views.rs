@@ -4,136 +4,136 @@
 use super::*;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct HealthCheckView {
-    pub protocol: String,
-    pub grace_period_seconds: f64,
-    pub interval_seconds: f64,
-    pub timeout_seconds: f64,
-    pub max_consecutive_failures: u32,
+pub(crate) struct HealthCheckView {
+    pub(crate) protocol: String,
+    pub(crate) grace_period_seconds: f64,
+    pub(crate) interval_seconds: f64,
+    pub(crate) timeout_seconds: f64,
+    pub(crate) max_consecutive_failures: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct HealthCheckResultView {
-    pub alive: bool,
-    pub consecutive_failures: u32,
-    pub first_success_unix_ms: Option<u64>,
-    pub last_success_unix_ms: Option<u64>,
-    pub last_failure_unix_ms: Option<u64>,
+pub(crate) struct HealthCheckResultView {
+    pub(crate) alive: bool,
+    pub(crate) consecutive_failures: u32,
+    pub(crate) first_success_unix_ms: Option<u64>,
+    pub(crate) last_success_unix_ms: Option<u64>,
+    pub(crate) last_failure_unix_ms: Option<u64>,
     /// Why the last check failed (Marathon's `lastFailureCause`), once one
     /// has.
-    pub last_failure_cause: Option<String>,
+    pub(crate) last_failure_cause: Option<String>,
     /// The task's id (`instanceId` in Marathon ≥ 1.5, `taskId` before).
-    pub task_id: String,
+    pub(crate) task_id: String,
 }
 
 /// An app's `lastTaskFailure`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct TaskFailureView {
-    pub app_id: String,
-    pub task_id: String,
+pub(crate) struct TaskFailureView {
+    pub(crate) app_id: String,
+    pub(crate) task_id: String,
     /// The agent's hostname and id.
-    pub host: String,
-    pub slave_id: String,
+    pub(crate) host: String,
+    pub(crate) slave_id: String,
     /// `TASK_FAILED`, `TASK_LOST` or `TASK_KILLED` (failed health checks).
-    pub state: &'static str,
-    pub message: String,
-    pub timestamp_unix_ms: u64,
+    pub(crate) state: &'static str,
+    pub(crate) message: String,
+    pub(crate) timestamp_unix_ms: u64,
     /// The app version the task ran.
-    pub version_unix_ms: u64,
+    pub(crate) version_unix_ms: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct TaskView {
-    pub id: String,
-    pub app_id: String,
-    pub host: String,
-    pub ip_address: String,
-    pub slave_id: String,
+pub(crate) struct TaskView {
+    pub(crate) id: String,
+    pub(crate) app_id: String,
+    pub(crate) host: String,
+    pub(crate) ip_address: String,
+    pub(crate) slave_id: String,
     /// A Mesos task state, e.g. "TASK_RUNNING".
-    pub state: &'static str,
-    pub staged_unix_ms: u64,
-    pub started_unix_ms: Option<u64>,
-    pub version_unix_ms: u64,
-    pub health_check_results: Vec<HealthCheckResultView>,
+    pub(crate) state: &'static str,
+    pub(crate) staged_unix_ms: u64,
+    pub(crate) started_unix_ms: Option<u64>,
+    pub(crate) version_unix_ms: u64,
+    pub(crate) health_check_results: Vec<HealthCheckResultView>,
     /// The agent's instance's AZ (Marathon's `zone`; `region` is the AZ
     /// without its letter).
-    pub zone: String,
+    pub(crate) zone: String,
     /// The one host port Marathon took for it from its agent's offer (one
     /// per port of its app: every simulated app has one), held until the
     /// task is gone; no two tasks on an agent share one.
-    pub host_port: u16,
+    pub(crate) host_port: u16,
     /// The role its resources are allocated to: Marathon's (`*` unless the
     /// scenario reserves a group to a role).
-    pub role: String,
+    pub(crate) role: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct AppView {
-    pub id: String,
-    pub instances: u32,
-    pub cpus: f64,
-    pub mem: f64,
-    pub tasks_staged: u32,
-    pub tasks_running: u32,
-    pub tasks_healthy: u32,
-    pub tasks_unhealthy: u32,
+pub(crate) struct AppView {
+    pub(crate) id: String,
+    pub(crate) instances: u32,
+    pub(crate) cpus: f64,
+    pub(crate) mem: f64,
+    pub(crate) tasks_staged: u32,
+    pub(crate) tasks_running: u32,
+    pub(crate) tasks_healthy: u32,
+    pub(crate) tasks_unhealthy: u32,
     /// Ids of the deployments touching the app.
-    pub deployments: Vec<String>,
+    pub(crate) deployments: Vec<String>,
     /// `acceptedResourceRoles` as the app was given it (`None`: Marathon's
     /// default, `--default_accepted_resource_roles`, `*`).
-    pub accepted_resource_roles: Option<Vec<String>>,
+    pub(crate) accepted_resource_roles: Option<Vec<String>>,
     /// When its configuration (not its scale) last changed
     /// (`versionInfo.lastConfigChangeAt`).
-    pub config_changed_unix_ms: u64,
-    pub health_checks: Vec<HealthCheckView>,
-    pub minimum_health_capacity: f64,
-    pub maximum_over_capacity: f64,
-    pub constraints: Vec<Vec<String>>,
-    pub backoff_seconds: f64,
-    pub backoff_factor: f64,
-    pub max_launch_delay_seconds: f64,
+    pub(crate) config_changed_unix_ms: u64,
+    pub(crate) health_checks: Vec<HealthCheckView>,
+    pub(crate) minimum_health_capacity: f64,
+    pub(crate) maximum_over_capacity: f64,
+    pub(crate) constraints: Vec<Vec<String>>,
+    pub(crate) backoff_seconds: f64,
+    pub(crate) backoff_factor: f64,
+    pub(crate) max_launch_delay_seconds: f64,
     /// unreachableStrategy: both 0 (Marathon ≥ 1.5's default).
-    pub unreachable_inactive_after_seconds: u64,
-    pub unreachable_expunge_after_seconds: u64,
-    pub version_unix_ms: u64,
+    pub(crate) unreachable_inactive_after_seconds: u64,
+    pub(crate) unreachable_expunge_after_seconds: u64,
+    pub(crate) version_unix_ms: u64,
     /// Only with `embed=apps.tasks`.
-    pub tasks: Option<Vec<TaskView>>,
+    pub(crate) tasks: Option<Vec<TaskView>>,
     /// The latest task that ended badly, if any (the facade writes it when
     /// the embeds ask for it).
-    pub last_task_failure: Option<TaskFailureView>,
+    pub(crate) last_task_failure: Option<TaskFailureView>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct DeploymentView {
-    pub id: String,
-    pub version_unix_ms: u64,
-    pub affected_apps: Vec<String>,
+pub(crate) struct DeploymentView {
+    pub(crate) id: String,
+    pub(crate) version_unix_ms: u64,
+    pub(crate) affected_apps: Vec<String>,
     /// The one action of the one step, e.g. "ScaleApplication".
-    pub action: &'static str,
-    pub current_step: u32,
-    pub total_steps: u32,
+    pub(crate) action: &'static str,
+    pub(crate) current_step: u32,
+    pub(crate) total_steps: u32,
 }
 
 /// An app with instances left to launch: an entry of `/v2/queue`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct QueueView {
-    pub app: AppView,
+pub(crate) struct QueueView {
+    pub(crate) app: AppView,
     /// Instances left to launch.
-    pub count: u32,
+    pub(crate) count: u32,
     /// Simulated ms until the launch delay allows launches again (0 when
     /// none is in force or it has passed).
-    pub delay_left_ms: u64,
-    pub since_unix_ms: u64,
+    pub(crate) delay_left_ms: u64,
+    pub(crate) since_unix_ms: u64,
 }
 
 /// What `POST /v2/tasks/delete` did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct KillResult {
-    pub killed: Vec<TaskView>,
+pub(crate) struct KillResult {
+    pub(crate) killed: Vec<TaskView>,
     /// Ids Marathon does not know (ignored, as Marathon does).
-    pub unknown: Vec<String>,
+    pub(crate) unknown: Vec<String>,
     /// With `scale=true`: the deployment that scales the apps down.
-    pub deployment_id: Option<String>,
+    pub(crate) deployment_id: Option<String>,
 }
 
 impl World {

@@ -9,63 +9,63 @@ use crate::sim::world::{HealthCheckResultView, TaskView};
 
 #[derive(Debug, Serialize)]
 pub(crate) struct TaskList {
-    pub tasks: Vec<Task>,
+    pub(crate) tasks: Vec<Task>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Task {
-    pub id: String,
-    pub app_id: String,
-    pub host: String,
-    pub ip_addresses: Vec<IpAddress>,
+pub struct Task {
+    pub(crate) id: String,
+    pub(crate) app_id: String,
+    pub(crate) host: String,
+    pub(crate) ip_addresses: Vec<IpAddress>,
     /// One host port per service port, as every task of the fixtures.
-    pub ports: Vec<u16>,
-    pub slave_id: String,
-    pub state: &'static str,
-    pub staged_at: String,
+    pub(crate) ports: Vec<u16>,
+    pub(crate) slave_id: String,
+    pub(crate) state: &'static str,
+    pub(crate) staged_at: String,
     /// Null while the task is staged, as Marathon writes it.
-    pub started_at: Option<String>,
-    pub version: String,
+    pub(crate) started_at: Option<String>,
+    pub(crate) version: String,
     /// The app's service ports, as `GET /v2/tasks` writes them.
-    pub service_ports: Vec<u16>,
+    pub(crate) service_ports: Vec<u16>,
     /// The agent's fault domain: its AZ's region and the AZ.
-    pub region: String,
-    pub zone: String,
-    pub role: String,
+    pub(crate) region: String,
+    pub(crate) zone: String,
+    pub(crate) role: String,
     /// Absent for a task without results (and for every task of an app
     /// without health checks), as in the Marathon 1.5 fixtures.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub health_check_results: Vec<HealthCheckResult>,
+    pub(crate) health_check_results: Vec<HealthCheckResult>,
 }
 
 /// `DELETE /v2/apps/{id}/tasks/{taskId}`: the task killed.
 #[derive(Debug, Serialize)]
 pub(crate) struct TaskSingle {
-    pub task: Task,
+    pub(crate) task: Task,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct IpAddress {
-    pub ip_address: String,
-    pub protocol: &'static str,
+    pub(crate) ip_address: String,
+    pub(crate) protocol: &'static str,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct HealthCheckResult {
-    pub alive: bool,
-    pub consecutive_failures: u32,
-    pub first_success: Option<String>,
-    pub last_success: Option<String>,
-    pub last_failure: Option<String>,
-    pub last_failure_cause: Option<String>,
-    pub instance_id: String,
+    pub(crate) alive: bool,
+    pub(crate) consecutive_failures: u32,
+    pub(crate) first_success: Option<String>,
+    pub(crate) last_success: Option<String>,
+    pub(crate) last_failure: Option<String>,
+    pub(crate) last_failure_cause: Option<String>,
+    pub(crate) instance_id: String,
 }
 
 impl Task {
-    pub fn from_view(task: &TaskView) -> Task {
+    pub(crate) fn from_view(task: &TaskView) -> Task {
         Task {
             id: task.id.clone(),
             app_id: task.app_id.clone(),

@@ -15,59 +15,59 @@ use crate::sim::world::{AgentView, DrainView};
 
 #[derive(Debug, Serialize)]
 pub(crate) struct SlavesResponse {
-    pub slaves: Vec<Slave>,
+    pub(crate) slaves: Vec<Slave>,
     /// Agents known from the registry after a failover that have not
     /// re-registered: the simulator's masters share one world, so none.
-    pub recovered_slaves: Vec<serde_json::Value>,
+    pub(crate) recovered_slaves: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct Slave {
-    pub id: String,
-    pub pid: String,
-    pub hostname: String,
-    pub port: u16,
+    pub(crate) id: String,
+    pub(crate) pid: String,
+    pub(crate) hostname: String,
+    pub(crate) port: u16,
     /// Seconds since the epoch, as a float (Mesos' `registered_time`).
-    pub registered_time: f64,
+    pub(crate) registered_time: f64,
     /// Written only for an agent that re-registered (with a new leader; a
     /// restarted agent registers anew, with a new id).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reregistered_time: Option<f64>,
-    pub resources: V0Resources,
-    pub used_resources: V0Resources,
-    pub offered_resources: V0Resources,
+    pub(crate) reregistered_time: Option<f64>,
+    pub(crate) resources: V0Resources,
+    pub(crate) used_resources: V0Resources,
+    pub(crate) offered_resources: V0Resources,
     /// Per role, what is reserved to it: a DC/OS public agent has its
     /// whole `resources` under `slave_public`; an unreserved agent, none.
-    pub reserved_resources: BTreeMap<String, V0Resources>,
-    pub unreserved_resources: V0Resources,
+    pub(crate) reserved_resources: BTreeMap<String, V0Resources>,
+    pub(crate) unreserved_resources: V0Resources,
     /// `reserved_resources` as protobuf `Resource`s (Mesos'
     /// `JSON::Protobuf`), per role.
-    pub reserved_resources_full: BTreeMap<String, Vec<V1Resource>>,
-    pub unreserved_resources_full: Vec<V1Resource>,
+    pub(crate) reserved_resources_full: BTreeMap<String, Vec<V1Resource>>,
+    pub(crate) unreserved_resources_full: Vec<V1Resource>,
     /// What the agent's tasks hold and what is offered (nothing: the
     /// simulated master holds no offers), as protobuf `Resource`s.
-    pub used_resources_full: Vec<V1Resource>,
-    pub offered_resources_full: Vec<V1Resource>,
+    pub(crate) used_resources_full: Vec<V1Resource>,
+    pub(crate) offered_resources_full: Vec<V1Resource>,
     /// TEXT attributes as strings.
-    pub attributes: BTreeMap<String, String>,
-    pub active: bool,
-    pub deactivated: bool,
-    pub version: String,
-    pub capabilities: Vec<&'static str>,
+    pub(crate) attributes: BTreeMap<String, String>,
+    pub(crate) active: bool,
+    pub(crate) deactivated: bool,
+    pub(crate) version: String,
+    pub(crate) capabilities: Vec<&'static str>,
     /// Once DRAIN_AGENT was accepted, until REACTIVATE_AGENT.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub drain_info: Option<DrainInfo>,
+    pub(crate) drain_info: Option<DrainInfo>,
     /// With `drain_info`: when the drain was last asked, in seconds since
     /// the epoch (Mesos' `estimatedDrainStartTime`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub estimated_drain_start_time_seconds: Option<f64>,
+    pub(crate) estimated_drain_start_time_seconds: Option<f64>,
 }
 
 /// Mesos' `DrainInfo` as `JSON::Protobuf` writes it, in both APIs.
 #[derive(Debug, Serialize)]
 pub(crate) struct DrainInfo {
-    pub state: &'static str,
-    pub config: DrainConfig,
+    pub(crate) state: &'static str,
+    pub(crate) config: DrainConfig,
 }
 
 /// Mesos' `DrainConfig`: the grace period cap a `DurationInfo`, written
@@ -75,8 +75,8 @@ pub(crate) struct DrainInfo {
 #[derive(Debug, Serialize)]
 pub(crate) struct DrainConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_grace_period: Option<Nanoseconds>,
-    pub mark_gone: bool,
+    pub(crate) max_grace_period: Option<Nanoseconds>,
+    pub(crate) mark_gone: bool,
 }
 
 impl DrainInfo {
@@ -100,7 +100,7 @@ impl Slave {
     /// as dcos/dcos-checks' capture of a DC/OS 1.10 public agent (Mesos
     /// 1.3) shows: `reserved_resources: {"slave_public": {…, "ports"}}`,
     /// `unreserved_resources` of zeros without `ports`.
-    pub fn from_view(agent: &AgentView) -> Slave {
+    pub(crate) fn from_view(agent: &AgentView) -> Slave {
         let total = V0Resources {
             cpus: agent.resources.cpus,
             gpus: 0.0,
@@ -160,65 +160,65 @@ impl Slave {
 #[derive(Debug, Serialize)]
 pub(crate) struct GetAgentsResponse {
     #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub get_agents: GetAgents,
+    pub(crate) kind: &'static str,
+    pub(crate) get_agents: GetAgents,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct GetAgents {
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub agents: Vec<V1Agent>,
+    pub(crate) agents: Vec<V1Agent>,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct V1Agent {
-    pub agent_info: AgentInfo,
-    pub active: bool,
-    pub deactivated: bool,
-    pub pid: String,
-    pub registered_time: Nanoseconds,
+    pub(crate) agent_info: AgentInfo,
+    pub(crate) active: bool,
+    pub(crate) deactivated: bool,
+    pub(crate) pid: String,
+    pub(crate) registered_time: Nanoseconds,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reregistered_time: Option<Nanoseconds>,
-    pub total_resources: Vec<V1Resource>,
+    pub(crate) reregistered_time: Option<Nanoseconds>,
+    pub(crate) total_resources: Vec<V1Resource>,
     /// Repeated fields: left out when empty, as protobuf's JSON does.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub allocated_resources: Vec<V1Resource>,
+    pub(crate) allocated_resources: Vec<V1Resource>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub offered_resources: Vec<V1Resource>,
-    pub version: String,
+    pub(crate) offered_resources: Vec<V1Resource>,
+    pub(crate) version: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub capabilities: Vec<Capability>,
+    pub(crate) capabilities: Vec<Capability>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub drain_info: Option<DrainInfo>,
+    pub(crate) drain_info: Option<DrainInfo>,
     /// With `drain_info`: when the drain was last asked, in whole seconds
     /// (Mesos writes `Seconds(time.secs()).ns()`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub estimated_drain_start_time: Option<Nanoseconds>,
+    pub(crate) estimated_drain_start_time: Option<Nanoseconds>,
 }
 
 /// `AgentInfo.Capability` as protobuf JSON: `{"type": "MULTI_ROLE"}`.
 #[derive(Debug, Serialize)]
 pub(crate) struct Capability {
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct AgentInfo {
-    pub hostname: String,
-    pub id: Value,
-    pub port: u16,
-    pub resources: Vec<V1Resource>,
+    pub(crate) hostname: String,
+    pub(crate) id: Value,
+    pub(crate) port: u16,
+    pub(crate) resources: Vec<V1Resource>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub attributes: Vec<V1Attribute>,
+    pub(crate) attributes: Vec<V1Attribute>,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct V1Attribute {
-    pub name: String,
+    pub(crate) name: String,
     #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub text: Value,
+    pub(crate) kind: &'static str,
+    pub(crate) text: Value,
 }
 
 fn unix_ms_as_nanoseconds(ms: u64) -> Nanoseconds {
@@ -230,7 +230,7 @@ fn unix_ms_as_nanoseconds(ms: u64) -> Nanoseconds {
 }
 
 impl V1Agent {
-    pub fn from_view(agent: &AgentView) -> V1Agent {
+    pub(crate) fn from_view(agent: &AgentView) -> V1Agent {
         let total = total_resources(agent);
         V1Agent {
             agent_info: AgentInfo {

@@ -16,34 +16,34 @@ pub(crate) const INDEFINITE_NS: i64 = i64::MAX;
 pub(crate) struct Schedule {
     /// Mesos writes no empty repeated field: an empty schedule is `{}`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub windows: Vec<Window>,
+    pub(crate) windows: Vec<Window>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Window {
     #[serde(default)]
-    pub machine_ids: Vec<MachineIdJson>,
-    pub unavailability: Unavailability,
+    pub(crate) machine_ids: Vec<MachineIdJson>,
+    pub(crate) unavailability: Unavailability,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Unavailability {
-    pub start: Nanoseconds,
+    pub(crate) start: Nanoseconds,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration: Option<Nanoseconds>,
+    pub(crate) duration: Option<Nanoseconds>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub(crate) struct Nanoseconds {
-    pub nanoseconds: i64,
+    pub(crate) nanoseconds: i64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct MachineIdJson {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hostname: Option<String>,
+    pub(crate) hostname: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ip: Option<String>,
+    pub(crate) ip: Option<String>,
 }
 
 impl From<MachineIdJson> for MachineId {
@@ -65,7 +65,7 @@ impl From<&MachineId> for MachineIdJson {
 }
 
 impl Schedule {
-    pub fn from_windows(windows: &[MaintenanceWindow]) -> Schedule {
+    pub(crate) fn from_windows(windows: &[MaintenanceWindow]) -> Schedule {
         Schedule {
             windows: windows
                 .iter()
@@ -87,7 +87,7 @@ impl Schedule {
     /// The world's windows, as posted: the world validates them as Mesos
     /// does (an empty window, a negative duration, each machine), in
     /// Mesos' order. No duration is an indefinite window.
-    pub fn into_windows(self) -> Vec<MaintenanceWindow> {
+    pub(crate) fn into_windows(self) -> Vec<MaintenanceWindow> {
         self.windows
             .into_iter()
             .map(|w| MaintenanceWindow {
@@ -106,20 +106,20 @@ impl Schedule {
 #[derive(Debug, Serialize)]
 pub(crate) struct ClusterStatus {
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub draining_machines: Vec<DrainingMachine>,
+    pub(crate) draining_machines: Vec<DrainingMachine>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub down_machines: Vec<MachineIdJson>,
+    pub(crate) down_machines: Vec<MachineIdJson>,
 }
 
 /// No `statuses`: Marathon ignores inverse offers, and the simulator
 /// models no other framework that would answer them.
 #[derive(Debug, Serialize)]
 pub(crate) struct DrainingMachine {
-    pub id: MachineIdJson,
+    pub(crate) id: MachineIdJson,
 }
 
 impl ClusterStatus {
-    pub fn from_status(status: &MaintenanceStatus) -> ClusterStatus {
+    pub(crate) fn from_status(status: &MaintenanceStatus) -> ClusterStatus {
         ClusterStatus {
             draining_machines: status
                 .draining

@@ -28,39 +28,39 @@ pub(crate) use resources::*;
 
 #[derive(Debug, Serialize)]
 pub(crate) struct State {
-    pub version: String,
-    pub build_date: &'static str,
-    pub build_time: f64,
-    pub build_user: &'static str,
-    pub start_time: f64,
-    pub elected_time: f64,
-    pub id: String,
-    pub pid: String,
-    pub hostname: String,
-    pub capabilities: Vec<MasterCapability>,
-    pub activated_slaves: usize,
-    pub deactivated_slaves: usize,
-    pub unreachable_slaves: usize,
+    pub(crate) version: String,
+    pub(crate) build_date: &'static str,
+    pub(crate) build_time: f64,
+    pub(crate) build_user: &'static str,
+    pub(crate) start_time: f64,
+    pub(crate) elected_time: f64,
+    pub(crate) id: String,
+    pub(crate) pid: String,
+    pub(crate) hostname: String,
+    pub(crate) capabilities: Vec<MasterCapability>,
+    pub(crate) activated_slaves: usize,
+    pub(crate) deactivated_slaves: usize,
+    pub(crate) unreachable_slaves: usize,
     /// The leader's pid, `master@127.0.0.1:PORT`.
-    pub leader: String,
-    pub leader_info: MasterInfo,
-    pub cluster: &'static str,
+    pub(crate) leader: String,
+    pub(crate) leader_info: MasterInfo,
+    pub(crate) cluster: &'static str,
     /// What `/master/flags` answers, as the state carries it.
-    pub flags: BTreeMap<&'static str, String>,
-    pub slaves: Vec<Slave>,
-    pub recovered_slaves: Vec<serde_json::Value>,
-    pub frameworks: Vec<Framework>,
-    pub completed_frameworks: Vec<serde_json::Value>,
+    pub(crate) flags: BTreeMap<&'static str, String>,
+    pub(crate) slaves: Vec<Slave>,
+    pub(crate) recovered_slaves: Vec<serde_json::Value>,
+    pub(crate) frameworks: Vec<Framework>,
+    pub(crate) completed_frameworks: Vec<serde_json::Value>,
     /// Always empty since Mesos 1.2, written for compatibility.
-    pub orphan_tasks: Vec<serde_json::Value>,
-    pub unregistered_frameworks: Vec<serde_json::Value>,
+    pub(crate) orphan_tasks: Vec<serde_json::Value>,
+    pub(crate) unregistered_frameworks: Vec<serde_json::Value>,
 }
 
 /// One of a master's capabilities, as its protobuf becomes JSON.
 #[derive(Debug, Serialize)]
 pub(crate) struct MasterCapability {
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
 }
 
 /// Mesos 1.9's `MASTER_CAPABILITIES()` (src/master/constants.cpp).
@@ -73,19 +73,19 @@ pub(crate) fn master_capabilities() -> Vec<MasterCapability> {
 
 #[derive(Debug, Serialize)]
 pub(crate) struct MasterInfo {
-    pub id: String,
-    pub pid: String,
-    pub hostname: String,
-    pub port: u16,
-    pub version: String,
-    pub address: Address,
+    pub(crate) id: String,
+    pub(crate) pid: String,
+    pub(crate) hostname: String,
+    pub(crate) port: u16,
+    pub(crate) version: String,
+    pub(crate) address: Address,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct Address {
-    pub hostname: String,
-    pub ip: String,
-    pub port: u16,
+    pub(crate) hostname: String,
+    pub(crate) ip: String,
+    pub(crate) port: u16,
 }
 
 // ---- v0: frameworks and their tasks (/master/state, /master/frameworks,
@@ -94,42 +94,42 @@ pub(crate) struct Address {
 /// A task, as Mesos' `json(const Task&)` writes it.
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct V0Task {
-    pub id: String,
-    pub name: String,
-    pub framework_id: String,
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) framework_id: String,
     /// Empty for a task run by the command executor, as Marathon's are.
-    pub executor_id: String,
-    pub slave_id: String,
-    pub state: &'static str,
-    pub resources: V0Resources,
+    pub(crate) executor_id: String,
+    pub(crate) slave_id: String,
+    pub(crate) state: &'static str,
+    pub(crate) resources: V0Resources,
     /// Marathon's role (`*` unless the scenario reserves agents to one).
-    pub role: String,
+    pub(crate) role: String,
     /// The status updates the master has seen, oldest first (none while
     /// the task stages).
-    pub statuses: Vec<TaskStatus>,
+    pub(crate) statuses: Vec<TaskStatus>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct TaskStatus {
-    pub state: &'static str,
+    pub(crate) state: &'static str,
     /// Seconds since the epoch, as a float.
-    pub timestamp: f64,
+    pub(crate) timestamp: f64,
 }
 
 /// What `Summary<Framework>` writes: the part of a framework that
 /// `/master/state-summary` shows too.
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct FrameworkSummary {
-    pub id: String,
-    pub name: &'static str,
-    pub used_resources: V0Resources,
-    pub offered_resources: V0Resources,
-    pub capabilities: Vec<&'static str>,
-    pub hostname: String,
-    pub webui_url: String,
-    pub active: bool,
-    pub connected: bool,
-    pub recovered: bool,
+    pub(crate) id: String,
+    pub(crate) name: &'static str,
+    pub(crate) used_resources: V0Resources,
+    pub(crate) offered_resources: V0Resources,
+    pub(crate) capabilities: Vec<&'static str>,
+    pub(crate) hostname: String,
+    pub(crate) webui_url: String,
+    pub(crate) active: bool,
+    pub(crate) connected: bool,
+    pub(crate) recovered: bool,
 }
 
 /// A framework of `/master/state` and `/master/frameworks` (Mesos'
@@ -137,65 +137,65 @@ pub(crate) struct FrameworkSummary {
 #[derive(Debug, Serialize)]
 pub(crate) struct Framework {
     #[serde(flatten)]
-    pub summary: FrameworkSummary,
-    pub user: &'static str,
-    pub failover_timeout: f64,
-    pub checkpoint: bool,
+    pub(crate) summary: FrameworkSummary,
+    pub(crate) user: &'static str,
+    pub(crate) failover_timeout: f64,
+    pub(crate) checkpoint: bool,
     /// Marathon's `--mesos_role`.
-    pub role: String,
-    pub registered_time: f64,
-    pub unregistered_time: f64,
-    pub resources: V0Resources,
+    pub(crate) role: String,
+    pub(crate) registered_time: f64,
+    pub(crate) unregistered_time: f64,
+    pub(crate) resources: V0Resources,
     /// Staging, running and killing tasks.
-    pub tasks: Vec<V0Task>,
-    pub unreachable_tasks: Vec<V0Task>,
+    pub(crate) tasks: Vec<V0Task>,
+    pub(crate) unreachable_tasks: Vec<V0Task>,
     /// Ended tasks Marathon has not expunged yet.
-    pub completed_tasks: Vec<V0Task>,
-    pub offers: Vec<serde_json::Value>,
-    pub executors: Vec<serde_json::Value>,
+    pub(crate) completed_tasks: Vec<V0Task>,
+    pub(crate) offers: Vec<serde_json::Value>,
+    pub(crate) executors: Vec<serde_json::Value>,
 }
 
 /// `/master/frameworks`.
 #[derive(Debug, Serialize)]
 pub(crate) struct FrameworksResponse {
-    pub frameworks: Vec<Framework>,
-    pub completed_frameworks: Vec<serde_json::Value>,
-    pub unregistered_frameworks: Vec<serde_json::Value>,
+    pub(crate) frameworks: Vec<Framework>,
+    pub(crate) completed_frameworks: Vec<serde_json::Value>,
+    pub(crate) unregistered_frameworks: Vec<serde_json::Value>,
 }
 
 /// `/master/tasks`.
 #[derive(Debug, Serialize)]
 pub(crate) struct TasksResponse {
-    pub tasks: Vec<V0Task>,
+    pub(crate) tasks: Vec<V0Task>,
 }
 
 /// The `TASK_*` counters of `/master/state-summary`.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub(crate) struct TaskCounts {
     #[serde(rename = "TASK_STAGING")]
-    pub staging: usize,
+    pub(crate) staging: usize,
     #[serde(rename = "TASK_STARTING")]
-    pub starting: usize,
+    pub(crate) starting: usize,
     #[serde(rename = "TASK_RUNNING")]
-    pub running: usize,
+    pub(crate) running: usize,
     #[serde(rename = "TASK_KILLING")]
-    pub killing: usize,
+    pub(crate) killing: usize,
     #[serde(rename = "TASK_FINISHED")]
-    pub finished: usize,
+    pub(crate) finished: usize,
     #[serde(rename = "TASK_KILLED")]
-    pub killed: usize,
+    pub(crate) killed: usize,
     #[serde(rename = "TASK_FAILED")]
-    pub failed: usize,
+    pub(crate) failed: usize,
     #[serde(rename = "TASK_LOST")]
-    pub lost: usize,
+    pub(crate) lost: usize,
     #[serde(rename = "TASK_ERROR")]
-    pub error: usize,
+    pub(crate) error: usize,
 }
 
 impl TaskCounts {
     /// Counts `state` (a task in a state without a counter, such as
     /// TASK_UNREACHABLE, is not counted, as Mesos does not).
-    pub fn count(&mut self, state: &str) {
+    pub(crate) fn count(&mut self, state: &str) {
         let counter = match state {
             "TASK_STAGING" => &mut self.staging,
             "TASK_STARTING" => &mut self.starting,
@@ -215,34 +215,34 @@ impl TaskCounts {
 /// `/master/state-summary`.
 #[derive(Debug, Serialize)]
 pub(crate) struct StateSummary {
-    pub hostname: String,
-    pub cluster: &'static str,
-    pub slaves: Vec<SummarySlave>,
-    pub frameworks: Vec<SummaryFramework>,
+    pub(crate) hostname: String,
+    pub(crate) cluster: &'static str,
+    pub(crate) slaves: Vec<SummarySlave>,
+    pub(crate) frameworks: Vec<SummaryFramework>,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct SummarySlave {
     #[serde(flatten)]
-    pub slave: Slave,
+    pub(crate) slave: Slave,
     #[serde(flatten)]
-    pub counts: TaskCounts,
-    pub framework_ids: Vec<String>,
+    pub(crate) counts: TaskCounts,
+    pub(crate) framework_ids: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct SummaryFramework {
     #[serde(flatten)]
-    pub summary: FrameworkSummary,
+    pub(crate) summary: FrameworkSummary,
     #[serde(flatten)]
-    pub counts: TaskCounts,
-    pub slave_ids: Vec<String>,
+    pub(crate) counts: TaskCounts,
+    pub(crate) slave_ids: Vec<String>,
 }
 
 /// `/master/flags`: every value a string, as Mesos writes its flags.
 #[derive(Debug, Serialize)]
 pub(crate) struct FlagsResponse {
-    pub flags: BTreeMap<&'static str, String>,
+    pub(crate) flags: BTreeMap<&'static str, String>,
 }
 
 // ---- v1 operator API: POST /api/v1
@@ -251,19 +251,19 @@ pub(crate) struct FlagsResponse {
 #[derive(Debug, Deserialize)]
 pub(crate) struct V1Call {
     #[serde(rename = "type")]
-    pub kind: String,
-    pub drain_agent: Option<DrainAgentCall>,
-    pub deactivate_agent: Option<AgentCall>,
-    pub reactivate_agent: Option<AgentCall>,
-    pub update_maintenance_schedule: Option<UpdateSchedule>,
-    pub start_maintenance: Option<Machines>,
-    pub stop_maintenance: Option<Machines>,
+    pub(crate) kind: String,
+    pub(crate) drain_agent: Option<DrainAgentCall>,
+    pub(crate) deactivate_agent: Option<AgentCall>,
+    pub(crate) reactivate_agent: Option<AgentCall>,
+    pub(crate) update_maintenance_schedule: Option<UpdateSchedule>,
+    pub(crate) start_maintenance: Option<Machines>,
+    pub(crate) stop_maintenance: Option<Machines>,
 }
 
 /// `{"agent_id": {"value"}}`: DEACTIVATE_AGENT, REACTIVATE_AGENT.
 #[derive(Debug, Deserialize)]
 pub(crate) struct AgentCall {
-    pub agent_id: Value,
+    pub(crate) agent_id: Value,
 }
 
 /// DRAIN_AGENT's `{"agent_id", "max_grace_period", "mark_gone"}`, the
@@ -271,23 +271,23 @@ pub(crate) struct AgentCall {
 /// in the operator API docs' example).
 #[derive(Debug, Deserialize)]
 pub(crate) struct DrainAgentCall {
-    pub agent_id: Value,
-    pub max_grace_period: Option<ProtoDuration>,
+    pub(crate) agent_id: Value,
+    pub(crate) max_grace_period: Option<ProtoDuration>,
     #[serde(default)]
-    pub mark_gone: bool,
+    pub(crate) mark_gone: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct ProtoDuration {
-    pub seconds: i64,
-    pub nanos: i32,
+    pub(crate) seconds: i64,
+    pub(crate) nanos: i32,
 }
 
 impl DrainAgentCall {
     /// The config the master keeps, the grace period in nanoseconds as
     /// Mesos' `devolve` turns the Duration into a `DurationInfo`.
-    pub fn config(&self) -> DrainConfig {
+    pub(crate) fn config(&self) -> DrainConfig {
         DrainConfig {
             max_grace_period_ns: self.max_grace_period.map(|d| {
                 d.seconds
@@ -301,40 +301,40 @@ impl DrainAgentCall {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct UpdateSchedule {
-    pub schedule: Schedule,
+    pub(crate) schedule: Schedule,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Machines {
     #[serde(default)]
-    pub machines: Vec<MachineIdJson>,
+    pub(crate) machines: Vec<MachineIdJson>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Value {
-    pub value: String,
+    pub(crate) value: String,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct GetScheduleResponse {
     #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub get_maintenance_schedule: ScheduleEnvelope,
+    pub(crate) kind: &'static str,
+    pub(crate) get_maintenance_schedule: ScheduleEnvelope,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct ScheduleEnvelope {
-    pub schedule: Schedule,
+    pub(crate) schedule: Schedule,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct GetStatusResponse {
     #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub get_maintenance_status: StatusEnvelope,
+    pub(crate) kind: &'static str,
+    pub(crate) get_maintenance_status: StatusEnvelope,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct StatusEnvelope {
-    pub status: ClusterStatus,
+    pub(crate) status: ClusterStatus,
 }

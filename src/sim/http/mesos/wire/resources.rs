@@ -15,12 +15,12 @@ pub(crate) const PORTS_END: u64 = 32000;
 /// always (0 when absent), then whatever ranges there are.
 #[derive(Clone, Debug, Default, Serialize)]
 pub(crate) struct V0Resources {
-    pub cpus: f64,
-    pub gpus: f64,
-    pub mem: f64,
-    pub disk: f64,
+    pub(crate) cpus: f64,
+    pub(crate) gpus: f64,
+    pub(crate) mem: f64,
+    pub(crate) disk: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ports: Option<String>,
+    pub(crate) ports: Option<String>,
 }
 
 /// Ports as Mesos writes a RANGES resource in v0 JSON: `[31000-31001,
@@ -51,39 +51,39 @@ fn port_spans(ports: &[u16]) -> Vec<(u16, u16)> {
 /// role (Mesos ≥ 1.4's endpoint format; the 1.3 capture has `role` alone).
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct V1Resource {
-    pub name: &'static str,
-    pub role: String,
+    pub(crate) name: &'static str,
+    pub(crate) role: String,
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub scalar: Option<Scalar>,
+    pub(crate) scalar: Option<Scalar>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ranges: Option<Ranges>,
+    pub(crate) ranges: Option<Ranges>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub reservations: Vec<Reservation>,
+    pub(crate) reservations: Vec<Reservation>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Reservation {
     #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub role: String,
+    pub(crate) kind: &'static str,
+    pub(crate) role: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Scalar {
-    pub value: f64,
+    pub(crate) value: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Ranges {
-    pub range: Vec<Range>,
+    pub(crate) range: Vec<Range>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Range {
-    pub begin: u64,
-    pub end: u64,
+    pub(crate) begin: u64,
+    pub(crate) end: u64,
 }
 
 /// A resource of `role` (`None`: unreserved, `*`).
