@@ -34,10 +34,10 @@ use crate::roll::engine::live::Live;
 use crate::roll::engine::{Outcome, RunOptions};
 use crate::roll::preflight::{Request, Selection};
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore};
-use crate::roll::record::env::GroupSpec;
+use crate::roll::record::env::{Environment, GroupSpec};
 use crate::roll::run::{RunError, RunResult, RunSettings, run as run_roll, runtime};
 use crate::sim::scenario::builtin_names;
-use crate::sim::{Scenario, ScenarioError};
+use crate::sim::{Report, Scenario, ScenarioError};
 use crate::simulated::{SimulatedCluster, SimulatedError};
 
 /// The scenario the demo runs unless told otherwise (embedded in the
@@ -216,98 +216,22 @@ async fn demo(
         scenario.description
     )?;
     let cluster = SimulatedCluster::start(scenario, time_scale, demo_dir()).await?;
-    let endpoints = cluster.sim.endpoints().clone();
-    writeln!(
-        out,
-        "\nendpoints (loopback only; the caller's AWS_* variables are ignored):\n  \
-         AWS_ENDPOINT_URL={}\n  MESOS={}\n  MARATHON={}\n  SIM={}",
-        endpoints.aws_endpoint_url,
-        endpoints.mesos.join(","),
-        endpoints.marathon.join(","),
-        endpoints.control()
-    )?;
-    let live = match &settings.api {
-        Some(api) => {
-            let live = Live::new(cluster.env.timeouts.clone());
-            crate::api::start(api, Arc::clone(&live)).await?;
-            Some(live)
-        }
-        None => None,
-    };
-    writeln!(
-        out,
-        "\nthe cluster settles for {} simulated minutes ({:.1} s real) before the roll",
-        SETTLE_SIMULATED.as_secs() / 60,
-        SETTLE_SIMULATED.div_f64(time_scale).as_secs_f64()
-    )?;
-    out.flush()?;
-    let settled = tokio::select! {
-        () = tokio::time::sleep(SETTLE_SIMULATED.div_f64(time_scale)) => true,
-        // A dropped sender (no handler) disables this branch.
-        Ok(_) = stop.wait_for(|stopped| *stopped) => false,
-    };
-    if !settled {
+    let live = started(&cluster, settings, out).await?;
+    if !settle(time_scale, &mut stop, out).await? {
         cluster.sim.shutdown().await;
         let _ = std::fs::remove_dir_all(demo_dir());
         return Err(DemoError::Stopped);
     }
-    if let Some(version) = published_version(scenario) {
-        // As an operator does before a roll: the group launches the new
-        // image from now on (what `--select outdated` would replace).
-        cluster
-            .sim
-            .world()
-            .with(|w| w.set_launch_template_version(&version))
-            .map_err(|err| DemoError::LaunchTemplate {
-                version: version.clone(),
-                message: err.to_string(),
-            })?;
-        writeln!(
-            out,
-            "\nthe group now launches from version {version} of its launch template (the newest \
-             published), as an operator sets it before a roll"
-        )?;
-    }
+    publish_new_image(&cluster, scenario, out)?;
     let before = cluster.sim.report();
-    // Every group of the scenario's cluster, in one plan, each to as many
-    // agents as it has now: the environment an operator writes with one
-    // [[group]] table per group.
-    let mut env = cluster.env.clone();
-    if before.groups.len() > 1 {
-        env.groups = before
-            .groups
-            .iter()
-            .map(|g| GroupSpec {
-                asg: g.name.clone(),
-                target: Some(g.final_state.instances_live),
-                select: None,
-            })
-            .collect();
-    }
+    let env = whole_cluster(&cluster.env, &before);
     let env = &env;
-    // A cluster's groups carry their targets in their specs.
-    let target = (env.groups.len() == 1).then_some(before.final_state.instances_live);
-    let rolled = match env.groups.len() {
-        1 => format!(
-            "{} to {} agents",
-            env.asg(),
-            before.final_state.instances_live
-        ),
-        _ => format!(
-            "{} in one plan",
-            before
-                .groups
-                .iter()
-                .map(|g| format!("{} to {}", g.name, g.final_state.instances_live))
-                .collect::<Vec<_>>()
-                .join(" and ")
-        ),
-    };
     let checkpoint = Checkpoint::default_path(&env.checkpoint_dir, env.asg());
     let _ = std::fs::remove_file(&checkpoint);
     writeln!(
         out,
-        "\nrolling {rolled} (checkpoint {}):",
+        "\nrolling {} (checkpoint {}):",
+        rolled(env, &before),
         checkpoint.display()
     )?;
     out.flush()?;
@@ -322,7 +246,8 @@ async fn demo(
     let run_settings = RunSettings {
         checkpoint: CheckpointStore::file(checkpoint.clone()),
         request: Request {
-            target,
+            // A cluster's groups carry their targets in their specs.
+            target: (env.groups.len() == 1).then_some(before.final_state.instances_live),
             select: Some(Selection::All),
             floor: Some(Floor::default()),
             strategy: Some(crate::roll::decide::roll_plan::RollStrategy::default()),
@@ -350,9 +275,136 @@ async fn demo(
         Ok(RunResult::NothingToDo(message)) => return Err(DemoError::NothingToDo(message)),
         Err(err) => return Err(DemoError::Roll(err)),
     };
+    print_end(&final_checkpoint, &report, real_start, out)?;
+    demo_outcome(outcome, report.apps_with_outage)
+}
+
+/// Says where the simulated cluster answers, and starts the plan API on
+/// it when `--listen` asks (what it shares with the roll is returned).
+async fn started(
+    cluster: &SimulatedCluster,
+    settings: &DemoSettings,
+    out: &mut dyn Write,
+) -> Result<Option<Arc<Live>>, DemoError> {
+    let endpoints = cluster.sim.endpoints().clone();
+    writeln!(
+        out,
+        "\nendpoints (loopback only; the caller's AWS_* variables are ignored):\n  \
+         AWS_ENDPOINT_URL={}\n  MESOS={}\n  MARATHON={}\n  SIM={}",
+        endpoints.aws_endpoint_url,
+        endpoints.mesos.join(","),
+        endpoints.marathon.join(","),
+        endpoints.control()
+    )?;
+    Ok(match &settings.api {
+        Some(api) => {
+            let live = Live::new(cluster.env.timeouts.clone());
+            crate::api::start(api, Arc::clone(&live)).await?;
+            Some(live)
+        }
+        None => None,
+    })
+}
+
+/// Lets the cluster settle before the roll; `false` when Ctrl-C came
+/// first.
+async fn settle(
+    time_scale: f64,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+    out: &mut dyn Write,
+) -> Result<bool, DemoError> {
+    writeln!(
+        out,
+        "\nthe cluster settles for {} simulated minutes ({:.1} s real) before the roll",
+        SETTLE_SIMULATED.as_secs() / 60,
+        SETTLE_SIMULATED.div_f64(time_scale).as_secs_f64()
+    )?;
+    out.flush()?;
+    Ok(tokio::select! {
+        () = tokio::time::sleep(SETTLE_SIMULATED.div_f64(time_scale)) => true,
+        // A dropped sender (no handler) disables this branch.
+        Ok(_) = stop.wait_for(|stopped| *stopped) => false,
+    })
+}
+
+/// As an operator does before a roll, when the scenario has published a
+/// newer launch template version (`bad-image`): the group launches it
+/// from now on (what `--select outdated` would replace).
+fn publish_new_image(
+    cluster: &SimulatedCluster,
+    scenario: &Scenario,
+    out: &mut dyn Write,
+) -> Result<(), DemoError> {
+    let Some(version) = published_version(scenario) else {
+        return Ok(());
+    };
+    cluster
+        .sim
+        .world()
+        .with(|w| w.set_launch_template_version(&version))
+        .map_err(|err| DemoError::LaunchTemplate {
+            version: version.clone(),
+            message: err.to_string(),
+        })?;
+    writeln!(
+        out,
+        "\nthe group now launches from version {version} of its launch template (the newest \
+         published), as an operator sets it before a roll"
+    )?;
+    Ok(())
+}
+
+/// The environment of the whole cluster: every group of the scenario, in
+/// one plan, each to as many agents as it has now, as an operator writes
+/// it with one [[group]] table per group (one group: as it is).
+fn whole_cluster(env: &Environment, before: &Report) -> Environment {
+    let mut env = env.clone();
+    if before.groups.len() > 1 {
+        env.groups = before
+            .groups
+            .iter()
+            .map(|g| GroupSpec {
+                asg: g.name.clone(),
+                target: Some(g.final_state.instances_live),
+                select: None,
+            })
+            .collect();
+    }
+    env
+}
+
+/// What the demo rolls, as it says it: `asg to N agents`, or each group's
+/// for a cluster.
+fn rolled(env: &Environment, before: &Report) -> String {
+    match env.groups.len() {
+        1 => format!(
+            "{} to {} agents",
+            env.asg(),
+            before.final_state.instances_live
+        ),
+        _ => format!(
+            "{} in one plan",
+            before
+                .groups
+                .iter()
+                .map(|g| format!("{} to {}", g.name, g.final_state.instances_live))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
+    }
+}
+
+/// The demo's last words on stdout: the final plan, the AZ rebalance, the
+/// simulator's report and its outages.
+fn print_end(
+    checkpoint: &Checkpoint,
+    report: &Report,
+    real_start: Instant,
+    out: &mut dyn Write,
+) -> Result<(), DemoError> {
     writeln!(out, "final plan:")?;
-    out.write_all(plan::tree(&final_checkpoint.plan).as_bytes())?;
-    if let Some(summary) = &final_checkpoint.summary {
+    out.write_all(plan::tree(&checkpoint.plan).as_bytes())?;
+    if let Some(summary) = &checkpoint.summary {
         writeln!(out, "az rebalance: {summary}")?;
     }
     writeln!(
@@ -368,7 +420,11 @@ async fn demo(
         report.apps_with_outage,
         report.total_outage_ms as f64 / 1000.0
     )?;
-    let outages = report.apps_with_outage;
+    Ok(())
+}
+
+/// The demo's end as `roller run`'s would be, an outage included.
+fn demo_outcome(outcome: Outcome, outages: usize) -> Result<(), DemoError> {
     match outcome {
         Outcome::Complete { .. } if outages == 0 => Ok(()),
         Outcome::Complete { .. } => Err(DemoError::Outage { apps: outages }),

@@ -17,7 +17,7 @@ use super::ApiState;
 use crate::metrics;
 use crate::plan::Status;
 use crate::roll::engine::live::{DURATION_BUCKETS, Live};
-use crate::roll::record::checkpoint::EventKind;
+use crate::roll::record::checkpoint::{Checkpoint, EventKind};
 use crate::roll::record::kinds::WaitKind;
 
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -35,24 +35,37 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
 /// The whole exposition.
 pub(crate) fn render(live: &Live) -> String {
     let checkpoint = live.checkpoint();
+    let checkpoint = checkpoint.as_deref();
     let mut out = String::new();
+    steps(&mut out, checkpoint);
+    step_durations(&mut out, live);
+    waits(&mut out, checkpoint, live);
+    roll_events(&mut out, checkpoint);
+    api_calls(&mut out);
+    out
+}
 
+/// `roller_steps`: the plan's steps by status.
+fn steps(out: &mut String, checkpoint: Option<&Checkpoint>) {
     family(
-        &mut out,
+        out,
         "roller_steps",
         "gauge",
         "Steps of the roll's plan, by status (WAITING: interrupted before it began).",
     );
     for status in Status::STEP_STATUSES {
-        let count = checkpoint.as_ref().map_or(0, |c| {
+        let count = checkpoint.map_or(0, |c| {
             c.plan.steps().filter(|(_, s)| s.status() == status).count()
         });
         let _ = writeln!(out, "roller_steps{{status=\"{status}\"}} {count}");
     }
+}
 
+/// `roller_step_duration_seconds`: how long the completed steps took.
+fn step_durations(out: &mut String, live: &Live) {
     let durations = live.durations();
     family(
-        &mut out,
+        out,
         "roller_step_duration_seconds",
         "histogram",
         "How long the steps this process completed took, in cluster seconds.",
@@ -78,15 +91,19 @@ pub(crate) fn render(live: &Live) -> String {
         "roller_step_duration_seconds_count {}",
         durations.count
     );
+}
 
+/// `roller_waits` (steps waiting now) and `roller_wait_timeout_seconds`
+/// (each kind's timeout).
+fn waits(out: &mut String, checkpoint: Option<&Checkpoint>, live: &Live) {
     family(
-        &mut out,
+        out,
         "roller_waits",
         "gauge",
         "Steps waiting now, by kind of wait.",
     );
     for kind in WaitKind::ALL {
-        let count = checkpoint.as_ref().map_or(0, |c| {
+        let count = checkpoint.map_or(0, |c| {
             c.progress
                 .values()
                 .filter(|p| p.wait.as_ref().is_some_and(|w| w.kind == kind))
@@ -94,9 +111,8 @@ pub(crate) fn render(live: &Live) -> String {
         });
         let _ = writeln!(out, "roller_waits{{kind=\"{}\"}} {count}", kind.as_str());
     }
-
     family(
-        &mut out,
+        out,
         "roller_wait_timeout_seconds",
         "gauge",
         "The configured timeout of each kind of wait ([timeouts]), in cluster seconds.",
@@ -109,11 +125,12 @@ pub(crate) fn render(live: &Live) -> String {
             kind.timeout(live.timeouts()).as_secs_f64()
         );
     }
+}
 
+/// The roll's pauses and pages, counted off its events.
+fn roll_events(out: &mut String, checkpoint: Option<&Checkpoint>) {
     let events = |kind: EventKind| {
-        checkpoint
-            .as_ref()
-            .map_or(0, |c| c.events.iter().filter(|e| e.kind == kind).count())
+        checkpoint.map_or(0, |c| c.events.iter().filter(|e| e.kind == kind).count())
     };
     for (name, help, kind) in [
         (
@@ -132,13 +149,17 @@ pub(crate) fn render(live: &Live) -> String {
             EventKind::PageResolved,
         ),
     ] {
-        family(&mut out, name, "counter", help);
+        family(out, name, "counter", help);
         let _ = writeln!(out, "{name} {}", events(kind));
     }
+}
 
+/// `roller_api_calls_total` and `roller_api_errors_total`, per outside
+/// system.
+fn api_calls(out: &mut String) {
     let counts = metrics::counts();
     family(
-        &mut out,
+        out,
         "roller_api_calls_total",
         "counter",
         "Requests this process sent to each outside system, retries included.",
@@ -152,7 +173,7 @@ pub(crate) fn render(live: &Live) -> String {
         );
     }
     family(
-        &mut out,
+        out,
         "roller_api_errors_total",
         "counter",
         "Requests to each outside system that got no answer or a 5xx.",
@@ -165,5 +186,4 @@ pub(crate) fn render(live: &Live) -> String {
             c.errors
         );
     }
-    out
 }

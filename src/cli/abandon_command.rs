@@ -5,14 +5,17 @@
 //! `--dry-run` says what it would do and does nothing.
 
 use std::io::Write;
+use std::path::Path;
 
 use super::AbandonArgs;
 use super::error::CliError;
-use super::wiring::{checkpoint_path, clients, environment_from, runtime};
+use super::wiring::{Clients, checkpoint_path, clients, environment_from, runtime};
 use crate::roll::abandon::{self as roll_abandon, AbandonError, check_tag, plan_of, tagged_groups};
 use crate::roll::engine::{RunOptions, Runner};
+use crate::roll::error::RollError;
 use crate::roll::ports::auto_scaling::AutoScaling;
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, RunLock};
+use crate::roll::record::kinds::GroupIndex;
 use crate::roll::record::{LOCK_STATE_TAG, RUN_ID_TAG};
 
 /// `roller abandon`; with `--json` the same lines sorted into one object:
@@ -75,41 +78,14 @@ fn abandon(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
             .map_err(CliError::Checkpoint)?;
     }
     let checkpoint = loaded.filter(|c| c.run_id == args.run_id);
-    let refused = |e: crate::roll::error::RollError| CliError::Run(e.into());
     let runtime = runtime()?;
     runtime.block_on(async {
         let clients = clients(&env).await?;
         let Some(checkpoint) = checkpoint else {
             return without_checkpoint(args, &env, &path, &clients, out).await;
         };
-        // Every group of the roll carrying its tag (a group tagged by
-        // another run refuses the abandon before anything is done).
-        let groups = tagged_groups(&clients.aws, &checkpoint)
-            .await
-            .map_err(refused)?;
-        if groups.is_empty() {
-            return Err(refused(crate::roll::error::RollError::refused(format!(
-                "no group of run {} ({}) carries tag {RUN_ID_TAG}={}: nothing to abandon",
-                args.run_id,
-                checkpoint.group_names().join(", "),
-                args.run_id
-            ))));
-        }
-        let mut desired = Vec::new();
-        for &g in &groups {
-            let asg = &checkpoint.group(g).asg;
-            let found = clients
-                .aws
-                .describe_group(asg)
-                .await
-                .map_err(|e| refused(e.into()))?;
-            desired.push(if groups.len() > 1 {
-                format!("{asg} {}", found.desired_capacity)
-            } else {
-                found.desired_capacity.to_string()
-            });
-        }
-        let desired = desired.join(", ");
+        let groups = tagged(args, &clients, &checkpoint).await?;
+        let desired = desired_capacities(&clients, &checkpoint, &groups).await?;
         if args.dry_run {
             writeln!(out, "dry run: abandoning run {} would:", args.run_id)?;
             for line in plan_of(&checkpoint, &groups) {
@@ -134,37 +110,13 @@ fn abandon(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
             Ok((abandoned, _)) => abandoned.lines,
             Err(AbandonError::Refused(error)) => return Err(refused(error)),
             Err(AbandonError::Partial { done, failed }) => {
-                for line in &done {
-                    writeln!(out, "done: {line}")?;
-                }
-                for line in &failed {
-                    writeln!(out, "not undone: {line}")?;
-                }
-                writeln!(
-                    out,
-                    "checkpoint kept at {}: undo the above by hand, or run roller abandon again \
-                     while a group still carries tag {RUN_ID_TAG}={}",
-                    path.display(),
-                    args.run_id
-                )?;
-                return Err(CliError::AbandonPartial {
-                    error: failed.join("; "),
-                });
+                return partly_done(args, &path, &done, &failed, out);
             }
         };
         for line in lines {
             writeln!(out, "done: {line}")?;
         }
-        if path.exists() {
-            let to = path.with_extension(format!("{}.abandoned.json", args.run_id));
-            std::fs::rename(&path, &to).map_err(|source| {
-                CliError::Checkpoint(CheckpointError::Write {
-                    path: to.clone(),
-                    source,
-                })
-            })?;
-            writeln!(out, "done: checkpoint archived as {}", to.display())?;
-        }
+        archive(args, &path, out)?;
         writeln!(
             out,
             "desired capacity left at {desired} (abandon never changes capacity)"
@@ -173,17 +125,110 @@ fn abandon(args: &AbandonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     })
 }
 
+/// A refusal of the roll's (nothing was changed).
+fn refused(error: RollError) -> CliError {
+    CliError::Run(error.into())
+}
+
+/// Every group of the roll carrying its tag; a group tagged by another
+/// run, or none tagged at all, refuses the abandon before anything is
+/// done.
+async fn tagged(
+    args: &AbandonArgs,
+    clients: &Clients,
+    checkpoint: &Checkpoint,
+) -> Result<Vec<GroupIndex>, CliError> {
+    let groups = tagged_groups(&clients.aws, checkpoint)
+        .await
+        .map_err(refused)?;
+    if groups.is_empty() {
+        return Err(refused(RollError::refused(format!(
+            "no group of run {} ({}) carries tag {RUN_ID_TAG}={}: nothing to abandon",
+            args.run_id,
+            checkpoint.group_names().join(", "),
+            args.run_id
+        ))));
+    }
+    Ok(groups)
+}
+
+/// The desired capacity of each of `groups` now, as the output says it
+/// (named by group when there are several).
+async fn desired_capacities(
+    clients: &Clients,
+    checkpoint: &Checkpoint,
+    groups: &[GroupIndex],
+) -> Result<String, CliError> {
+    let mut desired = Vec::new();
+    for &g in groups {
+        let asg = &checkpoint.group(g).asg;
+        let found = clients
+            .aws
+            .describe_group(asg)
+            .await
+            .map_err(|e| refused(e.into()))?;
+        desired.push(if groups.len() > 1 {
+            format!("{asg} {}", found.desired_capacity)
+        } else {
+            found.desired_capacity.to_string()
+        });
+    }
+    Ok(desired.join(", "))
+}
+
+/// An abandon that could not undo everything: what it did, what it could
+/// not, and the checkpoint kept for a second try (exit 4).
+fn partly_done(
+    args: &AbandonArgs,
+    path: &Path,
+    done: &[String],
+    failed: &[String],
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    for line in done {
+        writeln!(out, "done: {line}")?;
+    }
+    for line in failed {
+        writeln!(out, "not undone: {line}")?;
+    }
+    writeln!(
+        out,
+        "checkpoint kept at {}: undo the above by hand, or run roller abandon again \
+         while a group still carries tag {RUN_ID_TAG}={}",
+        path.display(),
+        args.run_id
+    )?;
+    Err(CliError::AbandonPartial {
+        error: failed.join("; "),
+    })
+}
+
+/// The abandoned roll's checkpoint set aside as `.abandoned.json`.
+fn archive(args: &AbandonArgs, path: &Path, out: &mut dyn Write) -> Result<(), CliError> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let to = path.with_extension(format!("{}.abandoned.json", args.run_id));
+    std::fs::rename(path, &to).map_err(|source| {
+        CliError::Checkpoint(CheckpointError::Write {
+            path: to.clone(),
+            source,
+        })
+    })?;
+    writeln!(out, "done: checkpoint archived as {}", to.display())?;
+    Ok(())
+}
+
 /// An abandon with no checkpoint of the run: what its bookkeeping held is
 /// unknown, so only its tags come off (from every group of the
 /// environment carrying them), and what is suspended now is said.
 async fn without_checkpoint(
     args: &AbandonArgs,
     env: &crate::roll::record::env::Environment,
-    path: &std::path::Path,
-    clients: &super::wiring::Clients,
+    path: &Path,
+    clients: &Clients,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let refused = |e: crate::roll::error::RollError| CliError::Run(e.into());
     let mut tagged = Vec::new();
     let mut refusal = None;
     for spec in &env.groups {
@@ -196,7 +241,7 @@ async fn without_checkpoint(
     }
     if tagged.is_empty() {
         return Err(refused(refusal.unwrap_or_else(|| {
-            crate::roll::error::RollError::refused("the environment lists no group".to_string())
+            RollError::refused("the environment lists no group".to_string())
         })));
     }
     for group in &tagged {

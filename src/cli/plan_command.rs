@@ -208,7 +208,7 @@ fn operate(
             path: file.to_path_buf(),
             source,
         })?;
-    let document = parse(file, &text)?;
+    let mut document = parse(file, &text)?;
     // A checkpoint held by a live run is the run's to write: the operation
     // is queued for it (applied at its next tick). Otherwise its run lock
     // is held meanwhile, so that no run starts in the middle.
@@ -225,33 +225,12 @@ fn operate(
         },
         Document::Plan(_) => None,
     };
-    let mut document = document;
     let applied = match &mut document {
         Document::Plan(plan) => apply_to(plan, operation, args, file)?,
         Document::Checkpoint(checkpoint) => apply_to(&mut checkpoint.plan, operation, args, file)?,
     };
-    let Applied {
-        outcome,
-        described,
-        status,
-    } = applied;
-    if outcome == Outcome::Changed {
-        let bytes = match &mut document {
-            Document::Plan(plan) => plan.to_json().into_bytes(),
-            Document::Checkpoint(checkpoint) => {
-                checkpoint.events.push(Event {
-                    at: utc(SystemTime::now()),
-                    kind: EventKind::Operator,
-                    message: format!("{operation} {described}"),
-                    user: Some(operator()),
-                    label: None,
-                });
-                let mut json =
-                    serde_json::to_vec_pretty(checkpoint.as_ref()).map_err(std::io::Error::from)?;
-                json.push(b'\n');
-                json
-            }
-        };
+    if applied.outcome == Outcome::Changed {
+        let bytes = document.changed_bytes(&format!("{operation} {}", applied.described))?;
         locked
             .replace(&bytes, PLAN_FILE_MODE)
             .map_err(|source| CliError::WritePlan {
@@ -260,8 +239,43 @@ fn operate(
             })?;
     }
     drop(locked);
-    if args.json {
-        let result = match outcome {
+    report_operation(operation, &applied, &document, args.json, out)
+}
+
+impl Document {
+    /// The document as written back after an operation changed it: a
+    /// checkpoint also records the operation (`what`) and who asked.
+    fn changed_bytes(&mut self, what: &str) -> Result<Vec<u8>, CliError> {
+        Ok(match self {
+            Document::Plan(plan) => plan.to_json().into_bytes(),
+            Document::Checkpoint(checkpoint) => {
+                checkpoint.events.push(Event {
+                    at: utc(SystemTime::now()),
+                    kind: EventKind::Operator,
+                    message: what.to_string(),
+                    user: Some(operator()),
+                    label: None,
+                });
+                let mut json =
+                    serde_json::to_vec_pretty(checkpoint.as_ref()).map_err(std::io::Error::from)?;
+                json.push(b'\n');
+                json
+            }
+        })
+    }
+}
+
+/// What an operation came to, as the operator reads it (or `--json`'s
+/// object), with the plan as it stands.
+fn report_operation(
+    operation: Operation,
+    applied: &Applied,
+    document: &Document,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    if json {
+        let result = match applied.outcome {
             Outcome::Changed => "changed",
             Outcome::AlreadyDone => "already_done",
         };
@@ -273,11 +287,13 @@ fn operate(
             },
         );
     }
-    match outcome {
+    let described = &applied.described;
+    match applied.outcome {
         Outcome::Changed => writeln!(out, "{operation} {described}: done")?,
         Outcome::AlreadyDone => writeln!(
             out,
-            "already done: {operation} changes nothing on {described} ({status}); the file is untouched"
+            "already done: {operation} changes nothing on {described} ({}); the file is untouched",
+            applied.status
         )?,
     }
     out.write_all(document.tree().as_bytes())?;

@@ -19,7 +19,7 @@ use crate::roll::engine::{Outcome, RunOptions};
 use crate::roll::error::RollError;
 use crate::roll::ports::marathon::Marathon;
 use crate::roll::preflight::{Preflight, Request, Selection, preflight};
-use crate::roll::record::checkpoint::{CheckpointStore, OnFailure};
+use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, GroupRoll, OnFailure};
 use crate::roll::record::env::Environment;
 use crate::roll::record::kinds::RollPlan;
 use crate::roll::run::{RunError, RunResult, RunSettings, run};
@@ -344,51 +344,77 @@ fn roll(
                     out.write_all(plan::tree(&record.plan).as_bytes())?;
                 }
                 *ended = Some(record.plan.clone());
-                match outcome {
-                    Outcome::Complete { summary } => {
-                        writeln!(out, "roll complete: {summary}")?;
-                        if let Some(path) = archived {
-                            writeln!(out, "checkpoint archived as {}", path.display())?;
-                        }
-                        Ok(())
-                    }
-                    Outcome::Paused {
-                        step,
-                        reason,
-                        paged,
-                    } => Err(CliError::Paused {
-                        what: format!("{step}: {reason}"),
-                        paged,
-                        resume,
-                    }),
-                    Outcome::Held { reason } => Err(CliError::Held(reason)),
-                    Outcome::RolledBack {
-                        failure,
-                        summary,
-                        paged,
-                    } => {
-                        writeln!(out, "rolled back: {summary}")?;
-                        if let Some(path) = archived {
-                            writeln!(out, "checkpoint archived as {}", path.display())?;
-                        }
-                        Err(CliError::RolledBack { failure, paged })
-                    }
-                    Outcome::Refused { reason } => {
-                        let aside = archived
-                            .map(|p| format!(" (this run's checkpoint was set aside as {})", p.display()))
-                            .unwrap_or_default();
-                        Err(CliError::Run(RunError::Roll(RollError::refused(format!(
-                            "{reason}{aside}"
-                        )))))
-                    }
-                    Outcome::Stopped => Err(CliError::Interrupted {
-                        checkpoint: checkpoint.clone(),
-                        run_id: record.run_id.clone(),
-                    }),
-                }
+                let end = Ending {
+                    archived,
+                    resume,
+                    checkpoint,
+                    run_id: record.run_id.clone(),
+                };
+                ended_as(outcome, end, out)
             }
         }
     })
+}
+
+/// What `roller run` says of a roll's end besides its outcome.
+struct Ending {
+    /// Where the checkpoint was archived (or set aside), if it was.
+    archived: Option<std::path::PathBuf>,
+    /// The command that resumes the roll.
+    resume: String,
+    /// Where the checkpoint is.
+    checkpoint: std::path::PathBuf,
+    run_id: String,
+}
+
+/// How `roller run` ends for `outcome`: the last lines it prints, and the
+/// error (with its exit code) of every end but a completed roll.
+fn ended_as(outcome: Outcome, end: Ending, out: &mut dyn Write) -> Result<(), CliError> {
+    let archived_line = |out: &mut dyn Write| -> std::io::Result<()> {
+        match &end.archived {
+            Some(path) => writeln!(out, "checkpoint archived as {}", path.display()),
+            None => Ok(()),
+        }
+    };
+    match outcome {
+        Outcome::Complete { summary } => {
+            writeln!(out, "roll complete: {summary}")?;
+            archived_line(out)?;
+            Ok(())
+        }
+        Outcome::Paused {
+            step,
+            reason,
+            paged,
+        } => Err(CliError::Paused {
+            what: format!("{step}: {reason}"),
+            paged,
+            resume: end.resume,
+        }),
+        Outcome::Held { reason } => Err(CliError::Held(reason)),
+        Outcome::RolledBack {
+            failure,
+            summary,
+            paged,
+        } => {
+            writeln!(out, "rolled back: {summary}")?;
+            archived_line(out)?;
+            Err(CliError::RolledBack { failure, paged })
+        }
+        Outcome::Refused { reason } => {
+            let aside = end
+                .archived
+                .map(|p| format!(" (this run's checkpoint was set aside as {})", p.display()))
+                .unwrap_or_default();
+            Err(CliError::Run(RunError::Roll(RollError::refused(format!(
+                "{reason}{aside}"
+            )))))
+        }
+        Outcome::Stopped => Err(CliError::Interrupted {
+            checkpoint: end.checkpoint,
+            run_id: end.run_id,
+        }),
+    }
 }
 
 /// Prints the plan a run would follow; writes nothing anywhere. With
@@ -436,91 +462,130 @@ async fn dry_run(
         }
         Preflight::NothingToDo(message) => writeln!(out, "{message}")?,
         Preflight::Ready(checkpoint, notes) => {
-            let message = dry_run_message(&checkpoint);
             let previews = if request.strategy() == RollStrategy::Drain {
-                let apps = clients
-                    .marathon
-                    .apps()
-                    .await
-                    .map_err(|e| CliError::Run(RollError::from(e).into()))?;
-                let rules = Rules::floor_only(request.floor());
-                checkpoint
-                    .groups
-                    .iter()
-                    .map(|group| {
-                        let old: HashSet<String> =
-                            group.instances.iter().map(|i| i.agent_id.clone()).collect();
-                        preview(&apps, &old, &request.allow_unhealthy, rules).to_string()
-                    })
-                    .collect()
+                first_waves(clients, request, &checkpoint).await?
             } else {
                 Vec::new()
             };
-            let named = |asg: &str, line: &str| {
-                if checkpoint.groups.len() > 1 {
-                    format!("{asg}: {line}")
-                } else {
-                    line.to_string()
-                }
+            let new = NewRoll {
+                checkpoint: &checkpoint,
+                notes,
+                previews,
             };
-            let preview: Option<String> = (!previews.is_empty()).then(|| {
-                checkpoint
-                    .groups
-                    .iter()
-                    .zip(&previews)
-                    .map(|(g, p)| named(&g.asg, p))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            });
             if args.json {
-                let groups: Vec<serde_json::Value> = checkpoint
-                    .groups
-                    .iter()
-                    .enumerate()
-                    .map(|(n, g)| {
-                        serde_json::json!({
-                            "asg": g.asg,
-                            "instances": g.instances.iter().map(|i| &i.id).collect::<Vec<_>>(),
-                            "target": g.target,
-                            "desired_peak": g.scale_up_desired(),
-                            "preview": previews.get(n),
-                        })
-                    })
-                    .collect();
-                let json = serde_json::json!({
-                    "dry_run": "new",
-                    "message": message,
-                    "notes": notes,
-                    "instances": checkpoint
-                        .groups
-                        .iter()
-                        .flat_map(|g| &g.instances)
-                        .map(|i| &i.id)
-                        .collect::<Vec<_>>(),
-                    "groups": groups,
-                    "plan": plan::info(&checkpoint.plan),
-                    "preview": preview,
-                });
-                writeln!(out, "{json}")?;
-                return Ok(());
-            }
-            for note in notes {
-                writeln!(out, "note: {note}")?;
-            }
-            writeln!(out, "{message}")?;
-            out.write_all(plan::tree(&checkpoint.plan).as_bytes())?;
-            if let Some(preview) = preview {
-                writeln!(out, "{preview}")?;
+                writeln!(out, "{}", new.json())?;
+            } else {
+                new.print(out)?;
             }
         }
     }
     Ok(())
 }
 
+/// Each group's first drain wave, from today's placement (group by
+/// group: a cluster's groups are drained one after the other).
+async fn first_waves(
+    clients: &Clients,
+    request: &Request,
+    checkpoint: &Checkpoint,
+) -> Result<Vec<String>, CliError> {
+    let apps = clients
+        .marathon
+        .apps()
+        .await
+        .map_err(|e| CliError::Run(RollError::from(e).into()))?;
+    let rules = Rules::floor_only(request.floor());
+    Ok(checkpoint
+        .groups
+        .iter()
+        .map(|group| {
+            let old: HashSet<String> = group.instances.iter().map(|i| i.agent_id.clone()).collect();
+            preview(&apps, &old, &request.allow_unhealthy, rules).to_string()
+        })
+        .collect())
+}
+
+/// What a dry run of a new roll shows: the checkpoint preflight would
+/// write, its notes, and each group's first drain wave (none: serial).
+struct NewRoll<'a> {
+    checkpoint: &'a Checkpoint,
+    notes: Vec<String>,
+    previews: Vec<String>,
+}
+
+impl NewRoll<'_> {
+    /// Every group's first wave, a line each (named by group when there
+    /// are several); `None` for a serial roll.
+    fn preview(&self) -> Option<String> {
+        let groups = &self.checkpoint.groups;
+        (!self.previews.is_empty()).then(|| {
+            groups
+                .iter()
+                .zip(&self.previews)
+                .map(|(g, p)| {
+                    if groups.len() > 1 {
+                        format!("{}: {p}", g.asg)
+                    } else {
+                        p.clone()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+    }
+
+    /// `{"dry_run": "new", "message", "notes", "instances", "groups",
+    /// "plan", "preview"}`: `instances` every group's, `groups` each with
+    /// its own.
+    fn json(&self) -> serde_json::Value {
+        let checkpoint = self.checkpoint;
+        let groups: Vec<serde_json::Value> = checkpoint
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(n, g)| {
+                serde_json::json!({
+                    "asg": g.asg,
+                    "instances": g.instances.iter().map(|i| &i.id).collect::<Vec<_>>(),
+                    "target": g.target,
+                    "desired_peak": g.scale_up_desired(),
+                    "preview": self.previews.get(n),
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "dry_run": "new",
+            "message": dry_run_message(checkpoint),
+            "notes": self.notes,
+            "instances": checkpoint
+                .groups
+                .iter()
+                .flat_map(|g| &g.instances)
+                .map(|i| &i.id)
+                .collect::<Vec<_>>(),
+            "groups": groups,
+            "plan": plan::info(&checkpoint.plan),
+            "preview": self.preview(),
+        })
+    }
+
+    fn print(&self, out: &mut dyn Write) -> Result<(), CliError> {
+        for note in &self.notes {
+            writeln!(out, "note: {note}")?;
+        }
+        writeln!(out, "{}", dry_run_message(self.checkpoint))?;
+        out.write_all(plan::tree(&self.checkpoint.plan).as_bytes())?;
+        if let Some(preview) = self.preview() {
+            writeln!(out, "{preview}")?;
+        }
+        Ok(())
+    }
+}
+
 /// What a dry run of a new roll would replace: one sentence for one
 /// group; for several, a line per group under one that counts them all.
-fn dry_run_message(checkpoint: &crate::roll::record::checkpoint::Checkpoint) -> String {
-    let one = |g: &crate::roll::record::checkpoint::GroupRoll| {
+fn dry_run_message(checkpoint: &Checkpoint) -> String {
+    let one = |g: &GroupRoll| {
         format!(
             "{} instance(s) of {} and end with {} agents (desired peaks at {})",
             g.instances.len(),

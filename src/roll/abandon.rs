@@ -1,12 +1,15 @@
 //! `roller abandon`: undoes what a roll's bookkeeping holds on the
 //! cluster, with the very finish steps a completed roll runs (resume what
 //! it suspended, restore MaxSize, remove its maintenance windows, remove
-//! its tag), and resolves its page. Never its capacity: the instances it
-//! launched or terminated stay as they are.
+//! its tag), on every group of the roll that carries the run's tag, sets
+//! its surged apps back, and resolves its page. Never its capacity: the
+//! instances it launched or terminated stay as they are.
 //!
-//! Nothing is written before the group's `roller:run-id` tag is known to
-//! carry the run's id. Each step is idempotent, so an abandon that stopped
-//! half-way (exit 4) can simply be run again.
+//! Nothing is written before each group's `roller:run-id` tag is known to
+//! carry the run's id (another run's tag refuses the abandon). A step that
+//! fails does not stop the others: what could not be undone is said at the
+//! end (exit 4), and since each step is idempotent, the abandon can simply
+//! be run again once the cause is fixed.
 
 use super::engine::Runner;
 use super::engine::steps::Tick;

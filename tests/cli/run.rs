@@ -13,7 +13,8 @@ use tempfile::TempDir;
 use roller::roll::ports::auto_scaling::AutoScaling;
 
 use super::cluster::{
-    Cluster, MSR_TIME_SCALE, Webhook, assert_clean_end, files_in, text, wait_for_line,
+    Cluster, MSR_TIME_SCALE, TIME_SCALE, Webhook, assert_clean_end, files_in, text,
+    wait_for_line,
 };
 
 #[test]
@@ -309,6 +310,54 @@ fn a_dry_run_prints_the_plan_and_changes_and_writes_nothing() {
     // No checkpoint (the run's empty lock file stays, as lock files do).
     let files = files_in(&cluster.dir.path().join("checkpoints"));
     assert!(files.iter().all(|f| f.ends_with(".lock")), "{files:?}");
+}
+
+// The operator's report: on the two-group `cluster`, the dry run said
+// "would replace 55 instance(s) of mesos-agents-prod" and nothing of the
+// public group it would also replace, and its JSON listed group 0 only.
+#[test]
+fn a_dry_run_of_a_cluster_names_every_group_in_text_and_json() {
+    let cluster = Cluster::start_whole_at("demo-cluster", TIME_SCALE, "");
+    let before = cluster.group();
+    let output = cluster.run(&["--dry-run"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for line in [
+        "dry run: would replace 15 instance(s) of 2 groups, one group emptied at a time:",
+        "  12 instance(s) of mesos-agents-demo and end with 12 agents (desired peaks at 24)",
+        "  3 instance(s) of mesos-agents-demo-public and end with 3 agents (desired peaks at 6)",
+    ] {
+        assert!(stdout.contains(line), "{line:?} in {stdout}");
+    }
+    // The first drain wave, group by group.
+    for asg in ["mesos-agents-demo", "mesos-agents-demo-public"] {
+        assert!(
+            stdout.contains(&format!("{asg}: the first drain wave would kill ")),
+            "{asg}'s preview in {stdout}"
+        );
+    }
+
+    let json = cluster.run(&["--dry-run", "--json"]);
+    assert_eq!(json.status.code(), Some(0), "{}", text(&json));
+    let value: serde_json::Value =
+        serde_json::from_slice(&json.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&json)));
+    let groups = value["groups"].as_array().expect("groups");
+    let named: Vec<(&str, usize, u64)> = groups
+        .iter()
+        .map(|g| {
+            (
+                g["asg"].as_str().unwrap(),
+                g["instances"].as_array().unwrap().len(),
+                g["desired_peak"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [("mesos-agents-demo", 12, 24), ("mesos-agents-demo-public", 3, 6)]
+    );
+    assert_eq!(value["instances"].as_array().unwrap().len(), 15);
+    assert_eq!(cluster.group(), before, "a dry run changes nothing");
 }
 
 #[test]
