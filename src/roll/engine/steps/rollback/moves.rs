@@ -6,11 +6,13 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use super::{ROLLBACK_OWNER, kept_and_going};
-use crate::roll::decide::{health, safety};
+use crate::roll::decide::health::{self, Settle};
+use crate::roll::decide::safety::{self, Rules};
 use crate::roll::engine::steps::{StepAction, StepContext, Tick};
+use crate::roll::engine::tick_context::Observation;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::marathon::{Marathon, MarathonError};
+use crate::roll::ports::marathon::{App, Marathon, MarathonError, Task};
 use crate::roll::record::checkpoint::{EventKind, Surge, SurgeState};
 use crate::roll::record::kinds::WaitKind;
 
@@ -29,107 +31,12 @@ impl StepAction for RollbackMoves {
         let mut pending = undo_surges(cx).await?;
         let seen = cx.tick.observation().await?;
         let rules = cx.rules(&seen);
-        let (_, going) = kept_and_going(cx.group());
-        let going: HashSet<String> = going.iter().map(|a| a.agent_id.clone()).collect();
-        let allowed = cx.allowed_unhealthy().to_vec();
-        // Apps a surge of the roll still holds: set back first.
-        let surged: HashSet<String> = cx
-            .group()
-            .surges
-            .iter()
-            .filter(|s| s.state != SurgeState::Done)
-            .map(|s| s.app.clone())
-            .collect();
-        let mut surges: Vec<Surge> = Vec::new();
-        let on_going = |t: &crate::roll::ports::marathon::Task| {
-            t.agent_id.as_deref().is_some_and(|a| going.contains(a))
-        };
-        let mut kills: Vec<String> = Vec::new();
-        let mut moving: Vec<String> = Vec::new();
-        for app in &seen.apps {
-            let there: Vec<_> = app.tasks.iter().filter(|t| on_going(t)).collect();
-            if there.is_empty() {
-                continue;
-            }
-            moving.push(app.id.clone());
-            if surged.contains(&app.id) {
-                continue;
-            }
-            let floor = safety::floor(app, rules.floor);
-            let killed = &cx.memory.killed;
-            let mut healthy = app
-                .tasks
-                .iter()
-                .filter(|t| !killed.contains(&t.id))
-                .filter(|t| health::task_is_healthy(app, t, rules.settle))
-                .count();
-            let mut sent = 0;
-            // Healthy tasks the floor keeps: a surge starts their
-            // replacements (on the old agents) first.
-            let mut kept = Vec::new();
-            for task in there.iter().filter(|t| !killed.contains(&t.id)) {
-                if !health::task_is_healthy(app, task, rules.settle) {
-                    kills.push(task.id.clone());
-                    sent += 1;
-                } else if allowed.contains(&app.id) || healthy > floor as usize {
-                    kills.push(task.id.clone());
-                    healthy -= 1;
-                    sent += 1;
-                } else {
-                    kept.push(task.id.clone());
-                }
-            }
-            if let Some((task, extra)) = kept.split_first() {
-                surges.push(Surge {
-                    app: app.id.clone(),
-                    instances: app.instances,
-                    instance: ROLLBACK_OWNER.to_string(),
-                    task: task.clone(),
-                    extra_tasks: extra.to_vec(),
-                    state: SurgeState::ScalingUp,
-                    kill_sent: false,
-                });
-            }
-            pending.push(format!(
-                "{}: {} task(s) on new agents ({sent} moving now)",
-                app.id,
-                there.len()
-            ));
-        }
-        // A launch delay earned on the bad agents would hold the moves
-        // back on the good ones.
-        let queue = cx.tick.queue().await?;
-        let delayed: Vec<String> = queue
-            .iter()
-            .filter(|q| q.delay_left > Duration::ZERO && moving.contains(&q.app))
-            .map(|q| q.app.clone())
-            .collect();
-        for app in &delayed {
-            cx.intend(format!("rollback: drop the launch delay of {app}"))
-                .await?;
-            cx.ports.marathon().reset_delay(app).await?;
-        }
-        for surge in surges {
-            let (app, from, to) = (surge.app.clone(), surge.instances, surge.surged_instances());
-            cx.group_mut().surges.push(surge);
-            cx.intend(format!("rollback: surge {app} {from} -> {to}"))
-                .await?;
-            cx.scale(&app, to).await?;
-        }
+        let moves = moves_back(cx, &seen, rules);
+        pending.extend(moves.pending);
+        drop_launch_delays(cx, &moves.moving).await?;
+        start_surges_back(cx, moves.surges).await?;
         pending.extend(cx.surge_round(ROLLBACK_OWNER, &seen).await?);
-        if !kills.is_empty() {
-            cx.intend(format!(
-                "rollback: kill {} task(s) on the new agents (scale=false): {}",
-                kills.len(),
-                kills.join(", ")
-            ))
-            .await?;
-            match cx.ports.marathon().kill_tasks(&kills, false).await {
-                Ok(_) => cx.memory.killed.extend(kills),
-                Err(MarathonError::Conflict { .. }) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
+        kill_on_new_agents(cx, moves.kills).await?;
         if !pending.is_empty() {
             return Ok(Tick::waiting(
                 WaitKind::TaskMoves,
@@ -139,26 +46,200 @@ impl StepAction for RollbackMoves {
                 ),
             ));
         }
-        let deployments = cx.ports.marathon().deployments().await?;
-        let verdict = health::judge(&seen.apps, &deployments, rules.settle);
-        let unhealthy: Vec<String> = verdict
-            .unhealthy()
-            .filter(|a| !allowed.contains(&a.id))
-            .map(|a| format!("{} ({})", a.id, a.reason().unwrap_or_default()))
-            .collect();
-        if !unhealthy.is_empty() {
-            return Ok(Tick::waiting(
-                WaitKind::Healthy,
-                format!(
-                    "waiting for every app to be healthy on the old agents: {}",
-                    unhealthy.join(", ")
-                ),
-            ));
-        }
-        Ok(Tick::Done(
-            "every task is back on the old agents; Marathon healthy".to_string(),
-        ))
+        healthy_on_old_agents(cx, &seen, rules.settle).await
     }
+}
+
+/// What one round of `RollbackMoves` sends off the new agents that go,
+/// chosen from what Marathon lists now.
+#[derive(Default)]
+struct MovesBack {
+    /// Tasks killed at once (`scale=false`).
+    kills: Vec<String>,
+    /// Apps with tasks there (their launch delays are dropped).
+    moving: Vec<String>,
+    /// Surges for the healthy tasks the floor keeps: their replacements
+    /// start on the old agents first.
+    surges: Vec<Surge>,
+    /// What each of those apps waits for, one line each.
+    pending: Vec<String>,
+}
+
+/// Chooses this round's moves off the new agents that go. An app a surge
+/// of the roll still holds moves nothing yet: that surge is set back
+/// first.
+fn moves_back<P: Ports>(
+    cx: &StepContext<'_, '_, P>,
+    seen: &Observation,
+    rules: Rules,
+) -> MovesBack {
+    let (_, going) = kept_and_going(cx.group());
+    let going: HashSet<String> = going.iter().map(|a| a.agent_id.clone()).collect();
+    let allowed = cx.allowed_unhealthy();
+    let surged: HashSet<String> = cx
+        .group()
+        .surges
+        .iter()
+        .filter(|s| s.state != SurgeState::Done)
+        .map(|s| s.app.clone())
+        .collect();
+    let mut moves = MovesBack::default();
+    for app in &seen.apps {
+        let there: Vec<&Task> = app
+            .tasks
+            .iter()
+            .filter(|t| t.agent_id.as_deref().is_some_and(|a| going.contains(a)))
+            .collect();
+        if there.is_empty() {
+            continue;
+        }
+        moves.moving.push(app.id.clone());
+        if surged.contains(&app.id) {
+            continue;
+        }
+        let excused = allowed.contains(&app.id);
+        let (kills, kept) = kills_within_floor(app, &there, &cx.memory.killed, excused, rules);
+        moves.pending.push(format!(
+            "{}: {} task(s) on new agents ({} moving now)",
+            app.id,
+            there.len(),
+            kills.len()
+        ));
+        moves.kills.extend(kills);
+        if let Some((task, extra)) = kept.split_first() {
+            moves.surges.push(Surge {
+                app: app.id.clone(),
+                instances: app.instances,
+                instance: ROLLBACK_OWNER.to_string(),
+                task: task.clone(),
+                extra_tasks: extra.to_vec(),
+                state: SurgeState::ScalingUp,
+                kill_sent: false,
+            });
+        }
+    }
+    moves
+}
+
+/// Which of `app`'s tasks `there` (those not killed yet) go now and
+/// which the floor keeps: unhealthy ones go, healthy ones while the
+/// others keep the app at its floor (all of them when the operator
+/// allowed the app to be unhealthy).
+fn kills_within_floor(
+    app: &App,
+    there: &[&Task],
+    killed: &HashSet<String>,
+    excused: bool,
+    rules: Rules,
+) -> (Vec<String>, Vec<String>) {
+    let floor = safety::floor(app, rules.floor);
+    let mut healthy = app
+        .tasks
+        .iter()
+        .filter(|t| !killed.contains(&t.id))
+        .filter(|t| health::task_is_healthy(app, t, rules.settle))
+        .count();
+    let (mut kills, mut kept) = (Vec::new(), Vec::new());
+    for task in there.iter().filter(|t| !killed.contains(&t.id)) {
+        if !health::task_is_healthy(app, task, rules.settle) {
+            kills.push(task.id.clone());
+        } else if excused || healthy > floor as usize {
+            kills.push(task.id.clone());
+            healthy -= 1;
+        } else {
+            kept.push(task.id.clone());
+        }
+    }
+    (kills, kept)
+}
+
+/// Drops the launch delays of the apps `moving`: a delay earned on the
+/// bad agents would hold the moves back on the good ones. Each reset is
+/// recorded first.
+async fn drop_launch_delays<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    moving: &[String],
+) -> Result<(), RollError> {
+    let queue = cx.tick.queue().await?;
+    let delayed: Vec<String> = queue
+        .iter()
+        .filter(|q| q.delay_left > Duration::ZERO && moving.contains(&q.app))
+        .map(|q| q.app.clone())
+        .collect();
+    for app in &delayed {
+        cx.intend(format!("rollback: drop the launch delay of {app}"))
+            .await?;
+        cx.ports.marathon().reset_delay(app).await?;
+    }
+    Ok(())
+}
+
+/// Starts the rollback's own surges, each recorded before its scale-up
+/// (an absolute count).
+async fn start_surges_back<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    surges: Vec<Surge>,
+) -> Result<(), RollError> {
+    for surge in surges {
+        let (app, from, to) = (surge.app.clone(), surge.instances, surge.surged_instances());
+        cx.group_mut().surges.push(surge);
+        cx.intend(format!("rollback: surge {app} {from} -> {to}"))
+            .await?;
+        cx.scale(&app, to).await?;
+    }
+    Ok(())
+}
+
+/// Kills `kills` (`scale=false`) in one call, recorded first; Marathon
+/// refusing it for now (409) is looked at again next round.
+async fn kill_on_new_agents<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    kills: Vec<String>,
+) -> Result<(), RollError> {
+    if kills.is_empty() {
+        return Ok(());
+    }
+    cx.intend(format!(
+        "rollback: kill {} task(s) on the new agents (scale=false): {}",
+        kills.len(),
+        kills.join(", ")
+    ))
+    .await?;
+    match cx.ports.marathon().kill_tasks(&kills, false).await {
+        Ok(_) => cx.memory.killed.extend(kills),
+        Err(MarathonError::Conflict { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(())
+}
+
+/// Once nothing is left to move: done when every app is healthy (those
+/// the operator allowed left out), else what it waits for.
+async fn healthy_on_old_agents<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    seen: &Observation,
+    settle: Settle,
+) -> Result<Tick, RollError> {
+    let deployments = cx.ports.marathon().deployments().await?;
+    let verdict = health::judge(&seen.apps, &deployments, settle);
+    let allowed = cx.allowed_unhealthy();
+    let unhealthy: Vec<String> = verdict
+        .unhealthy()
+        .filter(|a| !allowed.contains(&a.id))
+        .map(|a| format!("{} ({})", a.id, a.reason().unwrap_or_default()))
+        .collect();
+    if !unhealthy.is_empty() {
+        return Ok(Tick::waiting(
+            WaitKind::Healthy,
+            format!(
+                "waiting for every app to be healthy on the old agents: {}",
+                unhealthy.join(", ")
+            ),
+        ));
+    }
+    Ok(Tick::Done(
+        "every task is back on the old agents; Marathon healthy".to_string(),
+    ))
 }
 
 /// Sets every open surge back to its app's count before it. A deployment
