@@ -38,7 +38,7 @@ use super::terminate::machines_down;
 use super::{StepAction, StepContext, Tick};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::auto_scaling::{AutoScaling, LaunchSource};
+use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup, LaunchSource};
 use crate::roll::ports::mesos::{MachineId, MesosMaster, Unavailability};
 use crate::roll::record::checkpoint::{EventKind, GroupRoll, MaintenanceRecord, NewAgent};
 use crate::roll::record::kinds::WaitKind;
@@ -148,72 +148,24 @@ pub(crate) struct RollbackTerminate;
 
 impl StepAction for RollbackTerminate {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let checkpoint = cx.group();
-        let asg = checkpoint.asg.clone();
-        let original: HashSet<String> = checkpoint.original.instance_ids.iter().cloned().collect();
-        let (kept, going_new) = kept_and_going(checkpoint);
-        let kept: HashSet<String> = kept.iter().map(|a| a.instance.clone()).collect();
-        let going_agents: HashSet<String> = going_new.iter().map(|a| a.agent_id.clone()).collect();
+        let asg = cx.group().asg.clone();
         let group = cx.ports.aws().describe_group(&asg).await?;
-        let going: Vec<String> = group
-            .instances
-            .iter()
-            .filter(|i| !original.contains(&i.id) && !kept.contains(&i.id))
-            .map(|i| i.id.clone())
-            .collect();
+        let going = new_instances_going(cx.group(), &group);
         let to_send: Vec<String> = going
             .iter()
             .filter(|id| group.still_has(id))
             .cloned()
             .collect();
-        // Launches not made yet (failing, or still pending) are not
-        // wanted: the desired capacity the terminations' decrements bring
-        // back to the original is set first (only ever lowered).
-        let want =
-            cx.group().original.desired_capacity + u32::try_from(to_send.len()).unwrap_or(u32::MAX);
-        if group.desired_capacity > want {
-            cx.intend(format!(
-                "rollback: set desired capacity of {asg} to {want} (was {}): no more new instances",
-                group.desired_capacity
-            ))
-            .await?;
-            cx.ports.aws().set_desired_capacity(&asg, want).await?;
-            if going.is_empty() {
-                return Ok(Tick::waiting(
-                    WaitKind::Deregistered,
-                    format!("desired capacity set to {want}: looking at the group again"),
-                ));
-            }
+        if let Some(want) = lower_desired(cx, &asg, &group, to_send.len()).await?
+            && going.is_empty()
+        {
+            return Ok(Tick::waiting(
+                WaitKind::Deregistered,
+                format!("desired capacity set to {want}: looking at the group again"),
+            ));
         }
-        if !to_send.is_empty() {
-            let machines: Vec<MaintenanceRecord> = cx
-                .group()
-                .new_agents
-                .iter()
-                .filter(|a| to_send.contains(&a.instance))
-                .map(NewAgent::machine)
-                .collect();
-            if !machines.is_empty() {
-                cx.intend(format!(
-                    "rollback: put the machines of {} new agent(s) down (Mesos drops them at once)",
-                    machines.len()
-                ))
-                .await?;
-                machines_down(cx, &machines).await?;
-            }
-        }
-        for instance in &to_send {
-            cx.intend(format!(
-                "rollback: terminate new instance {instance} (decrement)"
-            ))
-            .await?;
-            let result = cx.ports.aws().terminate_instance(&asg, instance).await?;
-            cx.record(
-                EventKind::Terminate,
-                format!("rollback: {instance}: {result}"),
-            );
-            cx.save().await?;
-        }
+        put_going_machines_down(cx, &to_send).await?;
+        terminate_going(cx, &asg, &to_send).await?;
         if !going.is_empty() {
             return Ok(Tick::waiting(
                 WaitKind::Deregistered,
@@ -224,21 +176,8 @@ impl StepAction for RollbackTerminate {
                 ),
             ));
         }
-        let agents = cx.tick.agents().await?;
-        let active: Vec<&str> = agents
-            .iter()
-            .filter(|a| a.active && going_agents.contains(&a.id.0))
-            .map(|a| a.id.0.as_str())
-            .collect();
-        if !active.is_empty() {
-            return Ok(Tick::waiting(
-                WaitKind::Deregistered,
-                format!(
-                    "waiting for Mesos to drop {} new agent(s): {}",
-                    active.len(),
-                    active.join(", ")
-                ),
-            ));
+        if let Some(waiting) = going_agents_still_active(cx).await? {
+            return Ok(waiting);
         }
         let note = kept_note(cx.group());
         Ok(Tick::Done(format!(
@@ -247,6 +186,119 @@ impl StepAction for RollbackTerminate {
             group.desired_capacity
         )))
     }
+}
+
+/// The instances of `group` the rollback terminates: neither one of the
+/// originals nor a new one it keeps.
+fn new_instances_going(checkpoint: &GroupRoll, group: &AutoScalingGroup) -> Vec<String> {
+    let original: HashSet<&String> = checkpoint.original.instance_ids.iter().collect();
+    let (kept, _) = kept_and_going(checkpoint);
+    let kept: HashSet<&String> = kept.iter().map(|a| &a.instance).collect();
+    group
+        .instances
+        .iter()
+        .filter(|i| !original.contains(&i.id) && !kept.contains(&i.id))
+        .map(|i| i.id.clone())
+        .collect()
+}
+
+/// Launches not made yet (failing, or still pending) are not wanted:
+/// sets, before the terminations are sent, the desired capacity their
+/// decrements bring back to the original (only ever lowered; its intent
+/// recorded first). The capacity set, if it was.
+async fn lower_desired<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    asg: &str,
+    group: &AutoScalingGroup,
+    terminations: usize,
+) -> Result<Option<u32>, RollError> {
+    let want =
+        cx.group().original.desired_capacity + u32::try_from(terminations).unwrap_or(u32::MAX);
+    if group.desired_capacity <= want {
+        return Ok(None);
+    }
+    cx.intend(format!(
+        "rollback: set desired capacity of {asg} to {want} (was {}): no more new instances",
+        group.desired_capacity
+    ))
+    .await?;
+    cx.ports.aws().set_desired_capacity(asg, want).await?;
+    Ok(Some(want))
+}
+
+/// Puts the machines of the new agents of `to_send` down (recorded
+/// first), so that Mesos drops them at once.
+async fn put_going_machines_down<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    to_send: &[String],
+) -> Result<(), RollError> {
+    if to_send.is_empty() {
+        return Ok(());
+    }
+    let machines: Vec<MaintenanceRecord> = cx
+        .group()
+        .new_agents
+        .iter()
+        .filter(|a| to_send.contains(&a.instance))
+        .map(NewAgent::machine)
+        .collect();
+    if machines.is_empty() {
+        return Ok(());
+    }
+    cx.intend(format!(
+        "rollback: put the machines of {} new agent(s) down (Mesos drops them at once)",
+        machines.len()
+    ))
+    .await?;
+    machines_down(cx, &machines).await?;
+    Ok(())
+}
+
+/// Terminates each of `to_send` with a decrement, each recorded first and
+/// its answer saved before the next is sent.
+async fn terminate_going<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    asg: &str,
+    to_send: &[String],
+) -> Result<(), RollError> {
+    for instance in to_send {
+        cx.intend(format!(
+            "rollback: terminate new instance {instance} (decrement)"
+        ))
+        .await?;
+        let result = cx.ports.aws().terminate_instance(asg, instance).await?;
+        cx.record(
+            EventKind::Terminate,
+            format!("rollback: {instance}: {result}"),
+        );
+        cx.save().await?;
+    }
+    Ok(())
+}
+
+/// What the step waits for while Mesos still has an active agent of the
+/// new instances that go; `None` once it has none.
+async fn going_agents_still_active<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+) -> Result<Option<Tick>, RollError> {
+    let (_, going) = kept_and_going(cx.group());
+    let going: HashSet<String> = going.iter().map(|a| a.agent_id.clone()).collect();
+    let agents = cx.tick.agents().await?;
+    let active: Vec<&str> = agents
+        .iter()
+        .filter(|a| a.active && going.contains(&a.id.0))
+        .map(|a| a.id.0.as_str())
+        .collect();
+    Ok((!active.is_empty()).then(|| {
+        Tick::waiting(
+            WaitKind::Deregistered,
+            format!(
+                "waiting for Mesos to drop {} new agent(s): {}",
+                active.len(),
+                active.join(", ")
+            ),
+        )
+    }))
 }
 
 /// Sets the group's launch source back to the one every old instance
