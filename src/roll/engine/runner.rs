@@ -31,6 +31,7 @@ use super::steps::{self, Memory, StepContext, Tick};
 use super::tick_context::TickContext;
 use super::wait;
 use crate::plan::{Status, StepIndex, plan_candidates};
+use crate::roll::decide::failure::Evidence;
 use crate::roll::decide::roll_plan::{self, continue_command};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
@@ -42,6 +43,20 @@ mod advance;
 mod on_failure;
 
 use advance::Advanced;
+
+/// What a tick's candidates came to, as the loop sees it.
+enum Round {
+    /// Every candidate was ticked (or a stop came between two): whether
+    /// one completed, and whether one is under way.
+    Ticked { finished: bool, begun: bool },
+    /// The step at the index found the new image failing; the candidates
+    /// after it were not ticked.
+    Failed(StepIndex, Evidence),
+    /// The step at the index must stop and call a human.
+    Pause(StepIndex, String),
+    /// The step at the index found that the run may not go on.
+    Refused(StepIndex, String),
+}
 
 pub(crate) struct Runner<'a, P> {
     ports: P,
@@ -107,33 +122,17 @@ impl<'a, P: Ports> Runner<'a, P> {
         paging::resume_after_pause(&mut self.journal, &self.clock).await?;
         loop {
             if self.stopped() {
-                self.journal
-                    .log(EventKind::Stop, "stopped by a signal between ticks");
-                self.journal.save().await?;
-                return Ok(self.end(Outcome::Stopped));
+                return self.stopped_between_ticks().await;
             }
             self.take_operations().await?;
             paging::resolve_settled_page(&mut self.journal, self.ports.pager()).await?;
             if self.journal.checkpoint.plan.is_complete() {
-                paging::resolve_open_page(&mut self.journal, self.ports.pager()).await?;
-                if roll_plan::rolling_back(&self.journal.checkpoint.plan) {
-                    return self.rolled_back().await;
-                }
-                let summary = self.journal.checkpoint.summary.clone().unwrap_or_default();
-                return Ok(self.end(Outcome::Complete { summary }));
+                return self.completed().await;
             }
             let candidates = plan_candidates(&self.journal.checkpoint.plan);
             if candidates.is_empty() {
-                let checkpoint = &self.journal.checkpoint;
-                if let Some((_, step)) = checkpoint
-                    .plan
-                    .steps()
-                    .find(|(_, s)| s.status == Status::Error)
-                {
-                    return Err(RollError::StepInError {
-                        step: step.id.clone(),
-                        message: step.message.clone(),
-                    });
+                if let Some(err) = self.step_in_error() {
+                    return Err(err);
                 }
                 let reason = self
                     .held_reason(false)
@@ -148,32 +147,18 @@ impl<'a, P: Ports> Runner<'a, P> {
                 // Turned around: the next tick runs the rollback phase.
                 continue;
             }
-            let mut finished = false;
-            let mut begun = false;
-            let mut failed = None;
             let steps_before = self.journal.checkpoint.plan.steps().count();
-            for at in candidates {
-                if self.stopped() {
-                    break;
-                }
-                match self.advance(at, &mut tick).await? {
-                    Advanced::Done => finished = true,
-                    Advanced::Waiting => begun = true,
-                    Advanced::NotYet => {}
-                    Advanced::Pause(reason) => return self.pause(at, reason).await,
-                    Advanced::Failed(found) => {
-                        failed = Some((at, found));
-                        break;
+            let (mut finished, begun) = match self.advance_all(candidates, &mut tick).await? {
+                Round::Ticked { finished, begun } => (finished, begun),
+                Round::Failed(at, found) => {
+                    if let Some(reason) = self.failure_found(found).await? {
+                        return self.pause(at, reason).await;
                     }
-                    Advanced::Refused(reason) => return self.refused(at, reason).await,
+                    continue;
                 }
-            }
-            if let Some((at, found)) = failed {
-                if let Some(reason) = self.failure_found(found).await? {
-                    return self.pause(at, reason).await;
-                }
-                continue;
-            }
+                Round::Pause(at, reason) => return self.pause(at, reason).await,
+                Round::Refused(at, reason) => return self.refused(at, reason).await,
+            };
             // A step added this tick (the drain's next wave) runs at once.
             finished |= self.journal.checkpoint.plan.steps().count() != steps_before;
             self.journal.save().await?;
@@ -192,6 +177,31 @@ impl<'a, P: Ports> Runner<'a, P> {
                 wait::sleep_poll(&self.clock, &mut self.stop, self.env.poll_interval).await;
             }
         }
+    }
+
+    /// Advances every candidate by one tick of its step, in order, until
+    /// a stop comes or a step ends the round: a failure found stops the
+    /// round there, a pause or a refusal ends the run.
+    async fn advance_all(
+        &mut self,
+        candidates: Vec<StepIndex>,
+        tick: &mut TickContext<P>,
+    ) -> Result<Round, RollError> {
+        let (mut finished, mut begun) = (false, false);
+        for at in candidates {
+            if self.stopped() {
+                break;
+            }
+            match self.advance(at, tick).await? {
+                Advanced::Done => finished = true,
+                Advanced::Waiting => begun = true,
+                Advanced::NotYet => {}
+                Advanced::Pause(reason) => return Ok(Round::Pause(at, reason)),
+                Advanced::Failed(found) => return Ok(Round::Failed(at, found)),
+                Advanced::Refused(reason) => return Ok(Round::Refused(at, reason)),
+            }
+        }
+        Ok(Round::Ticked { finished, begun })
     }
 
     /// One tick of the step at `at` (`None`: a step run outside the
@@ -262,6 +272,36 @@ impl<'a, P: Ports> Runner<'a, P> {
             &self.journal.checkpoint.plan,
             &self.journal.store().for_command(),
         )
+    }
+
+    /// A stop signal came between two ticks: the run ends, saved.
+    async fn stopped_between_ticks(mut self) -> Result<Ended, RollError> {
+        self.journal
+            .log(EventKind::Stop, "stopped by a signal between ticks");
+        self.journal.save().await?;
+        Ok(self.end(Outcome::Stopped))
+    }
+
+    /// The plan is complete: its page resolved, the run ends rolled back
+    /// or complete, with the roll's summary.
+    async fn completed(mut self) -> Result<Ended, RollError> {
+        paging::resolve_open_page(&mut self.journal, self.ports.pager()).await?;
+        if roll_plan::rolling_back(&self.journal.checkpoint.plan) {
+            return self.rolled_back().await;
+        }
+        let summary = self.journal.checkpoint.summary.clone().unwrap_or_default();
+        Ok(self.end(Outcome::Complete { summary }))
+    }
+
+    /// A step of the plan in error, which is why the plan offers none: the
+    /// run ends with it.
+    fn step_in_error(&self) -> Option<RollError> {
+        let plan = &self.journal.checkpoint.plan;
+        let (_, step) = plan.steps().find(|(_, s)| s.status == Status::Error)?;
+        Some(RollError::StepInError {
+            step: step.id.clone(),
+            message: step.message.clone(),
+        })
     }
 
     async fn held(mut self, reason: String) -> Result<Ended, RollError> {
