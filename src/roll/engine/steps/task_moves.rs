@@ -176,10 +176,10 @@ impl<P: Ports> StepContext<'_, '_, P> {
     }
 
     /// Advances the surges of `owner` (an instance being replaced, or a
-    /// drain wave) by one round; returns what they still wait for. A surge is recorded before its scale-up and before
-    /// its kill, so a resume finishes it: the scale-up is an absolute
-    /// instance count, and the kill is only resent while the old task is
-    /// still on the agent.
+    /// drain wave) by one round; returns what they still wait for. A
+    /// surge is recorded before its scale-up and before its kill, so a
+    /// resume finishes it: the scale-up is an absolute instance count, and
+    /// the kill is only resent while the old task is still on the agent.
     pub(crate) async fn surge_round(
         &mut self,
         owner: &str,
