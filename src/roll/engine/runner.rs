@@ -7,7 +7,9 @@
 //! step's group: the step looks, acts if it must, and says `Done` or what
 //! it waits for), saves the checkpoint if anything changed, and sleeps
 //! one poll interval unless a step completed. No step owns a loop; the
-//! runner owns every deadline, and no step's logic.
+//! runner owns every deadline, and no step's logic. The bookkeeping
+//! around one step's tick (its start, wait, completion, failure) is
+//! `runner/advance.rs`.
 //!
 //! Between ticks it applies the operator operations queued for it
 //! (`inbox.rs`) and honours a stop signal; a signal never cuts an API call
@@ -18,14 +20,14 @@
 
 use tokio::sync::watch;
 
-use super::clock::{RollClock, human};
+use super::clock::RollClock;
 use super::inbox;
 use super::journal::Journal;
 use super::outcome::{Ended, Outcome};
 use super::paging::{self, PageOrigin};
 use super::run_options::RunOptions;
 use super::step_context::Lent;
-use super::steps::{self, Memory, StepContext, Tick, Wait};
+use super::steps::{self, Memory, StepContext, Tick};
 use super::tick_context::TickContext;
 use super::wait;
 use crate::plan::{Status, StepIndex, plan_candidates};
@@ -33,28 +35,28 @@ use crate::roll::decide::failure::Evidence;
 use crate::roll::decide::roll_plan::{self, continue_command};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::record::checkpoint::{
-    Checkpoint, CheckpointError, CheckpointStore, EventKind, StepProgress,
-};
+use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, EventKind};
 use crate::roll::record::env::Environment;
-use crate::roll::record::kinds::{GroupIndex, GroupStep, WaitKind};
+use crate::roll::record::kinds::{GroupIndex, GroupStep};
 
-/// What one step's tick came to, as the loop sees it.
-enum Advanced {
-    Done,
-    Waiting,
-    /// The step may not begin yet (`Tick::NotYet`).
-    NotYet,
-    /// The step must stop and call a human: a wait ran out, or another
-    /// writer changed the group. The reason, as the page says it.
-    Pause(String),
-    /// The step found the new image failing (`Tick::Failed`).
-    Failed(Evidence),
-    /// The run may not go on and changed nothing (`Tick::Refused`).
-    Refused(String),
-}
-
+mod advance;
 mod on_failure;
+
+use advance::Advanced;
+
+/// What a tick's candidates came to, as the loop sees it.
+enum Round {
+    /// Every candidate was ticked (or a stop came between two): whether
+    /// one completed, and whether one is under way.
+    Ticked { finished: bool, begun: bool },
+    /// The step at the index found the new image failing; the candidates
+    /// after it were not ticked.
+    Failed(StepIndex, Evidence),
+    /// The step at the index must stop and call a human.
+    Pause(StepIndex, String),
+    /// The step at the index found that the run may not go on.
+    Refused(StepIndex, String),
+}
 
 pub(crate) struct Runner<'a, P> {
     ports: P,
@@ -120,33 +122,17 @@ impl<'a, P: Ports> Runner<'a, P> {
         paging::resume_after_pause(&mut self.journal, &self.clock).await?;
         loop {
             if self.stopped() {
-                self.journal
-                    .log(EventKind::Stop, "stopped by a signal between ticks");
-                self.journal.save().await?;
-                return Ok(self.end(Outcome::Stopped));
+                return self.stopped_between_ticks().await;
             }
             self.take_operations().await?;
             paging::resolve_settled_page(&mut self.journal, self.ports.pager()).await?;
             if self.journal.checkpoint.plan.is_complete() {
-                paging::resolve_open_page(&mut self.journal, self.ports.pager()).await?;
-                if roll_plan::rolling_back(&self.journal.checkpoint.plan) {
-                    return self.rolled_back().await;
-                }
-                let summary = self.journal.checkpoint.summary.clone().unwrap_or_default();
-                return Ok(self.end(Outcome::Complete { summary }));
+                return self.completed().await;
             }
             let candidates = plan_candidates(&self.journal.checkpoint.plan);
             if candidates.is_empty() {
-                let checkpoint = &self.journal.checkpoint;
-                if let Some((_, step)) = checkpoint
-                    .plan
-                    .steps()
-                    .find(|(_, s)| s.status == Status::Error)
-                {
-                    return Err(RollError::StepInError {
-                        step: step.id.clone(),
-                        message: step.message.clone(),
-                    });
+                if let Some(err) = self.step_in_error() {
+                    return Err(err);
                 }
                 let reason = self
                     .held_reason(false)
@@ -161,32 +147,18 @@ impl<'a, P: Ports> Runner<'a, P> {
                 // Turned around: the next tick runs the rollback phase.
                 continue;
             }
-            let mut finished = false;
-            let mut begun = false;
-            let mut failed = None;
             let steps_before = self.journal.checkpoint.plan.steps().count();
-            for at in candidates {
-                if self.stopped() {
-                    break;
-                }
-                match self.advance(at, &mut tick).await? {
-                    Advanced::Done => finished = true,
-                    Advanced::Waiting => begun = true,
-                    Advanced::NotYet => {}
-                    Advanced::Pause(reason) => return self.pause(at, reason).await,
-                    Advanced::Failed(found) => {
-                        failed = Some((at, found));
-                        break;
+            let (mut finished, begun) = match self.advance_all(candidates, &mut tick).await? {
+                Round::Ticked { finished, begun } => (finished, begun),
+                Round::Failed(at, found) => {
+                    if let Some(reason) = self.failure_found(found).await? {
+                        return self.pause(at, reason).await;
                     }
-                    Advanced::Refused(reason) => return self.refused(at, reason).await,
+                    continue;
                 }
-            }
-            if let Some((at, found)) = failed {
-                if let Some(reason) = self.failure_found(found).await? {
-                    return self.pause(at, reason).await;
-                }
-                continue;
-            }
+                Round::Pause(at, reason) => return self.pause(at, reason).await,
+                Round::Refused(at, reason) => return self.refused(at, reason).await,
+            };
             // A step added this tick (the drain's next wave) runs at once.
             finished |= self.journal.checkpoint.plan.steps().count() != steps_before;
             self.journal.save().await?;
@@ -207,108 +179,29 @@ impl<'a, P: Ports> Runner<'a, P> {
         }
     }
 
-    /// One tick of one step, with the bookkeeping around it: the step's
-    /// start, its wait and deadline, its completion or failure.
-    async fn advance(
+    /// Advances every candidate by one tick of its step, in order, until
+    /// a stop comes or a step ends the round: a failure found stops the
+    /// round there, a pause or a refusal ends the run.
+    async fn advance_all(
         &mut self,
-        at: StepIndex,
+        candidates: Vec<StepIndex>,
         tick: &mut TickContext<P>,
-    ) -> Result<Advanced, RollError> {
-        let Some(kind) = self.journal.checkpoint.plan.step(at).kind.clone() else {
-            return Err(CheckpointError::Corrupt {
-                path: self.journal.store().location().to_path_buf(),
-                reason: format!(
-                    "step '{}' of the plan has no \"kind\"",
-                    self.journal.checkpoint.plan.step(at).id
-                ),
+    ) -> Result<Round, RollError> {
+        let (mut finished, mut begun) = (false, false);
+        for at in candidates {
+            if self.stopped() {
+                break;
             }
-            .into());
-        };
-        let checkpoint = &mut self.journal.checkpoint;
-        let id = checkpoint.plan.step(at).id.clone();
-        let now = self.clock.now_unix_ms();
-        let began = !checkpoint.progress.contains_key(&id);
-        checkpoint
-            .progress
-            .entry(id.clone())
-            .or_insert(StepProgress {
-                started_unix_ms: now,
-                wait: None,
-            });
-        let step = checkpoint.plan.step_mut(at);
-        let before = step.status;
-        if !matches!(step.status, Status::Starting | Status::Started) {
-            step.status = Status::Starting;
-            step.message = "acting".to_string();
+            match self.advance(at, tick).await? {
+                Advanced::Done => finished = true,
+                Advanced::Waiting => begun = true,
+                Advanced::NotYet => {}
+                Advanced::Pause(reason) => return Ok(Round::Pause(at, reason)),
+                Advanced::Failed(found) => return Ok(Round::Failed(at, found)),
+                Advanced::Refused(reason) => return Ok(Round::Refused(at, reason)),
+            }
         }
-        let name = checkpoint.step_name(at);
-        let ticked = self.tick(Some(at), &kind, tick).await;
-        let checkpoint = &mut self.journal.checkpoint;
-        match ticked {
-            // Nothing was done: the step has not begun.
-            Ok(Tick::NotYet(why)) => {
-                if began {
-                    checkpoint.progress.remove(&id);
-                }
-                let step = checkpoint.plan.step_mut(at);
-                step.status = before;
-                step.message = why;
-                Ok(Advanced::NotYet)
-            }
-            Ok(Tick::Done(message)) => {
-                let took = checkpoint
-                    .progress
-                    .remove(&id)
-                    .map(|p| self.clock.since(p.started_unix_ms))
-                    .unwrap_or_default();
-                if let Some(live) = &self.options.live {
-                    live.step_took(took);
-                }
-                let step = checkpoint.plan.step_mut(at);
-                step.status = Status::Complete;
-                step.message = format!("{message} (took {})", human(took));
-                self.journal
-                    .log(EventKind::Step, format!("{name} complete: {message}"));
-                self.journal.save().await?;
-                Ok(Advanced::Done)
-            }
-            Ok(Tick::Waiting(wait)) => Ok(self.waiting(at, &id, wait)),
-            Ok(Tick::Failed(found)) => {
-                checkpoint.plan.step_mut(at).status = Status::Started;
-                Ok(Advanced::Failed(found))
-            }
-            Ok(Tick::Pause(reason)) => {
-                checkpoint.plan.step_mut(at).status = Status::Started;
-                Ok(Advanced::Pause(reason))
-            }
-            Ok(Tick::Refused(reason)) => {
-                checkpoint.plan.step_mut(at).status = before;
-                Ok(Advanced::Refused(reason))
-            }
-            // A call that failed for a passing reason counts against the
-            // wait the step is in; outside a wait it starts one of its own
-            // (`retry`): every step is safe to run again (intent first),
-            // so the next tick does what a rerun would.
-            Err(err) if err.is_transient() => {
-                let kind = checkpoint
-                    .progress
-                    .get(&id)
-                    .and_then(|p| p.wait.as_ref())
-                    .map_or(WaitKind::Retry, |record| record.kind);
-                let message = match kind {
-                    WaitKind::Retry => format!("retrying: {err}"),
-                    _ => format!("last look failed: {err}"),
-                };
-                Ok(self.waiting(at, &id, Wait { kind, message }))
-            }
-            // Another writer changed the group: stop and call a human,
-            // never change it back.
-            Err(RollError::OtherWriter(reason)) => {
-                checkpoint.plan.step_mut(at).status = Status::Started;
-                Ok(Advanced::Pause(reason))
-            }
-            Err(err) => self.fail(at, &name, err).await,
-        }
+        Ok(Round::Ticked { finished, begun })
     }
 
     /// One tick of the step at `at` (`None`: a step run outside the
@@ -341,41 +234,6 @@ impl<'a, P: Ports> Runner<'a, P> {
             stop: &mut self.stop,
         };
         StepContext::new(lent, &mut self.journal, at, group)
-    }
-
-    /// Records the wait and checks its deadline.
-    fn waiting(&mut self, at: StepIndex, id: &str, wait: Wait) -> Advanced {
-        match wait::record_wait(
-            &mut self.journal.checkpoint,
-            at,
-            id,
-            (wait.kind, &wait.message),
-            &self.clock,
-            &self.env.timeouts,
-        ) {
-            Some(reason) => Advanced::Pause(reason),
-            None => Advanced::Waiting,
-        }
-    }
-
-    /// The step keeps its status (a rerun re-enters it); its message says
-    /// what went wrong, for `roller status`.
-    async fn fail(
-        &mut self,
-        at: StepIndex,
-        name: &str,
-        err: RollError,
-    ) -> Result<Advanced, RollError> {
-        let checkpoint = &mut self.journal.checkpoint;
-        checkpoint.plan.step_mut(at).message =
-            format!("failed at {}: {err}; rerun to retry", self.clock.utc());
-        self.journal
-            .log(EventKind::Failure, format!("{name}: {err}"));
-        if let Some(event) = self.journal.checkpoint.events.last_mut() {
-            event.label = Some(err.label().to_string());
-        }
-        self.journal.save().await?;
-        Err(err)
     }
 
     /// Applies the operations queued since the last tick (files, then the
@@ -414,6 +272,36 @@ impl<'a, P: Ports> Runner<'a, P> {
             &self.journal.checkpoint.plan,
             &self.journal.store().for_command(),
         )
+    }
+
+    /// A stop signal came between two ticks: the run ends, saved.
+    async fn stopped_between_ticks(mut self) -> Result<Ended, RollError> {
+        self.journal
+            .log(EventKind::Stop, "stopped by a signal between ticks");
+        self.journal.save().await?;
+        Ok(self.end(Outcome::Stopped))
+    }
+
+    /// The plan is complete: its page resolved, the run ends rolled back
+    /// or complete, with the roll's summary.
+    async fn completed(mut self) -> Result<Ended, RollError> {
+        paging::resolve_open_page(&mut self.journal, self.ports.pager()).await?;
+        if roll_plan::rolling_back(&self.journal.checkpoint.plan) {
+            return self.rolled_back().await;
+        }
+        let summary = self.journal.checkpoint.summary.clone().unwrap_or_default();
+        Ok(self.end(Outcome::Complete { summary }))
+    }
+
+    /// A step of the plan in error, which is why the plan offers none: the
+    /// run ends with it.
+    fn step_in_error(&self) -> Option<RollError> {
+        let plan = &self.journal.checkpoint.plan;
+        let (_, step) = plan.steps().find(|(_, s)| s.status == Status::Error)?;
+        Some(RollError::StepInError {
+            step: step.id.clone(),
+            message: step.message.clone(),
+        })
     }
 
     async fn held(mut self, reason: String) -> Result<Ended, RollError> {

@@ -14,8 +14,8 @@
 use std::collections::{BTreeSet, HashSet};
 
 use super::{StepAction, StepContext, Tick, excused_note};
-use crate::roll::decide::drain_plan::{next_wave, sample};
-use crate::roll::decide::health::task_is_healthy;
+use crate::roll::decide::drain_plan::{Wave, next_wave, sample};
+use crate::roll::decide::health::{Settle, task_is_healthy};
 use crate::roll::decide::placement;
 use crate::roll::decide::roll_plan::{DRAIN, wave_id, wave_step};
 use crate::roll::engine::tick_context::Observation;
@@ -49,81 +49,128 @@ impl StepAction for DrainWave {
         let Some(n) = cx.group().waves.iter().position(|w| w.step == id) else {
             return plan_wave(cx, wave, &seen).await;
         };
-        let record = cx.group().waves[n].clone();
-        let listed = seen.task_ids();
-        let still: Vec<String> = record
-            .kills
+        follow_wave(cx, wave, n, &seen).await
+    }
+}
+
+/// A wave already recorded (the `n`th of the group's): its kills sent if
+/// Marathon never accepted them, its surges one round on, and what it
+/// still waits for; once nothing, its end.
+async fn follow_wave<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    wave: u32,
+    n: usize,
+    seen: &Observation,
+) -> Result<Tick, RollError> {
+    let id = cx.id_of(&wave_id(wave));
+    let record = cx.group().waves[n].clone();
+    let listed = seen.task_ids();
+    let still: Vec<String> = record
+        .kills
+        .iter()
+        .filter(|t| listed.contains(t.as_str()))
+        .cloned()
+        .collect();
+    let mut waiting = Vec::new();
+    if !record.sent && !send_recorded_kills(cx, n, &still).await? {
+        waiting.push("Marathon refused the kills for now (a deployment holds an app)".to_string());
+    }
+    waiting.extend(cx.surge_round(&id, seen).await?);
+    let rules = cx.rules(seen);
+    if !still.is_empty() {
+        waiting.push(format!("{} killed task(s) still listed", still.len()));
+    }
+    waiting.extend(moved_apps_not_healthy(cx, &record, seen, rules.settle));
+    if !waiting.is_empty() {
+        let more = waiting.len().saturating_sub(3);
+        let mut text = waiting[..waiting.len().min(3)].join("; ");
+        if more > 0 {
+            text.push_str(&format!("; and {more} more"));
+        }
+        return Ok(Tick::waiting(
+            WaitKind::TaskMoves,
+            format!("{id}: waiting for the moved tasks to be healthy on new agents: {text}"),
+        ));
+    }
+    Ok(end_wave(cx, wave, &record, seen))
+}
+
+/// Sends the kills of the recorded wave `n` still listed, and marks the
+/// wave sent (saved) once Marathon accepts them; `false` when it refused
+/// them for now.
+async fn send_recorded_kills<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    n: usize,
+    still: &[String],
+) -> Result<bool, RollError> {
+    if !send_kills(cx, still).await? {
+        return Ok(false);
+    }
+    cx.group_mut().waves[n].sent = true;
+    cx.save().await?;
+    Ok(true)
+}
+
+/// `app: h of n healthy` for each app the wave moved that is not back to
+/// all its instances healthy (those the operator allowed left out).
+fn moved_apps_not_healthy<P: Ports>(
+    cx: &StepContext<'_, '_, P>,
+    record: &WaveRecord,
+    seen: &Observation,
+    settle: Settle,
+) -> Vec<String> {
+    let allowed = cx.allowed_unhealthy();
+    let mut waiting = Vec::new();
+    for app in seen.apps.iter().filter(|a| record.apps.contains(&a.id)) {
+        if allowed.contains(&app.id) {
+            continue;
+        }
+        let healthy = app
+            .tasks
             .iter()
-            .filter(|t| listed.contains(t.as_str()))
-            .cloned()
-            .collect();
-        let mut waiting = Vec::new();
-        if !record.sent {
-            if send_kills(cx, &still).await? {
-                cx.group_mut().waves[n].sent = true;
-                cx.save().await?;
-            } else {
-                waiting.push(
-                    "Marathon refused the kills for now (a deployment holds an app)".to_string(),
-                );
-            }
-        }
-        waiting.extend(cx.surge_round(&id, &seen).await?);
-        let rules = cx.rules(&seen);
-        if !still.is_empty() {
-            waiting.push(format!("{} killed task(s) still listed", still.len()));
-        }
-        let allowed = cx.allowed_unhealthy().to_vec();
-        for app in seen.apps.iter().filter(|a| record.apps.contains(&a.id)) {
-            if allowed.contains(&app.id) {
-                continue;
-            }
-            let healthy = app
-                .tasks
-                .iter()
-                .filter(|t| task_is_healthy(app, t, rules.settle))
-                .count();
-            if healthy < app.instances as usize {
-                waiting.push(format!(
-                    "{}: {healthy} of {} healthy",
-                    app.id, app.instances
-                ));
-            }
-        }
-        if !waiting.is_empty() {
-            let more = waiting.len().saturating_sub(3);
-            let mut text = waiting[..waiting.len().min(3)].join("; ");
-            if more > 0 {
-                text.push_str(&format!("; and {more} more"));
-            }
-            return Ok(Tick::waiting(
-                WaitKind::TaskMoves,
-                format!("{id}: waiting for the moved tasks to be healthy on new agents: {text}"),
+            .filter(|t| task_is_healthy(app, t, settle))
+            .count();
+        if healthy < app.instances as usize {
+            waiting.push(format!(
+                "{}: {healthy} of {} healthy",
+                app.id, app.instances
             ));
         }
-        let left = tasks_on_old_agents(cx, &seen);
-        let excused = excused_note(
-            record
-                .apps
-                .iter()
-                .filter(|a| allowed.contains(a))
-                .map(String::as_str),
-            ", not waited for",
-        );
-        let moved = format!(
-            "{} task(s) moved and {} app(s) moved in all{excused}",
-            record.kills.len(),
-            record.apps.len()
-        );
-        if left == 0 {
-            return Ok(Tick::Done(format!("{moved}; the old agents are empty")));
-        }
-        append_wave(cx, wave + 1);
-        Ok(Tick::Done(format!(
-            "{moved}; {left} task(s) left on old agents for wave-{}",
-            wave + 1
-        )))
     }
+    waiting
+}
+
+/// The wave is over: what it moved, and the next wave appended when
+/// tasks are left on old agents.
+fn end_wave<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    wave: u32,
+    record: &WaveRecord,
+    seen: &Observation,
+) -> Tick {
+    let left = tasks_on_old_agents(cx, seen);
+    let allowed = cx.allowed_unhealthy();
+    let excused = excused_note(
+        record
+            .apps
+            .iter()
+            .filter(|a| allowed.contains(a))
+            .map(String::as_str),
+        ", not waited for",
+    );
+    let moved = format!(
+        "{} task(s) moved and {} app(s) moved in all{excused}",
+        record.kills.len(),
+        record.apps.len()
+    );
+    if left == 0 {
+        return Tick::Done(format!("{moved}; the old agents are empty"));
+    }
+    append_wave(cx, wave + 1);
+    Tick::Done(format!(
+        "{moved}; {left} task(s) left on old agents for wave-{}",
+        wave + 1
+    ))
 }
 
 /// Plans wave `wave` from live placement, records it, then sends its
@@ -133,19 +180,57 @@ async fn plan_wave<P: Ports>(
     wave: u32,
     seen: &Observation,
 ) -> Result<Tick, RollError> {
-    let id = cx.id_of(&wave_id(wave));
-    let old = cx.old_agents();
-    let allowed = cx.allowed_unhealthy().to_vec();
     // Before the first move: every app on the old agents must have an
     // agent to go to (its roles), or it would be lost with them.
-    let stranded = placement::stranded(&seen.apps, &old, &seen.agents, &allowed);
-    if wave == 1 && !stranded.is_empty() {
-        return Ok(Tick::Pause(placement::stranded_sentence(
-            &stranded,
-            &old,
-            &seen.agents,
-        )));
+    if wave == 1
+        && let Some(sentence) = stranded_pause(cx, seen)
+    {
+        return Ok(Tick::Pause(sentence));
     }
+    let chosen = choose_moves(cx, wave, seen);
+    if chosen.kills.is_empty() && chosen.planned.surges.is_empty() {
+        return Ok(nothing_to_move(cx, wave, &chosen, seen));
+    }
+    let title = record_wave(cx, wave, &chosen).await?;
+    send_wave(cx, &chosen).await?;
+    Ok(Tick::waiting(
+        WaitKind::TaskMoves,
+        format!("{title}: sent; waiting for the replacements to be healthy on new agents"),
+    ))
+}
+
+/// What a wave not recorded yet moves, chosen from live placement.
+struct ChosenMoves {
+    /// `drain_plan`'s answer for the apps with a floor to keep (the
+    /// sample's, for the first wave): its surges, and the apps that wait.
+    planned: Wave,
+    /// Every task the wave kills (`scale=false`): the planned ones, and
+    /// those of the apps the operator allowed to be unhealthy.
+    kills: Vec<String>,
+    /// Every app the wave moves, surged ones included.
+    apps: BTreeSet<String>,
+    /// Apps with a surge of the roll under way.
+    surging: HashSet<String>,
+}
+
+/// The sentence a pause says when an app on the old agents has no agent
+/// to go to (its roles); `None` when every app has one.
+fn stranded_pause<P: Ports>(cx: &StepContext<'_, '_, P>, seen: &Observation) -> Option<String> {
+    let old = cx.old_agents();
+    let stranded = placement::stranded(&seen.apps, &old, &seen.agents, cx.allowed_unhealthy());
+    (!stranded.is_empty()).then(|| placement::stranded_sentence(&stranded, &old, &seen.agents))
+}
+
+/// Chooses wave `wave`'s moves: `drain_plan::next_wave` for the apps
+/// with a floor to keep (a sample of it for the first wave), and every
+/// task on old agents of the apps the operator allowed to be unhealthy.
+fn choose_moves<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    wave: u32,
+    seen: &Observation,
+) -> ChosenMoves {
+    let old = cx.old_agents();
+    let allowed = cx.allowed_unhealthy().to_vec();
     let (guarded, free): (Vec<App>, Vec<App>) = seen
         .apps
         .iter()
@@ -180,38 +265,72 @@ async fn plan_wave<P: Ports>(
     // (when there is one: with no guarded app to sample they go at once).
     let hold_free = first && (!planned.kills.is_empty() || !planned.surges.is_empty());
     for app in free.iter().filter(|_| !hold_free) {
-        let here: Vec<String> = app
-            .tasks
-            .iter()
-            .filter(|t| !in_flight.contains(&t.id))
-            .filter(|t| t.agent_id.as_ref().is_some_and(|a| old.contains(a)))
-            .map(|t| t.id.clone())
-            .collect();
+        let here = tasks_to_move(app, &old, &in_flight);
         if !here.is_empty() {
             apps.insert(app.id.clone());
             kills.extend(here);
         }
     }
     apps.extend(planned.surges.iter().map(|s| s.app.clone()));
-    if kills.is_empty() && planned.surges.is_empty() {
-        if planned.waiting.is_empty() && surging.is_empty() && tasks_on_old_agents(cx, seen) == 0 {
-            return Ok(Tick::Done("nothing left on the old agents".to_string()));
-        }
-        let why: Vec<String> = planned
-            .waiting
-            .iter()
-            .take(3)
-            .map(|(app, why)| format!("{app}: {why}"))
-            .collect();
-        return Ok(Tick::waiting(
-            WaitKind::TaskMoves,
-            format!(
-                "{id}: no task can move yet ({} app(s) waiting: {})",
-                planned.waiting.len(),
-                why.join("; ")
-            ),
-        ));
+    ChosenMoves {
+        planned,
+        kills,
+        apps,
+        surging,
     }
+}
+
+/// `app`'s tasks on the `old` agents not already asked to die.
+fn tasks_to_move(app: &App, old: &HashSet<String>, in_flight: &HashSet<String>) -> Vec<String> {
+    app.tasks
+        .iter()
+        .filter(|t| !in_flight.contains(&t.id))
+        .filter(|t| t.agent_id.as_ref().is_some_and(|a| old.contains(a)))
+        .map(|t| t.id.clone())
+        .collect()
+}
+
+/// What a wave that may move nothing comes to: the drain is done when
+/// nothing is left on the old agents, nothing waits and no surge is under
+/// way; else it waits, saying for which apps.
+fn nothing_to_move<P: Ports>(
+    cx: &StepContext<'_, '_, P>,
+    wave: u32,
+    chosen: &ChosenMoves,
+    seen: &Observation,
+) -> Tick {
+    let planned = &chosen.planned;
+    if planned.waiting.is_empty() && chosen.surging.is_empty() && tasks_on_old_agents(cx, seen) == 0
+    {
+        return Tick::Done("nothing left on the old agents".to_string());
+    }
+    let why: Vec<String> = planned
+        .waiting
+        .iter()
+        .take(3)
+        .map(|(app, why)| format!("{app}: {why}"))
+        .collect();
+    Tick::waiting(
+        WaitKind::TaskMoves,
+        format!(
+            "{}: no task can move yet ({} app(s) waiting: {})",
+            cx.id_of(&wave_id(wave)),
+            planned.waiting.len(),
+            why.join("; ")
+        ),
+    )
+}
+
+/// Records the wave (its kills, its apps, its surges), names its step
+/// after what it moves, and writes the intent, before anything is sent.
+/// The step's new name.
+async fn record_wave<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    wave: u32,
+    chosen: &ChosenMoves,
+) -> Result<String, RollError> {
+    let id = cx.id_of(&wave_id(wave));
+    let (planned, kills, apps) = (&chosen.planned, &chosen.kills, &chosen.apps);
     let surges = planned.surges.len();
     let group = cx.group_mut();
     group.waves.push(WaveRecord {
@@ -245,21 +364,28 @@ async fn plan_wave<P: Ports>(
         }
     ))
     .await?;
-    if send_kills(cx, &kills).await?
+    Ok(title)
+}
+
+/// Sends the recorded wave: its kills in one call (the wave marked sent
+/// once Marathon accepts them), then each surge's scale-up (an absolute
+/// count, noted under the wave's intent), and saves.
+async fn send_wave<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    chosen: &ChosenMoves,
+) -> Result<(), RollError> {
+    if send_kills(cx, &chosen.kills).await?
         && let Some(record) = cx.group_mut().waves.last_mut()
     {
         record.sent = true;
     }
-    for s in &planned.surges {
+    for s in &chosen.planned.surges {
         let to = s.instances + u32::try_from(s.tasks.len()).unwrap_or(u32::MAX);
         cx.note_intent(format!("surge {} {} -> {to}", s.app, s.instances));
         cx.scale(&s.app, to).await?;
     }
     cx.save().await?;
-    Ok(Tick::waiting(
-        WaitKind::TaskMoves,
-        format!("{title}: sent; waiting for the replacements to be healthy on new agents"),
-    ))
+    Ok(())
 }
 
 /// Kills `tasks` with `scale=false` in one call; `false` when Marathon

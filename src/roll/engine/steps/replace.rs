@@ -8,7 +8,7 @@ use super::{StepAction, StepContext, Tick, excused_note};
 use crate::roll::decide::{health, placement};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState};
+use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup, LifecycleState};
 use crate::roll::ports::marathon::Marathon;
 use crate::roll::record::checkpoint::{EventKind, RolledInstance};
 use crate::roll::record::kinds::WaitKind;
@@ -33,120 +33,164 @@ impl StepAction for Replace<'_> {
         let group = cx.observed_group().await?;
         let present = group.still_has(instance);
         if record.terminate_sent && present {
-            // The intent was written but the call never landed (a crash
-            // between the two, or a call that failed): send it again,
-            // after the same check as the first time. The intent is
-            // already recorded; the event says it is sent again, once per
-            // run, not once per tick of a failing call.
-            cx.check_no_other_writer().await?;
-            if cx.memory.resent.insert(instance.to_string()) {
-                cx.intend(format!(
-                    "terminate {instance} with decrement (again: the first call did not land)"
-                ))
-                .await?;
-            }
-            return send_termination(cx, &record).await;
+            return send_termination_again(cx, &record).await;
         }
         if !record.terminate_sent {
-            if present {
-                // Every app on the old agents must have an agent to go to
-                // (its roles), or it would be lost with them.
-                let seen = cx.tick.observation().await?;
-                let old = cx.old_agents();
-                let allowed = cx.allowed_unhealthy();
-                let stranded = placement::stranded(&seen.apps, &old, &seen.agents, allowed);
-                if !stranded.is_empty() {
-                    return Ok(Tick::Pause(placement::stranded_sentence(
-                        &stranded,
-                        &old,
-                        &seen.agents,
-                    )));
-                }
-                if let Some(moving) = cx.make_safe(&record).await? {
-                    return Ok(Tick::Waiting(moving));
-                }
-                if cx.stopped() {
-                    return Ok(Tick::waiting(
-                        WaitKind::TaskMoves,
-                        format!("{instance} is safe to terminate; stopping first"),
-                    ));
-                }
-                // Its tasks are on the new agents now: the first
-                // replacement bakes there before its instance goes.
-                if let Some(baking) = cx.bake_gate(true).await? {
-                    return Ok(Tick::Waiting(baking));
-                }
+            if present && let Some(held) = before_termination(cx, &record).await? {
+                return Ok(held);
             }
-            // Also when the instance is already gone: gone by another
-            // writer's hand, the group's count says so before it is
-            // recorded as this roll's.
-            cx.check_no_other_writer().await?;
-            if let Some(r) = cx.group_mut().instance_mut(instance) {
-                r.terminate_sent = true;
-            }
-            cx.intend(format!("terminate {instance} with decrement"))
-                .await?;
-            return send_termination(cx, &record).await;
+            return terminate(cx, &record).await;
         }
-        let agent = &record.agent_id;
-        if let Some(still) = cx.tick.agents().await?.iter().find(|a| a.id.0 == *agent) {
-            let how = if still.active { "active" } else { "inactive" };
-            return Ok(Tick::waiting(
-                WaitKind::Deregistered,
-                format!("waiting for Mesos to drop agent {agent}: still listed ({how})"),
-            ));
+        if let Some(waiting) = wait_for_deregistration(cx, &record, &group).await? {
+            return Ok(waiting);
         }
-        if group
-            .instance(instance)
-            .is_some_and(|i| i.lifecycle_state != LifecycleState::Terminated)
-        {
-            return Ok(Tick::waiting(
-                WaitKind::Deregistered,
-                format!(
-                    "agent {agent} gone; waiting for the group to finish terminating {instance}"
-                ),
-            ));
-        }
-        let healthy = "waiting for every Marathon app to be healthy";
-        let seen = cx.tick.observation().await?;
-        if seen.lost > 0 {
-            return Ok(Tick::waiting(
-                WaitKind::Healthy,
-                format!(
-                    "{healthy}: {} task(s) still listed on agents Mesos no longer has",
-                    seen.lost
-                ),
-            ));
-        }
-        // `/v2/deployments` can only add reasons to what the apps say of
-        // themselves: it is read only once they look healthy.
-        let settle = cx.rules(&seen).settle;
-        let allowed = cx.allowed_unhealthy().to_vec();
-        if let Some(waiting) = still_unhealthy(&health::judge(&seen.apps, &[], settle), &allowed) {
-            return Ok(Tick::waiting(
-                WaitKind::Healthy,
-                format!("{healthy}: {waiting}"),
-            ));
-        }
-        let deployments = cx.ports.marathon().deployments().await?;
-        let verdict = health::judge(&seen.apps, &deployments, settle);
-        if let Some(waiting) = still_unhealthy(&verdict, &allowed) {
-            return Ok(Tick::waiting(
-                WaitKind::Healthy,
-                format!("{healthy}: {waiting}"),
-            ));
-        }
-        let excused = excused_note(
-            verdict
-                .unhealthy()
-                .map(|a| a.id.as_str())
-                .filter(|id| allowed.iter().any(|a| a == id)),
-            "",
-        );
-        Ok(Tick::Done(format!(
-            "{instance} replaced; Marathon healthy{excused}"
-        )))
+        wait_for_marathon_health(cx, instance).await
     }
+}
+
+/// Before the termination of an instance still in service: what holds it
+/// back (an app with nowhere to go, tasks still moving off its agent, a
+/// stop signal, the first replacement's bake); `None` once it may go.
+async fn before_termination<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    record: &RolledInstance,
+) -> Result<Option<Tick>, RollError> {
+    // Every app on the old agents must have an agent to go to
+    // (its roles), or it would be lost with them.
+    let seen = cx.tick.observation().await?;
+    let old = cx.old_agents();
+    let allowed = cx.allowed_unhealthy();
+    let stranded = placement::stranded(&seen.apps, &old, &seen.agents, allowed);
+    if !stranded.is_empty() {
+        return Ok(Some(Tick::Pause(placement::stranded_sentence(
+            &stranded,
+            &old,
+            &seen.agents,
+        ))));
+    }
+    if let Some(moving) = cx.make_safe(record).await? {
+        return Ok(Some(Tick::Waiting(moving)));
+    }
+    if cx.stopped() {
+        return Ok(Some(Tick::waiting(
+            WaitKind::TaskMoves,
+            format!("{} is safe to terminate; stopping first", record.id),
+        )));
+    }
+    // Its tasks are on the new agents now: the first
+    // replacement bakes there before its instance goes.
+    Ok(cx.bake_gate(true).await?.map(Tick::Waiting))
+}
+
+/// The termination, recorded before it is sent. Also when the instance
+/// is already gone: gone by another writer's hand, the group's count
+/// says so before it is recorded as this roll's.
+async fn terminate<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    record: &RolledInstance,
+) -> Result<Tick, RollError> {
+    let instance = record.id.as_str();
+    cx.check_no_other_writer().await?;
+    if let Some(r) = cx.group_mut().instance_mut(instance) {
+        r.terminate_sent = true;
+    }
+    cx.intend(format!("terminate {instance} with decrement"))
+        .await?;
+    send_termination(cx, record).await
+}
+
+/// The intent was written but the call never landed (a crash between
+/// the two, or a call that failed): sends it again, after the same check
+/// as the first time. The intent is already recorded; the event says it
+/// is sent again, once per run, not once per tick of a failing call.
+async fn send_termination_again<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    record: &RolledInstance,
+) -> Result<Tick, RollError> {
+    let instance = record.id.as_str();
+    cx.check_no_other_writer().await?;
+    if cx.memory.resent.insert(instance.to_string()) {
+        cx.intend(format!(
+            "terminate {instance} with decrement (again: the first call did not land)"
+        ))
+        .await?;
+    }
+    send_termination(cx, record).await
+}
+
+/// After the termination: what the step waits for while Mesos still
+/// lists the agent or the group is still terminating the instance;
+/// `None` once both are over.
+async fn wait_for_deregistration<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    record: &RolledInstance,
+    group: &AutoScalingGroup,
+) -> Result<Option<Tick>, RollError> {
+    let (instance, agent) = (&record.id, &record.agent_id);
+    if let Some(still) = cx.tick.agents().await?.iter().find(|a| a.id.0 == *agent) {
+        let how = if still.active { "active" } else { "inactive" };
+        return Ok(Some(Tick::waiting(
+            WaitKind::Deregistered,
+            format!("waiting for Mesos to drop agent {agent}: still listed ({how})"),
+        )));
+    }
+    if group
+        .instance(instance)
+        .is_some_and(|i| i.lifecycle_state != LifecycleState::Terminated)
+    {
+        return Ok(Some(Tick::waiting(
+            WaitKind::Deregistered,
+            format!("agent {agent} gone; waiting for the group to finish terminating {instance}"),
+        )));
+    }
+    Ok(None)
+}
+
+/// Once the instance is gone: done when Marathon reports every app
+/// healthy (those the operator allowed left out), else what it waits for.
+async fn wait_for_marathon_health<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    instance: &str,
+) -> Result<Tick, RollError> {
+    let healthy = "waiting for every Marathon app to be healthy";
+    let seen = cx.tick.observation().await?;
+    if seen.lost > 0 {
+        return Ok(Tick::waiting(
+            WaitKind::Healthy,
+            format!(
+                "{healthy}: {} task(s) still listed on agents Mesos no longer has",
+                seen.lost
+            ),
+        ));
+    }
+    // `/v2/deployments` can only add reasons to what the apps say of
+    // themselves: it is read only once they look healthy.
+    let settle = cx.rules(&seen).settle;
+    let allowed = cx.allowed_unhealthy().to_vec();
+    if let Some(waiting) = still_unhealthy(&health::judge(&seen.apps, &[], settle), &allowed) {
+        return Ok(Tick::waiting(
+            WaitKind::Healthy,
+            format!("{healthy}: {waiting}"),
+        ));
+    }
+    let deployments = cx.ports.marathon().deployments().await?;
+    let verdict = health::judge(&seen.apps, &deployments, settle);
+    if let Some(waiting) = still_unhealthy(&verdict, &allowed) {
+        return Ok(Tick::waiting(
+            WaitKind::Healthy,
+            format!("{healthy}: {waiting}"),
+        ));
+    }
+    let excused = excused_note(
+        verdict
+            .unhealthy()
+            .map(|a| a.id.as_str())
+            .filter(|id| allowed.iter().any(|a| a == id)),
+        "",
+    );
+    Ok(Tick::Done(format!(
+        "{instance} replaced; Marathon healthy{excused}"
+    )))
 }
 
 /// Terminates `record`'s instance with a decrement (its intent

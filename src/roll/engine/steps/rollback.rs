@@ -5,7 +5,7 @@
 //! - `RollbackWindows`: the new agents under maintenance (Marathon places
 //!   nothing more there), the old agents' windows lifted (downed machines
 //!   brought up), so that what moves goes back to the old agents.
-//! - `RollbackMoves`: surges set back (a surge's deployment still running
+//! - `RollbackMoves` (`rollback/moves.rs`): surges set back (a surge's deployment still running
 //!   is cancelled, which makes Marathon deploy the count before it), then
 //!   every task on a new agent that goes is killed (`scale=false`) within
 //!   its app's floor: unhealthy ones at once, healthy ones while the
@@ -26,21 +26,21 @@
 //! The finish phase runs after this one (processes, MaxSize, the roll's
 //! maintenance windows, the tag), as for any roll.
 
+mod moves;
+
+pub(super) use moves::RollbackMoves;
+
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
 use super::task_moves::WINDOW;
 use super::terminate::machines_down;
 use super::{StepAction, StepContext, Tick};
-use crate::roll::decide::{health, safety};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::auto_scaling::{AutoScaling, LaunchSource};
-use crate::roll::ports::marathon::{Marathon, MarathonError};
+use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup, LaunchSource};
 use crate::roll::ports::mesos::{MachineId, MesosMaster, Unavailability};
-use crate::roll::record::checkpoint::{
-    EventKind, GroupRoll, MaintenanceRecord, NewAgent, Surge, SurgeState,
-};
+use crate::roll::record::checkpoint::{EventKind, GroupRoll, MaintenanceRecord, NewAgent};
 use crate::roll::record::kinds::WaitKind;
 
 /// Who the rollback's own surges belong to (`Surge::instance`).
@@ -138,195 +138,6 @@ impl StepAction for RollbackWindows {
     }
 }
 
-/// Sets surges back and moves every task off the new agents that go,
-/// back to the old agents, within each app's floor; done when none is
-/// left there and every app is healthy.
-///
-/// Safe to re-run: counts are absolute, a kill is resent only while its
-/// task is listed (and not by the process that sent it), a cancel of a
-/// deployment already gone is a no-op, and every round is recomputed from
-/// what Marathon reports.
-pub(crate) struct RollbackMoves;
-
-impl StepAction for RollbackMoves {
-    async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let mut pending = undo_surges(cx).await?;
-        let seen = cx.tick.observation().await?;
-        let rules = cx.rules(&seen);
-        let (_, going) = kept_and_going(cx.group());
-        let going: HashSet<String> = going.iter().map(|a| a.agent_id.clone()).collect();
-        let allowed = cx.allowed_unhealthy().to_vec();
-        // Apps a surge of the roll still holds: set back first.
-        let surged: HashSet<String> = cx
-            .group()
-            .surges
-            .iter()
-            .filter(|s| s.state != SurgeState::Done)
-            .map(|s| s.app.clone())
-            .collect();
-        let mut surges: Vec<Surge> = Vec::new();
-        let on_going = |t: &crate::roll::ports::marathon::Task| {
-            t.agent_id.as_deref().is_some_and(|a| going.contains(a))
-        };
-        let mut kills: Vec<String> = Vec::new();
-        let mut moving: Vec<String> = Vec::new();
-        for app in &seen.apps {
-            let there: Vec<_> = app.tasks.iter().filter(|t| on_going(t)).collect();
-            if there.is_empty() {
-                continue;
-            }
-            moving.push(app.id.clone());
-            if surged.contains(&app.id) {
-                continue;
-            }
-            let floor = safety::floor(app, rules.floor);
-            let killed = &cx.memory.killed;
-            let mut healthy = app
-                .tasks
-                .iter()
-                .filter(|t| !killed.contains(&t.id))
-                .filter(|t| health::task_is_healthy(app, t, rules.settle))
-                .count();
-            let mut sent = 0;
-            // Healthy tasks the floor keeps: a surge starts their
-            // replacements (on the old agents) first.
-            let mut kept = Vec::new();
-            for task in there.iter().filter(|t| !killed.contains(&t.id)) {
-                if !health::task_is_healthy(app, task, rules.settle) {
-                    kills.push(task.id.clone());
-                    sent += 1;
-                } else if allowed.contains(&app.id) || healthy > floor as usize {
-                    kills.push(task.id.clone());
-                    healthy -= 1;
-                    sent += 1;
-                } else {
-                    kept.push(task.id.clone());
-                }
-            }
-            if let Some((task, extra)) = kept.split_first() {
-                surges.push(Surge {
-                    app: app.id.clone(),
-                    instances: app.instances,
-                    instance: ROLLBACK_OWNER.to_string(),
-                    task: task.clone(),
-                    extra_tasks: extra.to_vec(),
-                    state: SurgeState::ScalingUp,
-                    kill_sent: false,
-                });
-            }
-            pending.push(format!(
-                "{}: {} task(s) on new agents ({sent} moving now)",
-                app.id,
-                there.len()
-            ));
-        }
-        // A launch delay earned on the bad agents would hold the moves
-        // back on the good ones.
-        let queue = cx.tick.queue().await?;
-        let delayed: Vec<String> = queue
-            .iter()
-            .filter(|q| q.delay_left > Duration::ZERO && moving.contains(&q.app))
-            .map(|q| q.app.clone())
-            .collect();
-        for app in &delayed {
-            cx.intend(format!("rollback: drop the launch delay of {app}"))
-                .await?;
-            cx.ports.marathon().reset_delay(app).await?;
-        }
-        for surge in surges {
-            let (app, from, to) = (surge.app.clone(), surge.instances, surge.surged_instances());
-            cx.group_mut().surges.push(surge);
-            cx.intend(format!("rollback: surge {app} {from} -> {to}"))
-                .await?;
-            cx.scale(&app, to).await?;
-        }
-        pending.extend(cx.surge_round(ROLLBACK_OWNER, &seen).await?);
-        if !kills.is_empty() {
-            cx.intend(format!(
-                "rollback: kill {} task(s) on the new agents (scale=false): {}",
-                kills.len(),
-                kills.join(", ")
-            ))
-            .await?;
-            match cx.ports.marathon().kill_tasks(&kills, false).await {
-                Ok(_) => cx.memory.killed.extend(kills),
-                Err(MarathonError::Conflict { .. }) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        if !pending.is_empty() {
-            return Ok(Tick::waiting(
-                WaitKind::TaskMoves,
-                format!(
-                    "moving tasks back to the old agents: {}",
-                    pending.join("; ")
-                ),
-            ));
-        }
-        let deployments = cx.ports.marathon().deployments().await?;
-        let verdict = health::judge(&seen.apps, &deployments, rules.settle);
-        let unhealthy: Vec<String> = verdict
-            .unhealthy()
-            .filter(|a| !allowed.contains(&a.id))
-            .map(|a| format!("{} ({})", a.id, a.reason().unwrap_or_default()))
-            .collect();
-        if !unhealthy.is_empty() {
-            return Ok(Tick::waiting(
-                WaitKind::Healthy,
-                format!(
-                    "waiting for every app to be healthy on the old agents: {}",
-                    unhealthy.join(", ")
-                ),
-            ));
-        }
-        Ok(Tick::Done(
-            "every task is back on the old agents; Marathon healthy".to_string(),
-        ))
-    }
-}
-
-/// Sets every open surge back to its app's count before it. A deployment
-/// still holding the app (the surge's own, whose new task never became
-/// healthy) is cancelled: Marathon then deploys the count before it.
-/// Returns what the surges still wait for.
-async fn undo_surges<P: Ports>(cx: &mut StepContext<'_, '_, P>) -> Result<Vec<String>, RollError> {
-    let mut pending = Vec::new();
-    for n in 0..cx.group().surges.len() {
-        let surge = cx.group().surges[n].clone();
-        if surge.state == SurgeState::Done || surge.instance == ROLLBACK_OWNER {
-            continue;
-        }
-        let app = match cx.ports.marathon().app(&surge.app).await {
-            Ok(app) => app,
-            Err(MarathonError::AppNotFound { .. }) => {
-                cx.group_mut().surges[n].state = SurgeState::Done;
-                continue;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        if app.instances == surge.instances && app.deployments.is_empty() {
-            cx.group_mut().surges[n].state = SurgeState::Done;
-            cx.record(
-                EventKind::Surge,
-                format!("rollback: {} back at {}", surge.app, surge.instances),
-            );
-            continue;
-        }
-        pending.push(format!("{}: surge being set back", surge.app));
-        if app.instances == surge.instances {
-            continue;
-        }
-        cx.intend(format!(
-            "rollback: scale {} back to {}",
-            surge.app, surge.instances
-        ))
-        .await?;
-        cx.undo_surge(&surge.app, surge.instances, "rollback: ")
-            .await?;
-    }
-    Ok(pending)
-}
-
 /// Puts the new agents that go down, terminates their instances
 /// (decrementing the desired capacity), then waits for them to leave the group and their agents
 /// to leave Mesos.
@@ -337,72 +148,24 @@ pub(crate) struct RollbackTerminate;
 
 impl StepAction for RollbackTerminate {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let checkpoint = cx.group();
-        let asg = checkpoint.asg.clone();
-        let original: HashSet<String> = checkpoint.original.instance_ids.iter().cloned().collect();
-        let (kept, going_new) = kept_and_going(checkpoint);
-        let kept: HashSet<String> = kept.iter().map(|a| a.instance.clone()).collect();
-        let going_agents: HashSet<String> = going_new.iter().map(|a| a.agent_id.clone()).collect();
+        let asg = cx.group().asg.clone();
         let group = cx.ports.aws().describe_group(&asg).await?;
-        let going: Vec<String> = group
-            .instances
-            .iter()
-            .filter(|i| !original.contains(&i.id) && !kept.contains(&i.id))
-            .map(|i| i.id.clone())
-            .collect();
+        let going = new_instances_going(cx.group(), &group);
         let to_send: Vec<String> = going
             .iter()
             .filter(|id| group.still_has(id))
             .cloned()
             .collect();
-        // Launches not made yet (failing, or still pending) are not
-        // wanted: the desired capacity the terminations' decrements bring
-        // back to the original is set first (only ever lowered).
-        let want =
-            cx.group().original.desired_capacity + u32::try_from(to_send.len()).unwrap_or(u32::MAX);
-        if group.desired_capacity > want {
-            cx.intend(format!(
-                "rollback: set desired capacity of {asg} to {want} (was {}): no more new instances",
-                group.desired_capacity
-            ))
-            .await?;
-            cx.ports.aws().set_desired_capacity(&asg, want).await?;
-            if going.is_empty() {
-                return Ok(Tick::waiting(
-                    WaitKind::Deregistered,
-                    format!("desired capacity set to {want}: looking at the group again"),
-                ));
-            }
+        if let Some(want) = lower_desired(cx, &asg, &group, to_send.len()).await?
+            && going.is_empty()
+        {
+            return Ok(Tick::waiting(
+                WaitKind::Deregistered,
+                format!("desired capacity set to {want}: looking at the group again"),
+            ));
         }
-        if !to_send.is_empty() {
-            let machines: Vec<MaintenanceRecord> = cx
-                .group()
-                .new_agents
-                .iter()
-                .filter(|a| to_send.contains(&a.instance))
-                .map(NewAgent::machine)
-                .collect();
-            if !machines.is_empty() {
-                cx.intend(format!(
-                    "rollback: put the machines of {} new agent(s) down (Mesos drops them at once)",
-                    machines.len()
-                ))
-                .await?;
-                machines_down(cx, &machines).await?;
-            }
-        }
-        for instance in &to_send {
-            cx.intend(format!(
-                "rollback: terminate new instance {instance} (decrement)"
-            ))
-            .await?;
-            let result = cx.ports.aws().terminate_instance(&asg, instance).await?;
-            cx.record(
-                EventKind::Terminate,
-                format!("rollback: {instance}: {result}"),
-            );
-            cx.save().await?;
-        }
+        put_going_machines_down(cx, &to_send).await?;
+        terminate_going(cx, &asg, &to_send).await?;
         if !going.is_empty() {
             return Ok(Tick::waiting(
                 WaitKind::Deregistered,
@@ -413,21 +176,8 @@ impl StepAction for RollbackTerminate {
                 ),
             ));
         }
-        let agents = cx.tick.agents().await?;
-        let active: Vec<&str> = agents
-            .iter()
-            .filter(|a| a.active && going_agents.contains(&a.id.0))
-            .map(|a| a.id.0.as_str())
-            .collect();
-        if !active.is_empty() {
-            return Ok(Tick::waiting(
-                WaitKind::Deregistered,
-                format!(
-                    "waiting for Mesos to drop {} new agent(s): {}",
-                    active.len(),
-                    active.join(", ")
-                ),
-            ));
+        if let Some(waiting) = going_agents_still_active(cx).await? {
+            return Ok(waiting);
         }
         let note = kept_note(cx.group());
         Ok(Tick::Done(format!(
@@ -436,6 +186,119 @@ impl StepAction for RollbackTerminate {
             group.desired_capacity
         )))
     }
+}
+
+/// The instances of `group` the rollback terminates: neither one of the
+/// originals nor a new one it keeps.
+fn new_instances_going(checkpoint: &GroupRoll, group: &AutoScalingGroup) -> Vec<String> {
+    let original: HashSet<&String> = checkpoint.original.instance_ids.iter().collect();
+    let (kept, _) = kept_and_going(checkpoint);
+    let kept: HashSet<&String> = kept.iter().map(|a| &a.instance).collect();
+    group
+        .instances
+        .iter()
+        .filter(|i| !original.contains(&i.id) && !kept.contains(&i.id))
+        .map(|i| i.id.clone())
+        .collect()
+}
+
+/// Launches not made yet (failing, or still pending) are not wanted:
+/// sets, before the terminations are sent, the desired capacity their
+/// decrements bring back to the original (only ever lowered; its intent
+/// recorded first). The capacity set, if it was.
+async fn lower_desired<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    asg: &str,
+    group: &AutoScalingGroup,
+    terminations: usize,
+) -> Result<Option<u32>, RollError> {
+    let want =
+        cx.group().original.desired_capacity + u32::try_from(terminations).unwrap_or(u32::MAX);
+    if group.desired_capacity <= want {
+        return Ok(None);
+    }
+    cx.intend(format!(
+        "rollback: set desired capacity of {asg} to {want} (was {}): no more new instances",
+        group.desired_capacity
+    ))
+    .await?;
+    cx.ports.aws().set_desired_capacity(asg, want).await?;
+    Ok(Some(want))
+}
+
+/// Puts the machines of the new agents of `to_send` down (recorded
+/// first), so that Mesos drops them at once.
+async fn put_going_machines_down<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    to_send: &[String],
+) -> Result<(), RollError> {
+    if to_send.is_empty() {
+        return Ok(());
+    }
+    let machines: Vec<MaintenanceRecord> = cx
+        .group()
+        .new_agents
+        .iter()
+        .filter(|a| to_send.contains(&a.instance))
+        .map(NewAgent::machine)
+        .collect();
+    if machines.is_empty() {
+        return Ok(());
+    }
+    cx.intend(format!(
+        "rollback: put the machines of {} new agent(s) down (Mesos drops them at once)",
+        machines.len()
+    ))
+    .await?;
+    machines_down(cx, &machines).await?;
+    Ok(())
+}
+
+/// Terminates each of `to_send` with a decrement, each recorded first and
+/// its answer saved before the next is sent.
+async fn terminate_going<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    asg: &str,
+    to_send: &[String],
+) -> Result<(), RollError> {
+    for instance in to_send {
+        cx.intend(format!(
+            "rollback: terminate new instance {instance} (decrement)"
+        ))
+        .await?;
+        let result = cx.ports.aws().terminate_instance(asg, instance).await?;
+        cx.record(
+            EventKind::Terminate,
+            format!("rollback: {instance}: {result}"),
+        );
+        cx.save().await?;
+    }
+    Ok(())
+}
+
+/// What the step waits for while Mesos still has an active agent of the
+/// new instances that go; `None` once it has none.
+async fn going_agents_still_active<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+) -> Result<Option<Tick>, RollError> {
+    let (_, going) = kept_and_going(cx.group());
+    let going: HashSet<String> = going.iter().map(|a| a.agent_id.clone()).collect();
+    let agents = cx.tick.agents().await?;
+    let active: Vec<&str> = agents
+        .iter()
+        .filter(|a| a.active && going.contains(&a.id.0))
+        .map(|a| a.id.0.as_str())
+        .collect();
+    Ok((!active.is_empty()).then(|| {
+        Tick::waiting(
+            WaitKind::Deregistered,
+            format!(
+                "waiting for Mesos to drop {} new agent(s): {}",
+                active.len(),
+                active.join(", ")
+            ),
+        )
+    }))
 }
 
 /// Sets the group's launch source back to the one every old instance

@@ -4,7 +4,7 @@
 //! maintenance window (`Maintenance`).
 
 use std::collections::HashSet;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use super::task_moves::WINDOW;
 use super::{StepAction, StepContext, Tick};
@@ -12,9 +12,11 @@ use crate::roll::decide::failure;
 use crate::roll::decide::roll_plan::WAIT_REGISTERED;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
+use crate::roll::ports::auto_scaling::{
+    AgentIdentity, AutoScaling, AutoScalingGroup, LifecycleState, match_agents,
+};
 use crate::roll::ports::mesos::{MesosMaster, Unavailability};
-use crate::roll::record::checkpoint::{MaintenanceRecord, NewAgent, RolledInstance};
+use crate::roll::record::checkpoint::{GroupRoll, MaintenanceRecord, NewAgent, RolledInstance};
 use crate::roll::record::kinds::WaitKind;
 
 /// Sets the desired capacity to N + K − terminated.
@@ -47,56 +49,21 @@ impl StepAction for WaitRegistered {
         let expected = record
             .scale_up_desired()
             .saturating_sub(record.original_remaining());
-        let waiting = |what: String| {
-            Ok(Tick::waiting(
-                WaitKind::Registered,
-                format!(
-                    "waiting for {expected} new instance(s) to register as Mesos agents: {what}"
-                ),
-            ))
-        };
-        let original: HashSet<String> = record.original.instance_ids.iter().cloned().collect();
         let asg = record.asg.clone();
-        let asg = asg.as_str();
-        let aws = cx.ports.aws();
-        let group = aws.describe_group(asg).await?;
-        let new: Vec<String> = group
-            .instances
-            .iter()
-            .filter(|i| !original.contains(&i.id))
-            .filter(|i| i.lifecycle_state == LifecycleState::InService)
-            .map(|i| i.id.clone())
-            .collect();
-        let waited = cx
-            .progress_of(WAIT_REGISTERED)
-            .map(|p| cx.clock.since(p.started_unix_ms))
-            .unwrap_or_default();
-        let grace = failure::register_grace(cx.env.timeouts.scale_up);
+        let group = cx.ports.aws().describe_group(&asg).await?;
+        let new = new_in_service(cx.group(), &group);
+        let wait = Registering {
+            expected,
+            waited: cx
+                .progress_of(WAIT_REGISTERED)
+                .map(|p| cx.clock.since(p.started_unix_ms))
+                .unwrap_or_default(),
+            grace: failure::register_grace(cx.env.timeouts.scale_up),
+        };
         if new.len() < expected as usize {
-            let launch = last_failed_launch(aws, asg).await;
-            // Launches that keep failing are the new launch template
-            // failing: found after the grace, not at the timeout.
-            if let Some((activity, message)) = &launch
-                && let Some(found) = failure::launches_failing(
-                    (activity, message),
-                    new.len(),
-                    expected as usize,
-                    waited,
-                    grace,
-                    cx.roll().acknowledged_failures,
-                )
-            {
-                return Ok(Tick::Failed(found));
-            }
-            let failed = launch
-                .map(|(_, m)| format!("; last failed launch: {m}"))
-                .unwrap_or_default();
-            return waiting(format!(
-                "{} of {expected} new instances in service{failed}",
-                new.len()
-            ));
+            return Ok(too_few_in_service(cx, &asg, new.len(), &wait).await);
         }
-        let ec2 = aws.describe_instances(&new).await?;
+        let ec2 = cx.ports.aws().describe_instances(&new).await?;
         let agents: Vec<_> = cx
             .tick
             .agents()
@@ -106,50 +73,136 @@ impl StepAction for WaitRegistered {
             .map(|a| a.identity())
             .collect();
         let pairs = match_agents(&cx.env.agent_match, &ec2, &agents).matched;
+        if pairs.len() < expected as usize {
+            return Ok(too_few_registered(cx, &asg, &new, &pairs, &wait).await);
+        }
         let matched = pairs.len();
-        if matched < expected as usize {
-            // An instance in service whose agent never comes is the new
-            // image failing: found after a grace, not at the timeout.
-            let registered: HashSet<&String> = pairs.iter().map(|(i, _)| i).collect();
-            let missing: Vec<String> = new
-                .iter()
-                .filter(|i| !registered.contains(i))
-                .cloned()
-                .collect();
-            if waited >= grace {
-                let launch = last_failed_launch(aws, asg).await;
-                if let Some(found) = failure::unregistered(
-                    &missing,
-                    waited,
-                    grace,
-                    launch.as_ref().map(|(_, m)| m.as_str()),
-                    cx.roll().acknowledged_failures,
-                ) {
-                    return Ok(Tick::Failed(found));
-                }
-            }
-            return waiting(format!(
-                "{matched} of {expected} new instances are active Mesos agents"
-            ));
-        }
-        // What the roll watches for failure from now on (kept across
-        // reruns: a rerun of this step records the same agents).
-        let recorded = &mut cx.group_mut().new_agents;
-        for (instance, agent_id) in pairs {
-            let Some(agent) = agents.iter().find(|a| a.id == agent_id) else {
-                continue;
-            };
-            if recorded.iter().any(|r| r.instance == instance) {
-                continue;
-            }
-            recorded.push(NewAgent {
-                instance,
-                agent_id,
-                hostname: agent.hostname.clone(),
-                ip: agent.ip.map(|ip| ip.to_string()),
-            });
-        }
+        record_new_agents(cx, pairs, &agents);
         Ok(Tick::Done(format!("{matched} new agents registered")))
+    }
+}
+
+/// What the scale-up waits for, and how long it has: the new instances
+/// are judged failing once `grace` is out, not at the timeout.
+struct Registering {
+    expected: u32,
+    waited: Duration,
+    grace: Duration,
+}
+
+impl Registering {
+    fn waiting(&self, what: String) -> Tick {
+        Tick::waiting(
+            WaitKind::Registered,
+            format!(
+                "waiting for {} new instance(s) to register as Mesos agents: {what}",
+                self.expected
+            ),
+        )
+    }
+}
+
+/// The group's instances in service that were not in it when the roll
+/// began.
+fn new_in_service(record: &GroupRoll, group: &AutoScalingGroup) -> Vec<String> {
+    let original: HashSet<&String> = record.original.instance_ids.iter().collect();
+    group
+        .instances
+        .iter()
+        .filter(|i| !original.contains(&i.id))
+        .filter(|i| i.lifecycle_state == LifecycleState::InService)
+        .map(|i| i.id.clone())
+        .collect()
+}
+
+/// Fewer new instances in service than expected: launches that keep
+/// failing are the new launch template failing; else the step waits,
+/// saying the last failed launch.
+async fn too_few_in_service<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    asg: &str,
+    in_service: usize,
+    wait: &Registering,
+) -> Tick {
+    let expected = wait.expected;
+    let launch = last_failed_launch(cx.ports.aws(), asg).await;
+    if let Some((activity, message)) = &launch
+        && let Some(found) = failure::launches_failing(
+            (activity, message),
+            in_service,
+            expected as usize,
+            wait.waited,
+            wait.grace,
+            cx.roll().acknowledged_failures,
+        )
+    {
+        return Tick::Failed(found);
+    }
+    let failed = launch
+        .map(|(_, m)| format!("; last failed launch: {m}"))
+        .unwrap_or_default();
+    wait.waiting(format!(
+        "{in_service} of {expected} new instances in service{failed}"
+    ))
+}
+
+/// Fewer of the `new` instances matched (`pairs`) to an active Mesos
+/// agent than expected: an instance in service whose agent never comes
+/// is the new image failing; else the step waits.
+async fn too_few_registered<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    asg: &str,
+    new: &[String],
+    pairs: &[(String, String)],
+    wait: &Registering,
+) -> Tick {
+    let registered: HashSet<&String> = pairs.iter().map(|(i, _)| i).collect();
+    let missing: Vec<String> = new
+        .iter()
+        .filter(|i| !registered.contains(i))
+        .cloned()
+        .collect();
+    if wait.waited >= wait.grace {
+        let launch = last_failed_launch(cx.ports.aws(), asg).await;
+        if let Some(found) = failure::unregistered(
+            &missing,
+            wait.waited,
+            wait.grace,
+            launch.as_ref().map(|(_, m)| m.as_str()),
+            cx.roll().acknowledged_failures,
+        ) {
+            return Tick::Failed(found);
+        }
+    }
+    wait.waiting(format!(
+        "{} of {} new instances are active Mesos agents",
+        pairs.len(),
+        wait.expected
+    ))
+}
+
+/// Records the new agents (`pairs` of instance and agent id) the roll
+/// watches for failure from now on; kept across reruns: a rerun of the
+/// step records the same agents.
+fn record_new_agents<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    pairs: Vec<(String, String)>,
+    agents: &[AgentIdentity],
+) {
+    let recorded = &mut cx.group_mut().new_agents;
+    for (instance, agent_id) in pairs {
+        let Some(agent) = agents.iter().find(|a| a.id == agent_id) else {
+            continue;
+        };
+        if recorded.iter().any(|r| r.instance == instance) {
+            continue;
+        }
+        recorded.push(NewAgent {
+            instance,
+            agent_id,
+            hostname: agent.hostname.clone(),
+            ip: agent.ip.map(|ip| ip.to_string()),
+        });
     }
 }
 
@@ -200,7 +253,7 @@ impl StepAction for Maintenance {
         ))
         .await?;
         let ids: Vec<_> = machines.iter().map(MaintenanceRecord::machine_id).collect();
-        let start = SystemTime::now() - std::time::Duration::from_secs(60);
+        let start = SystemTime::now() - Duration::from_secs(60);
         cx.ports
             .mesos()
             .schedule_maintenance(

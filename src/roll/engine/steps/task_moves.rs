@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use super::{StepContext, Wait};
 use crate::roll::decide::health;
-use crate::roll::decide::safety::{self, Move};
+use crate::roll::decide::safety::{self, Move, Rules};
 use crate::roll::engine::tick_context::Observation;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
@@ -176,16 +176,15 @@ impl<P: Ports> StepContext<'_, '_, P> {
     }
 
     /// Advances the surges of `owner` (an instance being replaced, or a
-    /// drain wave) by one round; returns what they still wait for. A surge is recorded before its scale-up and before
-    /// its kill, so a resume finishes it: the scale-up is an absolute
-    /// instance count, and the kill is only resent while the old task is
-    /// still on the agent.
+    /// drain wave) by one round; returns what they still wait for. A
+    /// surge is recorded before its scale-up and before its kill, so a
+    /// resume finishes it: the scale-up is an absolute instance count, and
+    /// the kill is only resent while the old task is still on the agent.
     pub(crate) async fn surge_round(
         &mut self,
         owner: &str,
         seen: &Observation,
     ) -> Result<Vec<String>, RollError> {
-        let apps = &seen.apps;
         let rules = self.rules(seen);
         let mut waiting = Vec::new();
         // Surges whose old tasks may go (with the tasks their app lists
@@ -196,121 +195,149 @@ impl<P: Ports> StepContext<'_, '_, P> {
             if surge.instance != owner || surge.state == SurgeState::Done {
                 continue;
             }
-            let Some(app) = apps.iter().find(|a| a.id == surge.app) else {
-                self.group_mut().surges[n].state = SurgeState::Done;
-                self.record(
-                    EventKind::Surge,
-                    format!("{} is gone; surge dropped", surge.app),
-                );
-                continue;
-            };
-            // Only the recorded tasks: killing exactly those with
-            // scale=true takes back the instances the surge added.
-            let old_listed = app.tasks.iter().any(|t| surge.tasks().any(|o| *o == t.id));
-            // The old tasks may go once the others keep the app at its
-            // floor (counted at the instances before the surge).
-            let healthy_without_old = u32::try_from(
-                app.tasks
-                    .iter()
-                    .filter(|t| !surge.tasks().any(|o| *o == t.id))
-                    .filter(|t| health::task_is_healthy(app, t, rules.settle))
-                    .count(),
-            )
-            .unwrap_or(u32::MAX);
-            let floor = safety::floor(
-                &App {
-                    instances: surge.instances,
-                    ..app.clone()
-                },
-                rules.floor,
-            );
-            if !old_listed {
-                if app.instances > surge.instances {
-                    // An old task went some other way (a crash): undo the
-                    // extra instance so the app ends where it started. A
-                    // deployment holding the app (409) is waited for: the
-                    // surge stays open until the undo is accepted.
-                    self.intend(format!("surge {}: undo to {}", surge.app, surge.instances))
-                        .await?;
-                    match self
-                        .ports
-                        .marathon()
-                        .scale_app(&surge.app, surge.instances)
-                        .await
-                    {
-                        Ok(_) | Err(MarathonError::AppNotFound { .. }) => {}
-                        Err(MarathonError::Conflict { .. }) => {
-                            waiting.push(format!(
-                                "{}: undoing its surge once its deployment ends",
-                                surge.app
-                            ));
-                            continue;
-                        }
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-                // Bookkeeping only: written with the tick.
-                self.group_mut().surges[n].state = SurgeState::Done;
-                self.record(
-                    EventKind::Surge,
-                    format!("{} moved off the old agents ({owner})", surge.app),
-                );
-                continue;
-            }
-            // An app the operator allowed to be unhealthy has no floor to
-            // keep: its old tasks go once the scale-up is applied.
-            let allowed = self.allowed_unhealthy().contains(&app.id);
-            // ... unless its surge's deployment cannot end (its new tasks
-            // never get healthy, which is why it was allowed): Marathon
-            // refuses the kill while it runs. The surge is undone instead
-            // (the count set back, the deployment cancelled if it holds
-            // the app) and its tasks move as any allowed app's do. The
-            // count is absolute and a cancel is sent only on a 409, so a
-            // rerun repeats nothing.
-            if allowed && !surge.kill_sent && !app.deployments.is_empty() {
-                if app.instances > surge.instances {
-                    self.intend(format!(
-                        "surge {}: undo to {} (allowed unhealthy: its surge cannot finish; its tasks move as they are)",
-                        surge.app, surge.instances
-                    ))
-                    .await?;
-                    self.undo_surge(&surge.app, surge.instances, "").await?;
-                }
-                waiting.push(format!("{}: undoing its surge", surge.app));
-                continue;
-            }
-            if allowed && !surge.kill_sent && app.instances <= surge.instances {
-                // Undone (or never applied): nothing of it is left.
-                self.group_mut().surges[n].state = SurgeState::Done;
-                self.record(
-                    EventKind::Surge,
-                    format!(
-                        "{} (allowed unhealthy): surge undone, back at {}; its tasks move as they are",
-                        surge.app, surge.instances
-                    ),
-                );
-                continue;
-            }
-            match surge.state {
-                SurgeState::ScalingUp if app.instances < surge.surged_instances() => {
-                    // Not applied yet (or lost): send the absolute count again.
-                    self.scale(&surge.app, surge.surged_instances()).await?;
-                    waiting.push(format!("{}: surge sent", surge.app));
-                }
-                SurgeState::ScalingUp
-                    if !allowed && (healthy_without_old < floor || !app.deployments.is_empty()) =>
-                {
-                    waiting.push(format!("{}: surge task not healthy yet", surge.app));
-                }
-                SurgeState::ScalingUp | SurgeState::Killing => {
-                    ready.push((n, app.tasks.iter().map(|t| t.id.clone()).collect()));
+            match self.surge_turn(n, &surge, owner, &seen.apps, rules).await? {
+                SurgeTurn::Over => {}
+                SurgeTurn::Waits(why) => waiting.push(why),
+                SurgeTurn::Kill(listed) => {
+                    ready.push((n, listed));
                     waiting.push(format!("{}: old task(s) killed", surge.app));
                 }
-                SurgeState::Done => {}
             }
         }
         self.kill_surged(&ready).await?;
         Ok(waiting)
+    }
+
+    /// One round of the open surge `surge`, the `n`th of the group's.
+    async fn surge_turn(
+        &mut self,
+        n: usize,
+        surge: &Surge,
+        owner: &str,
+        apps: &[App],
+        rules: Rules,
+    ) -> Result<SurgeTurn, RollError> {
+        let Some(app) = apps.iter().find(|a| a.id == surge.app) else {
+            self.close_surge(n, format!("{} is gone; surge dropped", surge.app));
+            return Ok(SurgeTurn::Over);
+        };
+        // Only the recorded tasks: killing exactly those with
+        // scale=true takes back the instances the surge added.
+        if !app.tasks.iter().any(|t| surge.tasks().any(|o| *o == t.id)) {
+            return self.end_surge_without_old_tasks(n, surge, app, owner).await;
+        }
+        // An app the operator allowed to be unhealthy has no floor to
+        // keep: its old tasks go once the scale-up is applied.
+        let allowed = self.allowed_unhealthy().contains(&app.id);
+        if allowed
+            && !surge.kill_sent
+            && let Some(turn) = self.undo_allowed_surge(n, surge, app).await?
+        {
+            return Ok(turn);
+        }
+        Ok(match surge.state {
+            SurgeState::ScalingUp if app.instances < surge.surged_instances() => {
+                // Not applied yet (or lost): send the absolute count again.
+                self.scale(&surge.app, surge.surged_instances()).await?;
+                SurgeTurn::Waits(format!("{}: surge sent", surge.app))
+            }
+            SurgeState::ScalingUp if !allowed && !surge_settled(surge, app, rules) => {
+                SurgeTurn::Waits(format!("{}: surge task not healthy yet", surge.app))
+            }
+            SurgeState::ScalingUp | SurgeState::Killing => {
+                SurgeTurn::Kill(app.tasks.iter().map(|t| t.id.clone()).collect())
+            }
+            SurgeState::Done => SurgeTurn::Over,
+        })
+    }
+
+    /// A surge whose old tasks Marathon no longer lists: an old task went
+    /// some other way (a crash), so the extra instance is undone, for the
+    /// app to end where it started, and the surge ends. A deployment
+    /// holding the app (409) is waited for: the surge stays open until
+    /// the undo is accepted.
+    async fn end_surge_without_old_tasks(
+        &mut self,
+        n: usize,
+        surge: &Surge,
+        app: &App,
+        owner: &str,
+    ) -> Result<SurgeTurn, RollError> {
+        if app.instances > surge.instances {
+            self.intend(format!("surge {}: undo to {}", surge.app, surge.instances))
+                .await?;
+            match self
+                .ports
+                .marathon()
+                .scale_app(&surge.app, surge.instances)
+                .await
+            {
+                Ok(_) | Err(MarathonError::AppNotFound { .. }) => {}
+                Err(MarathonError::Conflict { .. }) => {
+                    return Ok(SurgeTurn::Waits(format!(
+                        "{}: undoing its surge once its deployment ends",
+                        surge.app
+                    )));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        // Bookkeeping only: written with the tick.
+        self.close_surge(
+            n,
+            format!("{} moved off the old agents ({owner})", surge.app),
+        );
+        Ok(SurgeTurn::Over)
+    }
+
+    /// The surge of an app the operator allowed to be unhealthy, its kill
+    /// not sent yet. While a deployment holds the app, the surge cannot
+    /// finish (its new tasks never get healthy, which is why the app was
+    /// allowed) and Marathon refuses the kill: the surge is undone instead
+    /// (the count set back, the deployment cancelled if it holds the app)
+    /// and its tasks move as any allowed app's do; once undone (or never
+    /// applied) it ends. The count is absolute and a cancel is sent only
+    /// on a 409, so a rerun repeats nothing. `None` when the surge goes on
+    /// as any other.
+    async fn undo_allowed_surge(
+        &mut self,
+        n: usize,
+        surge: &Surge,
+        app: &App,
+    ) -> Result<Option<SurgeTurn>, RollError> {
+        if !app.deployments.is_empty() {
+            if app.instances > surge.instances {
+                self.intend(format!(
+                    "surge {}: undo to {} (allowed unhealthy: its surge cannot finish; its tasks move as they are)",
+                    surge.app, surge.instances
+                ))
+                .await?;
+                self.undo_surge(&surge.app, surge.instances, "").await?;
+            }
+            return Ok(Some(SurgeTurn::Waits(format!(
+                "{}: undoing its surge",
+                surge.app
+            ))));
+        }
+        if app.instances <= surge.instances {
+            // Undone (or never applied): nothing of it is left.
+            self.close_surge(
+                n,
+                format!(
+                    "{} (allowed unhealthy): surge undone, back at {}; its tasks move as they are",
+                    surge.app, surge.instances
+                ),
+            );
+            return Ok(Some(SurgeTurn::Over));
+        }
+        Ok(None)
+    }
+
+    /// Marks the `n`th surge done and records why (bookkeeping only:
+    /// written with the tick).
+    fn close_surge(&mut self, n: usize, why: String) {
+        self.group_mut().surges[n].state = SurgeState::Done;
+        self.record(EventKind::Surge, why);
     }
 
     /// Sets `app` back to `instances` (absolute); a deployment holding
@@ -425,4 +452,36 @@ impl<P: Ports> StepContext<'_, '_, P> {
         self.memory.scheduled.insert(record.id.clone());
         Ok(())
     }
+}
+
+/// What one round comes to for one surge.
+enum SurgeTurn {
+    /// Nothing more of it this round (it ended, or was dropped).
+    Over,
+    /// It waits, for what the line says.
+    Waits(String),
+    /// Its old tasks may go now (with the tasks its app lists now).
+    Kill(HashSet<String>),
+}
+
+/// Whether a surge's new tasks have settled: the app's other tasks keep
+/// it at its floor (counted at the instances before the surge), and no
+/// deployment holds it.
+fn surge_settled(surge: &Surge, app: &App, rules: Rules) -> bool {
+    let healthy_without_old = u32::try_from(
+        app.tasks
+            .iter()
+            .filter(|t| !surge.tasks().any(|o| *o == t.id))
+            .filter(|t| health::task_is_healthy(app, t, rules.settle))
+            .count(),
+    )
+    .unwrap_or(u32::MAX);
+    let floor = safety::floor(
+        &App {
+            instances: surge.instances,
+            ..app.clone()
+        },
+        rules.floor,
+    );
+    healthy_without_old >= floor && app.deployments.is_empty()
 }

@@ -39,43 +39,10 @@ impl StepAction for Terminate<'_> {
         let instance = self.instance;
         let record = cx.rolled(instance)?;
         let group = cx.observed_group().await?;
-        let present = group.still_has(instance);
         if record.terminate_sent {
-            if present && !cx.tick.sent(instance) {
-                // The intent was written but the call never landed: sent
-                // again, after the same check as the first time.
-                cx.check_no_other_writer().await?;
-                let first_resend = cx.memory.resent.insert(instance.to_string());
-                return send_terminations(cx, &[record], first_resend).await;
-            }
-            let seen = cx.tick.observation().await?;
-            if present || seen.is_active(&record.agent_id) {
-                return Ok(Tick::waiting(
-                    WaitKind::Deregistered,
-                    format!(
-                        "{instance} terminated; waiting for Mesos to drop agent {}",
-                        record.agent_id
-                    ),
-                ));
-            }
-            let terminating = group
-                .instance(instance)
-                .is_some_and(|i| i.lifecycle_state != LifecycleState::Terminated);
-            if terminating {
-                return Ok(Tick::waiting(
-                    WaitKind::Deregistered,
-                    format!(
-                        "agent {} gone; waiting for the group to finish terminating {instance}",
-                        record.hostname
-                    ),
-                ));
-            }
-            return Ok(Tick::Done(format!(
-                "{instance} terminated; agent {} gone",
-                record.hostname
-            )));
+            return after_termination(cx, record, &group).await;
         }
-        if !present {
+        if !group.still_has(instance) {
             // Gone some other way: nothing to put down, and the group's
             // count already left it out only if it was decremented; the
             // adapter's answer says which, and the desired capacity check
@@ -85,12 +52,7 @@ impl StepAction for Terminate<'_> {
             cx.check_no_other_writer().await?;
             return send_terminations(cx, &[record], true).await;
         }
-        let drain = cx.phase_of(DRAIN).map(|p| &cx.roll().plan.phases[p]);
-        let held = drain.is_some_and(|p| {
-            p.is_interrupted() && p.steps.iter().all(|s| s.status == Status::Pending)
-        });
-        let drain = drain.map(|p| p.status());
-        if drain == Some(Status::Pending) || held {
+        if drain_not_begun(cx) {
             return Ok(Tick::NotYet(
                 "waiting for the drain to begin (no old agent goes before it does)".to_string(),
             ));
@@ -101,28 +63,7 @@ impl StepAction for Terminate<'_> {
         }
         let seen = cx.tick.observation().await?;
         if let Some(why) = seen.busy(&record.agent_id) {
-            if drain == Some(Status::Complete) && seen.tasks_on(&record.agent_id) > 0 {
-                // The drain ended with Marathon tasks still on an old agent
-                // (an operator force-completed a wave): it goes on.
-                if let Some(wave) = extend_drain(cx) {
-                    return Ok(Tick::NotYet(format!(
-                        "{why}; the drain goes on with {wave}"
-                    )));
-                }
-            }
-            if drain == Some(Status::Complete) {
-                // The drain is over and something still runs there: a wait
-                // with a deadline, so a human hears of it.
-                return Ok(Tick::waiting(
-                    WaitKind::TaskMoves,
-                    format!(
-                        "{why}; the drain is over, so nothing will move it: {instance} is kept"
-                    ),
-                ));
-            }
-            return Ok(Tick::NotYet(format!(
-                "waiting for the drain to empty it: {why}"
-            )));
+            return Ok(not_empty(cx, &record, why, &seen));
         }
         let az = &record.availability_zone;
         let going = cx.terminating_in(az);
@@ -138,6 +79,95 @@ impl StepAction for Terminate<'_> {
         let batch = releasable_with(cx, record, &seen, &group);
         send_terminations(cx, &batch, true).await
     }
+}
+
+/// Once its termination is recorded: sent again when it never landed,
+/// else what the step waits for until Mesos has dropped the agent and
+/// the group has finished terminating the instance.
+async fn after_termination<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    record: RolledInstance,
+    group: &AutoScalingGroup,
+) -> Result<Tick, RollError> {
+    let instance = record.id.as_str();
+    let present = group.still_has(instance);
+    if present && !cx.tick.sent(instance) {
+        // The intent was written but the call never landed: sent
+        // again, after the same check as the first time.
+        cx.check_no_other_writer().await?;
+        let first_resend = cx.memory.resent.insert(instance.to_string());
+        return send_terminations(cx, &[record], first_resend).await;
+    }
+    let seen = cx.tick.observation().await?;
+    if present || seen.is_active(&record.agent_id) {
+        return Ok(Tick::waiting(
+            WaitKind::Deregistered,
+            format!(
+                "{instance} terminated; waiting for Mesos to drop agent {}",
+                record.agent_id
+            ),
+        ));
+    }
+    let terminating = group
+        .instance(instance)
+        .is_some_and(|i| i.lifecycle_state != LifecycleState::Terminated);
+    if terminating {
+        return Ok(Tick::waiting(
+            WaitKind::Deregistered,
+            format!(
+                "agent {} gone; waiting for the group to finish terminating {instance}",
+                record.hostname
+            ),
+        ));
+    }
+    Ok(Tick::Done(format!(
+        "{instance} terminated; agent {} gone",
+        record.hostname
+    )))
+}
+
+/// Whether this group's drain has not begun (pending, or interrupted
+/// before any of its steps began): no old agent goes before it does.
+fn drain_not_begun<P: Ports>(cx: &StepContext<'_, '_, P>) -> bool {
+    let drain = cx.phase_of(DRAIN).map(|p| &cx.roll().plan.phases[p]);
+    let held = drain
+        .is_some_and(|p| p.is_interrupted() && p.steps.iter().all(|s| s.status == Status::Pending));
+    drain.map(|p| p.status()) == Some(Status::Pending) || held
+}
+
+/// What an old agent that is not empty yet (`why`) comes to: while the
+/// drain runs, it waits for the drain to empty it; once the drain is
+/// over, the drain goes on when Marathon tasks are left there, else it
+/// is kept, with a deadline so that a human hears of it.
+fn not_empty<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    record: &RolledInstance,
+    why: String,
+    seen: &Observation,
+) -> Tick {
+    let drain_over = cx
+        .phase_of(DRAIN)
+        .map(|p| cx.roll().plan.phases[p].status())
+        == Some(Status::Complete);
+    if !drain_over {
+        return Tick::NotYet(format!("waiting for the drain to empty it: {why}"));
+    }
+    // The drain ended with Marathon tasks still on an old agent (an
+    // operator force-completed a wave): it goes on.
+    if seen.tasks_on(&record.agent_id) > 0
+        && let Some(wave) = extend_drain(cx)
+    {
+        return Tick::NotYet(format!("{why}; the drain goes on with {wave}"));
+    }
+    // Something still runs there and nothing will move it: a wait with a
+    // deadline, so a human hears of it.
+    Tick::waiting(
+        WaitKind::TaskMoves,
+        format!(
+            "{why}; the drain is over, so nothing will move it: {} is kept",
+            record.id
+        ),
+    )
 }
 
 /// `first` and every other old agent whose termination step may go now by
