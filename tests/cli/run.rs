@@ -13,8 +13,7 @@ use tempfile::TempDir;
 use roller::roll::ports::auto_scaling::AutoScaling;
 
 use super::cluster::{
-    Cluster, MSR_TIME_SCALE, TIME_SCALE, Webhook, assert_clean_end, files_in, text,
-    wait_for_line,
+    Cluster, MSR_TIME_SCALE, TIME_SCALE, Webhook, assert_clean_end, files_in, text, wait_for_line,
 };
 
 #[test]
@@ -354,7 +353,10 @@ fn a_dry_run_of_a_cluster_names_every_group_in_text_and_json() {
         .collect();
     assert_eq!(
         named,
-        [("mesos-agents-demo", 12, 24), ("mesos-agents-demo-public", 3, 6)]
+        [
+            ("mesos-agents-demo", 12, 24),
+            ("mesos-agents-demo-public", 3, 6)
+        ]
     );
     assert_eq!(value["instances"].as_array().unwrap().len(), 15);
     assert_eq!(cluster.group(), before, "a dry run changes nothing");

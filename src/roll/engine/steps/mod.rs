@@ -19,7 +19,8 @@
 //!   instance terminated.
 //! - `finish.rs`: `ResumeProcesses`, `RestoreMaxSize`, `EndMaintenance`,
 //!   `ReportRebalance`, `Unlock` (also what `roller abandon` runs).
-//! - `rollback.rs`: `RollbackWindows`, `RollbackMoves`,
+//! - `rollback.rs`: `RollbackWindows`, `RollbackMoves` (in
+//!   `rollback/moves.rs`),
 //!   `RollbackTerminate`, `RollbackLaunchSource`: the rollback phase after
 //!   a failure on the new agents.
 //! - `bake.rs`: no old agent goes before the first moves have stayed up

@@ -69,43 +69,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
             }) {
                 continue;
             }
-            match safety::next_move(risk) {
-                Move::Kill { app, tasks } => {
-                    self.intend(format!(
-                        "kill {} on {} (scale=false): {}",
-                        app,
-                        record.id,
-                        tasks.join(", ")
-                    ))
-                    .await?;
-                    match self.ports.marathon().kill_tasks(&tasks, false).await {
-                        Ok(_) => self.memory.killed.extend(tasks),
-                        Err(MarathonError::Conflict { .. }) => {}
-                        Err(e) => return Err(e.into()),
-                    }
-                    pending.push(format!("{app}: moving {}", risk.tasks_here.len()));
-                }
-                Move::Surge {
-                    app,
-                    instances,
-                    task,
-                } => {
-                    self.group_mut().surges.push(Surge {
-                        app: app.clone(),
-                        instances,
-                        instance: record.id.clone(),
-                        task,
-                        extra_tasks: Vec::new(),
-                        state: SurgeState::ScalingUp,
-                        kill_sent: false,
-                    });
-                    self.intend(format!("surge {app} {instances} -> {}", instances + 1))
-                        .await?;
-                    self.scale(&app, instances + 1).await?;
-                    pending.push(format!("{app}: surging"));
-                }
-                Move::Wait { app, reason } => pending.push(format!("{app}: {reason}")),
-            }
+            pending.push(self.make_move(record, risk).await?);
         }
         if pending.is_empty() {
             return Ok(None);
@@ -118,6 +82,52 @@ impl<P: Ports> StepContext<'_, '_, P> {
                 pending.join("; ")
             ),
         }))
+    }
+
+    /// The next move of `risk` off `record`'s agent, made (its intent
+    /// written first): a kill, a surge, or nothing yet; what it waits for.
+    async fn make_move(
+        &mut self,
+        record: &RolledInstance,
+        risk: &safety::AtRisk,
+    ) -> Result<String, RollError> {
+        Ok(match safety::next_move(risk) {
+            Move::Kill { app, tasks } => {
+                self.intend(format!(
+                    "kill {} on {} (scale=false): {}",
+                    app,
+                    record.id,
+                    tasks.join(", ")
+                ))
+                .await?;
+                match self.ports.marathon().kill_tasks(&tasks, false).await {
+                    Ok(_) => self.memory.killed.extend(tasks),
+                    Err(MarathonError::Conflict { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                format!("{app}: moving {}", risk.tasks_here.len())
+            }
+            Move::Surge {
+                app,
+                instances,
+                task,
+            } => {
+                self.group_mut().surges.push(Surge {
+                    app: app.clone(),
+                    instances,
+                    instance: record.id.clone(),
+                    task,
+                    extra_tasks: Vec::new(),
+                    state: SurgeState::ScalingUp,
+                    kill_sent: false,
+                });
+                self.intend(format!("surge {app} {instances} -> {}", instances + 1))
+                    .await?;
+                self.scale(&app, instances + 1).await?;
+                format!("{app}: surging")
+            }
+            Move::Wait { app, reason } => format!("{app}: {reason}"),
+        })
     }
 
     /// Scales `app` to an absolute count; a deployment already under way
