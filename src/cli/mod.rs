@@ -3,6 +3,7 @@
 
 mod abandon_command;
 mod demo_command;
+mod dry_run;
 mod error;
 mod health_command;
 #[cfg(test)]
