@@ -17,8 +17,9 @@
 
 use std::path::Path;
 
+use super::Layers;
 use super::error::{EnvError, Origin};
-use super::value::Raw;
+use super::value::{self, Raw};
 
 /// One group of the cluster, as the file names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,6 +46,34 @@ impl GroupSpec {
 /// The key of the tables, and the keys each may hold.
 pub(super) const KEY: &str = "group";
 const GROUP_KEYS: &[&str] = &["name", "target", "select"];
+
+/// The cluster's groups: the `[[group]]` tables `listed`, or, when the
+/// file has none, the one group key `asg` names. An `asg` beside the
+/// tables is refused: which would be rolled could only be guessed.
+pub(super) fn resolve(
+    listed: Vec<GroupSpec>,
+    layers: &Layers<'_>,
+) -> Result<Vec<GroupSpec>, EnvError> {
+    if listed.is_empty() {
+        let asg = layers.required(
+            "asg",
+            "the Auto Scaling group whose instances are the Mesos agents",
+            value::text,
+        )?;
+        return Ok(vec![GroupSpec::named(&asg)]);
+    }
+    if let Some((origin, given)) = layers.origin_of("asg") {
+        return Err(EnvError::BadValue {
+            key: "asg".to_string(),
+            origin,
+            expected: "no `asg` beside [[group]] tables: the tables name every group of \
+                       the cluster (to roll one group alone, give it a file of its own)"
+                .to_string(),
+            given,
+        });
+    }
+    Ok(listed)
+}
 
 /// The `[[group]]` tables of the file `table` read from `path` (empty
 /// when it has none). Each names an ASG no other table names, without a
