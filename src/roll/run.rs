@@ -254,6 +254,22 @@ fn check_resume(
     settings: &RunSettings,
 ) -> Result<(), RollError> {
     existing.check_group(path, env.asg())?;
+    check_groups_listed(existing, path, env)?;
+    check_environment(existing, path, env)?;
+    let request = &settings.request;
+    check_targets(existing, path, request)?;
+    check_selection(existing, path, env, request)?;
+    check_strategy(existing, path, request)?;
+    check_floor(existing, path, request)
+}
+
+/// Every group the checkpoint rolls must still be one the environment
+/// lists: a resume could not reach the others.
+fn check_groups_listed(
+    existing: &Checkpoint,
+    path: &Path,
+    env: &Environment,
+) -> Result<(), RollError> {
     let listed: Vec<&str> = env.groups.iter().map(|g| g.asg.as_str()).collect();
     if let Some(gone) = existing
         .groups
@@ -268,6 +284,16 @@ fn check_resume(
             listed.join(", ")
         )));
     }
+    Ok(())
+}
+
+/// The environment must be the one the roll started in (region,
+/// endpoints, agent match).
+fn check_environment(
+    existing: &Checkpoint,
+    path: &Path,
+    env: &Environment,
+) -> Result<(), RollError> {
     let differences = existing
         .environment
         .differences(&RecordedEnvironment::of(env));
@@ -279,10 +305,16 @@ fn check_resume(
             differences.join("; ")
         )));
     }
+    Ok(())
+}
+
+/// A target asked on resume (`--target NAME=N`, or `--target N` for one
+/// group) must be the group's in the checkpoint.
+fn check_targets(existing: &Checkpoint, path: &Path, request: &Request) -> Result<(), RollError> {
     for group in &existing.groups {
-        let asked = match settings.request.group_targets.get(&group.asg) {
+        let asked = match request.group_targets.get(&group.asg) {
             Some(n) => Some(*n),
-            None if existing.groups.len() == 1 => settings.request.target,
+            None if existing.groups.len() == 1 => request.target,
             None => None,
         };
         if let Some(asked) = asked.filter(|n| *n != group.target) {
@@ -298,9 +330,18 @@ fn check_resume(
             )));
         }
     }
-    // `--select` is the selection of every group without its own in the
-    // environment file.
-    let select = settings.request.select.as_ref().map(ToString::to_string);
+    Ok(())
+}
+
+/// A `--select` asked on resume must be the selection of every group
+/// it stands for: those without their own in the environment file.
+fn check_selection(
+    existing: &Checkpoint,
+    path: &Path,
+    env: &Environment,
+    request: &Request,
+) -> Result<(), RollError> {
+    let select = request.select.as_ref().map(ToString::to_string);
     let differs = select.as_ref().and_then(|select| {
         existing.groups.iter().find(|g| {
             let flagged = env
@@ -323,8 +364,13 @@ fn check_resume(
             group.select
         )));
     }
+    Ok(())
+}
+
+/// A `--strategy` asked on resume must be the one the plan was built with.
+fn check_strategy(existing: &Checkpoint, path: &Path, request: &Request) -> Result<(), RollError> {
     let strategy = super::decide::roll_plan::strategy_of(&existing.plan);
-    if let Some(asked) = settings.request.strategy.filter(|s| *s != strategy) {
+    if let Some(asked) = request.strategy.filter(|s| *s != strategy) {
         return Err(RollError::refused(format!(
             "checkpoint {} is a roll with --strategy {}; --strategy {} differs: resume without --strategy",
             path.display(),
@@ -332,12 +378,17 @@ fn check_resume(
             asked.as_str()
         )));
     }
+    Ok(())
+}
+
+/// A `--min-healthy` asked on resume must be the roll's floor.
+fn check_floor(existing: &Checkpoint, path: &Path, request: &Request) -> Result<(), RollError> {
     let floor = if existing.honor_min_health {
         Floor::MinHealth
     } else {
         Floor::One
     };
-    if let Some(asked) = settings.request.floor.filter(|f| *f != floor) {
+    if let Some(asked) = request.floor.filter(|f| *f != floor) {
         return Err(RollError::refused(format!(
             "checkpoint {} is a roll with --min-healthy {}; --min-healthy {} differs: resume without it",
             path.display(),
