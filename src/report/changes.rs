@@ -12,9 +12,9 @@ use serde::Serialize;
 
 use super::eta::Pace;
 use crate::plan::Status;
-use crate::roll::record::checkpoint::{Checkpoint, EventKind, utc};
+use crate::roll::record::checkpoint::{Checkpoint, EventKind, WaitRecord, utc};
 use crate::roll::record::env::Timeouts;
-use crate::roll::record::kinds::{StepKind, WaitKind};
+use crate::roll::record::kinds::{RollPlan, StepKind, WaitKind};
 
 /// What a working step waits for, since when, and how long it may.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -229,31 +229,59 @@ impl Tracker {
             self.events = checkpoint.events.len();
         }
         // The events first: they say why the steps below changed.
-        for event in checkpoint.events.iter().skip(self.events) {
-            // A step's completion is its own line, with its message.
-            if event.kind == EventKind::Step {
-                continue;
-            }
+        changes.extend(self.new_events(checkpoint, &at));
+        changes.extend(self.step_changes(checkpoint, now, &at, resumed));
+        // A phase's or the plan's line when it begins, ends, or stops
+        // (not each time its derived status moves among the working ones).
+        let quiet = |status: Status| first && (resumed || status == Status::Pending);
+        changes.extend(self.phase_and_plan_changes(plan, &at, quiet));
+        self.update_progress(checkpoint, now, began);
+        changes
+    }
+
+    /// The checkpoint's events not seen yet, but a step's completion,
+    /// which is its step's own line, with its message.
+    fn new_events(&mut self, checkpoint: &Checkpoint, at: &str) -> Vec<Change> {
+        let events = checkpoint
+            .events
+            .iter()
+            .skip(self.events)
+            .filter(|event| event.kind != EventKind::Step)
             // Stamped when seen, in cluster time, as every other change
             // (the checkpoint records the wall clock's time; against the
             // simulator the two differ).
-            changes.push(Change::Event {
-                at: at.clone(),
+            .map(|event| Change::Event {
+                at: at.to_string(),
                 kind: event.kind,
                 message: event.message.clone(),
                 user: event.user.clone(),
-            });
-        }
+            })
+            .collect();
         self.events = checkpoint.events.len();
+        events
+    }
 
+    /// Each step whose status or wait changed since the last checkpoint
+    /// seen, or, unseen before, that has begun (of a resume's baseline,
+    /// only the working ones).
+    fn step_changes(
+        &mut self,
+        checkpoint: &Checkpoint,
+        now: SystemTime,
+        at: &str,
+        resumed: bool,
+    ) -> Vec<Change> {
+        let plan = &checkpoint.plan;
+        let mut changes = Vec::new();
         for (index, step) in plan.steps() {
             let name = format!("{}/{}", plan.phases[index.phase].id, step.id);
             let status = step.status();
-            let progress = checkpoint.progress.get(&step.id);
-            let wait_kind = progress.and_then(|p| p.wait.as_ref()).map(|w| w.kind);
-            let state = (status, wait_kind);
-            let before = self.steps.insert(name.clone(), state);
-            let news = match before {
+            let wait = checkpoint
+                .progress
+                .get(&step.id)
+                .and_then(|p| p.wait.as_ref());
+            let state = (status, wait.map(|w| w.kind));
+            let news = match self.steps.insert(name.clone(), state) {
                 Some(before) => before != state,
                 // Unseen: news when it has begun, unless this is a
                 // resume's baseline, where only working steps are.
@@ -265,39 +293,50 @@ impl Tracker {
             if !news {
                 continue;
             }
-            let wait = progress.and_then(|p| p.wait.as_ref()).map(|w| {
-                let since = UNIX_EPOCH + Duration::from_millis(w.since_unix_ms);
-                WaitInfo {
-                    kind: w.kind,
-                    since: utc(since),
-                    waited_s: now.duration_since(since).unwrap_or_default().as_secs(),
-                    timeout_s: w.kind.timeout(&self.timeouts).as_secs(),
-                }
-            });
+            let wait = wait.map(|w| self.wait_info(w, now));
             let message = match &wait {
                 // The wait's own `(since …)` is in `wait`.
                 Some(_) => strip_since(&step.message).to_string(),
                 None => step.message.clone(),
             };
             changes.push(Change::Step {
-                at: at.clone(),
+                at: at.to_string(),
                 step: name,
                 status,
                 message,
                 wait,
             });
         }
+        changes
+    }
 
-        // A phase's or the plan's line when it begins, ends, or stops
-        // (not each time its derived status moves among the working ones).
-        let quiet = |status: Status| first && (resumed || status == Status::Pending);
+    /// What a step waits for, since when, and how long it may, as of `now`.
+    fn wait_info(&self, wait: &WaitRecord, now: SystemTime) -> WaitInfo {
+        let since = UNIX_EPOCH + Duration::from_millis(wait.since_unix_ms);
+        WaitInfo {
+            kind: wait.kind,
+            since: utc(since),
+            waited_s: now.duration_since(since).unwrap_or_default().as_secs(),
+            timeout_s: wait.kind.timeout(&self.timeouts).as_secs(),
+        }
+    }
+
+    /// Each phase, then the plan, whose status changed (working counted
+    /// as one), unless `quiet` keeps that status out of a baseline.
+    fn phase_and_plan_changes(
+        &mut self,
+        plan: &RollPlan,
+        at: &str,
+        quiet: impl Fn(Status) -> bool,
+    ) -> Vec<Change> {
+        let mut changes = Vec::new();
         for phase in &plan.phases {
             let status = phase.status();
             if self.phases.insert(phase.id.clone(), Phase::of(status)) != Some(Phase::of(status))
                 && !quiet(status)
             {
                 changes.push(Change::Phase {
-                    at: at.clone(),
+                    at: at.to_string(),
                     phase: phase.id.clone(),
                     status,
                 });
@@ -306,12 +345,11 @@ impl Tracker {
         let status = plan.status();
         if self.plan.replace(Phase::of(status)) != Some(Phase::of(status)) && !quiet(status) {
             changes.push(Change::Plan {
-                at: at.clone(),
+                at: at.to_string(),
                 plan: plan.name.clone(),
                 status,
             });
         }
-        self.update_progress(checkpoint, now, began);
         changes
     }
 

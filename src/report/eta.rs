@@ -153,7 +153,6 @@ impl Pace {
         let quick = self.mean(Class::Quick, QUICK);
         let replace = self.mean(Class::Replace, REPLACE);
         let wave = self.mean(Class::Wave, WAVE);
-        let terminate = self.mean(Class::Terminate, TERMINATE);
         let left =
             |expected: Duration, name: &str| expected.saturating_sub(self.elapsed(name, now));
 
@@ -192,43 +191,68 @@ impl Pace {
             }
         }
         if drains {
-            let open_wave = plan.steps().map(|(_, s)| s).find(|s| {
-                matches!(kind_of(s), Some(StepKind::DrainWave { .. })) && !s.is_complete()
-            });
-            // Waves not appended yet, while the drain still runs.
-            if open_wave.is_some() {
-                drain += wave * DRAIN_WAVES.saturating_sub(waves_seen) as u32;
+            drain += drain_not_planned_yet(checkpoint, now, wave, waves_seen, wave_two_begun);
+        }
+        serial + self.terminations_end(checkpoint, drain, terminations_left)
+    }
+
+    /// When the last of `left` terminations should be done, `drain` being
+    /// when the drain's waves should be: at the rate seen once two are
+    /// done (and no sooner than one after the drain), else after the
+    /// drain in batches of `max_unavailable` per AZ.
+    fn terminations_end(&self, checkpoint: &Checkpoint, drain: Duration, left: usize) -> Duration {
+        if left == 0 {
+            return drain;
+        }
+        let terminate = self.mean(Class::Terminate, TERMINATE);
+        match self.terminated.as_slice() {
+            [first, .., last] => {
+                let span = last.duration_since(*first).unwrap_or_default();
+                let per = span / (self.terminated.len() as u32 - 1);
+                (per * left as u32).max(drain + terminate)
             }
-            if let Some(open) = open_wave.filter(|_| !wave_two_begun) {
-                drain += match bake_until(checkpoint, open) {
-                    Some(until) => until.duration_since(now).unwrap_or_default(),
-                    None => BAKE,
-                };
+            _ => {
+                let azs: BTreeSet<&str> = checkpoint
+                    .groups
+                    .iter()
+                    .flat_map(|g| &g.instances)
+                    .map(|i| i.availability_zone.as_str())
+                    .collect();
+                let at_once = (checkpoint.max_unavailable.max(1) as usize) * azs.len().max(1);
+                drain + terminate * left.div_ceil(at_once) as u32
             }
         }
-        let terminating = if terminations_left == 0 {
-            drain
-        } else {
-            match self.terminated.as_slice() {
-                [first, .., last] => {
-                    let span = last.duration_since(*first).unwrap_or_default();
-                    let per = span / (self.terminated.len() as u32 - 1);
-                    (per * terminations_left as u32).max(drain + terminate)
-                }
-                _ => {
-                    let azs: BTreeSet<&str> = checkpoint
-                        .groups
-                        .iter()
-                        .flat_map(|g| &g.instances)
-                        .map(|i| i.availability_zone.as_str())
-                        .collect();
-                    let at_once = (checkpoint.max_unavailable.max(1) as usize) * azs.len().max(1);
-                    drain + terminate * terminations_left.div_ceil(at_once) as u32
-                }
-            }
-        };
-        serial + terminating
     }
+}
+
+/// What a running drain has yet to put in its plan: the waves not
+/// appended yet (of `DRAIN_WAVES`, `waves_seen` being), each at `wave`'s
+/// pace, and the bake's time left before wave-2 begins (`BAKE` when it has
+/// not begun). Nothing once every wave is complete.
+fn drain_not_planned_yet(
+    checkpoint: &Checkpoint,
+    now: SystemTime,
+    wave: Duration,
+    waves_seen: usize,
+    wave_two_begun: bool,
+) -> Duration {
+    let open_wave = checkpoint
+        .plan
+        .steps()
+        .map(|(_, s)| s)
+        .find(|s| matches!(kind_of(s), Some(StepKind::DrainWave { .. })) && !s.is_complete());
+    let Some(open) = open_wave else {
+        return Duration::ZERO;
+    };
+    let waves = wave * DRAIN_WAVES.saturating_sub(waves_seen) as u32;
+    if wave_two_begun {
+        return waves;
+    }
+    waves
+        + match bake_until(checkpoint, open) {
+            Some(until) => until.duration_since(now).unwrap_or_default(),
+            None => BAKE,
+        }
 }
 
 fn kind_of(step: &Step<GroupStep>) -> Option<StepKind> {

@@ -18,12 +18,14 @@ use super::engine::clock::RollClock;
 use super::engine::cluster_lock;
 use super::error::RollError;
 use super::ports::Ports;
+use super::ports::auto_scaling::AgentIdentity;
 use super::ports::marathon::Marathon;
-use super::ports::mesos::MesosMaster;
+use super::ports::mesos::{MaintenanceSchedule, MesosMaster};
 use super::record::checkpoint::{
-    Checkpoint, EventKind, OnFailure, RecordedEnvironment, RolledInstance, VERSION,
+    Checkpoint, EventKind, GroupRoll, OnFailure, RecordedEnvironment, RolledInstance, VERSION,
 };
 use super::record::env::Environment;
+use super::record::kinds::RollPlan;
 
 /// Which instances are replaced.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -156,25 +158,64 @@ pub(crate) enum Preflight {
     Ready(Box<Checkpoint>, Vec<String>),
 }
 
+/// The preflight of a fresh run: the request checked, then the
+/// cluster-wide reads (other runs, Mesos' agents and schedule), each
+/// group's look, Marathon's health, and the first checkpoint.
 pub(crate) async fn preflight<P: Ports>(
     ports: P,
     env: &Environment,
     request: &Request,
     run_id: String,
 ) -> Result<Preflight, RollError> {
-    let (mesos, marathon) = (ports.mesos(), ports.marathon());
-    let refuse = |m: String| Err(RollError::refused(m));
     check_request(request, env).map_err(RollError::refused)?;
-    // One roll per cluster: another run holding any group of it refuses
-    // this one before anything is written.
+    refuse_other_runs(ports, env, &run_id).await?;
+    let (agents, schedule) = mesos_view(ports.mesos()).await?;
+    let shared = group::Shared {
+        env,
+        request,
+        agents: &agents,
+        schedule: &schedule,
+    };
+    let looks = look_at_groups(ports, &shared).await?;
+    if looks.rolls.is_empty() {
+        return Ok(Preflight::NothingToDo(looks.nothing.join("; ")));
+    }
+    let mut notes = looks.notes;
+    notes.extend(
+        looks
+            .nothing
+            .into_iter()
+            .map(|why| format!("left out of the plan: {why}")),
+    );
+    notes.extend(foreign_agents_note(env, &looks.rolls, &agents));
+    refuse_unhealthy_marathon(ports.marathon(), request).await?;
+    let checkpoint = first_checkpoint(env, request, run_id, looks.rolls, &looks.raise_max);
+    Ok(Preflight::Ready(Box::new(checkpoint), notes))
+}
+
+/// One roll per cluster: another run holding any group of it refuses
+/// this one before anything is written.
+async fn refuse_other_runs<P: Ports>(
+    ports: P,
+    env: &Environment,
+    run_id: &str,
+) -> Result<(), RollError> {
     let own: Vec<&str> = env.groups.iter().map(|g| g.asg.as_str()).collect();
-    let others = cluster_lock::other_runs(ports, env, &own, &run_id)
+    let others = cluster_lock::other_runs(ports, env, &own, run_id)
         .await
         .map_err(|e| RollError::refused(format!("looking for other rolls of this cluster: {e}")))?;
-    if let Verdict::Refuse(other) = judge(&run_id, &others) {
-        return refuse(refusal(&other));
+    if let Verdict::Refuse(other) = judge(run_id, &others) {
+        return Err(RollError::refused(refusal(&other)));
     }
-    // Like any failed preflight: nothing was changed, so exit 2.
+    Ok(())
+}
+
+/// Mesos' active agents and its maintenance schedule, read once for every
+/// group. Not reading them is refused like any failed preflight: nothing
+/// was changed, so exit 2.
+async fn mesos_view(
+    mesos: &(impl MesosMaster + Sync),
+) -> Result<(Vec<AgentIdentity>, MaintenanceSchedule), RollError> {
     let agents: Vec<_> = mesos
         .agents()
         .await
@@ -193,45 +234,64 @@ pub(crate) async fn preflight<P: Ports>(
             "preflight cannot read the maintenance schedule: {e}"
         ))
     })?;
-    let shared = group::Shared {
-        env,
-        request,
-        agents: &agents,
-        schedule: &schedule,
+    Ok((agents, schedule))
+}
+
+/// What the groups' looks found, in the environment's order of groups.
+struct Looks {
+    /// Each group with something selected.
+    rolls: Vec<GroupRoll>,
+    /// Whether each of `rolls` must have its MaxSize raised.
+    raise_max: Vec<bool>,
+    /// Why each other group is left out of the plan.
+    nothing: Vec<String>,
+    /// The groups' notes, each named by its group in a cluster.
+    notes: Vec<String>,
+}
+
+/// Each group's look, one after the other; the first refusal ends them.
+async fn look_at_groups<P: Ports>(
+    ports: P,
+    shared: &group::Shared<'_>,
+) -> Result<Looks, RollError> {
+    let groups = &shared.env.groups;
+    let named = groups.len() > 1;
+    let mut looks = Looks {
+        rolls: Vec::new(),
+        raise_max: Vec::new(),
+        nothing: Vec::new(),
+        notes: Vec::new(),
     };
-    let mut notes = Vec::new();
-    let mut rolls = Vec::new();
-    let mut raise = Vec::new();
-    let mut nothing = Vec::new();
-    for spec in &env.groups {
-        match group::look(ports, &shared, spec, env.groups.len()).await? {
-            group::Found::Nothing(why) => nothing.push(why),
+    for spec in groups {
+        match group::look(ports, shared, spec, groups.len()).await? {
+            group::Found::Nothing(why) => looks.nothing.push(why),
             group::Found::Ready {
                 roll,
                 raise_max,
-                notes: more,
+                notes,
             } => {
-                let named = env.groups.len() > 1;
-                notes.extend(more.into_iter().map(|n| {
+                looks.notes.extend(notes.into_iter().map(|n| {
                     if named {
                         format!("{}: {n}", roll.asg)
                     } else {
                         n
                     }
                 }));
-                raise.push(raise_max);
-                rolls.push(*roll);
+                looks.raise_max.push(raise_max);
+                looks.rolls.push(*roll);
             }
         }
     }
-    if rolls.is_empty() {
-        return Ok(Preflight::NothingToDo(nothing.join("; ")));
-    }
-    notes.extend(
-        nothing
-            .into_iter()
-            .map(|why| format!("left out of the plan: {why}")),
-    );
+    Ok(looks)
+}
+
+/// A note counting the active agents no selected instance stands for:
+/// the roll leaves them alone.
+fn foreign_agents_note(
+    env: &Environment,
+    rolls: &[GroupRoll],
+    agents: &[AgentIdentity],
+) -> Option<String> {
     let ours: HashSet<&str> = rolls
         .iter()
         .flat_map(|r| &r.instances)
@@ -241,16 +301,26 @@ pub(crate) async fn preflight<P: Ports>(
         .iter()
         .filter(|a| !ours.contains(a.id.as_str()))
         .count();
-    if foreign > 0 {
-        let whose = if env.groups.len() > 1 {
-            "of the groups rolled"
-        } else {
-            "of this ASG"
-        };
-        notes.push(format!(
-            "{foreign} active agent(s) belong to no selected instance {whose}: left alone"
-        ));
+    if foreign == 0 {
+        return None;
     }
+    let whose = if env.groups.len() > 1 {
+        "of the groups rolled"
+    } else {
+        "of this ASG"
+    };
+    Some(format!(
+        "{foreign} active agent(s) belong to no selected instance {whose}: left alone"
+    ))
+}
+
+/// Refuses a roll whose start finds Marathon unhealthy (apps the operator
+/// allowed aside): a roll starts only on a healthy cluster, since after
+/// each move it waits for every app to be healthy again.
+async fn refuse_unhealthy_marathon(
+    marathon: &(impl Marathon + Sync),
+    request: &Request,
+) -> Result<(), RollError> {
     let (apps, deployments) = tokio::try_join!(marathon.apps(), marathon.deployments())
         .map_err(|e| RollError::refused(format!("preflight cannot read Marathon: {e}")))?;
     // Marathon's own view (running is up): a settle time would only hold
@@ -262,46 +332,29 @@ pub(crate) async fn preflight<P: Ports>(
         .map(|a| format!("{} ({})", a.id, a.reason().unwrap_or_default()))
         .collect();
     if !unhealthy.is_empty() {
-        return refuse(format!(
+        return Err(RollError::refused(format!(
             "Marathon is not healthy before the roll: {}; wait for it, or pass --allow-unhealthy APP",
             unhealthy.join(", ")
-        ));
+        )));
     }
+    Ok(())
+}
+
+/// The first checkpoint of a fresh run: the settings fixed for the roll,
+/// the groups found, their plan, and the start event; nothing done yet.
+fn first_checkpoint(
+    env: &Environment,
+    request: &Request,
+    run_id: String,
+    rolls: Vec<GroupRoll>,
+    raise_max: &[bool],
+) -> Checkpoint {
     let all: Vec<RolledInstance> = rolls.iter().flat_map(|r| r.instances.clone()).collect();
     let max_unavailable = request
         .max_unavailable
         .unwrap_or_else(|| default_max_unavailable(&all));
-    let plan_groups: Vec<GroupPlan<'_>> = rolls
-        .iter()
-        .zip(&raise)
-        .map(|(r, raise_max)| GroupPlan {
-            asg: &r.asg,
-            instances: &r.instances,
-            raise_max: *raise_max,
-        })
-        .collect();
-    let plan = build_cluster(
-        &plan_groups,
-        PlanOptions {
-            canary: request.canary,
-            // Each group's own (`GroupPlan::raise_max`).
-            raise_max: false,
-            strategy: request.strategy(),
-        },
-    );
-    let start = rolls
-        .iter()
-        .map(|r| {
-            format!(
-                "{} to {} agents: {} instance(s) selected by {}",
-                r.asg,
-                r.target,
-                r.instances.len(),
-                r.select
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
+    let plan = cluster_plan(&rolls, raise_max, request);
+    let start = start_line(&rolls);
     let mut checkpoint = Checkpoint {
         version: VERSION,
         run_id,
@@ -323,7 +376,47 @@ pub(crate) async fn preflight<P: Ports>(
     };
     let now = RollClock::new(env.time_scale).now();
     checkpoint.log(now, EventKind::Start, format!("roll of {start}"));
-    Ok(Preflight::Ready(Box::new(checkpoint), notes))
+    checkpoint
+}
+
+/// The plan of every group rolled, each raising its own MaxSize or not.
+fn cluster_plan(rolls: &[GroupRoll], raise_max: &[bool], request: &Request) -> RollPlan {
+    let plan_groups: Vec<GroupPlan<'_>> = rolls
+        .iter()
+        .zip(raise_max)
+        .map(|(r, raise_max)| GroupPlan {
+            asg: &r.asg,
+            instances: &r.instances,
+            raise_max: *raise_max,
+        })
+        .collect();
+    build_cluster(
+        &plan_groups,
+        PlanOptions {
+            canary: request.canary,
+            // Each group's own (`GroupPlan::raise_max`).
+            raise_max: false,
+            strategy: request.strategy(),
+        },
+    )
+}
+
+/// What the start event says of each group: its target and what was
+/// selected.
+fn start_line(rolls: &[GroupRoll]) -> String {
+    rolls
+        .iter()
+        .map(|r| {
+            format!(
+                "{} to {} agents: {} instance(s) selected by {}",
+                r.asg,
+                r.target,
+                r.instances.len(),
+                r.select
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// What the operator asked, checked before anything is read: a target of

@@ -9,6 +9,7 @@
 //! was abandoned or another run owns the group).
 
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use tokio::sync::watch;
 
@@ -77,6 +78,9 @@ impl RunError {
     }
 }
 
+/// One `roller run`: under the run lock, the checkpoint resumed or a
+/// fresh one made by the preflight, its plan run, and its record archived
+/// once the roll has ended.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn run<P: Ports>(
     ports: P,
@@ -88,62 +92,8 @@ pub(crate) async fn run<P: Ports>(
     let mut settings = settings;
     settings.checkpoint.lock()?;
     let path = settings.checkpoint.location().to_path_buf();
-    let mut notes = Vec::new();
-    let checkpoint = match settings.checkpoint.load().await.map_err(RollError::from)? {
-        Some(mut existing) => {
-            check_resume(&existing, &path, env, &settings)?;
-            check_tag(ports, env, &existing).await?;
-            let added: Vec<String> = settings
-                .request
-                .allow_unhealthy
-                .iter()
-                .filter(|app| !existing.allow_unhealthy.contains(app))
-                .cloned()
-                .collect();
-            let mut changed = !added.is_empty();
-            let now_at = RollClock::new(env.time_scale).now();
-            if let Some(now) = settings
-                .request
-                .on_failure
-                .filter(|now| *now != existing.on_failure)
-            {
-                existing.log(
-                    now_at,
-                    EventKind::Operator,
-                    format!(
-                        "--on-failure {} on resume (was {})",
-                        now.as_str(),
-                        existing.on_failure.as_str()
-                    ),
-                );
-                existing.on_failure = now;
-                changed = true;
-            }
-            if !added.is_empty() {
-                existing.log(
-                    now_at,
-                    EventKind::Operator,
-                    format!(
-                        "--allow-unhealthy on resume: {} may be unhealthy in every health wait",
-                        added.join(", ")
-                    ),
-                );
-                existing.allow_unhealthy.extend(added);
-            }
-            if changed {
-                settings
-                    .checkpoint
-                    .save(&existing)
-                    .await
-                    .map_err(RollError::from)?;
-            }
-            notes.push(format!(
-                "resuming run {} from {}",
-                existing.run_id,
-                path.display()
-            ));
-            existing
-        }
+    let (checkpoint, notes) = match settings.checkpoint.load().await.map_err(RollError::from)? {
+        Some(existing) => resume(ports, env, &mut settings, existing, &path).await?,
         None if settings.options.rollback_ordered => {
             return Err(RollError::refused(format!(
                 "no roll in progress at {}: nothing to roll back (a roll that ended, or was rolled \
@@ -152,30 +102,10 @@ pub(crate) async fn run<P: Ports>(
             ))
             .into());
         }
-        None => {
-            // A cluster's [[group]] tables may carry every target.
-            let file_targets = env.groups.iter().all(|g| g.target.is_some());
-            if !settings.request.has_target() && !file_targets {
-                return Err(RollError::refused(format!(
-                    "no checkpoint at {} to resume, and no --target for a new roll",
-                    path.display()
-                ))
-                .into());
-            }
-            let run_id = uuid::Uuid::new_v4().to_string();
-            match preflight(ports, env, &settings.request, run_id).await? {
-                Preflight::NothingToDo(message) => return Ok(RunResult::NothingToDo(message)),
-                Preflight::Ready(checkpoint, preflight_notes) => {
-                    notes.extend(preflight_notes);
-                    settings
-                        .checkpoint
-                        .save(&checkpoint)
-                        .await
-                        .map_err(RollError::from)?;
-                    *checkpoint
-                }
-            }
-        }
+        None => match start(ports, env, &mut settings, &path).await? {
+            Preflight::NothingToDo(message) => return Ok(RunResult::NothingToDo(message)),
+            Preflight::Ready(checkpoint, notes) => (*checkpoint, notes),
+        },
     };
     // The observer sees the roll as it is taken up (a fresh one, or how
     // far a resumed one had come) before the runner's first write.
@@ -190,27 +120,119 @@ pub(crate) async fn run<P: Ports>(
         observer,
     )?;
     let (outcome, checkpoint, mut store) = runner.run_keeping_store().await?;
-    // A rolled-back plan is complete too: the group is as it was, and the
-    // next run starts afresh.
-    let archived = match outcome {
-        Outcome::Complete { .. } | Outcome::RolledBack { .. } => {
-            Some(store.archive(&checkpoint).await.map_err(RollError::from)?)
-        }
-        // Held off by another run before changing anything: a rerun must
-        // start afresh (its preflight would be stale), the record stays.
-        Outcome::Refused { .. } => Some(
-            store
-                .archive_as(&checkpoint, "refused")
-                .await
-                .map_err(RollError::from)?,
-        ),
-        _ => None,
-    };
+    let archived = archive(&mut store, &outcome, &checkpoint).await?;
     Ok(RunResult::Finished {
         outcome,
         checkpoint: Box::new(checkpoint),
         archived,
         notes,
+    })
+}
+
+/// The checkpoint found at `path`, checked to be this run's to resume
+/// (nothing written before), with what the operator asked anew on resume
+/// taken and saved; and the note that says so.
+async fn resume<P: Ports>(
+    ports: P,
+    env: &Environment,
+    settings: &mut RunSettings,
+    mut existing: Checkpoint,
+    path: &Path,
+) -> Result<(Checkpoint, Vec<String>), RollError> {
+    check_resume(&existing, path, env, settings)?;
+    check_tag(ports, env, &existing).await?;
+    let now = RollClock::new(env.time_scale).now();
+    if take_resume_request(&mut existing, &settings.request, now) {
+        settings.checkpoint.save(&existing).await?;
+    }
+    let note = format!("resuming run {} from {}", existing.run_id, path.display());
+    Ok((existing, vec![note]))
+}
+
+/// What a resume may change of the roll: `--on-failure`, and apps added
+/// with `--allow-unhealthy`, each logged as the operator's. Answers
+/// whether the checkpoint changed.
+fn take_resume_request(existing: &mut Checkpoint, request: &Request, now: SystemTime) -> bool {
+    let added: Vec<String> = request
+        .allow_unhealthy
+        .iter()
+        .filter(|app| !existing.allow_unhealthy.contains(app))
+        .cloned()
+        .collect();
+    let mut changed = !added.is_empty();
+    if let Some(asked) = request
+        .on_failure
+        .filter(|asked| *asked != existing.on_failure)
+    {
+        existing.log(
+            now,
+            EventKind::Operator,
+            format!(
+                "--on-failure {} on resume (was {})",
+                asked.as_str(),
+                existing.on_failure.as_str()
+            ),
+        );
+        existing.on_failure = asked;
+        changed = true;
+    }
+    if !added.is_empty() {
+        existing.log(
+            now,
+            EventKind::Operator,
+            format!(
+                "--allow-unhealthy on resume: {} may be unhealthy in every health wait",
+                added.join(", ")
+            ),
+        );
+        existing.allow_unhealthy.extend(added);
+    }
+    changed
+}
+
+/// A fresh run, no checkpoint being at `path`: refused without a target,
+/// else the preflight, whose first checkpoint is saved before anything
+/// else is done.
+async fn start<P: Ports>(
+    ports: P,
+    env: &Environment,
+    settings: &mut RunSettings,
+    path: &Path,
+) -> Result<Preflight, RollError> {
+    // A cluster's [[group]] tables may carry every target.
+    let file_targets = env.groups.iter().all(|g| g.target.is_some());
+    if !settings.request.has_target() && !file_targets {
+        return Err(RollError::refused(format!(
+            "no checkpoint at {} to resume, and no --target for a new roll",
+            path.display()
+        )));
+    }
+    let run_id = uuid::Uuid::new_v4().to_string();
+    let found = preflight(ports, env, &settings.request, run_id).await?;
+    if let Preflight::Ready(checkpoint, _) = &found {
+        settings.checkpoint.save(checkpoint).await?;
+    }
+    Ok(found)
+}
+
+/// Moves the checkpoint of a roll that ended aside, the record kept, so
+/// the next run starts afresh; answers where it went. A plan still to
+/// run (paused, held, stopped) keeps its checkpoint in place, to resume.
+async fn archive(
+    store: &mut CheckpointStore,
+    outcome: &Outcome,
+    checkpoint: &Checkpoint,
+) -> Result<Option<PathBuf>, RollError> {
+    Ok(match outcome {
+        // A rolled-back plan is complete too: the group is as it was, and
+        // the next run starts afresh.
+        Outcome::Complete { .. } | Outcome::RolledBack { .. } => {
+            Some(store.archive(checkpoint).await?)
+        }
+        // Held off by another run before changing anything: a rerun must
+        // start afresh (its preflight would be stale), the record stays.
+        Outcome::Refused { .. } => Some(store.archive_as(checkpoint, "refused").await?),
+        _ => None,
     })
 }
 
@@ -232,6 +254,22 @@ fn check_resume(
     settings: &RunSettings,
 ) -> Result<(), RollError> {
     existing.check_group(path, env.asg())?;
+    check_groups_listed(existing, path, env)?;
+    check_environment(existing, path, env)?;
+    let request = &settings.request;
+    check_targets(existing, path, request)?;
+    check_selection(existing, path, env, request)?;
+    check_strategy(existing, path, request)?;
+    check_floor(existing, path, request)
+}
+
+/// Every group the checkpoint rolls must still be one the environment
+/// lists: a resume could not reach the others.
+fn check_groups_listed(
+    existing: &Checkpoint,
+    path: &Path,
+    env: &Environment,
+) -> Result<(), RollError> {
     let listed: Vec<&str> = env.groups.iter().map(|g| g.asg.as_str()).collect();
     if let Some(gone) = existing
         .groups
@@ -246,6 +284,16 @@ fn check_resume(
             listed.join(", ")
         )));
     }
+    Ok(())
+}
+
+/// The environment must be the one the roll started in (region,
+/// endpoints, agent match).
+fn check_environment(
+    existing: &Checkpoint,
+    path: &Path,
+    env: &Environment,
+) -> Result<(), RollError> {
     let differences = existing
         .environment
         .differences(&RecordedEnvironment::of(env));
@@ -257,10 +305,16 @@ fn check_resume(
             differences.join("; ")
         )));
     }
+    Ok(())
+}
+
+/// A target asked on resume (`--target NAME=N`, or `--target N` for one
+/// group) must be the group's in the checkpoint.
+fn check_targets(existing: &Checkpoint, path: &Path, request: &Request) -> Result<(), RollError> {
     for group in &existing.groups {
-        let asked = match settings.request.group_targets.get(&group.asg) {
+        let asked = match request.group_targets.get(&group.asg) {
             Some(n) => Some(*n),
-            None if existing.groups.len() == 1 => settings.request.target,
+            None if existing.groups.len() == 1 => request.target,
             None => None,
         };
         if let Some(asked) = asked.filter(|n| *n != group.target) {
@@ -276,9 +330,18 @@ fn check_resume(
             )));
         }
     }
-    // `--select` is the selection of every group without its own in the
-    // environment file.
-    let select = settings.request.select.as_ref().map(ToString::to_string);
+    Ok(())
+}
+
+/// A `--select` asked on resume must be the selection of every group
+/// it stands for: those without their own in the environment file.
+fn check_selection(
+    existing: &Checkpoint,
+    path: &Path,
+    env: &Environment,
+    request: &Request,
+) -> Result<(), RollError> {
+    let select = request.select.as_ref().map(ToString::to_string);
     let differs = select.as_ref().and_then(|select| {
         existing.groups.iter().find(|g| {
             let flagged = env
@@ -301,8 +364,13 @@ fn check_resume(
             group.select
         )));
     }
+    Ok(())
+}
+
+/// A `--strategy` asked on resume must be the one the plan was built with.
+fn check_strategy(existing: &Checkpoint, path: &Path, request: &Request) -> Result<(), RollError> {
     let strategy = super::decide::roll_plan::strategy_of(&existing.plan);
-    if let Some(asked) = settings.request.strategy.filter(|s| *s != strategy) {
+    if let Some(asked) = request.strategy.filter(|s| *s != strategy) {
         return Err(RollError::refused(format!(
             "checkpoint {} is a roll with --strategy {}; --strategy {} differs: resume without --strategy",
             path.display(),
@@ -310,12 +378,17 @@ fn check_resume(
             asked.as_str()
         )));
     }
+    Ok(())
+}
+
+/// A `--min-healthy` asked on resume must be the roll's floor.
+fn check_floor(existing: &Checkpoint, path: &Path, request: &Request) -> Result<(), RollError> {
     let floor = if existing.honor_min_health {
         Floor::MinHealth
     } else {
         Floor::One
     };
-    if let Some(asked) = settings.request.floor.filter(|f| *f != floor) {
+    if let Some(asked) = request.floor.filter(|f| *f != floor) {
         return Err(RollError::refused(format!(
             "checkpoint {} is a roll with --min-healthy {}; --min-healthy {} differs: resume without it",
             path.display(),

@@ -50,71 +50,123 @@ pub(crate) fn cluster_plan_name(groups: &[&str]) -> String {
 /// The plan of the roll of `groups`, in plan order (a step's group is
 /// its place there).
 pub(crate) fn build_cluster(groups: &[GroupPlan<'_>], options: PlanOptions) -> RollPlan {
-    let count = groups.len();
-    let one = |index: usize, g: &GroupPlan<'_>| {
-        roll_plan::build(
-            GroupIndex(index),
-            g.asg,
-            g.instances,
-            PlanOptions {
-                raise_max: g.raise_max,
-                ..options
-            },
-        )
-    };
     if let [only] = groups {
-        return one(0, only);
+        return group_plan(0, only, options);
     }
     let mut prepares = Vec::new();
     let mut middles: Vec<Vec<Phase<GroupStep>>> = Vec::new();
     let mut finishes = Vec::new();
     for (index, g) in groups.iter().enumerate() {
-        let plan = one(index, g);
-        let serial = plan.strategy != Strategy::Dependency;
-        let mut middle = Vec::new();
-        for mut phase in plan.phases {
-            let bare = phase.id.clone();
-            // Plan-wide unique ids: a fixed-word step (`lock`, `wave-1`)
-            // is the group's; an instance's step is its instance's id.
-            for step in phase.steps.iter_mut().filter(|s| s.asset.is_none()) {
-                step.id = group_phase_id(g.asg, &step.id, count);
-            }
-            phase.id = group_phase_id(g.asg, &bare, count);
-            phase.name = group_phase_id(g.asg, &phase.name, count);
-            phase.depends_on = phase
-                .depends_on
-                .iter()
-                .map(|d| group_phase_id(g.asg, d, count))
-                .collect();
-            match bare.as_str() {
-                PREPARE => prepares.push(phase),
-                FINISH => finishes.push(phase),
-                _ => {
-                    // A serial plan runs its phases in order: said as
-                    // dependencies, as the cluster's plan runs by them.
-                    if serial
-                        && let Some(before) = middle.last().map(|p: &Phase<GroupStep>| p.id.clone())
-                    {
-                        phase.depends_on = vec![before];
-                    }
-                    middle.push(phase);
+        let sorted = group_phases(index, g, options, groups.len());
+        prepares.extend(sorted.prepare);
+        middles.push(sorted.middle);
+        finishes.extend(sorted.finish);
+    }
+    let prepared = one_after_another(&mut prepares, Vec::new());
+    let rolled = group_after_group(&mut middles, prepared);
+    one_after_another(&mut finishes, rolled);
+    let mut phases = prepares;
+    phases.extend(middles.into_iter().flatten());
+    phases.extend(finishes);
+    let names: Vec<&str> = groups.iter().map(|g| g.asg).collect();
+    Plan::new(cluster_plan_name(&names), Strategy::Dependency, phases)
+}
+
+/// The plan of group `g` alone, raising its own MaxSize or not.
+fn group_plan(index: usize, g: &GroupPlan<'_>, options: PlanOptions) -> RollPlan {
+    roll_plan::build(
+        GroupIndex(index),
+        g.asg,
+        g.instances,
+        PlanOptions {
+            raise_max: g.raise_max,
+            ..options
+        },
+    )
+}
+
+/// One group's phases, named for the cluster's plan and sorted by where
+/// it puts them.
+struct GroupPhases {
+    prepare: Vec<Phase<GroupStep>>,
+    /// Between prepare and finish, in the group's order, each waiting for
+    /// what it waits for in the group's own plan.
+    middle: Vec<Phase<GroupStep>>,
+    finish: Vec<Phase<GroupStep>>,
+}
+
+/// Group `g`'s plan, its phases named for a plan of `count` groups and
+/// sorted into prepare, middle and finish.
+fn group_phases(
+    index: usize,
+    g: &GroupPlan<'_>,
+    options: PlanOptions,
+    count: usize,
+) -> GroupPhases {
+    let plan = group_plan(index, g, options);
+    let serial = plan.strategy != Strategy::Dependency;
+    let mut sorted = GroupPhases {
+        prepare: Vec::new(),
+        middle: Vec::new(),
+        finish: Vec::new(),
+    };
+    for mut phase in plan.phases {
+        let bare = phase.id.clone();
+        name_for_cluster(&mut phase, g.asg, count);
+        match bare.as_str() {
+            PREPARE => sorted.prepare.push(phase),
+            FINISH => sorted.finish.push(phase),
+            _ => {
+                // A serial plan runs its phases in order: said as
+                // dependencies, as the cluster's plan runs by them.
+                if serial && let Some(before) = sorted.middle.last().map(|p| p.id.clone()) {
+                    phase.depends_on = vec![before];
                 }
+                sorted.middle.push(phase);
             }
         }
-        middles.push(middle);
     }
-    let mut before: Vec<String> = Vec::new();
-    for phase in &mut prepares {
+    sorted
+}
+
+/// Plan-wide unique ids for a phase of group `asg`: the phase's, its
+/// name, what it waits for, and its fixed-word steps' (`lock`, `wave-1`);
+/// an instance's step keeps its instance's id, already unique.
+fn name_for_cluster(phase: &mut Phase<GroupStep>, asg: &str, count: usize) {
+    for step in phase.steps.iter_mut().filter(|s| s.asset.is_none()) {
+        step.id = group_phase_id(asg, &step.id, count);
+    }
+    phase.id = group_phase_id(asg, &phase.id, count);
+    phase.name = group_phase_id(asg, &phase.name, count);
+    phase.depends_on = phase
+        .depends_on
+        .iter()
+        .map(|d| group_phase_id(asg, d, count))
+        .collect();
+}
+
+/// Makes each of `phases` wait for the one before it, the first for
+/// `before`; answers what the next must wait for (the last).
+fn one_after_another(phases: &mut [Phase<GroupStep>], mut before: Vec<String>) -> Vec<String> {
+    for phase in phases {
         phase.depends_on = before;
         before = vec![phase.id.clone()];
     }
-    // A group's scale-up (new instances, and the window over its old
-    // agents) starts once the group before has scaled up: its new agents
-    // boot while the group before drains, and no task that group moves
-    // lands on an old agent of this one (to be moved twice). Its other
-    // phases (canaries, drain, terminations; replacements) wait for the
-    // group before to be done: one group's agents are emptied at a time.
-    let mut scaled: Vec<String> = before.clone();
+    before
+}
+
+/// Orders the groups' middles after `prepared` (every prepare); answers
+/// the phases that end the last group's, for the finishes to wait for.
+///
+/// A group's scale-up (new instances, and the window over its old
+/// agents) starts once the group before has scaled up: its new agents
+/// boot while the group before drains, and no task that group moves
+/// lands on an old agent of this one (to be moved twice). Its other
+/// phases (canaries, drain, terminations; replacements) wait for the
+/// group before to be done: one group's agents are emptied at a time.
+fn group_after_group(middles: &mut [Vec<Phase<GroupStep>>], prepared: Vec<String>) -> Vec<String> {
+    let mut scaled: Vec<String> = prepared.clone();
+    let mut before = prepared;
     for (index, middle) in middles.iter_mut().enumerate() {
         let ends = ends(middle);
         let own: Vec<String> = middle.iter().map(|p| p.id.clone()).collect();
@@ -129,15 +181,7 @@ pub(crate) fn build_cluster(groups: &[GroupPlan<'_>], options: PlanOptions) -> R
         }
         before = ends;
     }
-    for phase in &mut finishes {
-        phase.depends_on = before;
-        before = vec![phase.id.clone()];
-    }
-    let mut phases = prepares;
-    phases.extend(middles.into_iter().flatten());
-    phases.extend(finishes);
-    let names: Vec<&str> = groups.iter().map(|g| g.asg).collect();
-    Plan::new(cluster_plan_name(&names), Strategy::Dependency, phases)
+    before
 }
 
 /// The phases of `middle` no other of its phases waits for: the group's

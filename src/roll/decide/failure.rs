@@ -65,21 +65,41 @@ pub(crate) struct Watched<'a> {
     pub(crate) acknowledged: &'a [String],
 }
 
+impl Watched<'_> {
+    /// The new agent a task ran on: by its agent id, or, when Marathon
+    /// gives none, by its host.
+    fn new_agent(&self, agent: Option<&str>, host: Option<&str>) -> Option<&NewAgentRef<'_>> {
+        self.new_agents.iter().find(|a| {
+            agent.is_some_and(|id| id == a.agent_id)
+                || (agent.is_none() && host.is_some_and(|h| h.eq_ignore_ascii_case(a.hostname)))
+        })
+    }
+
+    /// Whether the failure named `key` is not acknowledged yet.
+    fn fresh(&self, key: &str) -> bool {
+        !self.acknowledged.iter().any(|k| k == key)
+    }
+
+    /// Whether the watch looks at `app`: neither allowed to be unhealthy
+    /// nor acknowledged as a whole.
+    fn guarded(&self, app: &str) -> bool {
+        !self.allowed.iter().any(|a| a == app) && self.fresh(&acknowledged_app(app))
+    }
+}
+
 /// The first sign that something the roll placed on a new agent failed,
 /// `None` when there is none: failed tasks first, then failing health
 /// checks, then launch delays, each in the order Marathon lists apps.
 pub(crate) fn detect(watched: &Watched<'_>) -> Option<Evidence> {
-    let new_agent = |agent: Option<&str>, host: Option<&str>| {
-        watched.new_agents.iter().find(|a| {
-            agent.is_some_and(|id| id == a.agent_id)
-                || (agent.is_none() && host.is_some_and(|h| h.eq_ignore_ascii_case(a.hostname)))
-        })
-    };
-    let fresh = |key: &str| !watched.acknowledged.iter().any(|k| k == key);
-    let guarded =
-        |app: &App| !watched.allowed.contains(&app.id) && fresh(&acknowledged_app(&app.id));
+    failed_task(watched)
+        .or_else(|| failing_health_check(watched))
+        .or_else(|| launch_delay(watched))
+}
 
-    for app in watched.apps.iter().filter(|a| guarded(a)) {
+/// An app's last task failure on a new agent: failed, lost, or killed
+/// for failing its health checks.
+fn failed_task(watched: &Watched<'_>) -> Option<Evidence> {
+    for app in watched.apps.iter().filter(|a| watched.guarded(&a.id)) {
         let Some(failure) = &app.last_task_failure else {
             continue;
         };
@@ -88,11 +108,12 @@ pub(crate) fn detect(watched: &Watched<'_>) -> Option<Evidence> {
             "TASK_FAILED" | "TASK_ERROR" | "TASK_LOST"
         ) || (failure.state == "TASK_KILLED"
             && failure.message.starts_with(HEALTH_KILL));
-        let Some(agent) = new_agent(failure.agent_id.as_deref(), failure.host.as_deref()) else {
+        let Some(agent) = watched.new_agent(failure.agent_id.as_deref(), failure.host.as_deref())
+        else {
             continue;
         };
         let key = format!("task-failure/{}", failure.task_id);
-        if failed && fresh(&key) {
+        if failed && watched.fresh(&key) {
             return Some(Evidence {
                 key,
                 app: Some(app.id.clone()),
@@ -108,9 +129,16 @@ pub(crate) fn detect(watched: &Watched<'_>) -> Option<Evidence> {
             });
         }
     }
-    for app in watched.apps.iter().filter(|a| guarded(a)) {
+    None
+}
+
+/// A task on a new agent whose health check has failed at least once in
+/// a row.
+fn failing_health_check(watched: &Watched<'_>) -> Option<Evidence> {
+    for app in watched.apps.iter().filter(|a| watched.guarded(&a.id)) {
         for task in &app.tasks {
-            let Some(agent) = new_agent(task.agent_id.as_deref(), task.host.as_deref()) else {
+            let Some(agent) = watched.new_agent(task.agent_id.as_deref(), task.host.as_deref())
+            else {
                 continue;
             };
             let Some(result) = task
@@ -121,7 +149,7 @@ pub(crate) fn detect(watched: &Watched<'_>) -> Option<Evidence> {
                 continue;
             };
             let key = format!("failing-checks/{}", task.id);
-            if !fresh(&key) {
+            if !watched.fresh(&key) {
                 continue;
             }
             // Marathon records an empty cause for Mesos-level checks.
@@ -145,16 +173,20 @@ pub(crate) fn detect(watched: &Watched<'_>) -> Option<Evidence> {
             });
         }
     }
+    None
+}
+
+/// A launch delay on Marathon's queue for an app the roll moved.
+fn launch_delay(watched: &Watched<'_>) -> Option<Evidence> {
     for queued in watched.queue {
         if queued.delay_left == Duration::ZERO
             || !watched.moved.contains(&queued.app)
-            || watched.allowed.contains(&queued.app)
-            || !fresh(&acknowledged_app(&queued.app))
+            || !watched.guarded(&queued.app)
         {
             continue;
         }
         let key = format!("launch-delay/{}", queued.app);
-        if fresh(&key) {
+        if watched.fresh(&key) {
             return Some(Evidence {
                 key,
                 app: Some(queued.app.clone()),

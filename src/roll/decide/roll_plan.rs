@@ -184,41 +184,67 @@ pub(crate) fn build(
     instances: &[RolledInstance],
     options: PlanOptions,
 ) -> RollPlan {
-    let step = |id: &str, kind, message: &str| step(group, id, kind, message);
+    let prepare = prepare_phase(group, options.raise_max);
+    let finish = finish_phase(group, options.raise_max);
+    match options.strategy {
+        RollStrategy::Serial => serial_plan(group, asg, instances, options.canary, prepare, finish),
+        RollStrategy::Drain => drain_plan(group, asg, instances, options.canary, prepare, finish),
+    }
+}
+
+/// Lock, suspend, and raise MaxSize when the roll must.
+fn prepare_phase(group: GroupIndex, raise_max: bool) -> Phase<GroupStep> {
     let mut prepare = vec![
-        step(LOCK, StepKind::Lock, "tag the ASG with the run id"),
+        step(group, LOCK, StepKind::Lock, "tag the ASG with the run id"),
         step(
+            group,
             SUSPEND,
             StepKind::SuspendProcesses,
             "suspend the scaling processes that could change capacity",
         ),
     ];
-    if options.raise_max {
+    if raise_max {
         prepare.push(step(
+            group,
             RAISE_MAX,
             StepKind::RaiseMaxSize,
             "raise MaxSize to N + K",
         ));
     }
-    let mut scale_up = vec![
+    phase(PREPARE, Strategy::Serial, prepare)
+}
+
+/// The scale-up both strategies share: the new instances asked for, then
+/// awaited as agents.
+fn scale_up_steps(group: GroupIndex) -> Vec<Step<GroupStep>> {
+    vec![
         step(
+            group,
             SET_DESIRED,
             StepKind::SetDesired,
             "set desired capacity to N + K - terminated",
         ),
         step(
+            group,
             WAIT_REGISTERED,
             StepKind::WaitRegistered,
             "wait until every new instance is an active Mesos agent",
         ),
-    ];
+    ]
+}
+
+/// Undo what prepare and the roll changed (processes, MaxSize when
+/// raised, maintenance), report the AZ moves, and unlock.
+fn finish_phase(group: GroupIndex, raise_max: bool) -> Phase<GroupStep> {
     let mut finish = vec![step(
+        group,
         RESUME,
         StepKind::ResumeProcesses,
         "resume what the roll suspended",
     )];
-    if options.raise_max {
+    if raise_max {
         finish.push(step(
+            group,
             RESTORE_MAX,
             StepKind::RestoreMaxSize,
             "restore MaxSize",
@@ -226,100 +252,123 @@ pub(crate) fn build(
     }
     finish.extend([
         step(
+            group,
             END_MAINTENANCE,
             StepKind::EndMaintenance,
             "bring downed machines up and remove the roll's maintenance windows",
         ),
         step(
+            group,
             REPORT_REBALANCE,
             StepKind::ReportRebalance,
             "report the AZ moves rebalancing needs",
         ),
-        step(UNLOCK, StepKind::Unlock, "remove the run-id tag"),
+        step(group, UNLOCK, StepKind::Unlock, "remove the run-id tag"),
     ]);
-    let prepare = phase(PREPARE, Strategy::Serial, prepare);
-    let finish = phase(FINISH, Strategy::Serial, finish);
-    match options.strategy {
-        RollStrategy::Serial => {
-            let replace = instances.iter().map(|i| replace_step(group, i)).collect();
-            // Built serial, then gated: `Phase::new` would pick default canaries.
-            let mut replace_phase = phase(REPLACE, Strategy::Serial, replace);
-            if let Some(count) = options.canary {
-                replace_phase.strategy = Strategy::SerialCanary;
-                replace_phase.canary = Some(crate::plan::Canary { count, steps: None });
-                replace_phase.set_up_canary();
-            }
-            Plan::new(
-                plan_name(asg),
-                Strategy::Serial,
-                vec![
-                    prepare,
-                    phase(SCALE_UP, Strategy::Serial, scale_up),
-                    replace_phase,
-                    finish,
-                ],
-            )
-        }
-        RollStrategy::Drain => {
-            scale_up.push(step(
-                MAINTENANCE,
-                StepKind::Maintenance,
-                "post one maintenance window over every agent to replace",
-            ));
-            let canaries = options
-                .canary
-                .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX))
-                .min(instances.len());
-            let (first, rest) = instances.split_at(canaries);
-            let terminate = rest
-                .iter()
-                .map(|i| {
-                    let mut s = step(
-                        &i.id,
-                        StepKind::Terminate {
-                            instance: i.id.clone(),
-                        },
-                        &format!(
-                            "terminate {} ({}) once its agent is empty",
-                            i.hostname, i.availability_zone
-                        ),
-                    );
-                    s.asset = Some(i.id.clone());
-                    s
-                })
-                .collect();
-            let mut phases = vec![prepare, phase(SCALE_UP, Strategy::Serial, scale_up)];
-            let mut after_scale_up = vec![SCALE_UP.to_string()];
-            if canaries > 0 {
-                phases.push(phase(
-                    CANARY,
-                    Strategy::Serial,
-                    first.iter().map(|i| replace_step(group, i)).collect(),
-                ));
-                after_scale_up = vec![CANARY.to_string()];
-            }
-            let mut drain = phase(
-                DRAIN,
-                Strategy::Serial,
-                vec![wave_step(group, 1, str::to_string)],
-            );
-            drain.interrupted = canaries > 0;
-            drain.depends_on = after_scale_up.clone();
-            let mut terminate = phase(TERMINATE, Strategy::Parallel, terminate);
-            terminate.depends_on = after_scale_up;
-            let mut finish = finish;
-            finish.depends_on = vec![DRAIN.to_string(), TERMINATE.to_string()];
-            phases.extend([drain, terminate, finish]);
-            // Each phase waits for the one before it, except terminate,
-            // which runs alongside drain.
-            for n in 1..phases.len() {
-                if phases[n].depends_on.is_empty() {
-                    phases[n].depends_on = vec![phases[n - 1].id.clone()];
-                }
-            }
-            Plan::new(plan_name(asg), Strategy::Dependency, phases)
+    phase(FINISH, Strategy::Serial, finish)
+}
+
+/// `--strategy serial`: one replace step per instance, the first
+/// `canary` of them each waiting for the operator.
+fn serial_plan(
+    group: GroupIndex,
+    asg: &str,
+    instances: &[RolledInstance],
+    canary: Option<u32>,
+    prepare: Phase<GroupStep>,
+    finish: Phase<GroupStep>,
+) -> RollPlan {
+    let replace = instances.iter().map(|i| replace_step(group, i)).collect();
+    // Built serial, then gated: `Phase::new` would pick default canaries.
+    let mut replace_phase = phase(REPLACE, Strategy::Serial, replace);
+    if let Some(count) = canary {
+        replace_phase.strategy = Strategy::SerialCanary;
+        replace_phase.canary = Some(crate::plan::Canary { count, steps: None });
+        replace_phase.set_up_canary();
+    }
+    Plan::new(
+        plan_name(asg),
+        Strategy::Serial,
+        vec![
+            prepare,
+            phase(SCALE_UP, Strategy::Serial, scale_up_steps(group)),
+            replace_phase,
+            finish,
+        ],
+    )
+}
+
+/// `--strategy drain`: a maintenance window over every old agent, the
+/// first `canary` instances replaced alone, then the drain's waves with
+/// the terminations alongside.
+fn drain_plan(
+    group: GroupIndex,
+    asg: &str,
+    instances: &[RolledInstance],
+    canary: Option<u32>,
+    prepare: Phase<GroupStep>,
+    finish: Phase<GroupStep>,
+) -> RollPlan {
+    let mut scale_up = scale_up_steps(group);
+    scale_up.push(step(
+        group,
+        MAINTENANCE,
+        StepKind::Maintenance,
+        "post one maintenance window over every agent to replace",
+    ));
+    let canaries = canary
+        .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX))
+        .min(instances.len());
+    let (first, rest) = instances.split_at(canaries);
+    let mut phases = vec![prepare, phase(SCALE_UP, Strategy::Serial, scale_up)];
+    let mut after_scale_up = vec![SCALE_UP.to_string()];
+    if canaries > 0 {
+        phases.push(phase(
+            CANARY,
+            Strategy::Serial,
+            first.iter().map(|i| replace_step(group, i)).collect(),
+        ));
+        after_scale_up = vec![CANARY.to_string()];
+    }
+    let mut drain = phase(
+        DRAIN,
+        Strategy::Serial,
+        vec![wave_step(group, 1, str::to_string)],
+    );
+    drain.interrupted = canaries > 0;
+    drain.depends_on = after_scale_up.clone();
+    let terminate = rest.iter().map(|i| terminate_step(group, i)).collect();
+    let mut terminate = phase(TERMINATE, Strategy::Parallel, terminate);
+    terminate.depends_on = after_scale_up;
+    let mut finish = finish;
+    finish.depends_on = vec![DRAIN.to_string(), TERMINATE.to_string()];
+    phases.extend([drain, terminate, finish]);
+    // Each phase waits for the one before it, except terminate,
+    // which runs alongside drain.
+    for n in 1..phases.len() {
+        if phases[n].depends_on.is_empty() {
+            phases[n].depends_on = vec![phases[n - 1].id.clone()];
         }
     }
+    Plan::new(plan_name(asg), Strategy::Dependency, phases)
+}
+
+/// A drain's termination of instance `i`, released once its agent is
+/// empty.
+fn terminate_step(group: GroupIndex, i: &RolledInstance) -> Step<GroupStep> {
+    let mut s = step(
+        group,
+        &i.id,
+        StepKind::Terminate {
+            instance: i.id.clone(),
+        },
+        &format!(
+            "terminate {} ({}) once its agent is empty",
+            i.hostname, i.availability_zone
+        ),
+    );
+    s.asset = Some(i.id.clone());
+    s
 }
 
 /// Whether the plan has turned around (it has rollback steps).

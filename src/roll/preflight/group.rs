@@ -9,8 +9,10 @@ use std::time::SystemTime;
 use super::{MAX_GROUP_SIZE, Request, Selection, peak_size};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::auto_scaling::AgentIdentity;
-use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState, match_agents};
+use crate::roll::ports::auto_scaling::{
+    AgentIdentity, AgentMatches, AutoScaling, AutoScalingGroup, Ec2Instance, GroupInstance,
+    LifecycleState, match_agents,
+};
 use crate::roll::ports::mesos::MaintenanceSchedule;
 use crate::roll::record::RUN_ID_TAG;
 use crate::roll::record::checkpoint::{GroupRoll, OriginalGroup, RolledInstance};
@@ -83,76 +85,130 @@ pub(super) fn selection(spec: &GroupSpec, request: &Request) -> Result<Selection
     }
 }
 
-/// The preflight of one group.
+/// The preflight of one group: its target and selection, then AWS's view
+/// of it (the group, then EC2's of its InService instances), checked
+/// against the agents and the schedule read once for the cluster.
 pub(super) async fn look<P: Ports>(
     ports: P,
     shared: &Shared<'_>,
     spec: &GroupSpec,
     groups: usize,
 ) -> Result<Found, RollError> {
-    let (env, request) = (shared.env, shared.request);
+    let request = shared.request;
     let asg = spec.asg.as_str();
-    let refuse = |m: String| Err(RollError::refused(m));
     let n = target(spec, request, groups).map_err(RollError::refused)?;
     let select = selection(spec, request).map_err(RollError::refused)?;
     let aws = ports.aws();
+    let group = unclaimed_group(aws, asg).await?;
+    let (in_service, left_out) = in_service(asg, &group, request.skip_not_in_service)?;
+    let notes: Vec<String> = left_out
+        .into_iter()
+        .chain(scale_in_protected_note(&in_service))
+        .collect();
+    let ec2 = aws
+        .describe_instances(&in_service.iter().map(|i| i.id.clone()).collect::<Vec<_>>())
+        .await
+        .map_err(|e| RollError::refused(format!("DescribeInstances: {e}")))?;
+    let selected = selected(&select, &group, &in_service, &ec2);
+    if selected.is_empty() {
+        return Ok(Found::Nothing(format!(
+            "no instance of {asg} is selected by --select {select}: nothing to replace"
+        )));
+    }
+    let peak = check_sizes(asg, &group, n, selected.len(), request.raise_max)?;
+    let instances = matched_instances(shared, asg, &selected, &ec2)?;
+    refuse_foreign_windows(shared.schedule, asg, &instances)?;
+    let roll = group_roll(asg, &group, n, &select, &in_service, instances);
+    Ok(Found::Ready {
+        roll: Box::new(roll),
+        raise_max: request.raise_max && group.max_size < peak,
+        notes,
+    })
+}
+
+/// Group `asg` as AWS describes it, refused when it carries another run's
+/// id: that run's checkpoint is not here, and rolling beside it could
+/// double the cluster.
+async fn unclaimed_group(
+    aws: &(impl AutoScaling + Sync),
+    asg: &str,
+) -> Result<AutoScalingGroup, RollError> {
     let group = aws
         .describe_group(asg)
         .await
         .map_err(|e| RollError::refused(format!("ASG {asg}: {e}")))?;
     if let Some(other) = group.tag(RUN_ID_TAG) {
-        return refuse(format!(
+        return Err(RollError::refused(format!(
             "ASG {asg} carries tag {RUN_ID_TAG}={other}, but there is no checkpoint for that run here: \
              a roll may be running elsewhere, or its checkpoint was lost. Rerunning now could double the cluster. \
              Recover with --checkpoint PATH of that run's checkpoint, or, after a human has checked, \
              `roller abandon --run-id {other}`"
-        ));
+        )));
     }
-    let mut notes = Vec::new();
-    let in_service: Vec<_> = group
+    Ok(group)
+}
+
+/// The group's InService instances. Any other (Standby, Pending, a
+/// lifecycle hook's wait) is refused, or, with `--skip-not-in-service`,
+/// left out, with a note that names it.
+fn in_service<'g>(
+    asg: &str,
+    group: &'g AutoScalingGroup,
+    skip_not_in_service: bool,
+) -> Result<(Vec<&'g GroupInstance>, Option<String>), RollError> {
+    let (in_service, odd): (Vec<_>, Vec<_>) = group
         .instances
         .iter()
-        .filter(|i| i.lifecycle_state == LifecycleState::InService)
-        .collect();
-    let odd: Vec<String> = group
-        .instances
+        .partition(|i| i.lifecycle_state == LifecycleState::InService);
+    let odd: Vec<String> = odd
         .iter()
-        .filter(|i| i.lifecycle_state != LifecycleState::InService)
         .map(|i| format!("{} ({:?})", i.id, i.lifecycle_state))
         .collect();
-    if !odd.is_empty() {
-        if !request.skip_not_in_service {
-            return refuse(format!(
-                "instances of ASG {asg} not InService (Standby, Pending, lifecycle-hook waits): {}; \
-                 put them back in service or detach them, or pass --skip-not-in-service \
-                 to leave them out of the roll",
-                odd.join(", ")
-            ));
-        }
-        notes.push(format!(
-            "left out of the roll (not InService): {}",
-            odd.join(", ")
-        ));
+    if odd.is_empty() {
+        return Ok((in_service, None));
     }
+    if !skip_not_in_service {
+        return Err(RollError::refused(format!(
+            "instances of ASG {asg} not InService (Standby, Pending, lifecycle-hook waits): {}; \
+             put them back in service or detach them, or pass --skip-not-in-service \
+             to leave them out of the roll",
+            odd.join(", ")
+        )));
+    }
+    let note = format!("left out of the roll (not InService): {}", odd.join(", "));
+    Ok((in_service, Some(note)))
+}
+
+/// A note naming the instances protected from scale-in: the roll
+/// terminates them explicitly, which protection does not prevent.
+fn scale_in_protected_note(in_service: &[&GroupInstance]) -> Option<String> {
     let protected: Vec<&str> = in_service
         .iter()
         .filter(|i| i.protected_from_scale_in)
         .map(|i| i.id.as_str())
         .collect();
-    if !protected.is_empty() {
-        notes.push(format!(
+    (!protected.is_empty()).then(|| {
+        format!(
             "scale-in protected (terminated explicitly all the same): {}",
             protected.join(", ")
-        ));
-    }
-    let ec2 = aws
-        .describe_instances(&in_service.iter().map(|i| i.id.clone()).collect::<Vec<_>>())
-        .await
-        .map_err(|e| RollError::refused(format!("DescribeInstances: {e}")))?;
+        )
+    })
+}
+
+/// The InService instances `select` picks: all, those launched from
+/// another source than the group's, or those running longer than an age
+/// (by EC2's launch time; an instance EC2 does not know is not old).
+fn selected<'g>(
+    select: &Selection,
+    group: &AutoScalingGroup,
+    in_service: &[&'g GroupInstance],
+    ec2: &[Ec2Instance],
+) -> Vec<&'g GroupInstance> {
     let now = SystemTime::now();
-    let selected: Vec<_> = in_service
+    in_service
         .iter()
-        .filter(|i| match &select {
+        .copied()
+        .filter(|i| match select {
             Selection::All => true,
             Selection::Outdated => i.launch_source != group.launch_source,
             Selection::OlderThan(age) => ec2
@@ -162,74 +218,107 @@ pub(super) async fn look<P: Ports>(
                 .and_then(|t| now.duration_since(t).ok())
                 .is_some_and(|running| running > *age),
         })
-        .collect();
-    if selected.is_empty() {
-        return Ok(Found::Nothing(format!(
-            "no instance of {asg} is selected by --select {select}: nothing to replace"
-        )));
-    }
-    let k = u32::try_from(selected.len()).unwrap_or(u32::MAX);
+        .collect()
+}
+
+/// N + K, once checked against the group's sizes: a MaxSize below it is
+/// refused unless `--raise-max`, a MinSize above the target always is,
+/// since AWS would refuse the scale-up or the terminations mid-roll.
+fn check_sizes(
+    asg: &str,
+    group: &AutoScalingGroup,
+    n: u32,
+    selected: usize,
+    raise_max: bool,
+) -> Result<u32, RollError> {
+    let k = u32::try_from(selected).unwrap_or(u32::MAX);
     let peak = peak_size(n, k).map_err(RollError::refused)?;
-    if group.max_size < peak && !request.raise_max {
-        return refuse(format!(
+    if group.max_size < peak && !raise_max {
+        return Err(RollError::refused(format!(
             "ASG {asg}: MaxSize {} < N + K = {n} + {k}: the scale-up would be refused; raise MaxSize or pass --raise-max (restored at finish)",
             group.max_size
-        ));
+        )));
     }
     if group.min_size > n {
-        return refuse(format!(
+        return Err(RollError::refused(format!(
             "ASG {asg}: MinSize {} > target {n}: the terminations would be refused; lower MinSize or the target",
             group.min_size
-        ));
+        )));
     }
+    Ok(peak)
+}
+
+/// The selected instances, each with the one active Mesos agent it
+/// matches; refused when any matches none (or more than one): the roll
+/// would not know which agent to empty before terminating it.
+fn matched_instances(
+    shared: &Shared<'_>,
+    asg: &str,
+    selected: &[&GroupInstance],
+    ec2: &[Ec2Instance],
+) -> Result<Vec<RolledInstance>, RollError> {
+    let how = &shared.env.agent_match;
     let selected_ec2: Vec<_> = ec2
         .iter()
         .filter(|e| selected.iter().any(|s| s.id == e.id))
         .cloned()
         .collect();
-    let matches = match_agents(&env.agent_match, &selected_ec2, shared.agents);
+    let matches = match_agents(how, &selected_ec2, shared.agents);
     let unmatched: Vec<String> = selected
         .iter()
         .filter(|s| !matches.matched.iter().any(|(i, _)| *i == s.id))
         .map(|s| s.id.clone())
         .collect();
     if !unmatched.is_empty() {
-        return refuse(format!(
-            "selected instances of ASG {asg} that match no single active Mesos agent (by {}): {}; \
+        return Err(RollError::refused(format!(
+            "selected instances of ASG {asg} that match no single active Mesos agent (by {how}): {}; \
              fix the agents or the `match` key, then run again",
-            env.agent_match,
             unmatched.join(", ")
-        ));
+        )));
     }
-    let instances: Vec<RolledInstance> = selected
+    Ok(selected
         .iter()
-        .map(|i| {
-            let agent_id = matches
-                .matched
-                .iter()
-                .find(|(id, _)| *id == i.id)
-                .map(|(_, a)| a.clone())
-                .unwrap_or_default();
-            let agent = shared.agents.iter().find(|a| a.id == agent_id);
-            RolledInstance {
-                id: i.id.clone(),
-                availability_zone: i.availability_zone.clone(),
-                hostname: agent.map(|a| a.hostname.clone()).unwrap_or_default(),
-                ip: agent.and_then(|a| a.ip).map(|ip| ip.to_string()),
-                agent_id,
-                terminate_sent: false,
-            }
-        })
-        .collect();
-    // A window already over a machine to replace was posted by someone
-    // else (this run has posted nothing): another roll's leftover, or an
-    // operator's maintenance. Rolling under it would mix the two.
+        .map(|i| rolled_instance(i, &matches, shared.agents))
+        .collect())
+}
+
+/// Instance `i` as the checkpoint keeps it, with its agent's id, hostname
+/// and IP.
+fn rolled_instance(
+    i: &GroupInstance,
+    matches: &AgentMatches,
+    agents: &[AgentIdentity],
+) -> RolledInstance {
+    let agent_id = matches
+        .matched
+        .iter()
+        .find(|(id, _)| *id == i.id)
+        .map(|(_, a)| a.clone())
+        .unwrap_or_default();
+    let agent = agents.iter().find(|a| a.id == agent_id);
+    RolledInstance {
+        id: i.id.clone(),
+        availability_zone: i.availability_zone.clone(),
+        hostname: agent.map(|a| a.hostname.clone()).unwrap_or_default(),
+        ip: agent.and_then(|a| a.ip).map(|ip| ip.to_string()),
+        agent_id,
+        terminate_sent: false,
+    }
+}
+
+/// Refuses a maintenance window already over a machine to replace: this
+/// run has posted nothing, so someone else did (another roll's leftover,
+/// or an operator's maintenance), and rolling under it would mix the two.
+fn refuse_foreign_windows(
+    schedule: &MaintenanceSchedule,
+    asg: &str,
+    instances: &[RolledInstance],
+) -> Result<(), RollError> {
     let scheduled: Vec<String> = instances
         .iter()
         .filter(|i| {
             let machine = i.machine().machine_id();
-            shared
-                .schedule
+            schedule
                 .windows
                 .iter()
                 .flat_map(|w| &w.machines)
@@ -238,7 +327,7 @@ pub(super) async fn look<P: Ports>(
         .map(|i| format!("{} ({})", i.id, i.machine().machine_id()))
         .collect();
     if !scheduled.is_empty() {
-        return refuse(format!(
+        return Err(RollError::refused(format!(
             "Mesos' maintenance schedule already has a window over {} agent(s) of ASG {asg} that this \
              run did not post (another roll's leftover, or an operator's maintenance): {}. \
              Nothing was changed. Look at it with GET /maintenance/schedule on the leading \
@@ -246,13 +335,27 @@ pub(super) async fn look<P: Ports>(
              removes its own roll's), run again",
             scheduled.len(),
             scheduled.join(", ")
-        ));
+        )));
     }
+    Ok(())
+}
+
+/// The group's part of the first checkpoint: the group as it was before
+/// the roll (sizes, zones, InService instances, suspended processes) and
+/// the instances to replace; nothing done yet.
+fn group_roll(
+    asg: &str,
+    group: &AutoScalingGroup,
+    n: u32,
+    select: &Selection,
+    in_service: &[&GroupInstance],
+    instances: Vec<RolledInstance>,
+) -> GroupRoll {
     let mut zones: BTreeMap<String, u32> = BTreeMap::new();
-    for i in &in_service {
+    for i in in_service {
         *zones.entry(i.availability_zone.clone()).or_insert(0) += 1;
     }
-    let roll = GroupRoll {
+    GroupRoll {
         asg: asg.to_string(),
         target: n,
         select: select.to_string(),
@@ -276,10 +379,5 @@ pub(super) async fn look<P: Ports>(
         waves: Vec::new(),
         new_agents: Vec::new(),
         bake_until_unix_ms: None,
-    };
-    Ok(Found::Ready {
-        roll: Box::new(roll),
-        raise_max: request.raise_max && group.max_size < peak,
-        notes,
-    })
+    }
 }

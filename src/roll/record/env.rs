@@ -239,33 +239,8 @@ impl Environment {
             None => Vec::new(),
         };
         let layers = Layers { file, vars, flags };
-        let groups = match listed.first() {
-            Some(_) => {
-                if let Some((origin, given)) = layers.origin_of("asg") {
-                    return Err(EnvError::BadValue {
-                        key: "asg".to_string(),
-                        origin,
-                        expected:
-                            "no `asg` beside [[group]] tables: the tables name every group of \
-                                   the cluster (to roll one group alone, give it a file of its own)"
-                                .to_string(),
-                        given,
-                    });
-                }
-                listed
-            }
-            None => {
-                let asg = layers.required(
-                    "asg",
-                    "the Auto Scaling group whose instances are the Mesos agents",
-                    value::text,
-                )?;
-                vec![GroupSpec::named(&asg)]
-            }
-        };
-
         Ok(Environment {
-            groups,
+            groups: groups::resolve(listed, &layers)?,
             region: layers.get("region", value::text)?,
             profile: layers.get("profile", value::text)?,
             aws_endpoint_url: layers.get("aws_endpoint_url", value::url)?,
@@ -280,33 +255,8 @@ impl Environment {
                 .get("settle_time", value::duration)?
                 .unwrap_or(DEFAULT_SETTLE_TIME),
             bake: layers.get("bake", value::duration)?,
-            timeouts: Timeouts {
-                scale_up: layers
-                    .get("timeouts.scale_up", value::duration)?
-                    .unwrap_or(Timeouts::DEFAULT.scale_up),
-                deregister: layers
-                    .get("timeouts.deregister", value::duration)?
-                    .unwrap_or(Timeouts::DEFAULT.deregister),
-                healthy: layers
-                    .get("timeouts.healthy", value::duration)?
-                    .unwrap_or(Timeouts::DEFAULT.healthy),
-                task_move: layers
-                    .get("timeouts.task_move", value::duration)?
-                    .unwrap_or(Timeouts::DEFAULT.task_move),
-                retry: layers
-                    .get("timeouts.retry", value::duration)?
-                    .unwrap_or(Timeouts::DEFAULT.retry),
-            },
-            pager: PagerSettings {
-                pagerduty: layers
-                    .get("pager.pagerduty", value::boolean)?
-                    .unwrap_or(false),
-                pagerduty_events_url: layers.get("pager.pagerduty_events_url", value::url)?,
-                webhook: layers
-                    .get("pager.webhook", value::boolean)?
-                    .unwrap_or(false),
-                source: layers.get("pager.source", value::text)?,
-            },
+            timeouts: layers.timeouts()?,
+            pager: layers.pager()?,
             checkpoint_dir: layers
                 .get("checkpoint_dir", value::path)?
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_CHECKPOINT_DIR)),
@@ -382,6 +332,32 @@ impl Layers<'_> {
         let (path, table) = self.file.as_ref()?;
         let value = file_value(table, key)?;
         Some((Origin::File(path.to_path_buf()), Raw::Toml(value).given()))
+    }
+
+    /// Table `[timeouts]`, a default for each key it leaves out.
+    fn timeouts(&self) -> Result<Timeouts, EnvError> {
+        let timeout = |key: &str, default: Duration| -> Result<Duration, EnvError> {
+            Ok(self.get(key, value::duration)?.unwrap_or(default))
+        };
+        Ok(Timeouts {
+            scale_up: timeout("timeouts.scale_up", Timeouts::DEFAULT.scale_up)?,
+            deregister: timeout("timeouts.deregister", Timeouts::DEFAULT.deregister)?,
+            healthy: timeout("timeouts.healthy", Timeouts::DEFAULT.healthy)?,
+            task_move: timeout("timeouts.task_move", Timeouts::DEFAULT.task_move)?,
+            retry: timeout("timeouts.retry", Timeouts::DEFAULT.retry)?,
+        })
+    }
+
+    /// Table `[pager]`: where pages go, nothing sent unless asked.
+    fn pager(&self) -> Result<PagerSettings, EnvError> {
+        Ok(PagerSettings {
+            pagerduty: self
+                .get("pager.pagerduty", value::boolean)?
+                .unwrap_or(false),
+            pagerduty_events_url: self.get("pager.pagerduty_events_url", value::url)?,
+            webhook: self.get("pager.webhook", value::boolean)?.unwrap_or(false),
+            source: self.get("pager.source", value::text)?,
+        })
     }
 
     fn required<T>(
