@@ -440,7 +440,7 @@ pub(crate) struct StatusArgs {
     /// The checkpoint file to show.
     #[arg(long, value_name = "PATH")]
     pub(crate) checkpoint: Option<PathBuf>,
-    /// Print JSON: run_id, asg, target, locked, state, pause, plan, events.
+    /// Print JSON: run_id, asg and target (the first group's), groups (each asg, target and instances), locked, state, pause, plan, events.
     #[arg(long)]
     pub(crate) json: bool,
 }

@@ -17,7 +17,7 @@ use super::error::RollError;
 use super::ports::Ports;
 use super::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
 use super::record::RUN_ID_TAG;
-use super::record::checkpoint::{Checkpoint, GroupRoll, SurgeState};
+use super::record::checkpoint::{Checkpoint, GroupRoll};
 use super::record::kinds::{GroupIndex, GroupStep, StepKind};
 
 /// What an abandon did, or (dry run) would do, one line each.
@@ -113,9 +113,7 @@ pub(crate) fn plan_of(checkpoint: &Checkpoint, groups: &[GroupIndex]) -> Vec<Str
 fn group_plan(checkpoint: &GroupRoll, run_id: &str) -> Vec<String> {
     let mut lines = Vec::new();
     let surged: Vec<String> = checkpoint
-        .surges
-        .iter()
-        .filter(|s| s.state != SurgeState::Done)
+        .open_surges()
         .map(|s| format!("{} -> {}", s.app, s.instances))
         .collect();
     if !surged.is_empty() {

@@ -243,13 +243,7 @@ fn choose_moves<P: Ports>(
         .flat_map(|w| w.kills.iter().cloned())
         .chain(cx.memory.killed.iter().cloned())
         .collect();
-    let surging: HashSet<String> = cx
-        .group()
-        .surges
-        .iter()
-        .filter(|s| s.state != SurgeState::Done)
-        .map(|s| s.app.clone())
-        .collect();
+    let surging: HashSet<String> = cx.group().open_surges().map(|s| s.app.clone()).collect();
     let rules = cx.rules(seen);
     let mut planned = next_wave(&guarded, &old, &in_flight, &surging, rules);
     // The first wave is a sample: the new image's first moves, which bake

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{NewAgent, Surge, WaveRecord};
+use super::{NewAgent, Surge, SurgeState, WaveRecord};
 
 /// One group's part of a roll: the ASG as the roll found it, the
 /// instances it replaces, and what the roll changed on it.
@@ -80,6 +80,11 @@ pub struct RolledInstance {
 }
 
 impl GroupRoll {
+    /// The surges not yet undone (their app still above its own count).
+    pub(crate) fn open_surges(&self) -> impl Iterator<Item = &Surge> {
+        self.surges.iter().filter(|s| s.state != SurgeState::Done)
+    }
+
     /// Instances whose termination was sent: they count as gone when the
     /// desired capacity is computed.
     pub fn terminated(&self) -> u32 {

@@ -76,13 +76,7 @@ fn moves_back<P: Ports>(
     let (_, going) = kept_and_going(cx.group());
     let going: HashSet<String> = going.iter().map(|a| a.agent_id.clone()).collect();
     let allowed = cx.allowed_unhealthy();
-    let surged: HashSet<String> = cx
-        .group()
-        .surges
-        .iter()
-        .filter(|s| s.state != SurgeState::Done)
-        .map(|s| s.app.clone())
-        .collect();
+    let surged: HashSet<String> = cx.group().open_surges().map(|s| s.app.clone()).collect();
     let mut moves = MovesBack::default();
     for app in &seen.apps {
         let there: Vec<&Task> = app
