@@ -296,12 +296,7 @@ fn roll(
         }
         let checkpoint = store.location().to_path_buf();
         let resume = resume_command(args, &store);
-        let (stop_tx, stop) = tokio::sync::watch::channel(false);
-        let mut signals = StopSignals::install().map_err(CliError::Signal)?;
-        tokio::spawn(async move {
-            signals.wait().await;
-            let _ = stop_tx.send(true);
-        });
+        let stop = stop_on_signal()?;
         // The API first: a --listen that cannot bind leaves no view drawn.
         let live = super::listen::serve(api.as_ref(), &env.timeouts).await?;
         let (observer, view) = crate::report::for_roll(&env, args.json, view);
@@ -322,36 +317,62 @@ fn roll(
         };
         let result = run(clients.ports(), &env, settings, stop, observer).await;
         crate::report::end_view(view);
-        match result.map_err(CliError::Run)? {
-            RunResult::NothingToDo(message) => {
-                writeln!(out, "{message}")?;
-                Ok(())
-            }
-            RunResult::Finished {
-                outcome,
-                checkpoint: record,
-                archived,
-                notes,
-            } => {
-                for note in notes {
-                    writeln!(out, "note: {note}")?;
-                }
-                // The tree once, as the roll left it: what a cron mail
-                // ends with, the log above it.
-                if !args.json {
-                    out.write_all(plan::tree(&record.plan).as_bytes())?;
-                }
-                *ended = Some(record.plan.clone());
-                let end = Ending {
-                    archived,
-                    resume,
-                    checkpoint,
-                    run_id: record.run_id.clone(),
-                };
-                ended_as(outcome, end, out)
-            }
-        }
+        let result = result.map_err(CliError::Run)?;
+        say_result(result, args.json, resume, checkpoint, out, ended)
     })
+}
+
+/// A channel that turns true on SIGINT or SIGTERM: the runner stops
+/// between ticks, checkpointed.
+fn stop_on_signal() -> Result<tokio::sync::watch::Receiver<bool>, CliError> {
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let mut signals = StopSignals::install().map_err(CliError::Signal)?;
+    tokio::spawn(async move {
+        signals.wait().await;
+        let _ = stop_tx.send(true);
+    });
+    Ok(stop)
+}
+
+/// What `roller run` prints once the roll has returned: the notes, the
+/// tree as the roll left it (not with --json) and its ending.
+fn say_result(
+    result: RunResult,
+    json: bool,
+    resume: String,
+    checkpoint: std::path::PathBuf,
+    out: &mut dyn Write,
+    ended: &mut Option<RollPlan>,
+) -> Result<(), CliError> {
+    match result {
+        RunResult::NothingToDo(message) => {
+            writeln!(out, "{message}")?;
+            Ok(())
+        }
+        RunResult::Finished {
+            outcome,
+            checkpoint: record,
+            archived,
+            notes,
+        } => {
+            for note in notes {
+                writeln!(out, "note: {note}")?;
+            }
+            // The tree once, as the roll left it: what a cron mail
+            // ends with, the log above it.
+            if !json {
+                out.write_all(plan::tree(&record.plan).as_bytes())?;
+            }
+            *ended = Some(record.plan.clone());
+            let end = Ending {
+                archived,
+                resume,
+                checkpoint,
+                run_id: record.run_id.clone(),
+            };
+            ended_as(outcome, end, out)
+        }
+    }
 }
 
 /// What `roller run` says of a roll's end besides its outcome.
@@ -376,7 +397,15 @@ fn ended_as(outcome: Outcome, end: Ending, out: &mut dyn Write) -> Result<(), Cl
     };
     match outcome {
         Outcome::Complete { summary } => {
-            writeln!(out, "roll complete: {summary}")?;
+            // One line per group of a cluster, each under the heading.
+            if summary.contains('\n') {
+                writeln!(out, "roll complete:")?;
+                for line in summary.lines() {
+                    writeln!(out, "  {line}")?;
+                }
+            } else {
+                writeln!(out, "roll complete: {summary}")?;
+            }
             archived_line(out)?;
             Ok(())
         }
@@ -412,5 +441,46 @@ fn ended_as(outcome: Outcome, end: Ending, out: &mut dyn Write) -> Result<(), Cl
             checkpoint: end.checkpoint,
             run_id: end.run_id,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ending() -> Ending {
+        Ending {
+            archived: Some("cp.run.complete.json".into()),
+            resume: "roller run --env e.toml".to_string(),
+            checkpoint: "cp.json".into(),
+            run_id: "run".to_string(),
+        }
+    }
+
+    fn printed(summary: &str) -> String {
+        let mut out = Vec::new();
+        let outcome = Outcome::Complete {
+            summary: summary.to_string(),
+        };
+        ended_as(outcome, ending(), &mut out).expect("a complete roll is no error");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn a_complete_roll_of_one_group_says_its_summary_on_the_heading_line() {
+        assert_eq!(
+            printed("AZs balanced: no rebalance move needed"),
+            "roll complete: AZs balanced: no rebalance move needed\n\
+             checkpoint archived as cp.run.complete.json\n"
+        );
+    }
+
+    #[test]
+    fn a_complete_roll_of_a_cluster_says_each_groups_line_under_the_heading() {
+        assert_eq!(
+            printed("a: AZs balanced\nb: move 1 instance from us-east-1a"),
+            "roll complete:\n  a: AZs balanced\n  b: move 1 instance from us-east-1a\n\
+             checkpoint archived as cp.run.complete.json\n"
+        );
     }
 }
