@@ -281,6 +281,74 @@ pub(crate) fn launches_failing(
     })
 }
 
+/// What a failed launch says of the new image, read from EC2's reason in
+/// the scaling activity's status message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LaunchCause {
+    /// EC2 had no room for the instance: no capacity of the type in the
+    /// AZ (On-Demand or Spot), a vCPU or instance quota, no free address
+    /// in a subnet. Nothing to do with the image: it passes, or a human
+    /// frees room.
+    Capacity,
+    /// Anything else (the template's AMI gone or pending, an architecture
+    /// that does not match, a key pair or profile that does not exist):
+    /// the new launch template cannot start instances.
+    Template,
+}
+
+/// The phrases and EC2 error codes of launches refused for room, as the
+/// Auto Scaling user guide (troubleshooting capacity limits) and EC2's
+/// error codes word them; matched without regard to case.
+const CAPACITY_SIGNS: &[&str] = &[
+    "insufficientinstancecapacity",
+    "do not have sufficient",
+    "no spot capacity available",
+    "vcpulimitexceeded",
+    "vcpu limit",
+    "instancelimitexceeded",
+    "your quota allows for",
+    "maxspotinstancecountexceeded",
+    "max spot instance count exceeded",
+    "insufficientfreeaddressesinsubnet",
+    "not enough free addresses",
+    "instance(s) are already running",
+];
+
+/// Why the launch whose status message is `message` failed.
+pub(crate) fn launch_cause(message: &str) -> LaunchCause {
+    let message = message.to_lowercase();
+    if CAPACITY_SIGNS.iter().any(|sign| message.contains(sign)) {
+        LaunchCause::Capacity
+    } else {
+        LaunchCause::Template
+    }
+}
+
+/// The group's launches failing for room (`message`: EC2's reason) while
+/// this run has waited `waited`, at least `grace`, with fewer new
+/// instances in service than it needs: not the image, so the roll pauses
+/// and pages with what AWS said, and rolls nothing back. The sentence of
+/// the pause; `None` before the grace or once enough are in service.
+pub(crate) fn capacity_shortage(
+    message: &str,
+    in_service: usize,
+    expected: usize,
+    waited: Duration,
+    grace: Duration,
+) -> Option<String> {
+    if waited < grace || in_service >= expected {
+        return None;
+    }
+    Some(format!(
+        "the group cannot launch its new instances for want of room in EC2, not for the new image \
+         ({in_service} of {expected} new instances in service after {} s): {message}; nothing is \
+         rolled back, and the group keeps retrying its launches. Free room (a quota increase, \
+         another instance type or AZ, addresses in the subnet) or wait, then rerun: the scale-up \
+         waits again",
+        waited.as_secs()
+    ))
+}
+
 fn register_key(instance: &str) -> String {
     format!("unregistered/{instance}")
 }
@@ -495,6 +563,53 @@ mod tests {
         let next = unregistered(&waiting, late, grace, None, &acked).expect("the other");
         assert_eq!(next.instance.as_deref(), Some("i-b"));
         assert_eq!(unregistered(&waiting[..1], late, grace, None, &acked), None);
+    }
+
+    /// Status messages of failed launches as AWS words them (the Auto
+    /// Scaling user guide's troubleshooting pages; EC2's error codes as
+    /// Auto Scaling prefixes them in mixed-instances groups).
+    #[test]
+    fn a_launch_refused_for_room_is_told_from_one_the_template_breaks() {
+        let capacity = [
+            "We currently do not have sufficient m5.xlarge capacity in the Availability Zone you requested (us-east-1a). Our system will be working on provisioning additional capacity. You can currently get m5.xlarge capacity by not specifying an Availability Zone in your request or choosing us-east-1b, us-east-1c. Launching EC2 instance failed.",
+            "Could not launch On-Demand Instances. VcpuLimitExceeded - You have requested more vCPU capacity than your current vCPU limit of 32 allows for the instance bucket that the specified instance type belongs to. Please visit http://aws.amazon.com/contact-us/ec2-request to request an adjustment to this limit. Launching EC2 instance failed.",
+            "Could not launch Spot Instances. InsufficientInstanceCapacity - There is no Spot capacity available that matches your request. Launching EC2 instance failed.",
+            "Could not launch Spot Instances. MaxSpotInstanceCountExceeded - Max spot instance count exceeded. Launching EC2 instance failed.",
+            "Your quota allows for 0 more running instance(s). You requested at least 1. Launching EC2 instance failed.",
+            "There are not enough free addresses in subnet 'subnet-0a1b2c3d' to satisfy the requested number of instances. Launching EC2 instance failed.",
+            "5 instance(s) are already running. Launching EC2 instance failed.",
+        ];
+        for message in capacity {
+            assert_eq!(launch_cause(message), LaunchCause::Capacity, "{message}");
+        }
+        let template = [
+            "The AMI ID ami-0bad0bad0bad0bad0 does not exist. Launching EC2 instance failed.",
+            "AMI ami-0123 is pending, and cannot be run. Launching EC2 instance failed.",
+            "The requested instance type's architecture (i386) does not match the architecture in the manifest for ami-6622f00f (x86_64). Launching ec2 instance failed.",
+            "The key pair 'ops' does not exist. Launching EC2 instance failed.",
+        ];
+        for message in template {
+            assert_eq!(launch_cause(message), LaunchCause::Template, "{message}");
+        }
+    }
+
+    #[test]
+    fn a_capacity_shortage_pauses_after_the_grace_with_what_aws_said() {
+        let grace = Duration::from_secs(600);
+        let said = "Your quota allows for 0 more running instance(s).";
+        let early = Duration::from_secs(599);
+        let late = Duration::from_secs(600);
+        assert_eq!(capacity_shortage(said, 0, 6, early, grace), None);
+        assert_eq!(capacity_shortage(said, 6, 6, late, grace), None);
+        let why = capacity_shortage(said, 2, 6, late, grace).expect("past the grace");
+        assert!(
+            why.contains("2 of 6 new instances in service after 600 s"),
+            "{why}"
+        );
+        assert!(
+            why.contains(said) && why.contains("nothing is rolled back"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::roll::ports::pager::{Page, Pager, PagerError};
 use crate::roll::record::checkpoint::Checkpoint;
 use crate::roll::run::{RunResult, run};
 use crate::sim::shared::{ApiFaults, SystemFaults};
-use crate::sim::world::Faults;
+use crate::sim::world::{Faults, LaunchFailure};
 use crate::simulated::SimulatedCluster;
 
 const STRATEGIES: [RollStrategy; 2] = [RollStrategy::Drain, RollStrategy::Serial];
@@ -393,17 +393,19 @@ async fn new_instances_whose_agents_never_register_are_rolled_back_before_any_te
     }
 }
 
-/// Launches of the new instances that keep failing are the new launch
-/// template failing: after the grace the roll rolls back, and the group's
-/// desired capacity goes back to what it was (the launches never made are
-/// not left for the group to retry).
+/// Launches of the new instances that keep failing for a reason of the
+/// template (its AMI is gone) are the new launch template failing: after
+/// the grace the roll rolls back, and the group's desired capacity goes
+/// back to what it was (the launches never made are not left for the
+/// group to retry).
 #[tokio::test(start_paused = true)]
-async fn launches_that_keep_failing_are_rolled_back_to_the_original_desired_capacity() {
+async fn launches_the_template_breaks_are_rolled_back_to_the_original_desired_capacity() {
     for strategy in STRATEGIES {
         let case = case(strategy).await;
         let (original, desired) = case.cluster.sim.world().with(|w| {
             w.set_faults(Faults {
                 launches_fail: true,
+                launch_failure: LaunchFailure::ImageMissing,
                 ..Faults::default()
             })
             .unwrap();
@@ -416,6 +418,7 @@ async fn launches_that_keep_failing_are_rolled_back_to_the_original_desired_capa
             panic!("{name}: not rolled back: {outcome:?}");
         };
         assert!(failure.contains("launches fail"), "{name}: {failure}");
+        assert!(failure.contains("does not exist"), "{name}: {failure}");
         assert_eq!(pages.len(), 1, "{name}: {pages:?}");
         assert!(
             done.groups[0].instances.iter().all(|i| !i.terminate_sent),
@@ -429,6 +432,58 @@ async fn launches_that_keep_failing_are_rolled_back_to_the_original_desired_capa
         assert_eq!(group.desired_capacity, desired, "{name}");
         assert_eq!(group.instances.len(), original, "{name}");
         assert_eq!(case.instances_terminated(), 0, "{name}: nothing old went");
+    }
+}
+
+/// Launches refused for room in EC2 (no capacity in the AZ, a vCPU
+/// quota, a full subnet) say nothing of the image: after the grace the
+/// roll pauses and pages with what AWS said, rolls nothing back and
+/// terminates nothing; once there is room, the rerun waits again and
+/// the roll ends clean.
+#[tokio::test(start_paused = true)]
+async fn launches_refused_for_room_pause_without_a_rollback_and_a_rerun_finishes_the_roll() {
+    let shortages = [
+        (LaunchFailure::Capacity, "do not have sufficient"),
+        (LaunchFailure::VcpuLimit, "vCPU limit"),
+        (LaunchFailure::SubnetFull, "free addresses"),
+    ];
+    for (strategy, (shortage, said)) in STRATEGIES.into_iter().zip(shortages.into_iter().cycle()) {
+        let case = case(strategy).await;
+        let desired_before = case.cluster.sim.world().with(|w| {
+            w.set_faults(Faults {
+                launches_fail: true,
+                launch_failure: shortage,
+                ..Faults::default()
+            })
+            .unwrap();
+            w.describe_groups(&[]).remove(0).desired_capacity
+        });
+        let (outcome, done, pages) = case.roll(|_| {}).await;
+        case.assert_paused_with_page(&outcome, &done, &pages, said);
+        let name = case.name();
+        let reason = &done.pause.as_ref().unwrap().reason;
+        assert!(
+            reason.contains("nothing is rolled back"),
+            "{name}: {reason}"
+        );
+        assert!(
+            done.failure.is_none(),
+            "{name}: recorded as the image's failure"
+        );
+        assert_eq!(case.instances_terminated(), 0, "{name}: nothing old went");
+        let desired = case
+            .cluster
+            .sim
+            .world()
+            .with(|w| w.describe_groups(&[]).remove(0).desired_capacity);
+        assert!(desired > desired_before, "{name}: the scale-up was undone");
+
+        case.cluster
+            .sim
+            .world()
+            .with(|w| w.set_faults(Faults::default()).unwrap());
+        let (outcome, _, _) = case.roll(|_| {}).await;
+        case.assert_clean_end(&outcome).await;
     }
 }
 

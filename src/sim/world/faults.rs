@@ -15,6 +15,12 @@ pub(crate) struct Faults {
     /// records a failed scaling activity, launches nothing and retries.
     #[serde(default)]
     pub(crate) launches_fail: bool,
+    /// Why those launches fail, as the failed activity's status message
+    /// says: `capacity` (the default), `vcpu-limit`, `subnet-full`, or
+    /// `image-missing` (the template's AMI is gone: the new template's
+    /// fault, where the others are EC2's want of room).
+    #[serde(default)]
+    pub(crate) launch_failure: LaunchFailure,
     /// The agents of the next N instances to be terminated stay registered
     /// and keep answering pings after their instance is gone, so Mesos
     /// never deregisters them.
@@ -46,6 +52,50 @@ pub(crate) struct Faults {
     /// `group = "name"`, that group's only.
     #[serde(default, deserialize_with = "one_or_many")]
     pub(crate) bad_image: Vec<BadImage>,
+}
+
+/// Why a launch fails, with EC2's reason as Auto Scaling words it in the
+/// scaling activity (the Auto Scaling user guide's troubleshooting pages).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum LaunchFailure {
+    /// No capacity of the type in the AZ.
+    #[default]
+    Capacity,
+    /// The account's On-Demand vCPU quota is used up.
+    VcpuLimit,
+    /// The group's subnet has no free address left.
+    SubnetFull,
+    /// The launch template's AMI does not exist (deleted after the
+    /// template was made).
+    ImageMissing,
+}
+
+impl LaunchFailure {
+    /// The failed activity's status message for a launch in `az`.
+    pub(crate) fn message(self, az: &str) -> String {
+        match self {
+            LaunchFailure::Capacity => format!(
+                "We currently do not have sufficient m5.xlarge capacity in the Availability Zone you requested ({az}). \
+                 Our system will be working on provisioning additional capacity. You can currently get m5.xlarge \
+                 capacity by not specifying an Availability Zone in your request or choosing other Availability \
+                 Zones. Launching EC2 instance failed."
+            ),
+            LaunchFailure::VcpuLimit => "You have requested more vCPU capacity than your current vCPU limit of 32 \
+                 allows for the instance bucket that the specified instance type belongs to. Please visit \
+                 http://aws.amazon.com/contact-us/ec2-request to request an adjustment to this limit. Launching EC2 \
+                 instance failed."
+                .to_string(),
+            LaunchFailure::SubnetFull => format!(
+                "There are not enough free addresses in subnet 'subnet-{}' to satisfy the requested number of \
+                 instances. Launching EC2 instance failed.",
+                az.replace('-', "")
+            ),
+            LaunchFailure::ImageMissing => {
+                "The AMI ID ami-0bad0bad0bad0bad0 does not exist. Launching EC2 instance failed.".to_string()
+            }
+        }
+    }
 }
 
 /// One launch template version that boots a bad image.

@@ -41,7 +41,7 @@ pub(crate) use asg::{
 pub(crate) use clock::{Epoch, SimTime};
 pub(crate) use faults::Faults;
 #[cfg(test)]
-pub(crate) use faults::{BadImage, ImageEffect};
+pub(crate) use faults::{BadImage, ImageEffect, LaunchFailure};
 pub(crate) use maintenance::{MachineId, MaintenanceError, MaintenanceStatus, MaintenanceWindow};
 pub(crate) use marathon::{
     AppChange, AppView, DeploymentView, HealthCheckResultView, HealthCheckView, MarathonError,

@@ -930,6 +930,12 @@ fn failing_launches_show_as_failed_activities_and_are_retried() {
         .count();
     assert_eq!(failed, 3, "at 0, 10 and 20 s");
     assert_eq!(group(&w).instances.len(), 3);
+    let said = activities[0].status_message.as_deref().unwrap_or_default();
+    assert!(
+        said.starts_with("We currently do not have sufficient"),
+        "{said}"
+    );
+    assert!(said.ends_with("Launching EC2 instance failed."), "{said}");
 
     w.set_faults(Faults::default()).expect("valid faults");
     w.advance_to(secs(31 + 90));
@@ -942,6 +948,48 @@ fn failing_launches_show_as_failed_activities_and_are_retried() {
         4
     );
     assert_eq!(w.report().launch_failures, 3);
+}
+
+#[test]
+fn each_launch_failure_says_its_reason_as_aws_words_it() {
+    let reasons = [
+        (
+            LaunchFailure::Capacity,
+            "We currently do not have sufficient",
+        ),
+        (
+            LaunchFailure::VcpuLimit,
+            "You have requested more vCPU capacity",
+        ),
+        (
+            LaunchFailure::SubnetFull,
+            "There are not enough free addresses in subnet",
+        ),
+        (LaunchFailure::ImageMissing, "The AMI ID ami-"),
+    ];
+    for (failure, opening) in reasons {
+        let mut w = world("");
+        w.set_faults(Faults {
+            launches_fail: true,
+            launch_failure: failure,
+            ..Faults::default()
+        })
+        .expect("valid faults");
+        w.set_desired_capacity("agents", 4).expect("within bounds");
+        w.advance_to(secs(5));
+        let activities = w.scaling_activities("agents", 10).expect("group");
+        let failed = activities
+            .iter()
+            .find(|a| a.status_code == "Failed")
+            .expect("a failed launch");
+        let said = failed.status_message.as_deref().unwrap_or_default();
+        assert!(said.starts_with(opening), "{failure:?}: {said}");
+        assert!(
+            failed.description.ends_with(said),
+            "{failure:?}: {}",
+            failed.description
+        );
+    }
 }
 
 #[test]

@@ -52,11 +52,20 @@ impl StepAction for WaitRegistered {
         let asg = record.asg.clone();
         let group = cx.ports.aws().describe_group(&asg).await?;
         let new = new_in_service(cx.group(), &group);
+        let progress = cx.progress_of(WAIT_REGISTERED);
         let wait = Registering {
             expected,
-            waited: cx
-                .progress_of(WAIT_REGISTERED)
+            waited: progress
                 .map(|p| cx.clock.since(p.started_unix_ms))
+                .unwrap_or_default(),
+            waited_this_run: progress
+                .map(|p| {
+                    let since = p
+                        .wait
+                        .as_ref()
+                        .map_or(p.started_unix_ms, |w| w.since_unix_ms);
+                    cx.clock.since(since)
+                })
                 .unwrap_or_default(),
             grace: failure::register_grace(cx.env.timeouts.scale_up),
         };
@@ -86,7 +95,11 @@ impl StepAction for WaitRegistered {
 /// are judged failing once `grace` is out, not at the timeout.
 struct Registering {
     expected: u32,
+    /// Since the step began, across pauses: the image's grace.
     waited: Duration,
+    /// Since the wait began or a resume restarted it: the grace of a
+    /// capacity shortage, which a rerun gives again.
+    waited_this_run: Duration,
     grace: Duration,
 }
 
@@ -116,8 +129,9 @@ fn new_in_service(record: &GroupRoll, group: &AutoScalingGroup) -> Vec<String> {
 }
 
 /// Fewer new instances in service than expected: launches that keep
-/// failing are the new launch template failing; else the step waits,
-/// saying the last failed launch.
+/// failing for room in EC2 pause the roll (not the image: nothing is
+/// rolled back); launches that keep failing otherwise are the new launch
+/// template failing; else the step waits, saying the last failed launch.
 async fn too_few_in_service<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
     asg: &str,
@@ -126,17 +140,29 @@ async fn too_few_in_service<P: Ports>(
 ) -> Tick {
     let expected = wait.expected;
     let launch = last_failed_launch(cx.ports.aws(), asg).await;
-    if let Some((activity, message)) = &launch
-        && let Some(found) = failure::launches_failing(
-            (activity, message),
-            in_service,
-            expected as usize,
-            wait.waited,
-            wait.grace,
-            cx.roll().acknowledged_failures,
-        )
-    {
-        return Tick::Failed(found);
+    if let Some((activity, message)) = &launch {
+        let judged = match failure::launch_cause(message) {
+            failure::LaunchCause::Capacity => failure::capacity_shortage(
+                message,
+                in_service,
+                expected as usize,
+                wait.waited_this_run,
+                wait.grace,
+            )
+            .map(Tick::Pause),
+            failure::LaunchCause::Template => failure::launches_failing(
+                (activity, message),
+                in_service,
+                expected as usize,
+                wait.waited,
+                wait.grace,
+                cx.roll().acknowledged_failures,
+            )
+            .map(Tick::Failed),
+        };
+        if let Some(tick) = judged {
+            return tick;
+        }
     }
     let failed = launch
         .map(|(_, m)| format!("; last failed launch: {m}"))

@@ -64,15 +64,15 @@ impl World {
     /// launches; a failed activity is recorded instead).
     fn launch_instance(&mut self, gi: GroupIdx, az: usize, cause: String) -> Option<InstanceIdx> {
         if self.faults.launches_fail {
+            let zone = self.groups[gi].azs.get(az).cloned().unwrap_or_default();
+            let reason = self.faults.launch_failure.message(&zone);
             let i = self.add_activity(
                 gi,
-                "Launching a new EC2 instance.  Status Reason: We currently do not have sufficient capacity in the Availability Zone you requested. Launching EC2 instance failed.".into(),
+                format!("Launching a new EC2 instance.  Status Reason: {reason}"),
                 cause,
                 ActivityStatus::Failed,
             );
-            self.groups[gi].activities[i].message = Some(
-                "We currently do not have sufficient capacity in the Availability Zone you requested. Launching EC2 instance failed.".into(),
-            );
+            self.groups[gi].activities[i].message = Some(reason);
             self.monitor.launch_failed();
             return None;
         }
