@@ -63,6 +63,10 @@ pub(crate) struct Watched<'a> {
     pub(crate) allowed: &'a [String],
     /// Keys of failures already acknowledged.
     pub(crate) acknowledged: &'a [String],
+    /// New agents' instances that have left their group (terminated or
+    /// terminating by another hand than the roll's: a Spot interruption,
+    /// an EC2 failure) or that the group marks unhealthy.
+    pub(crate) departed: &'a HashSet<&'a str>,
 }
 
 impl Watched<'_> {
@@ -96,8 +100,21 @@ pub(crate) fn detect(watched: &Watched<'_>) -> Option<Evidence> {
         .or_else(|| launch_delay(watched))
 }
 
+/// Task states that say the task's agent went, not that the task
+/// failed: Mesos' lost and gone states, and the partition-aware
+/// unreachable and dropped ones.
+const AGENT_WENT: &[&str] = &[
+    "TASK_LOST",
+    "TASK_GONE",
+    "TASK_GONE_BY_OPERATOR",
+    "TASK_UNREACHABLE",
+    "TASK_DROPPED",
+];
+
 /// An app's last task failure on a new agent: failed, lost, or killed
-/// for failing its health checks.
+/// for failing its health checks. A task lost with its agent when the
+/// agent's instance left the group (reclaimed, failed in EC2) says
+/// nothing of the image.
 fn failed_task(watched: &Watched<'_>) -> Option<Evidence> {
     for app in watched.apps.iter().filter(|a| watched.guarded(&a.id)) {
         let Some(failure) = &app.last_task_failure else {
@@ -112,6 +129,10 @@ fn failed_task(watched: &Watched<'_>) -> Option<Evidence> {
         else {
             continue;
         };
+        if watched.departed.contains(agent.instance) && AGENT_WENT.contains(&failure.state.as_str())
+        {
+            continue;
+        }
         let key = format!("task-failure/{}", failure.task_id);
         if failed && watched.fresh(&key) {
             return Some(Evidence {
@@ -415,6 +436,7 @@ mod tests {
             moved,
             allowed,
             acknowledged,
+            departed: &HashSet::new(),
         })
     }
 
@@ -443,6 +465,53 @@ mod tests {
             found.sentence(),
             "app /web, task t-1, new agent S-new, instance i-new: TASK_FAILED: exit 1"
         );
+    }
+
+    /// A Spot interruption or an EC2 failure takes a new instance away:
+    /// the tasks lost with its agent are not the image's doing, and the
+    /// same loss on an agent whose instance is still in service is.
+    #[test]
+    fn a_task_lost_with_an_agent_whose_instance_left_the_group_is_no_failure() {
+        let agents = agents();
+        let mut lost = app("/web", 2, vec![]);
+        lost.last_task_failure = Some(failed(
+            Some("S-new"),
+            "new-host",
+            "TASK_LOST",
+            "Agent S-new removed: agent lost",
+        ));
+        let apps = [lost];
+        let moved = HashSet::new();
+        let look = |departed: &HashSet<&str>| {
+            detect(&Watched {
+                apps: &apps,
+                queue: &[],
+                new_agents: &agents,
+                moved: &moved,
+                allowed: &[],
+                acknowledged: &[],
+                departed,
+            })
+        };
+        assert_eq!(look(&HashSet::from(["i-new"])), None);
+        let found = look(&HashSet::new()).expect("lost on an agent still in the group");
+        assert!(found.what.starts_with("TASK_LOST"), "{}", found.what);
+        // A task that failed on its own before its instance went still
+        // counts: the image may have failed it.
+        let mut crashed = apps[0].clone();
+        crashed.last_task_failure =
+            Some(failed(Some("S-new"), "new-host", "TASK_FAILED", "exit 1"));
+        let crashed = [crashed];
+        let found = detect(&Watched {
+            apps: &crashed,
+            queue: &[],
+            new_agents: &agents,
+            moved: &moved,
+            allowed: &[],
+            acknowledged: &[],
+            departed: &HashSet::from(["i-new"]),
+        });
+        assert!(found.is_some());
     }
 
     #[test]

@@ -68,6 +68,8 @@ pub(crate) async fn look<P: Ports>(
             moved.insert(app.id.clone());
         }
     }
+    let departed = departed(checkpoint, tick).await?;
+    let departed: HashSet<&str> = departed.iter().map(String::as_str).collect();
     Ok(failure::detect(&Watched {
         apps: &seen.apps,
         queue: &queue,
@@ -75,7 +77,34 @@ pub(crate) async fn look<P: Ports>(
         moved: &moved,
         allowed: &checkpoint.allow_unhealthy,
         acknowledged: &checkpoint.acknowledged_failures,
+        departed: &departed,
     }))
+}
+
+/// The new agents' instances that have left their group or that it marks
+/// unhealthy, as this tick reads the groups: a Spot interruption or an
+/// EC2 failure took them, not the image.
+async fn departed<P: Ports>(
+    checkpoint: &Checkpoint,
+    tick: &mut TickContext<P>,
+) -> Result<Vec<String>, RollError> {
+    let mut departed = Vec::new();
+    for record in checkpoint
+        .groups
+        .iter()
+        .filter(|g| !g.new_agents.is_empty())
+    {
+        let group = tick.group(&record.asg).await?;
+        for agent in &record.new_agents {
+            let healthy = group
+                .instance(&agent.instance)
+                .is_some_and(|i| !i.lifecycle_state.is_leaving() && i.health_status != "Unhealthy");
+            if !healthy {
+                departed.push(agent.instance.clone());
+            }
+        }
+    }
+    Ok(departed)
 }
 
 /// The failure as the checkpoint records it, found now.
