@@ -14,14 +14,15 @@ use super::call_meter::CallMeter;
 use super::error::AwsError;
 use crate::retry::{Backoff, retry};
 use crate::roll::ports::auto_scaling::{
-    AutoScaling, AutoScalingGroup, Ec2Instance, GroupInstance, GroupTag, LaunchSource,
-    LifecycleState, ScalingActivity, ScalingProcess, Termination,
+    AutoScaling, AutoScalingGroup, Ec2Instance, GroupInstance, GroupTag, InstanceRefresh,
+    LaunchSource, LifecycleState, ScalingActivity, ScalingProcess, Termination,
 };
 
 /// AWS's page maxima: DescribeAutoScalingGroups 100,
 /// DescribeScalingActivities 100, DescribeInstances 1000 (minimum 5).
 const MAX_GROUP_PAGE: u32 = 100;
 const MAX_ACTIVITY_PAGE: u32 = 100;
+const MAX_REFRESH_PAGE: u32 = 100;
 const MAX_INSTANCE_PAGE: u32 = 1000;
 const MIN_INSTANCE_PAGE: u32 = 5;
 /// Instance ids per DescribeInstances filter (AWS caps filter values at 200).
@@ -398,6 +399,44 @@ impl AutoScaling for AwsAutoScaling {
             self.describe_group(group).await?;
         }
         Ok(found)
+    }
+
+    async fn instance_refreshes(&self, group: &str) -> Result<Vec<InstanceRefresh>, AwsError> {
+        const OP: &str = "DescribeInstanceRefreshes";
+        let mut found = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let out = self
+                .asg
+                .describe_instance_refreshes()
+                .auto_scaling_group_name(group)
+                .max_records(self.page(MAX_REFRESH_PAGE, 1))
+                .set_next_token(token.clone())
+                .send()
+                .await
+                .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+            for r in out.instance_refreshes() {
+                let id = r.instance_refresh_id().ok_or_else(|| {
+                    AwsError::bad_response(
+                        OP,
+                        group,
+                        "an instance refresh without InstanceRefreshId",
+                    )
+                })?;
+                found.push(InstanceRefresh {
+                    id: id.to_string(),
+                    status: r
+                        .status()
+                        .map(|s| s.as_str().to_string())
+                        .unwrap_or_default(),
+                    start_time: time(r.start_time()),
+                });
+            }
+            token = next_token(OP, group, token.as_deref(), out.next_token())?;
+            if token.is_none() {
+                return Ok(found);
+            }
+        }
     }
 
     async fn describe_instances(&self, ids: &[String]) -> Result<Vec<Ec2Instance>, AwsError> {

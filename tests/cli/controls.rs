@@ -497,7 +497,7 @@ fn abandon_refuses_another_groups_checkpoint_dry_runs_restores_max_size_as_finis
     let said = String::from_utf8_lossy(&dry.stdout);
     for part in [
         "would:",
-        "resume AZRebalance, AlarmNotification, ScheduledActions",
+        "resume AZRebalance, AlarmNotification, ScheduledActions, InstanceRefresh",
         "restore MaxSize to 24",
         "resolve the roll's open page",
         &format!("remove tag roller:run-id={run_id}"),

@@ -12,6 +12,7 @@
 //!   (roles an app accepts, roles an agent offers).
 //! - `cluster_lock`: whether another run holds a group of this cluster.
 //! - `cluster_plan`: the plan of a roll of several groups, one plan.
+//! - `refresh`: whether an Instance Refresh is at work on a group.
 //!
 //! May import: the ports' domain types (`App`, `Agent`, the group), never
 //! a port trait; the records' types (`RolledInstance`, `StepKind`), never
@@ -24,6 +25,7 @@ pub(crate) mod failure;
 pub mod health;
 pub(crate) mod placement;
 pub(crate) mod rebalance;
+pub(crate) mod refresh;
 pub(crate) mod roll_plan;
 pub(crate) mod safety;
 #[cfg(test)]

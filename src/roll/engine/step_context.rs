@@ -213,11 +213,13 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
     }
 
     /// Nobody else changed the group since the roll last did
-    /// (`TickContext::check_no_other_writer`): checked before every write
-    /// to the group's capacity.
+    /// (`TickContext::check_no_other_writer`), and no Instance Refresh is
+    /// at work on it (`TickContext::check_no_refresh`): checked before
+    /// every write to the group's capacity.
     pub(crate) async fn check_no_other_writer(&mut self) -> Result<(), RollError> {
         let group = self.journal.checkpoint.group(self.group);
-        self.tick.check_no_other_writer(group).await
+        self.tick.check_no_other_writer(group).await?;
+        self.tick.check_no_refresh(&group.asg).await
     }
 
     /// Old agents of `az` of this group being terminated

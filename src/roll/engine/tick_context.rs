@@ -13,12 +13,13 @@
 //! It also counts what the tick itself does that its reads cannot show
 //! yet: the terminations it sent, and the old agents per AZ being
 //! terminated (per group). And it holds the check every write to a group
-//! is made after: nobody else changed it (`check_no_other_writer`).
+//! is made after: nobody else changed it (`check_no_other_writer`), and
+//! no Instance Refresh is at work on it (`check_no_refresh`).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::roll::decide::health;
+use crate::roll::decide::{health, refresh};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
@@ -42,6 +43,8 @@ pub(crate) struct TickContext<P> {
     /// Instances whose termination this tick sent (the group this tick
     /// read still shows them in service).
     sent: HashSet<String>,
+    /// Groups this tick found no instance refresh at work on.
+    no_refresh: HashSet<String>,
 }
 
 impl<P: Ports> TickContext<P> {
@@ -55,6 +58,7 @@ impl<P: Ports> TickContext<P> {
             queue: None,
             terminating: HashMap::new(),
             sent: HashSet::new(),
+            no_refresh: HashSet::new(),
         }
     }
 
@@ -132,6 +136,21 @@ impl<P: Ports> TickContext<P> {
             .count();
         let expected = record.desired_after(u32::try_from(landed).unwrap_or(u32::MAX));
         other_writer(record, &group, expected)
+    }
+
+    /// No Instance Refresh at work on group `asg` (read once per tick):
+    /// one started since the roll began pauses it, as another writer
+    /// does, before the write this is checked for.
+    pub(crate) async fn check_no_refresh(&mut self, asg: &str) -> Result<(), RollError> {
+        if self.no_refresh.contains(asg) {
+            return Ok(());
+        }
+        let refreshes = self.ports.aws().instance_refreshes(asg).await?;
+        if let Some(why) = refresh::at_work(asg, &refreshes, refresh::Found::BeforeTermination) {
+            return Err(RollError::OtherWriter(why));
+        }
+        self.no_refresh.insert(asg.to_string());
+        Ok(())
     }
 
     /// Whether this tick sent `instance`'s termination.

@@ -107,6 +107,14 @@ pub trait AutoScaling {
         limit: usize,
     ) -> impl Future<Output = Result<Vec<ScalingActivity>, AutoScalingError>> + Send;
 
+    /// The group's instance refreshes, newest first: whether another hand
+    /// (Terraform's `instance_refresh`, the console) is replacing its
+    /// instances, without draining their agents. None is an empty list.
+    fn instance_refreshes(
+        &self,
+        group: &str,
+    ) -> impl Future<Output = Result<Vec<InstanceRefresh>, AutoScalingError>> + Send;
+
     /// EC2's view of the given instances (private IP and DNS name, which the
     /// group does not carry). Ids EC2 does not know are left out.
     fn describe_instances(
@@ -328,6 +336,30 @@ pub struct ScalingActivity {
 impl ScalingActivity {
     pub(crate) fn is_failed(&self) -> bool {
         self.status == "Failed"
+    }
+}
+
+/// One instance refresh of a group, as DescribeInstanceRefreshes reports
+/// it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstanceRefresh {
+    pub(crate) id: String,
+    /// AWS's status: `Pending`, `InProgress`, `Cancelling`, `Baking`,
+    /// `RollbackInProgress` (replacing instances), or an ended one
+    /// (`Successful`, `Failed`, `Cancelled`, `RollbackFailed`,
+    /// `RollbackSuccessful`).
+    pub(crate) status: String,
+    pub(crate) start_time: Option<SystemTime>,
+}
+
+impl InstanceRefresh {
+    /// Whether it may still replace instances: one AWS has not ended
+    /// (an unknown status counts as active: the safe side).
+    pub(crate) fn is_active(&self) -> bool {
+        !matches!(
+            self.status.as_str(),
+            "Successful" | "Failed" | "Cancelled" | "RollbackFailed" | "RollbackSuccessful"
+        )
     }
 }
 

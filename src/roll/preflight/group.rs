@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use super::{MAX_GROUP_SIZE, Request, Selection, peak_size};
+use crate::roll::decide::refresh;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{
@@ -100,6 +101,7 @@ pub(super) async fn look<P: Ports>(
     let select = selection(spec, request).map_err(RollError::refused)?;
     let aws = ports.aws();
     let group = unclaimed_group(aws, asg).await?;
+    no_refresh_at_work(aws, asg).await?;
     let (in_service, left_out) = in_service(asg, &group, request.skip_not_in_service)?;
     let notes: Vec<String> = left_out
         .into_iter()
@@ -146,6 +148,19 @@ async fn unclaimed_group(
         )));
     }
     Ok(group)
+}
+
+/// Refused while an Instance Refresh is active on group `asg`: two
+/// refreshers at once.
+async fn no_refresh_at_work(aws: &(impl AutoScaling + Sync), asg: &str) -> Result<(), RollError> {
+    let refreshes = aws
+        .instance_refreshes(asg)
+        .await
+        .map_err(|e| RollError::refused(format!("ASG {asg}: DescribeInstanceRefreshes: {e}")))?;
+    match refresh::at_work(asg, &refreshes, refresh::Found::Preflight) {
+        Some(why) => Err(RollError::refused(why)),
+        None => Ok(()),
+    }
 }
 
 /// The group's InService instances. Any other (Standby, Pending, a

@@ -153,12 +153,15 @@ pub(crate) const DEFAULT_CHECKPOINT_DIR: &str = "checkpoints";
 /// `suspend_processes` when none is given: AZRebalance (else terminating
 /// one instance can make AWS launch in one AZ and terminate in another),
 /// AlarmNotification and ScheduledActions (else a scaling policy or a
-/// schedule changes the desired capacity under the roll).
+/// schedule changes the desired capacity under the roll), InstanceRefresh
+/// (else a refresh started during the roll replaces instances without
+/// draining their agents).
 pub(crate) fn default_suspend_processes() -> Vec<ScalingProcess> {
     vec![
         ScalingProcess::AZRebalance,
         ScalingProcess::AlarmNotification,
         ScalingProcess::ScheduledActions,
+        ScalingProcess::InstanceRefresh,
     ]
 }
 

@@ -14,8 +14,8 @@ use crate::roll::decide::roll_plan::{RollStrategy, WAIT_REGISTERED};
 use crate::roll::engine::Outcome;
 use crate::roll::ports::PortSet;
 use crate::roll::ports::auto_scaling::{
-    AutoScaling, AutoScalingError, AutoScalingGroup, Ec2Instance, GroupTag, LaunchSource,
-    ScalingActivity, ScalingProcess, Termination,
+    AutoScaling, AutoScalingError, AutoScalingGroup, Ec2Instance, GroupTag, InstanceRefresh,
+    LaunchSource, ScalingActivity, ScalingProcess, Termination,
 };
 use crate::roll::ports::pager::{Page, Pager, PagerError};
 use crate::roll::record::checkpoint::Checkpoint;
@@ -789,6 +789,12 @@ impl AutoScaling for FailingTerminations<'_> {
     }
     async fn delete_tags(&self, group: &str, keys: &[String]) -> Result<(), AutoScalingError> {
         self.aws.delete_tags(group, keys).await
+    }
+    async fn instance_refreshes(
+        &self,
+        group: &str,
+    ) -> Result<Vec<InstanceRefresh>, AutoScalingError> {
+        self.aws.instance_refreshes(group).await
     }
     async fn scaling_activities(
         &self,

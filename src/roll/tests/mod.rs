@@ -11,5 +11,6 @@ mod eta;
 mod faults;
 pub(crate) mod in_process;
 mod moto;
+mod refresh;
 mod rollback;
 mod surge;

@@ -78,6 +78,7 @@ fn a_file_with_only_the_required_keys_gets_every_default() {
                 ScalingProcess::AZRebalance,
                 ScalingProcess::AlarmNotification,
                 ScalingProcess::ScheduledActions,
+                ScalingProcess::InstanceRefresh,
             ],
         }
     );

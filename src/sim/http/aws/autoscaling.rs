@@ -9,7 +9,8 @@ use super::tags::{TagFlags, create_or_update_tags, delete_tags, describe_tags};
 use super::xml::{Xml, timestamp};
 use super::{ACCOUNT, region_of, stable_hex};
 use crate::sim::world::{
-    ActivityView, GroupUpdate, GroupView, LaunchTemplateChoice, LaunchTemplateView, World,
+    ActivityView, GroupUpdate, GroupView, LaunchTemplateChoice, LaunchTemplateView, RefreshView,
+    World,
 };
 
 /// What the simulated instances are (the scenario does not say).
@@ -35,6 +36,9 @@ pub(super) fn dispatch(
         "DescribeTags" => describe_tags(w, flags, p).map(Some),
         "EnterStandby" => standby(w, p, true).map(Some),
         "ExitStandby" => standby(w, p, false).map(Some),
+        "StartInstanceRefresh" => refresh_id(w, p, true),
+        "CancelInstanceRefresh" => refresh_id(w, p, false),
+        "DescribeInstanceRefreshes" => describe_refreshes(w, p).map(Some),
         _ => return None,
     })
 }
@@ -54,6 +58,9 @@ pub(super) const ACTIONS: &[&str] = &[
     "DescribeTags",
     "EnterStandby",
     "ExitStandby",
+    "StartInstanceRefresh",
+    "CancelInstanceRefresh",
+    "DescribeInstanceRefreshes",
 ];
 
 /// The group's ARN, with a UUID stable per name.
@@ -452,5 +459,54 @@ fn describe_activities(w: &mut World, p: &Params) -> Result<String, QueryError> 
         activity_xml(&mut x, "member", a, &group_azs(w, &a.group_name));
     }
     x.close("Activities").opt_leaf("NextToken", next);
+    Ok(x.finish())
+}
+
+/// The answer of StartInstanceRefresh and CancelInstanceRefresh: the
+/// refresh's id.
+fn refresh_id(w: &mut World, p: &Params, start: bool) -> Result<Option<String>, QueryError> {
+    let group = p.required("AutoScalingGroupName")?;
+    let id = if start {
+        w.start_instance_refresh(group)
+    } else {
+        w.cancel_instance_refresh(group)
+    }
+    .map_err(world_error)?;
+    let mut x = Xml::new();
+    x.leaf("InstanceRefreshId", id);
+    Ok(Some(x.finish()))
+}
+
+/// DescribeInstanceRefreshes: the group's refreshes, newest first (for a
+/// name that is no group, none, as for its scaling activities).
+fn describe_refreshes(w: &mut World, p: &Params) -> Result<String, QueryError> {
+    let max = max_records(p)?;
+    let group = p.required("AutoScalingGroupName")?;
+    let wanted: BTreeSet<String> = p.list("InstanceRefreshIds.member").into_iter().collect();
+    let refreshes: Vec<RefreshView> = w
+        .instance_refreshes(group)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| wanted.is_empty() || wanted.contains(&r.instance_refresh_id))
+        .collect();
+    let (refreshes, next) = page(
+        Service::AutoScaling,
+        refreshes,
+        |r| r.instance_refresh_id.as_str(),
+        p.get("NextToken"),
+        max,
+    )?;
+    let mut x = Xml::new();
+    x.open("InstanceRefreshes");
+    for r in &refreshes {
+        x.open("member")
+            .leaf("InstanceRefreshId", &r.instance_refresh_id)
+            .leaf("AutoScalingGroupName", &r.group_name)
+            .leaf("Status", r.status)
+            .leaf("StartTime", timestamp(r.start_unix_ms))
+            .opt_leaf("EndTime", r.end_unix_ms.map(timestamp))
+            .close("member");
+    }
+    x.close("InstanceRefreshes").opt_leaf("NextToken", next);
     Ok(x.finish())
 }

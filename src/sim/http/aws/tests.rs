@@ -1017,3 +1017,65 @@ async fn every_action_answers_for_each_group_by_name_and_ec2_lists_every_groups_
     let every_instance: usize = all.reservations().iter().map(|r| r.instances().len()).sum();
     assert_eq!(every_instance, 61);
 }
+
+/// Instance refreshes through the SDK as another hand would start them
+/// (moto has none): one active per group, the adapter reads each status,
+/// and a cancel goes Cancelling, then Cancelled.
+#[tokio::test(start_paused = true)]
+async fn an_instance_refresh_is_started_described_and_cancelled_as_aws_answers() {
+    let sim = demo().await;
+    let raw = sim.raw_auto_scaling();
+    assert!(
+        sim.aws()
+            .instance_refreshes(GROUP)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let started = raw
+        .start_instance_refresh()
+        .auto_scaling_group_name(GROUP)
+        .send()
+        .await
+        .expect("started");
+    let id = started.instance_refresh_id().expect("an id").to_string();
+    let again = raw
+        .start_instance_refresh()
+        .auto_scaling_group_name(GROUP)
+        .send()
+        .await
+        .expect_err("one active refresh per group");
+    assert_eq!(again.code(), Some("InstanceRefreshInProgress"));
+    let seen = sim.aws().instance_refreshes(GROUP).await.unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(
+        (seen[0].id.as_str(), seen[0].status.as_str()),
+        (id.as_str(), "InProgress")
+    );
+    assert!(seen[0].is_active() && seen[0].start_time.is_some());
+
+    let cancelled = raw
+        .cancel_instance_refresh()
+        .auto_scaling_group_name(GROUP)
+        .send()
+        .await
+        .expect("cancelled");
+    assert_eq!(cancelled.instance_refresh_id(), Some(id.as_str()));
+    let seen = sim.aws().instance_refreshes(GROUP).await.unwrap();
+    assert_eq!(seen[0].status, "Cancelling");
+    assert!(seen[0].is_active(), "a cancelling refresh still replaces");
+    sim.world().with(|w| {
+        let later = crate::sim::world::SimTime::from_millis(w.now().as_millis() + 31_000);
+        w.advance_to(later);
+    });
+    let seen = sim.aws().instance_refreshes(GROUP).await.unwrap();
+    assert_eq!(seen[0].status, "Cancelled");
+    assert!(!seen[0].is_active());
+    let none = raw
+        .cancel_instance_refresh()
+        .auto_scaling_group_name(GROUP)
+        .send()
+        .await
+        .expect_err("nothing to cancel");
+    assert_eq!(none.code(), Some("ActiveInstanceRefreshNotFound"));
+}

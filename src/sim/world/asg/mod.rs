@@ -15,6 +15,8 @@
 //! itself (launches, terminations, AZRebalance, activities).
 
 mod api;
+mod refresh;
+pub(crate) use refresh::RefreshView;
 mod scaling;
 mod standby;
 
@@ -147,6 +149,8 @@ pub(crate) struct Group {
     /// The role all its agents' resources are reserved to (`None`:
     /// unreserved, `*`).
     pub(crate) role: Option<String>,
+    /// Its instance refreshes, oldest first.
+    refreshes: Vec<refresh::Refresh>,
 }
 
 impl Group {
@@ -176,6 +180,7 @@ impl Group {
             rebalancing: None,
             rebalance_check_scheduled: false,
             retry_at: None,
+            refreshes: Vec::new(),
         }
     }
 
@@ -251,6 +256,14 @@ pub enum AwsError {
     },
     #[error("{action}: The instance ID '{id}' does not exist")]
     Ec2InstanceNotFound { action: &'static str, id: String },
+    #[error(
+        "{action}: An Instance Refresh is already in progress and blocks the execution of this Instance Refresh."
+    )]
+    RefreshInProgress { action: &'static str },
+    #[error(
+        "{action}: No in progress or pending Instance Refresh found for Auto Scaling group {name}"
+    )]
+    NoActiveRefresh { action: &'static str, name: String },
 }
 
 impl AwsError {
@@ -258,6 +271,8 @@ impl AwsError {
     pub(crate) fn code(&self) -> &'static str {
         match self {
             AwsError::Ec2InstanceNotFound { .. } => "InvalidInstanceID.NotFound",
+            AwsError::RefreshInProgress { .. } => "InstanceRefreshInProgress",
+            AwsError::NoActiveRefresh { .. } => "ActiveInstanceRefreshNotFound",
             _ => "ValidationError",
         }
     }
@@ -278,6 +293,8 @@ impl AwsError {
             AwsError::InstanceNotFound { .. } => "instance_not_found",
             AwsError::Validation { .. } => "validation",
             AwsError::Ec2InstanceNotFound { .. } => "ec2_instance_not_found",
+            AwsError::RefreshInProgress { .. } => "refresh_in_progress",
+            AwsError::NoActiveRefresh { .. } => "no_active_refresh",
         }
     }
 }
