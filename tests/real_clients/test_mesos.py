@@ -276,6 +276,24 @@ class MesosMaintenance(unittest.TestCase):
             f"Machine '{named(own)}' is not in DRAINING mode and cannot be brought down",
         )
 
+    def test_a_machine_down_by_its_hostname_alone_is_not_the_scheduled_machine_with_its_ip(self):
+        # master/http.cpp `_startMaintenance`: every machine must be in
+        # the master's machines (compared by `MachineID` equality, where an
+        # ip left out differs from an ip given), else 400 and nothing is
+        # taken down.
+        agent = self.agents()[7]
+        full = self.machine_of(agent)
+        self.assertEqual(self.schedule([full]).status_code, 200)
+        hostname_only = {"hostname": agent["hostname"]}
+        self.assertRefused(
+            self.post("/master/machine/down", [hostname_only]),
+            f"Machine '{named(hostname_only)}' is not part of a maintenance schedule",
+        )
+        self.assertIn(agent["id"], [a["id"] for a in self.agents()])
+        status = self.status()
+        self.assertEqual([m["id"] for m in status["draining_machines"]], [full])
+        self.assertNotIn("down_machines", status)
+
     def test_machines_in_the_wrong_mode_are_refused_with_mesos_texts(self):
         agents = self.agents()
         down, draining = self.machine_of(agents[1]), self.machine_of(agents[2])
