@@ -8,7 +8,7 @@ import unittest
 
 import requests
 
-from realclients import DEMO_AGENTS, DEMO_APPS, Sim, fixture, marathon_client, shared_sim, wait_until
+from realclients import DEMO_AGENTS, DEMO_APPS, Sim, fixture, get_json, marathon_client, shared_sim, wait_until
 
 # Keys of the fixture's (Mesos 0.19) /master/state that Mesos 1.9 no
 # longer writes (the task counters moved to /metrics/snapshot), or writes
@@ -179,6 +179,47 @@ class MesosMasters(unittest.TestCase):
         response = self.get("/api/v1")
         self.assertEqual(response.status_code, 405)
         self.assertEqual(response.headers.get("Allow"), "POST")
+
+
+class MesosReregistration(unittest.TestCase):
+    """An agent that re-registers: after a failover the new leader knows
+    each agent only once it re-registers (master.cpp `__reregisterSlave`
+    sets `reregisteredTime`), and readonly_handler.cpp writes
+    `reregistered_time` (float seconds) only when it is set. A simulator
+    of its own: the failover would move every other test's leader."""
+
+    def setUp(self):
+        self.sim = Sim.start("demo", time_scale=60)
+        self.addCleanup(self.sim.stop)
+
+    def test_agents_carry_reregistered_time_only_once_they_reregistered_with_a_new_leader(self):
+        first = get_json(self.sim.mesos[0] + "/master/slaves")["slaves"]
+        self.assertEqual(len(first), DEMO_AGENTS)
+        for agent in first:
+            self.assertIsInstance(agent["registered_time"], float)
+            self.assertNotIn("reregistered_time", agent)
+        registered_first = max(a["registered_time"] for a in first)
+
+        self.sim.faults({"mesos_leader": 1})
+        leader = self.sim.mesos[1]
+        state = wait_until(
+            "the second master to lead",
+            lambda: (lambda s: s if s.get("elected_time") and s["leader"] == s["pid"] else None)(
+                get_json(leader + "/master/state")
+            ),
+        )
+        self.assertEqual(state["leader"], "master@" + authority(leader))
+        slaves = get_json(leader + "/master/slaves")["slaves"]
+        self.assertEqual({a["id"] for a in slaves}, {a["id"] for a in first})
+        for agent in slaves:
+            self.assertIsInstance(agent["reregistered_time"], float)
+            self.assertGreaterEqual(agent["reregistered_time"], state["elected_time"])
+            self.assertGreaterEqual(agent["reregistered_time"], registered_first)
+            self.assertLessEqual(agent["registered_time"], agent["reregistered_time"])
+        # The v1 listing carries it too, in nanoseconds.
+        v1 = requests.post(leader + "/api/v1", json={"type": "GET_AGENTS"}, timeout=10).json()
+        for agent in v1["get_agents"]["agents"]:
+            self.assertIsInstance(agent["reregistered_time"]["nanoseconds"], int)
 
 
 
