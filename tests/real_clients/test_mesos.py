@@ -176,9 +176,12 @@ class MesosMasters(unittest.TestCase):
         self.assertEqual({a["agent_info"]["id"]["value"] for a in agents}, {s["id"] for s in slaves})
 
     def test_a_get_of_api_v1_is_405_expecting_post(self):
+        # master/http.cpp `api`: `MethodNotAllowed({"POST"}, request.method)`,
+        # whose text and Allow header libprocess' http.hpp writes.
         response = self.get("/api/v1")
         self.assertEqual(response.status_code, 405)
         self.assertEqual(response.headers.get("Allow"), "POST")
+        self.assertEqual(response.text, "405 Method Not Allowed. Expecting one of { 'POST' }, but received 'GET'.")
 
 
 class MesosReregistration(unittest.TestCase):
