@@ -4,6 +4,7 @@ documented behaviour and error codes; reads go to the shared simulator,
 changes to one simulator per test."""
 
 import datetime
+import ipaddress
 import unittest
 
 from botocore.exceptions import ClientError
@@ -136,6 +137,35 @@ class AwsReads(unittest.TestCase):
             self.assertEqual(instance["PrivateDnsName"], "ip-" + ip.replace(".", "-") + ".ec2.internal")
             self.assertIn({"Key": "aws:autoscaling:groupName", "Value": DEMO_GROUP}, instance["Tags"])
 
+    def test_ec2_instances_carry_metadata_options_sriov_and_linuxs_platform_fields(self):
+        # The Instance shape of EC2's API reference (botocore's ec2
+        # 2016-11-15 model): `platform` is "windows" for Windows and
+        # otherwise absent, `platformDetails` names Linux/UNIX; Amazon
+        # Linux HVM images set `sriovNetSupport`; `metadataOptions` is on
+        # every instance, here with EC2's defaults. A private agent's
+        # instance has no public address and an empty public name; a
+        # running one, no `stateReason`.
+        instances = self.group_instances()
+        self.assertEqual(len(instances), DEMO_AGENTS)
+        for instance in instances:
+            self.assertNotIn("Platform", instance)
+            self.assertEqual(instance["PlatformDetails"], "Linux/UNIX")
+            self.assertEqual(instance["SriovNetSupport"], "simple")
+            self.assertEqual(
+                instance["MetadataOptions"],
+                {
+                    "State": "applied",
+                    "HttpTokens": "optional",
+                    "HttpPutResponseHopLimit": 1,
+                    "HttpEndpoint": "enabled",
+                    "HttpProtocolIpv6": "disabled",
+                    "InstanceMetadataTags": "disabled",
+                },
+            )
+            self.assertNotIn("PublicIpAddress", instance)
+            self.assertEqual(instance["PublicDnsName"], "")
+            self.assertNotIn("StateReason", instance)
+
     def test_the_masters_agents_are_the_groups_instances(self):
         slaves = get_json(self.sim.mesos[0] + "/master/slaves")["slaves"]
         by_host = {i["PrivateDnsName"]: i for i in self.group_instances()}
@@ -239,8 +269,13 @@ class AwsChanges(unittest.TestCase):
         self.assertIn(activity["StatusCode"], ACTIVITY_STATUSES)
         self.assertEqual(group_of(self.asg)["DesiredCapacity"], 11)
         wait_until("the instance gone from the group", lambda: victim not in {i["InstanceId"] for i in group_of(self.asg)["Instances"]})
-        state = self.ec2.describe_instances(InstanceIds=[victim])["Reservations"][0]["Instances"][0]["State"]
-        self.assertIn(state["Name"], {"shutting-down", "terminated"})
+        gone = self.ec2.describe_instances(InstanceIds=[victim])["Reservations"][0]["Instances"][0]
+        self.assertIn(gone["State"]["Name"], {"shutting-down", "terminated"})
+        # Why it stopped: Auto Scaling terminated it through EC2's API.
+        self.assertEqual(
+            gone["StateReason"],
+            {"Code": "Client.UserInitiatedShutdown", "Message": "Client.UserInitiatedShutdown: User initiated shutdown"},
+        )
         self.assertEqual(len(in_service(group_of(self.asg))), 11)
 
     def test_create_or_update_tags_shows_in_the_group_and_describe_tags(self):
@@ -298,6 +333,32 @@ class AwsCluster(unittest.TestCase):
         sizes = {g["AutoScalingGroupName"]: len(g["Instances"]) for g in groups}
         self.assertEqual(sizes, {g["name"]: g["final_state"]["instances_live"] for g in report["groups"]})
         self.assertEqual(sizes, {CLUSTER_PRIVATE: 55, CLUSTER_PUBLIC: 5})
+
+    def test_public_agents_have_a_public_address_and_private_ones_none(self):
+        # EC2 writes `ipAddress` (PublicIpAddress) and a public `dnsName`
+        # only for an instance that has a public IPv4 address: the public
+        # agents' (at the edge, in subnets that give one), not the
+        # private agents'.
+        pages = self.ec2.get_paginator("describe_instances").paginate()
+        instances = [i for p in pages for r in p["Reservations"] for i in r["Instances"]]
+        group = lambda i: next(t["Value"] for t in i["Tags"] if t["Key"] == "aws:autoscaling:groupName")  # noqa: E731
+        public = [i for i in instances if group(i) == CLUSTER_PUBLIC]
+        private = [i for i in instances if group(i) == CLUSTER_PRIVATE]
+        self.assertEqual((len(public), len(private)), (5, 55))
+        for instance in private:
+            self.assertNotIn("PublicIpAddress", instance)
+            self.assertEqual(instance["PublicDnsName"], "")
+        for instance in public:
+            ip = ipaddress.ip_address(instance["PublicIpAddress"])
+            self.assertTrue(ip.is_global, ip)
+            # us-east-1's public names: ec2-A-B-C-D.compute-1.amazonaws.com.
+            name = "ec2-" + str(ip).replace(".", "-") + ".compute-1.amazonaws.com"
+            self.assertEqual(instance["PublicDnsName"], name)
+            (interface,) = instance["NetworkInterfaces"]
+            self.assertEqual(
+                interface["Association"], {"PublicIp": str(ip), "PublicDnsName": name, "IpOwnerId": "amazon"}
+            )
+        self.assertEqual(len({i["PublicIpAddress"] for i in public}), 5)
 
     def test_the_groups_another_roll_tagged_are_found_by_tag_key(self):
         self.assertEqual(self.names(Filters=[{"Name": "tag-key", "Values": ["roller:run-id"]}]), [])

@@ -8,7 +8,7 @@ import unittest
 
 import requests
 
-from realclients import DEMO_AGENTS, DEMO_APPS, Sim, fixture, marathon_client, shared_sim, wait_until
+from realclients import DEMO_AGENTS, DEMO_APPS, Sim, fixture, get_json, marathon_client, shared_sim, wait_until
 
 # Keys of the fixture's (Mesos 0.19) /master/state that Mesos 1.9 no
 # longer writes (the task counters moved to /metrics/snapshot), or writes
@@ -176,9 +176,53 @@ class MesosMasters(unittest.TestCase):
         self.assertEqual({a["agent_info"]["id"]["value"] for a in agents}, {s["id"] for s in slaves})
 
     def test_a_get_of_api_v1_is_405_expecting_post(self):
+        # master/http.cpp `api`: `MethodNotAllowed({"POST"}, request.method)`,
+        # whose text and Allow header libprocess' http.hpp writes.
         response = self.get("/api/v1")
         self.assertEqual(response.status_code, 405)
         self.assertEqual(response.headers.get("Allow"), "POST")
+        self.assertEqual(response.text, "405 Method Not Allowed. Expecting one of { 'POST' }, but received 'GET'.")
+
+
+class MesosReregistration(unittest.TestCase):
+    """An agent that re-registers: after a failover the new leader knows
+    each agent only once it re-registers (master.cpp `__reregisterSlave`
+    sets `reregisteredTime`), and readonly_handler.cpp writes
+    `reregistered_time` (float seconds) only when it is set. A simulator
+    of its own: the failover would move every other test's leader."""
+
+    def setUp(self):
+        self.sim = Sim.start("demo", time_scale=60)
+        self.addCleanup(self.sim.stop)
+
+    def test_agents_carry_reregistered_time_only_once_they_reregistered_with_a_new_leader(self):
+        first = get_json(self.sim.mesos[0] + "/master/slaves")["slaves"]
+        self.assertEqual(len(first), DEMO_AGENTS)
+        for agent in first:
+            self.assertIsInstance(agent["registered_time"], float)
+            self.assertNotIn("reregistered_time", agent)
+        registered_first = max(a["registered_time"] for a in first)
+
+        self.sim.faults({"mesos_leader": 1})
+        leader = self.sim.mesos[1]
+        state = wait_until(
+            "the second master to lead",
+            lambda: (lambda s: s if s.get("elected_time") and s["leader"] == s["pid"] else None)(
+                get_json(leader + "/master/state")
+            ),
+        )
+        self.assertEqual(state["leader"], "master@" + authority(leader))
+        slaves = get_json(leader + "/master/slaves")["slaves"]
+        self.assertEqual({a["id"] for a in slaves}, {a["id"] for a in first})
+        for agent in slaves:
+            self.assertIsInstance(agent["reregistered_time"], float)
+            self.assertGreaterEqual(agent["reregistered_time"], state["elected_time"])
+            self.assertGreaterEqual(agent["reregistered_time"], registered_first)
+            self.assertLessEqual(agent["registered_time"], agent["reregistered_time"])
+        # The v1 listing carries it too, in nanoseconds.
+        v1 = requests.post(leader + "/api/v1", json={"type": "GET_AGENTS"}, timeout=10).json()
+        for agent in v1["get_agents"]["agents"]:
+            self.assertIsInstance(agent["reregistered_time"]["nanoseconds"], int)
 
 
 
@@ -275,6 +319,24 @@ class MesosMaintenance(unittest.TestCase):
             self.post("/master/machine/down", [own]),
             f"Machine '{named(own)}' is not in DRAINING mode and cannot be brought down",
         )
+
+    def test_a_machine_down_by_its_hostname_alone_is_not_the_scheduled_machine_with_its_ip(self):
+        # master/http.cpp `_startMaintenance`: every machine must be in
+        # the master's machines (compared by `MachineID` equality, where an
+        # ip left out differs from an ip given), else 400 and nothing is
+        # taken down.
+        agent = self.agents()[7]
+        full = self.machine_of(agent)
+        self.assertEqual(self.schedule([full]).status_code, 200)
+        hostname_only = {"hostname": agent["hostname"]}
+        self.assertRefused(
+            self.post("/master/machine/down", [hostname_only]),
+            f"Machine '{named(hostname_only)}' is not part of a maintenance schedule",
+        )
+        self.assertIn(agent["id"], [a["id"] for a in self.agents()])
+        status = self.status()
+        self.assertEqual([m["id"] for m in status["draining_machines"]], [full])
+        self.assertNotIn("down_machines", status)
 
     def test_machines_in_the_wrong_mode_are_refused_with_mesos_texts(self):
         agents = self.agents()

@@ -8,6 +8,11 @@
 //! private address and name clients read there), its root EBS volume, the
 //! group's security group; a terminated one has lost its address, its
 //! interface and its volume, and says why it stopped (`stateReason`).
+//! A public agent's instance (a `slave_public` group's) also has a public
+//! address and name, which it loses on termination. The image is Linux
+//! (`platformDetails` Linux/UNIX, and no `platform`: EC2 writes that only
+//! for Windows) registered as Amazon Linux's HVM images are, with ENA and
+//! `sriovNetSupport` set; the metadata service has EC2's defaults.
 
 use std::collections::BTreeSet;
 
@@ -157,6 +162,7 @@ fn state_code(name: &str) -> u16 {
 fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView) {
     let suffix = i.instance_id.trim_start_matches("i-");
     let terminated = i.state == "terminated";
+    let public_ip = (i.public_subnet && !terminated).then(|| public_ip_address(i));
     x.open("item")
         .leaf("reservationId", format!("r-{suffix}"))
         .leaf("ownerId", ACCOUNT)
@@ -187,8 +193,14 @@ fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView) {
     } else {
         x.leaf("privateDnsName", &i.private_dns_name);
     }
-    x.empty("dnsName")
-        .empty("reason")
+    match &public_ip {
+        Some(ip) => x.leaf(
+            "dnsName",
+            public_dns_name(ip, region_of(&i.availability_zone)),
+        ),
+        None => x.empty("dnsName"),
+    };
+    x.empty("reason")
         .leaf("amiLaunchIndex", 0)
         .empty("productCodes")
         .leaf("instanceType", INSTANCE_TYPE)
@@ -207,7 +219,8 @@ fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView) {
                 "vpcId",
                 format!("vpc-0{}", stable_hex(region_of(&i.availability_zone), 16)),
             )
-            .leaf("privateIpAddress", &i.private_ip_address);
+            .leaf("privateIpAddress", &i.private_ip_address)
+            .opt_leaf("ipAddress", public_ip.as_deref());
     }
     x.leaf("sourceDestCheck", true);
     security_groups(x, i);
@@ -267,16 +280,59 @@ fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView) {
     if terminated {
         x.empty("networkInterfaceSet");
     } else {
-        network_interface_xml(x, i);
+        network_interface_xml(x, i, public_ip.as_deref());
     }
     x.leaf("ebsOptimized", false)
         .leaf("enaSupport", true)
+        .leaf("sriovNetSupport", "simple")
         .leaf("platformDetails", "Linux/UNIX")
         .leaf("usageOperation", "RunInstances")
-        .leaf("usageOperationUpdateTime", timestamp(i.launch_unix_ms))
-        .close("item")
-        .close("instancesSet")
-        .close("item");
+        .leaf("usageOperationUpdateTime", timestamp(i.launch_unix_ms));
+    metadata_options_xml(x);
+    x.close("item").close("instancesSet").close("item");
+}
+
+/// The instance metadata service as EC2 sets it up when neither the
+/// launch template nor the image (no `ImdsSupport`) nor the account says
+/// otherwise: IMDSv1 and v2 both allowed, one hop, IPv4 only, no tags.
+fn metadata_options_xml(x: &mut Xml) {
+    x.open("metadataOptions")
+        .leaf("state", "applied")
+        .leaf("httpTokens", "optional")
+        .leaf("httpPutResponseHopLimit", 1)
+        .leaf("httpEndpoint", "enabled")
+        .leaf("httpProtocolIpv6", "disabled")
+        .leaf("instanceMetadataTags", "disabled")
+        .close("metadataOptions");
+}
+
+/// A public address from Amazon's pool (54.0.0.0/8), the same for an
+/// instance every time it is described.
+fn public_ip_address(i: &Ec2InstanceView) -> String {
+    let hex = stable_hex(&format!("{}/public-ip", i.instance_id), 6);
+    let byte = |n: usize| u8::from_str_radix(&hex[2 * n..2 * n + 2], 16).unwrap_or(0);
+    format!("54.{}.{}.{}", byte(0), byte(1), byte(2) % 254 + 1)
+}
+
+/// EC2's public DNS name of a public address: `compute-1` in us-east-1,
+/// `<region>.compute` elsewhere.
+fn public_dns_name(ip: &str, region: &str) -> String {
+    let dashed = ip.replace('.', "-");
+    if region == "us-east-1" {
+        format!("ec2-{dashed}.compute-1.amazonaws.com")
+    } else {
+        format!("ec2-{dashed}.{region}.compute.amazonaws.com")
+    }
+}
+
+/// The public address as an interface carries it (`association`), owned
+/// by Amazon (not an Elastic IP of the account).
+fn association_xml(x: &mut Xml, ip: &str, region: &str) {
+    x.open("association")
+        .leaf("publicIp", ip)
+        .leaf("publicDnsName", public_dns_name(ip, region))
+        .leaf("ipOwnerId", "amazon")
+        .close("association");
 }
 
 /// The root device of the simulated image.
@@ -296,7 +352,8 @@ fn security_groups(x: &mut Xml, i: &Ec2InstanceView) {
 /// The primary network interface (device 0), attached at launch: where
 /// clients find the private address and name when they do not read the
 /// instance's own.
-fn network_interface_xml(x: &mut Xml, i: &Ec2InstanceView) {
+fn network_interface_xml(x: &mut Xml, i: &Ec2InstanceView, public_ip: Option<&str>) {
+    let region = region_of(&i.availability_zone);
     let eni = stable_hex(&format!("{}/eni", i.instance_id), 17);
     let mac = stable_hex(&format!("{}/mac", i.instance_id), 10);
     let mac: Vec<&str> = (0..5).map(|n| &mac[2 * n..2 * n + 2]).collect();
@@ -316,6 +373,9 @@ fn network_interface_xml(x: &mut Xml, i: &Ec2InstanceView) {
         .leaf("privateDnsName", &i.private_dns_name)
         .leaf("sourceDestCheck", true);
     security_groups(x, i);
+    if let Some(ip) = public_ip {
+        association_xml(x, ip, region);
+    }
     x.open("attachment")
         .leaf(
             "attachmentId",
@@ -331,8 +391,11 @@ fn network_interface_xml(x: &mut Xml, i: &Ec2InstanceView) {
         .open("item")
         .leaf("privateIpAddress", &i.private_ip_address)
         .leaf("privateDnsName", &i.private_dns_name)
-        .leaf("primary", true)
-        .close("item")
+        .leaf("primary", true);
+    if let Some(ip) = public_ip {
+        association_xml(x, ip, region);
+    }
+    x.close("item")
         .close("privateIpAddressesSet")
         .empty("ipv6AddressesSet")
         .leaf("interfaceType", "interface")

@@ -5,7 +5,7 @@
 //! no group is AWS's `ValidationError`.
 
 use super::*;
-use crate::sim::scenario::{resolve_template_version, scaling_processes};
+use crate::sim::scenario::{PUBLIC_ROLE, resolve_template_version, scaling_processes};
 
 impl World {
     // ----- the API the AWS facade calls -----
@@ -376,6 +376,7 @@ impl World {
                         name: g.template.name.clone(),
                         version: inst.template_version.clone(),
                     },
+                    public_subnet: g.role.as_deref() == Some(PUBLIC_ROLE),
                 }
             })
             .collect())

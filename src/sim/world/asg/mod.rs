@@ -377,4 +377,8 @@ pub(crate) struct Ec2InstanceView {
     pub(crate) private_dns_name: String,
     pub(crate) launch_unix_ms: u64,
     pub(crate) launch_template: LaunchTemplateView,
+    /// Launched into a subnet that gives instances a public IPv4 address:
+    /// the group's agents are DC/OS public agents (`slave_public`), which
+    /// sit at the edge; private agents have none.
+    pub(crate) public_subnet: bool,
 }

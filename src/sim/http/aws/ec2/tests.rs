@@ -2,7 +2,10 @@
 //! VPC instance launched by Auto Scaling reads, with its value from the
 //! world, and what a terminated instance has lost.
 
-use aws_sdk_ec2::types::{Instance, InstanceStateName};
+use aws_sdk_ec2::types::{
+    HttpTokensState, Instance, InstanceMetadataEndpointState, InstanceMetadataOptionsState,
+    InstanceStateName,
+};
 
 use crate::aws::contract::simulator::Simulated;
 use crate::sim::Scenario;
@@ -11,9 +14,11 @@ use crate::sim::Scenario;
 const EPOCH_S: u64 = 1_704_067_200;
 
 async fn demo() -> Simulated {
-    let mut scenario = Scenario::builtin("demo")
-        .expect("demo is embedded")
-        .expect("demo is valid");
+    started("demo").await
+}
+
+async fn started(name: &str) -> Simulated {
+    let mut scenario = Scenario::builtin(name).expect("embedded").expect("valid");
     scenario.timings.epoch_unix_s = Some(EPOCH_S);
     Simulated::start(&scenario).await
 }
@@ -95,7 +100,59 @@ async fn a_running_instance_has_its_identity_placement_tags_network_interface_an
                 .is_some_and(|v| v.starts_with("vol-"))
         );
         assert!(i.state_reason().is_none());
+
+        // A private agent's instance: no public address, an empty name.
+        assert_eq!(i.public_ip_address(), None);
+        assert_eq!(i.public_dns_name().unwrap_or(""), "");
+        assert!(eni.association().is_none());
+        // Linux: EC2 writes `platform` only for Windows.
+        assert_eq!(i.platform(), None);
+        assert_eq!(i.platform_details(), Some("Linux/UNIX"));
+        assert_eq!(i.sriov_net_support(), Some("simple"));
+        let imds = i.metadata_options().expect("metadataOptions");
+        assert_eq!(imds.state(), Some(&InstanceMetadataOptionsState::Applied));
+        assert_eq!(imds.http_tokens(), Some(&HttpTokensState::Optional));
+        assert_eq!(imds.http_put_response_hop_limit(), Some(1));
+        assert_eq!(
+            imds.http_endpoint(),
+            Some(&InstanceMetadataEndpointState::Enabled)
+        );
     }
+}
+
+#[tokio::test]
+async fn a_public_agents_instance_has_a_public_address_on_itself_and_its_interface() {
+    let sim = started("cluster").await;
+    let truth = sim.world().with(|w| w.ec2_instances(&[])).expect("all");
+    let all = instances(&sim).await;
+    let mut public = 0;
+    for (i, real) in all.iter().zip(&truth) {
+        let [eni] = i.network_interfaces() else {
+            panic!("one network interface");
+        };
+        if !real.public_subnet {
+            assert_eq!(i.public_ip_address(), None, "{}", real.group_name);
+            continue;
+        }
+        public += 1;
+        let ip = i.public_ip_address().expect("a public address");
+        let octets: Vec<u8> = ip
+            .split('.')
+            .map(|o| o.parse().expect("an octet"))
+            .collect();
+        assert_eq!(octets.len(), 4, "{ip}");
+        assert_eq!(octets[0], 54, "{ip}");
+        let name = format!("ec2-{}.compute-1.amazonaws.com", ip.replace('.', "-"));
+        assert_eq!(i.public_dns_name(), Some(name.as_str()));
+        let association = eni.association().expect("the interface's association");
+        assert_eq!(association.public_ip(), Some(ip));
+        assert_eq!(association.public_dns_name(), Some(name.as_str()));
+        assert_eq!(association.ip_owner_id(), Some("amazon"));
+    }
+    assert_eq!(public, 5);
+    let addresses: std::collections::BTreeSet<_> =
+        all.iter().filter_map(|i| i.public_ip_address()).collect();
+    assert_eq!(addresses.len(), public, "each its own address");
 }
 
 #[tokio::test]
@@ -121,8 +178,13 @@ async fn a_terminated_instance_has_lost_its_address_interface_and_volume_and_say
     assert!(gone.network_interfaces().is_empty());
     assert!(gone.block_device_mappings().is_empty());
     assert_eq!(gone.private_ip_address(), None);
+    assert_eq!(gone.public_ip_address(), None);
     assert_eq!(
         gone.state_reason().and_then(|r| r.code()),
         Some("Client.UserInitiatedShutdown")
+    );
+    assert_eq!(
+        gone.state_reason().and_then(|r| r.message()),
+        Some("Client.UserInitiatedShutdown: User initiated shutdown")
     );
 }
