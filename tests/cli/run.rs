@@ -664,7 +664,7 @@ fn abandon_removes_only_its_own_tag_resumes_what_it_suspended_and_never_changes_
     let run_id = record["run_id"].as_str().unwrap().to_string();
     let before = cluster.group();
     assert_eq!(before.tag("roller:run-id"), Some(run_id.as_str()));
-    assert_eq!(before.suspended_processes.len(), 3);
+    assert_eq!(before.suspended_processes.len(), 4);
 
     let env = cluster.env_file.to_str().unwrap();
     let wrong = cluster
