@@ -5,18 +5,16 @@
 //! simulator's ground truth, or in a clean pause with a page.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::in_process::{app_counts, cluster, in_service, settings};
+use super::wrapped_aws::WrappedAws;
 use crate::plan::Status;
 use crate::roll::decide::roll_plan::{RollStrategy, WAIT_REGISTERED};
 use crate::roll::engine::Outcome;
 use crate::roll::ports::PortSet;
-use crate::roll::ports::auto_scaling::{
-    AutoScaling, AutoScalingError, AutoScalingGroup, Ec2Instance, GroupTag, InstanceRefresh,
-    LaunchSource, ScalingActivity, ScalingProcess, Termination,
-};
+use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
 use crate::roll::ports::pager::{Page, Pager, PagerError};
 use crate::roll::record::checkpoint::Checkpoint;
 use crate::roll::run::{RunResult, run};
@@ -717,112 +715,15 @@ async fn calls_failing_for_good_pause_and_page_once_their_wait_runs_out() {
     }
 }
 
-/// The simulator's AWS, but its first `failures` terminations answer 503
-/// (after reading the group, as the adapter does): the group is read
-/// fine each tick while the termination keeps failing.
-struct FailingTerminations<'a> {
-    aws: &'a crate::aws::AwsAutoScaling,
-    failures: AtomicU32,
-}
-
-impl AutoScaling for FailingTerminations<'_> {
-    async fn describe_group(&self, group: &str) -> Result<AutoScalingGroup, AutoScalingError> {
-        self.aws.describe_group(group).await
-    }
-    async fn groups_tagged(&self, key: &str) -> Result<Vec<AutoScalingGroup>, AutoScalingError> {
-        self.aws.groups_tagged(key).await
-    }
-    async fn set_desired_capacity(
-        &self,
-        group: &str,
-        desired: u32,
-    ) -> Result<(), AutoScalingError> {
-        self.aws.set_desired_capacity(group, desired).await
-    }
-    async fn terminate_instance(
-        &self,
-        group: &str,
-        instance: &str,
-    ) -> Result<Termination, AutoScalingError> {
-        let left = self.failures.load(Ordering::SeqCst);
-        if left > 0 {
-            self.failures.store(left - 1, Ordering::SeqCst);
-            return Err(AutoScalingError::Unavailable {
-                operation: "TerminateInstanceInAutoScalingGroup",
-                target: group.to_string(),
-                message: "503 (a test's fault)".to_string(),
-            });
-        }
-        self.aws.terminate_instance(group, instance).await
-    }
-    async fn suspend_processes(
-        &self,
-        group: &str,
-        processes: &[ScalingProcess],
-    ) -> Result<(), AutoScalingError> {
-        self.aws.suspend_processes(group, processes).await
-    }
-    async fn resume_processes(
-        &self,
-        group: &str,
-        processes: &[ScalingProcess],
-    ) -> Result<(), AutoScalingError> {
-        self.aws.resume_processes(group, processes).await
-    }
-    async fn update_size_limits(
-        &self,
-        group: &str,
-        min: u32,
-        max: u32,
-    ) -> Result<(), AutoScalingError> {
-        self.aws.update_size_limits(group, min, max).await
-    }
-    async fn set_launch_source(
-        &self,
-        group: &str,
-        source: &LaunchSource,
-    ) -> Result<(), AutoScalingError> {
-        self.aws.set_launch_source(group, source).await
-    }
-    async fn put_tags(&self, group: &str, tags: &[GroupTag]) -> Result<(), AutoScalingError> {
-        self.aws.put_tags(group, tags).await
-    }
-    async fn delete_tags(&self, group: &str, keys: &[String]) -> Result<(), AutoScalingError> {
-        self.aws.delete_tags(group, keys).await
-    }
-    async fn instance_refreshes(
-        &self,
-        group: &str,
-    ) -> Result<Vec<InstanceRefresh>, AutoScalingError> {
-        self.aws.instance_refreshes(group).await
-    }
-    async fn scaling_activities(
-        &self,
-        group: &str,
-        limit: usize,
-    ) -> Result<Vec<ScalingActivity>, AutoScalingError> {
-        self.aws.scaling_activities(group, limit).await
-    }
-    async fn describe_instances(
-        &self,
-        ids: &[String],
-    ) -> Result<Vec<Ec2Instance>, AutoScalingError> {
-        self.aws.describe_instances(ids).await
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_termination_failing_tick_after_tick_is_resent_under_one_event() {
     for strategy in STRATEGIES {
         let case = case(strategy).await;
-        let aws = FailingTerminations {
-            aws: &case.cluster.aws,
-            failures: AtomicU32::new(6),
-        };
+        let aws = WrappedAws::failing_terminations(&case.cluster.aws, 6);
         let (outcome, checkpoint, pages) = case.roll_with(&aws, |_: &Checkpoint| {}).await;
         case.assert_clean_end(&outcome).await;
         assert!(pages.is_empty(), "{pages:?}");
-        assert_eq!(aws.failures.load(Ordering::SeqCst), 0);
+        assert_eq!(aws.failing_terminations.load(Ordering::SeqCst), 0);
         // Each instance's intent at most twice: when first sent, and once
         // when sent again (in the drain, a batch's first intent names them
         // all).

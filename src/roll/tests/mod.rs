@@ -14,3 +14,4 @@ mod moto;
 mod refresh;
 mod rollback;
 mod surge;
+mod wrapped_aws;

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use super::wrapped_aws::WrappedAws;
 use crate::aws::contract::moto::Moto;
 use crate::aws::contract::{Backend, GroupSetup};
 use crate::plan::{Operation, Target};
@@ -15,8 +16,7 @@ use crate::roll::decide::roll_plan::{self, PlanOptions, WAIT_REGISTERED};
 use crate::roll::engine::{Outcome, RunOptions, Runner};
 use crate::roll::ports::PortSet;
 use crate::roll::ports::auto_scaling::{
-    AutoScaling, AutoScalingError, AutoScalingGroup, Ec2Instance, GroupTag, InstanceRefresh,
-    LaunchSource, LifecycleState, ScalingActivity, ScalingProcess, Termination,
+    AutoScaling, AutoScalingGroup, LifecycleState, ScalingProcess,
 };
 use crate::roll::record::RUN_ID_TAG;
 use crate::roll::record::checkpoint::{
@@ -143,7 +143,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
     };
     let path = dir.path().join("moto.json");
     let ports = PortSet {
-        aws: &WithoutRefreshes { aws: moto.aws() },
+        aws: &WrappedAws::without_refreshes(moto.aws()),
         mesos: &sim.mesos,
         marathon: &sim.marathon,
         pager: &sim.pager,
@@ -327,7 +327,7 @@ async fn assert_the_iam_policy_covers_the_roll(
     // are slow to register, EC2 only by the preflight and the
     // registration wait (both left out: moto's instances run no agent),
     // UpdateAutoScalingGroup only with --raise-max; DescribeInstanceRefreshes
-    // goes to moto's `WithoutRefreshes` stand-in (moto has no Instance
+    // goes to `WrappedAws::without_refreshes` (moto has no Instance
     // Refresh): the simulator's tests call it.
     let unreached: std::collections::BTreeSet<&str> = [
         "autoscaling:DescribeInstanceRefreshes",
@@ -367,89 +367,4 @@ fn decode_base64(text: &str) -> Vec<u8> {
         }
     }
     out
-}
-
-/// moto's group through the real adapter, but for the one call moto does
-/// not implement.
-struct WithoutRefreshes<'a> {
-    aws: &'a crate::aws::AwsAutoScaling,
-}
-
-impl AutoScaling for WithoutRefreshes<'_> {
-    async fn describe_group(&self, group: &str) -> Result<AutoScalingGroup, AutoScalingError> {
-        self.aws.describe_group(group).await
-    }
-    async fn groups_tagged(&self, key: &str) -> Result<Vec<AutoScalingGroup>, AutoScalingError> {
-        self.aws.groups_tagged(key).await
-    }
-    async fn set_desired_capacity(
-        &self,
-        group: &str,
-        desired: u32,
-    ) -> Result<(), AutoScalingError> {
-        self.aws.set_desired_capacity(group, desired).await
-    }
-    async fn terminate_instance(
-        &self,
-        group: &str,
-        instance: &str,
-    ) -> Result<Termination, AutoScalingError> {
-        self.aws.terminate_instance(group, instance).await
-    }
-    async fn suspend_processes(
-        &self,
-        group: &str,
-        processes: &[ScalingProcess],
-    ) -> Result<(), AutoScalingError> {
-        self.aws.suspend_processes(group, processes).await
-    }
-    async fn resume_processes(
-        &self,
-        group: &str,
-        processes: &[ScalingProcess],
-    ) -> Result<(), AutoScalingError> {
-        self.aws.resume_processes(group, processes).await
-    }
-    async fn update_size_limits(
-        &self,
-        group: &str,
-        min: u32,
-        max: u32,
-    ) -> Result<(), AutoScalingError> {
-        self.aws.update_size_limits(group, min, max).await
-    }
-    async fn set_launch_source(
-        &self,
-        group: &str,
-        source: &LaunchSource,
-    ) -> Result<(), AutoScalingError> {
-        self.aws.set_launch_source(group, source).await
-    }
-    async fn put_tags(&self, group: &str, tags: &[GroupTag]) -> Result<(), AutoScalingError> {
-        self.aws.put_tags(group, tags).await
-    }
-    async fn delete_tags(&self, group: &str, keys: &[String]) -> Result<(), AutoScalingError> {
-        self.aws.delete_tags(group, keys).await
-    }
-    /// moto has no Instance Refresh (DescribeInstanceRefreshes answers
-    /// 500): a group none was ever started on has none.
-    async fn instance_refreshes(
-        &self,
-        _group: &str,
-    ) -> Result<Vec<InstanceRefresh>, AutoScalingError> {
-        Ok(Vec::new())
-    }
-    async fn scaling_activities(
-        &self,
-        group: &str,
-        limit: usize,
-    ) -> Result<Vec<ScalingActivity>, AutoScalingError> {
-        self.aws.scaling_activities(group, limit).await
-    }
-    async fn describe_instances(
-        &self,
-        ids: &[String],
-    ) -> Result<Vec<Ec2Instance>, AutoScalingError> {
-        self.aws.describe_instances(ids).await
-    }
 }
