@@ -66,7 +66,7 @@ pub(crate) struct Watched<'a> {
     /// New agents' instances that have left their group (terminated or
     /// terminating by another hand than the roll's: a Spot interruption,
     /// an EC2 failure) or that the group marks unhealthy.
-    pub(crate) departed: &'a HashSet<&'a str>,
+    pub(crate) departed: &'a HashSet<String>,
 }
 
 impl Watched<'_> {
@@ -473,45 +473,31 @@ mod tests {
     #[test]
     fn a_task_lost_with_an_agent_whose_instance_left_the_group_is_no_failure() {
         let agents = agents();
-        let mut lost = app("/web", 2, vec![]);
-        lost.last_task_failure = Some(failed(
-            Some("S-new"),
-            "new-host",
-            "TASK_LOST",
-            "Agent S-new removed: agent lost",
-        ));
-        let apps = [lost];
         let moved = HashSet::new();
-        let look = |departed: &HashSet<&str>| {
+        let look = |state: &str, departed: &[&str]| {
+            let mut a = app("/web", 2, vec![]);
+            a.last_task_failure = Some(failed(
+                Some("S-new"),
+                "new-host",
+                state,
+                "Agent S-new removed: agent lost",
+            ));
             detect(&Watched {
-                apps: &apps,
+                apps: &[a],
                 queue: &[],
                 new_agents: &agents,
                 moved: &moved,
                 allowed: &[],
                 acknowledged: &[],
-                departed,
+                departed: &departed.iter().map(|s| s.to_string()).collect(),
             })
         };
-        assert_eq!(look(&HashSet::from(["i-new"])), None);
-        let found = look(&HashSet::new()).expect("lost on an agent still in the group");
+        assert_eq!(look("TASK_LOST", &["i-new"]), None);
+        let found = look("TASK_LOST", &[]).expect("lost on an agent still in the group");
         assert!(found.what.starts_with("TASK_LOST"), "{}", found.what);
         // A task that failed on its own before its instance went still
         // counts: the image may have failed it.
-        let mut crashed = apps[0].clone();
-        crashed.last_task_failure =
-            Some(failed(Some("S-new"), "new-host", "TASK_FAILED", "exit 1"));
-        let crashed = [crashed];
-        let found = detect(&Watched {
-            apps: &crashed,
-            queue: &[],
-            new_agents: &agents,
-            moved: &moved,
-            allowed: &[],
-            acknowledged: &[],
-            departed: &HashSet::from(["i-new"]),
-        });
-        assert!(found.is_some());
+        assert!(look("TASK_FAILED", &["i-new"]).is_some());
     }
 
     #[test]

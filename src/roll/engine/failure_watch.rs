@@ -69,7 +69,6 @@ pub(crate) async fn look<P: Ports>(
         }
     }
     let departed = departed(checkpoint, tick).await?;
-    let departed: HashSet<&str> = departed.iter().map(String::as_str).collect();
     Ok(failure::detect(&Watched {
         apps: &seen.apps,
         queue: &queue,
@@ -87,8 +86,8 @@ pub(crate) async fn look<P: Ports>(
 async fn departed<P: Ports>(
     checkpoint: &Checkpoint,
     tick: &mut TickContext<P>,
-) -> Result<Vec<String>, RollError> {
-    let mut departed = Vec::new();
+) -> Result<HashSet<String>, RollError> {
+    let mut departed = HashSet::new();
     for record in checkpoint
         .groups
         .iter()
@@ -100,7 +99,7 @@ async fn departed<P: Ports>(
                 .instance(&agent.instance)
                 .is_some_and(|i| !i.lifecycle_state.is_leaving() && i.health_status != "Unhealthy");
             if !healthy {
-                departed.push(agent.instance.clone());
+                departed.insert(agent.instance.clone());
             }
         }
     }

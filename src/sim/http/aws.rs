@@ -265,12 +265,3 @@ fn render(
 fn region_of(az: &str) -> &str {
     az.trim_end_matches(|c: char| c.is_ascii_alphabetic())
 }
-
-/// `n` hex digits derived from `seed`, the same every run (fake resource
-/// ids that stay put across requests and restarts).
-fn stable_hex(seed: &str, n: usize) -> String {
-    let a = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, seed.as_bytes())
-        .simple()
-        .to_string();
-    a.chars().take(n).collect()
-}

@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::ids::{INSTANCE_TYPE, subnet_id};
+
 /// World-level faults. API-level faults (error rates, latency, throttling,
 /// leader changes) belong to the HTTP facades, not to the world.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -76,8 +78,8 @@ impl LaunchFailure {
     pub(crate) fn message(self, az: &str) -> String {
         match self {
             LaunchFailure::Capacity => format!(
-                "We currently do not have sufficient m5.xlarge capacity in the Availability Zone you requested ({az}). \
-                 Our system will be working on provisioning additional capacity. You can currently get m5.xlarge \
+                "We currently do not have sufficient {INSTANCE_TYPE} capacity in the Availability Zone you requested ({az}). \
+                 Our system will be working on provisioning additional capacity. You can currently get {INSTANCE_TYPE} \
                  capacity by not specifying an Availability Zone in your request or choosing other Availability \
                  Zones. Launching EC2 instance failed."
             ),
@@ -87,9 +89,9 @@ impl LaunchFailure {
                  instance failed."
                 .to_string(),
             LaunchFailure::SubnetFull => format!(
-                "There are not enough free addresses in subnet 'subnet-{}' to satisfy the requested number of \
+                "There are not enough free addresses in subnet '{}' to satisfy the requested number of \
                  instances. Launching EC2 instance failed.",
-                az.replace('-', "")
+                subnet_id(az)
             ),
             LaunchFailure::ImageMissing => {
                 "The AMI ID ami-0bad0bad0bad0bad0 does not exist. Launching EC2 instance failed.".to_string()

@@ -24,6 +24,7 @@ mod asg;
 mod clock;
 mod events;
 mod faults;
+pub(crate) mod ids;
 mod maintenance;
 mod marathon;
 mod monitor;

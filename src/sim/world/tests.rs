@@ -984,6 +984,19 @@ fn each_launch_failure_says_its_reason_as_aws_words_it() {
             .expect("a failed launch");
         let said = failed.status_message.as_deref().unwrap_or_default();
         assert!(said.starts_with(opening), "{failure:?}: {said}");
+        // Named as the AWS facade names them.
+        let azs = group(&w).availability_zones;
+        let named = match failure {
+            LaunchFailure::Capacity => said.contains(ids::INSTANCE_TYPE),
+            LaunchFailure::SubnetFull => azs
+                .iter()
+                .any(|az| said.contains(&format!("'{}'", ids::subnet_id(az)))),
+            _ => true,
+        };
+        assert!(
+            named,
+            "{failure:?}: {said} names another type or subnet than the facade"
+        );
         assert!(
             failed.description.ends_with(said),
             "{failure:?}: {}",

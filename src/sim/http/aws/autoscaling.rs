@@ -7,14 +7,12 @@ use std::collections::BTreeSet;
 use super::query::{Params, QueryError, Service, max_records, page, world_error};
 use super::tags::{TagFlags, create_or_update_tags, delete_tags, describe_tags};
 use super::xml::{Xml, timestamp};
-use super::{ACCOUNT, region_of, stable_hex};
+use super::{ACCOUNT, region_of};
+use crate::sim::world::ids::{INSTANCE_TYPE, subnet_id};
 use crate::sim::world::{
     ActivityView, GroupUpdate, GroupView, LaunchTemplateChoice, LaunchTemplateView, RefreshView,
     World,
 };
-
-/// What the simulated instances are (the scenario does not say).
-pub(super) const INSTANCE_TYPE: &str = "m5.2xlarge";
 
 pub(super) fn dispatch(
     w: &mut World,
@@ -70,11 +68,6 @@ fn group_arn(name: &str, azs: &[String]) -> String {
     format!(
         "arn:aws:autoscaling:{region}:{ACCOUNT}:autoScalingGroup:{uuid}:autoScalingGroupName/{name}"
     )
-}
-
-/// `subnet-` and 17 hex digits, one per AZ.
-pub(super) fn subnet_id(az: &str) -> String {
-    format!("subnet-0{}", stable_hex(az, 16))
 }
 
 fn launch_template_xml(x: &mut Xml, t: &LaunchTemplateView) {

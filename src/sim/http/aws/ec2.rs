@@ -16,10 +16,10 @@
 
 use std::collections::BTreeSet;
 
-use super::autoscaling::{INSTANCE_TYPE, subnet_id};
 use super::query::{Params, QueryError, Service, page};
 use super::xml::{Xml, timestamp};
-use super::{ACCOUNT, region_of, stable_hex};
+use super::{ACCOUNT, region_of};
+use crate::sim::world::ids::{INSTANCE_TYPE, stable_hex, subnet_id};
 use crate::sim::world::{Ec2InstanceView, World};
 
 #[cfg(test)]
