@@ -81,6 +81,7 @@ impl SimulatedCluster {
             poll_interval: Duration::from_secs(5),
             settle_time: crate::roll::record::env::DEFAULT_SETTLE_TIME,
             bake: None,
+            failure_limit: None,
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir,

@@ -343,6 +343,16 @@ pub(crate) struct RunArgs {
     /// or --on-failure rollback to roll back. A resume may change it.
     #[arg(long, value_name = "rollback|pause")]
     pub(crate) on_failure: Option<String>,
+    /// How many distinct apps, or distinct new agents, may fail on the
+    /// new image before the roll counts it as bad and --on-failure acts
+    /// (as Argo Rollouts' failureLimit). 0 (default): the first failure.
+    /// Each failure within the limit is logged and recorded as tolerated,
+    /// and counts for the rest of the roll; what counts is the larger of
+    /// the apps and the new agents that failed. For large fleets where
+    /// one flaky app or host must not roll a good image back. A resume
+    /// may change it. Env file key `failure_limit`.
+    #[arg(long, value_name = "N")]
+    pub(crate) failure_limit: Option<u32>,
     /// How long the first moves onto the new agents must stay up before
     /// any old agent is terminated or the next drain wave starts (the
     /// drain's first wave moves only a sample: one task each of a tenth

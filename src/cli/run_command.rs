@@ -124,6 +124,9 @@ pub(super) fn flags(args: &RunArgs) -> Vec<(&'static str, String)> {
     if let Some(bake) = &args.bake {
         flags.push(("bake", bake.clone()));
     }
+    if let Some(limit) = args.failure_limit {
+        flags.push(("failure_limit", limit.to_string()));
+    }
     flags
 }
 

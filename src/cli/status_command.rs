@@ -370,6 +370,8 @@ mod tests {
             max_unavailable: crate::roll::record::checkpoint::DEFAULT_MAX_UNAVAILABLE,
             failure: None,
             acknowledged_failures: Vec::new(),
+            failure_limit: 0,
+            tolerated_failures: Vec::new(),
             on_failure: Default::default(),
             allow_unhealthy: Vec::new(),
             pause: None,

@@ -363,6 +363,8 @@ fn first_checkpoint(
         max_unavailable,
         failure: None,
         acknowledged_failures: Vec::new(),
+        failure_limit: env.failure_limit.unwrap_or(0),
+        tolerated_failures: Vec::new(),
         on_failure: request.on_failure(),
         allow_unhealthy: request.allow_unhealthy.clone(),
         pause: None,

@@ -142,17 +142,23 @@ async fn resume<P: Ports>(
     check_resume(&existing, path, env, settings)?;
     check_tag(ports, env, &existing).await?;
     let now = RollClock::new(env.time_scale).now();
-    if take_resume_request(&mut existing, &settings.request, now) {
+    if take_resume_request(&mut existing, &settings.request, env.failure_limit, now) {
         settings.checkpoint.save(&existing).await?;
     }
     let note = format!("resuming run {} from {}", existing.run_id, path.display());
     Ok((existing, vec![note]))
 }
 
-/// What a resume may change of the roll: `--on-failure`, and apps added
-/// with `--allow-unhealthy`, each logged as the operator's. Answers
-/// whether the checkpoint changed.
-fn take_resume_request(existing: &mut Checkpoint, request: &Request, now: SystemTime) -> bool {
+/// What a resume may change of the roll: `--on-failure`, the failure
+/// limit (`--failure-limit`, key `failure_limit`), and apps added with
+/// `--allow-unhealthy`, each logged as the operator's. Answers whether the
+/// checkpoint changed.
+fn take_resume_request(
+    existing: &mut Checkpoint,
+    request: &Request,
+    failure_limit: Option<u32>,
+    now: SystemTime,
+) -> bool {
     let added: Vec<String> = request
         .allow_unhealthy
         .iter()
@@ -174,6 +180,18 @@ fn take_resume_request(existing: &mut Checkpoint, request: &Request, now: System
             ),
         );
         existing.on_failure = asked;
+        changed = true;
+    }
+    if let Some(limit) = failure_limit.filter(|limit| *limit != existing.failure_limit) {
+        existing.log(
+            now,
+            EventKind::Operator,
+            format!(
+                "--failure-limit {limit} on resume (was {})",
+                existing.failure_limit
+            ),
+        );
+        existing.failure_limit = limit;
         changed = true;
     }
     if !added.is_empty() {

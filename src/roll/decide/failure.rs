@@ -91,13 +91,16 @@ impl Watched<'_> {
     }
 }
 
-/// The first sign that something the roll placed on a new agent failed,
-/// `None` when there is none: failed tasks first, then failing health
-/// checks, then launch delays, each in the order Marathon lists apps.
-pub(crate) fn detect(watched: &Watched<'_>) -> Option<Evidence> {
-    failed_task(watched)
-        .or_else(|| failing_health_check(watched))
-        .or_else(|| launch_delay(watched))
+/// Every sign that something the roll placed on a new agent failed, none
+/// when all is well: failed tasks first, then failing health checks, then
+/// launch delays, each in the order Marathon lists apps. The first is the
+/// one a roll without a failure limit acts on (`failure_limit::judge`
+/// weighs them all).
+pub(crate) fn detect(watched: &Watched<'_>) -> Vec<Evidence> {
+    let mut found = failed_tasks(watched);
+    found.extend(failing_health_checks(watched));
+    found.extend(launch_delays(watched));
+    found
 }
 
 /// Task states that say the task's agent went, not that the task
@@ -111,11 +114,12 @@ const AGENT_WENT: &[&str] = &[
     "TASK_DROPPED",
 ];
 
-/// An app's last task failure on a new agent: failed, lost, or killed
+/// Each app's last task failure on a new agent: failed, lost, or killed
 /// for failing its health checks. A task lost with its agent when the
 /// agent's instance left the group (reclaimed, failed in EC2) says
 /// nothing of the image.
-fn failed_task(watched: &Watched<'_>) -> Option<Evidence> {
+fn failed_tasks(watched: &Watched<'_>) -> Vec<Evidence> {
+    let mut found = Vec::new();
     for app in watched.apps.iter().filter(|a| watched.guarded(&a.id)) {
         let Some(failure) = &app.last_task_failure else {
             continue;
@@ -135,7 +139,7 @@ fn failed_task(watched: &Watched<'_>) -> Option<Evidence> {
         }
         let key = format!("task-failure/{}", failure.task_id);
         if failed && watched.fresh(&key) {
-            return Some(Evidence {
+            found.push(Evidence {
                 key,
                 app: Some(app.id.clone()),
                 task: Some(failure.task_id.clone()),
@@ -150,12 +154,13 @@ fn failed_task(watched: &Watched<'_>) -> Option<Evidence> {
             });
         }
     }
-    None
+    found
 }
 
-/// A task on a new agent whose health check has failed at least once in
-/// a row.
-fn failing_health_check(watched: &Watched<'_>) -> Option<Evidence> {
+/// Each task on a new agent whose health check has failed at least once
+/// in a row.
+fn failing_health_checks(watched: &Watched<'_>) -> Vec<Evidence> {
+    let mut found = Vec::new();
     for app in watched.apps.iter().filter(|a| watched.guarded(&a.id)) {
         for task in &app.tasks {
             let Some(agent) = watched.new_agent(task.agent_id.as_deref(), task.host.as_deref())
@@ -180,7 +185,7 @@ fn failing_health_check(watched: &Watched<'_>) -> Option<Evidence> {
                 .filter(|c| !c.is_empty())
                 .map(|c| format!(" ({c})"))
                 .unwrap_or_default();
-            return Some(Evidence {
+            found.push(Evidence {
                 key,
                 app: Some(app.id.clone()),
                 task: Some(task.id.clone()),
@@ -194,11 +199,12 @@ fn failing_health_check(watched: &Watched<'_>) -> Option<Evidence> {
             });
         }
     }
-    None
+    found
 }
 
-/// A launch delay on Marathon's queue for an app the roll moved.
-fn launch_delay(watched: &Watched<'_>) -> Option<Evidence> {
+/// Each launch delay on Marathon's queue for an app the roll moved.
+fn launch_delays(watched: &Watched<'_>) -> Vec<Evidence> {
+    let mut found = Vec::new();
     for queued in watched.queue {
         if queued.delay_left == Duration::ZERO
             || !watched.moved.contains(&queued.app)
@@ -208,7 +214,7 @@ fn launch_delay(watched: &Watched<'_>) -> Option<Evidence> {
         }
         let key = format!("launch-delay/{}", queued.app);
         if watched.fresh(&key) {
-            return Some(Evidence {
+            found.push(Evidence {
                 key,
                 app: Some(queued.app.clone()),
                 task: None,
@@ -222,7 +228,7 @@ fn launch_delay(watched: &Watched<'_>) -> Option<Evidence> {
             });
         }
     }
-    None
+    found
 }
 
 /// The longest a new instance may be in service without its Mesos agent
@@ -438,6 +444,8 @@ mod tests {
             acknowledged,
             departed: &HashSet::new(),
         })
+        .into_iter()
+        .next()
     }
 
     fn failed(agent: Option<&str>, host: &str, state: &str, message: &str) -> TaskFailure {
@@ -491,6 +499,8 @@ mod tests {
                 acknowledged: &[],
                 departed: &departed.iter().map(|s| s.to_string()).collect(),
             })
+            .into_iter()
+            .next()
         };
         assert_eq!(look("TASK_LOST", &["i-new"]), None);
         let found = look("TASK_LOST", &[]).expect("lost on an agent still in the group");

@@ -8,6 +8,8 @@
 //! - `rebalance`: the AZ moves rebalancing needs.
 //! - `health`: the verdict over what Marathon reports.
 //! - `failure`: whether what the roll placed on the new agents failed.
+//! - `failure_limit`: how many failures the roll tolerates before the
+//!   new image counts as bad (`--failure-limit`).
 //! - `placement`: whether the old agents' tasks have an agent to go to
 //!   (roles an app accepts, roles an agent offers).
 //! - `cluster_lock`: whether another run holds a group of this cluster.
@@ -22,6 +24,7 @@ pub(crate) mod cluster_lock;
 pub(crate) mod cluster_plan;
 pub(crate) mod drain_plan;
 pub(crate) mod failure;
+pub(crate) mod failure_limit;
 pub mod health;
 pub(crate) mod placement;
 pub(crate) mod rebalance;

@@ -1,9 +1,10 @@
 //! The failure watch: at the start of every tick, before any step may
 //! kill, surge or terminate, the runner looks at what the roll placed on
-//! its new agents (`decide::failure` says what counts as a failure). One
-//! failure found stops the roll's moves at once: it is recorded in the
+//! its new agents (`decide::failure` says what counts as a failure,
+//! `decide::failure_limit` how many the roll tolerates). A failure past
+//! the limit stops the roll's moves at once: it is recorded in the
 //! checkpoint with its evidence, and the runner pauses or rolls back
-//! (`--on-failure`).
+//! (`--on-failure`); one within it is recorded as tolerated.
 //!
 //! The watch reads Marathon's apps through the tick's context (the steps
 //! of the same tick reuse them) and its launch queue; it runs only while
@@ -16,6 +17,7 @@ use std::collections::HashSet;
 use super::clock::RollClock;
 use super::tick_context::TickContext;
 use crate::roll::decide::failure::{self, Evidence, NewAgentRef, Watched};
+use crate::roll::decide::failure_limit::{self, Verdict};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::record::checkpoint::{Checkpoint, FailureRecord, utc};
@@ -29,11 +31,12 @@ pub(crate) fn watching(checkpoint: &Checkpoint, moving: bool) -> bool {
         && checkpoint.groups.iter().any(|g| !g.new_agents.is_empty())
 }
 
-/// The first failure on the new agents this tick shows, if any.
+/// What the failures on the new agents this tick shows come to, weighed
+/// against the failure limit and the failures already tolerated.
 pub(crate) async fn look<P: Ports>(
     checkpoint: &Checkpoint,
     tick: &mut TickContext<P>,
-) -> Result<Option<Evidence>, RollError> {
+) -> Result<Verdict, RollError> {
     let seen = tick.observation().await?;
     let queue = tick.queue().await?;
     // Every group's new agents: a task moved off one group's old agents
@@ -69,15 +72,27 @@ pub(crate) async fn look<P: Ports>(
         }
     }
     let departed = departed(checkpoint, tick).await?;
-    Ok(failure::detect(&Watched {
+    // A failure acknowledged or tolerated is not found again.
+    let known: Vec<String> = checkpoint
+        .acknowledged_failures
+        .iter()
+        .cloned()
+        .chain(checkpoint.tolerated_failures.iter().map(|t| t.key.clone()))
+        .collect();
+    let found = failure::detect(&Watched {
         apps: &seen.apps,
         queue: &queue,
         new_agents: &new_agents,
         moved: &moved,
         allowed: &checkpoint.allow_unhealthy,
-        acknowledged: &checkpoint.acknowledged_failures,
+        acknowledged: &known,
         departed: &departed,
-    }))
+    });
+    Ok(failure_limit::judge(
+        found,
+        &checkpoint.tolerated_failures,
+        checkpoint.failure_limit,
+    ))
 }
 
 /// The new agents' instances that have left their group or that it marks

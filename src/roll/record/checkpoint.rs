@@ -79,6 +79,16 @@ pub struct Checkpoint {
     /// the app alone from then on), else the failure's own key.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) acknowledged_failures: Vec<String>,
+    /// How many distinct apps, or distinct new agents, may fail on the
+    /// new image before it counts as bad (`--failure-limit`, key
+    /// `failure_limit`; 0, the default, turns around at the first
+    /// failure). A resume may change it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) failure_limit: u32,
+    /// Failures found while within the limit: each counted against it
+    /// for the rest of the roll and never reported again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) tolerated_failures: Vec<FailureRecord>,
     /// What the roll does on a failure found on the new agents
     /// (`--on-failure`; a resume may change it).
     #[serde(default)]
@@ -508,6 +518,12 @@ pub(crate) fn utc(at: SystemTime) -> String {
         rem % 3_600 / 60,
         rem % 60
     )
+}
+
+/// Whether a count is 0: such fields are left out of the file, so a
+/// checkpoint written without them reads the same.
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -62,6 +62,11 @@ pub(crate) struct Environment {
     /// `--bake`); `None`: twice the longest health-check interval of the
     /// apps moved, at least a minute. `0s` turns the bake off.
     pub(crate) bake: Option<Duration>,
+    /// How many distinct apps, or distinct new agents, may fail on the
+    /// new image before the roll counts it as bad (key `failure_limit`,
+    /// flag `--failure-limit`); `None`: not given (a new roll takes 0, the
+    /// first failure; a resume keeps its own).
+    pub(crate) failure_limit: Option<u32>,
     /// How long each kind of wait may last before the roll pauses (table
     /// `[timeouts]`).
     pub(crate) timeouts: Timeouts,
@@ -180,6 +185,7 @@ const KEYS: &[&str] = &[
     "poll_interval",
     "settle_time",
     "bake",
+    "failure_limit",
     "checkpoint_dir",
     "checkpoint_store",
     "checkpoint_endpoint_url",
@@ -258,6 +264,7 @@ impl Environment {
                 .get("settle_time", value::duration)?
                 .unwrap_or(DEFAULT_SETTLE_TIME),
             bake: layers.get("bake", value::duration)?,
+            failure_limit: layers.get("failure_limit", value::count)?,
             timeouts: layers.timeouts()?,
             pager: layers.pager()?,
             checkpoint_dir: layers

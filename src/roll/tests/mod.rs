@@ -8,6 +8,7 @@ mod cluster;
 mod cluster_roll;
 mod drain;
 mod eta;
+mod failure_limit;
 mod faults;
 pub(crate) mod in_process;
 mod moto;

@@ -110,6 +110,8 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         max_unavailable: crate::roll::record::checkpoint::DEFAULT_MAX_UNAVAILABLE,
         failure: None,
         acknowledged_failures: Vec::new(),
+        failure_limit: 0,
+        tolerated_failures: Vec::new(),
         on_failure: Default::default(),
         allow_unhealthy: Vec::new(),
         pause: None,

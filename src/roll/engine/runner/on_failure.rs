@@ -7,6 +7,7 @@
 
 use super::Runner;
 use crate::roll::decide::failure::Evidence;
+use crate::roll::decide::failure_limit::{self, Verdict};
 use crate::roll::decide::roll_plan;
 use crate::roll::engine::failure_watch;
 use crate::roll::engine::outcome::{Ended, Outcome};
@@ -19,10 +20,12 @@ use crate::roll::record::kinds::StepKind;
 
 impl<P: Ports> Runner<'_, P> {
     /// The failure watch's look this tick (`failure_watch.rs`), while the
-    /// roll still moves tasks or terminates old agents. A look that fails
-    /// for a passing reason is skipped: the steps' own reads retry.
+    /// roll still moves tasks or terminates old agents: the failure past
+    /// the limit, if any; failures within it are recorded as tolerated
+    /// (and saved) here. A look that fails for a passing reason is
+    /// skipped: the steps' own reads retry.
     pub(super) async fn watch(
-        &self,
+        &mut self,
         tick: &mut TickContext<P>,
     ) -> Result<Option<Evidence>, RollError> {
         let moving = self.journal.checkpoint.plan.steps().any(|(_, step)| {
@@ -38,11 +41,55 @@ impl<P: Ports> Runner<'_, P> {
         if !failure_watch::watching(&self.journal.checkpoint, moving) {
             return Ok(None);
         }
-        match failure_watch::look(&self.journal.checkpoint, tick).await {
-            Ok(found) => Ok(found),
-            Err(err) if err.is_transient() => Ok(None),
-            Err(err) => Err(err),
+        let verdict = match failure_watch::look(&self.journal.checkpoint, tick).await {
+            Ok(verdict) => verdict,
+            Err(err) if err.is_transient() => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        match verdict {
+            Verdict::Nothing => Ok(None),
+            Verdict::Tolerate(within) => {
+                self.tolerate(within).await?;
+                Ok(None)
+            }
+            Verdict::Fail {
+                evidence,
+                tolerated,
+                count,
+            } => {
+                self.tolerate(tolerated).await?;
+                if self.journal.checkpoint.failure_limit > 0 {
+                    self.journal.log(
+                        EventKind::FailureFound,
+                        format!(
+                            "{count} apps or new agents failed, past --failure-limit {}",
+                            self.journal.checkpoint.failure_limit
+                        ),
+                    );
+                }
+                Ok(Some(evidence))
+            }
         }
+    }
+
+    /// Failures within the failure limit: each recorded and logged, the
+    /// checkpoint saved, so a resume counts them too.
+    async fn tolerate(&mut self, within: Vec<Evidence>) -> Result<(), RollError> {
+        if within.is_empty() {
+            return Ok(());
+        }
+        let limit = self.journal.checkpoint.failure_limit;
+        for evidence in within {
+            let record = failure_watch::record(&evidence, &self.clock);
+            self.journal.checkpoint.tolerated_failures.push(record);
+            let used = failure_limit::used(&self.journal.checkpoint.tolerated_failures);
+            self.journal.log(
+                EventKind::FailureTolerated,
+                failure_limit::tolerated_line(&evidence, used, limit),
+            );
+        }
+        self.journal.save().await?;
+        Ok(())
     }
 
     /// A failure on the new agents: recorded (nothing is moved, surged or

@@ -55,6 +55,9 @@ pub enum EventKind {
     Held,
     /// The failure watch found a failure on a new agent.
     FailureFound,
+    /// A failure on a new agent within the failure limit: recorded and
+    /// counted, the roll goes on.
+    FailureTolerated,
     /// The plan turned around: the rollback phase runs.
     RollingBack,
     /// The rollback is complete.
@@ -76,6 +79,7 @@ impl EventKind {
             EventKind::PageResolved => "page_resolved",
             EventKind::Failure => "failure",
             EventKind::FailureFound => "failure_found",
+            EventKind::FailureTolerated => "failure_tolerated",
             EventKind::RollingBack => "rolling_back",
             EventKind::RolledBack => "rolled_back",
             EventKind::Terminate => "terminate",

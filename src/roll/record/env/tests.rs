@@ -68,6 +68,7 @@ fn a_file_with_only_the_required_keys_gets_every_default() {
             poll_interval: Duration::from_secs(5),
             settle_time: DEFAULT_SETTLE_TIME,
             bake: None,
+            failure_limit: None,
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir: PathBuf::from("checkpoints"),

@@ -141,6 +141,16 @@ pub(super) fn time_scale(raw: Raw<'_>) -> Result<f64, Expected> {
     }
 }
 
+/// A count ≥ 0 (`failure_limit`): a whole number, in the file or as text.
+pub(super) fn count(raw: Raw<'_>) -> Result<u32, Expected> {
+    let expected = || "a whole number ≥ 0".to_string();
+    match raw {
+        Raw::Toml(toml::Value::Integer(n)) => u32::try_from(*n).map_err(|_| expected()),
+        Raw::Text(text) => text.trim().parse().map_err(|_| expected()),
+        Raw::Toml(_) => Err(expected()),
+    }
+}
+
 /// A duration > 0: a whole number of seconds, or text such as "90s",
 /// "15m", "1h", "1h30m".
 pub(super) fn duration(raw: Raw<'_>) -> Result<Duration, Expected> {
