@@ -25,6 +25,7 @@ pub(crate) mod cluster_lock;
 mod failure_watch;
 pub(crate) mod inbox;
 mod journal;
+mod late_agents;
 pub(crate) mod live;
 mod outcome;
 mod paging;

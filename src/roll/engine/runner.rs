@@ -140,6 +140,7 @@ impl<'a, P: Ports> Runner<'a, P> {
                 return self.held(reason).await;
             }
             let mut tick = TickContext::new(self.ports);
+            self.record_late_agents(&mut tick).await?;
             if let Some(found) = self.watch(&mut tick).await? {
                 if let Some(reason) = self.failure_found(found).await? {
                     return self.pause(candidates[0], reason).await;

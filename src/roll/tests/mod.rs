@@ -12,6 +12,7 @@ mod failure_limit;
 mod faults;
 pub(crate) mod in_process;
 mod moto;
+mod reclaim;
 mod refresh;
 mod rollback;
 mod surge;

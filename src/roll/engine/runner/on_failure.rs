@@ -1,4 +1,5 @@
-//! What the runner does about a failure on the new agents: the watch's
+//! What the runner does about a failure on the new agents: the new agents
+//! that registered late recorded (`late_agents.rs`), the watch's
 //! look each tick (`failure_watch.rs` looks, `decide::failure` judges),
 //! recording what was found, turning the plan around into its rollback
 //! phase or pausing (`--on-failure`), deciding on a rerun of a roll that
@@ -10,6 +11,7 @@ use crate::roll::decide::failure::Evidence;
 use crate::roll::decide::failure_limit::{self, Verdict};
 use crate::roll::decide::roll_plan;
 use crate::roll::engine::failure_watch;
+use crate::roll::engine::late_agents;
 use crate::roll::engine::outcome::{Ended, Outcome};
 use crate::roll::engine::paging;
 use crate::roll::engine::tick_context::TickContext;
@@ -28,17 +30,7 @@ impl<P: Ports> Runner<'_, P> {
         &mut self,
         tick: &mut TickContext<P>,
     ) -> Result<Option<Evidence>, RollError> {
-        let moving = self.journal.checkpoint.plan.steps().any(|(_, step)| {
-            step.kind.as_ref().is_some_and(|k| {
-                matches!(
-                    k.kind,
-                    StepKind::Replace { .. }
-                        | StepKind::DrainWave { .. }
-                        | StepKind::Terminate { .. }
-                )
-            }) && !step.is_complete()
-        });
-        if !failure_watch::watching(&self.journal.checkpoint, moving) {
+        if !failure_watch::watching(&self.journal.checkpoint, self.moving()) {
             return Ok(None);
         }
         let verdict = match failure_watch::look(&self.journal.checkpoint, tick).await {
@@ -70,6 +62,61 @@ impl<P: Ports> Runner<'_, P> {
                 Ok(Some(evidence))
             }
         }
+    }
+
+    /// Whether a step that moves tasks or terminates an old agent is not
+    /// complete: what the watch protects.
+    fn moving(&self) -> bool {
+        self.journal.checkpoint.plan.steps().any(|(_, step)| {
+            step.kind.as_ref().is_some_and(|k| {
+                matches!(
+                    k.kind,
+                    StepKind::Replace { .. }
+                        | StepKind::DrainWave { .. }
+                        | StepKind::Terminate { .. }
+                )
+            }) && !step.is_complete()
+        })
+    }
+
+    /// New agents that registered after their group's scale-up (the
+    /// group's replacement of an instance EC2 took away,
+    /// `late_agents.rs`): recorded, logged and saved before the watch
+    /// looks, while it looks or the roll rolls back. A look that fails for
+    /// a passing reason is skipped: the next tick looks again.
+    pub(super) async fn record_late_agents(
+        &mut self,
+        tick: &mut TickContext<P>,
+    ) -> Result<(), RollError> {
+        let checkpoint = &self.journal.checkpoint;
+        if !roll_plan::rolling_back(&checkpoint.plan)
+            && !failure_watch::watching(checkpoint, self.moving())
+        {
+            return Ok(());
+        }
+        let found = match late_agents::unrecorded(checkpoint, self.env, &self.ports, tick).await {
+            Ok(found) => found,
+            Err(err) if err.is_transient() => return Ok(()),
+            Err(err) => return Err(err),
+        };
+        if found.is_empty() {
+            return Ok(());
+        }
+        for (g, agent) in found {
+            let asg = self.journal.checkpoint.group(g).asg.clone();
+            self.journal.log(
+                EventKind::NewAgent,
+                format!(
+                    "{asg}: new agent {} ({}, instance {}) registered after the scale-up, \
+                     the group's own launch (a replacement): watched, and terminated by a rollback, \
+                     as every new agent",
+                    agent.agent_id, agent.hostname, agent.instance
+                ),
+            );
+            self.journal.checkpoint.group_mut(g).new_agents.push(agent);
+        }
+        self.journal.save().await?;
+        Ok(())
     }
 
     /// Failures within the failure limit: each recorded and logged, the

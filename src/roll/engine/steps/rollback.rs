@@ -138,6 +138,49 @@ impl StepAction for RollbackWindows {
     }
 }
 
+/// New agents that go and are not under the rollback's maintenance yet:
+/// those recorded after `RollbackWindows` ran (the group's replacement of
+/// an instance EC2 took away registers whenever it boots). Their machines
+/// are recorded first (finish removes their windows), then scheduled, so
+/// Marathon places nothing there while the tasks move back.
+///
+/// Safe to re-run: a machine recorded is not scheduled again by this
+/// function, and merging a scheduled machine changes nothing.
+pub(super) async fn late_windows<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+) -> Result<(), RollError> {
+    let group = cx.group();
+    let (_, going) = kept_and_going(group);
+    let late: Vec<MaintenanceRecord> = going
+        .iter()
+        .map(|a| a.machine())
+        .filter(|m| !group.maintenance.contains(m))
+        .collect();
+    if late.is_empty() {
+        return Ok(());
+    }
+    cx.group_mut().maintenance.extend(late.iter().cloned());
+    cx.intend(format!(
+        "rollback: {} new agent(s) that registered since the rollback began under maintenance: {}",
+        late.len(),
+        late.iter()
+            .map(|m| m.hostname.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+    .await?;
+    let ids: Vec<MachineId> = late.iter().map(MaintenanceRecord::machine_id).collect();
+    let start = SystemTime::now() - Duration::from_secs(60);
+    cx.ports
+        .mesos()
+        .schedule_maintenance(
+            &ids,
+            Unavailability::new(start, cx.clock.window_span(WINDOW)),
+        )
+        .await?;
+    Ok(())
+}
+
 /// Puts the new agents that go down, terminates their instances
 /// (decrementing the desired capacity), then waits for them to leave the group and their agents
 /// to leave Mesos.

@@ -55,6 +55,10 @@ pub enum EventKind {
     Held,
     /// The failure watch found a failure on a new agent.
     FailureFound,
+    /// A new agent registered after its group's scale-up (the group's
+    /// replacement of an instance EC2 took away): watched and, on a
+    /// rollback, terminated like the others.
+    NewAgent,
     /// A failure on a new agent within the failure limit: recorded and
     /// counted, the roll goes on.
     FailureTolerated,
@@ -79,6 +83,7 @@ impl EventKind {
             EventKind::PageResolved => "page_resolved",
             EventKind::Failure => "failure",
             EventKind::FailureFound => "failure_found",
+            EventKind::NewAgent => "new_agent",
             EventKind::FailureTolerated => "failure_tolerated",
             EventKind::RollingBack => "rolling_back",
             EventKind::RolledBack => "rolled_back",

@@ -12,9 +12,13 @@
 //!
 //! Here the groups' types and views; `api` the calls the AWS facade makes,
 //! `standby` EnterStandby/ExitStandby, `scaling` what the group does by
-//! itself (launches, terminations, AZRebalance, activities).
+//! itself (launches, terminations, AZRebalance, activities), `reclaim` EC2
+//! taking an instance away (a Spot interruption, a hardware failure).
 
 mod api;
+// Only tests reclaim instances so far (the control API does not).
+#[cfg(test)]
+mod reclaim;
 mod refresh;
 pub(crate) use refresh::RefreshView;
 mod scaling;

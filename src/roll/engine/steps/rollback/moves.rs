@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::{ROLLBACK_OWNER, kept_and_going};
+use super::{ROLLBACK_OWNER, kept_and_going, late_windows};
 use crate::roll::decide::health::{self, Settle};
 use crate::roll::decide::safety::{self, Rules};
 use crate::roll::engine::steps::{StepAction, StepContext, Tick};
@@ -28,6 +28,7 @@ pub(crate) struct RollbackMoves;
 
 impl StepAction for RollbackMoves {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
+        late_windows(cx).await?;
         let mut pending = undo_surges(cx).await?;
         let seen = cx.tick.observation().await?;
         let rules = cx.rules(&seen);

@@ -1,0 +1,210 @@
+//! Instances EC2 takes away in the middle of a good roll (a Spot
+//! interruption, a hardware failure: the simulator's `reclaim_instance`),
+//! as an operator met them: the tasks lost with a reclaimed new agent are
+//! not the image's failure, the group's replacement is one more new
+//! instance, and the roll ends COMPLETE, never rolled back; on a bad
+//! image the replacement is rolled back with the other new agents.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::in_process::{app_counts, cluster, in_service, roll, roll_observed, settings};
+use super::rollback::{all_on_old_agents, shape};
+use crate::roll::decide::roll_plan::RollStrategy;
+use crate::roll::engine::Outcome;
+use crate::roll::record::checkpoint::{Checkpoint, EventKind, OnFailure};
+use crate::sim::shared::SharedWorld;
+use crate::sim::world::ImageEffect;
+
+/// The new agent (of those the roll recorded) running the most tasks,
+/// and its instance: the one whose loss costs the most.
+fn busiest_new(world: &SharedWorld, checkpoint: &Checkpoint) -> Option<String> {
+    let new: BTreeMap<&str, &str> = checkpoint
+        .groups
+        .iter()
+        .flat_map(|g| &g.new_agents)
+        .map(|a| (a.agent_id.as_str(), a.instance.as_str()))
+        .collect();
+    world.with(|w| {
+        let mut tasks: BTreeMap<&str, usize> = BTreeMap::new();
+        for app in w.apps(true) {
+            for task in app.tasks.iter().flatten() {
+                if let Some((&agent, _)) = new.get_key_value(task.slave_id.as_str()) {
+                    *tasks.entry(agent).or_default() += 1;
+                }
+            }
+        }
+        tasks
+            .into_iter()
+            .max_by_key(|&(agent, n)| (n, std::cmp::Reverse(agent)))
+            .filter(|&(_, n)| n > 0)
+            .map(|(agent, _)| new[agent].to_string())
+    })
+}
+
+/// Rolls `demo` with `strategy` onto a good image; once the first moves
+/// are on the new agents, EC2 reclaims the busiest new instance. Checks
+/// the roll ends COMPLETE as a clean roll does, and that the reclaimed
+/// instance was one the roll had placed tasks on.
+async fn roll_losing_a_new_instance(strategy: RollStrategy) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let counts = app_counts(&cluster);
+    let target = u32::try_from(originals.len()).unwrap();
+    let mut run_settings = settings(&dir.path().join("roll.json"), target, &[]);
+    run_settings.request.strategy = Some(strategy);
+    run_settings.request.on_failure = Some(OnFailure::Rollback);
+
+    let reclaimed: Arc<Mutex<Option<String>>> = Arc::default();
+    let observer = {
+        let (world, reclaimed) = (cluster.sim.world(), reclaimed.clone());
+        move |c: &Checkpoint| {
+            let mut reclaimed = reclaimed.lock().unwrap();
+            if reclaimed.is_some() {
+                return;
+            }
+            if let Some(instance) = busiest_new(&world, c) {
+                world
+                    .with(|w| w.reclaim_instance(&instance))
+                    .expect("reclaimed");
+                *reclaimed = Some(instance);
+            }
+        }
+    };
+    let (outcome, checkpoint) = roll_observed(&cluster, run_settings, Box::new(observer)).await;
+    let name = format!("{strategy:?}");
+    let reclaimed = reclaimed
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("a new instance with tasks was reclaimed");
+    assert!(
+        matches!(outcome, Outcome::Complete { .. }),
+        "{name}: {outcome:?}; failure {:?}",
+        checkpoint.failure
+    );
+    assert_eq!(checkpoint.failure, None, "{name}");
+    // The group ends at its target, every original replaced, the
+    // reclaimed instance gone and its replacement serving.
+    let now = in_service(&cluster).await;
+    assert_eq!(now.len(), originals.len(), "{name}: {now:?}");
+    assert!(now.is_disjoint(&originals), "{name}: an original is left");
+    assert!(!now.contains(&reclaimed), "{name}");
+    // The group's replacement serves, recorded (and logged) as one more
+    // new agent the watch looked at.
+    let logged: Vec<&str> = checkpoint
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::NewAgent)
+        .map(|e| e.message.as_str())
+        .collect();
+    let replacement: Vec<&String> = now
+        .iter()
+        .filter(|i| logged.iter().any(|m| m.contains(i.as_str())))
+        .collect();
+    assert_eq!(replacement.len(), 1, "{name}: {logged:?} against {now:?}");
+    assert!(
+        checkpoint.groups[0]
+            .new_agents
+            .iter()
+            .any(|a| &a.instance == replacement[0]),
+        "{name}"
+    );
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{name}: {}", report.summary());
+    assert_eq!(app_counts(&cluster), counts, "{name}: an app is not back");
+    let (windows, down) = cluster.sim.world().with(|w| {
+        (
+            w.maintenance_schedule().len(),
+            w.maintenance_status().down.len(),
+        )
+    });
+    assert_eq!((windows, down), (0, 0), "{name}: maintenance left behind");
+    cluster.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_new_instance_reclaimed_mid_drain_is_replaced_and_the_roll_completes() {
+    roll_losing_a_new_instance(RollStrategy::Drain).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_new_instance_reclaimed_mid_serial_roll_is_replaced_and_the_roll_completes() {
+    roll_losing_a_new_instance(RollStrategy::Serial).await;
+}
+
+/// A bad image, and EC2 reclaims a new instance before the failure is
+/// found: the group's replacement runs the new image too, so it is
+/// recorded as a new agent (logged), and the rollback puts it under
+/// maintenance and terminates it with the others: the cluster ends as it
+/// began.
+#[tokio::test(start_paused = true)]
+async fn a_replacement_of_a_reclaimed_new_instance_is_rolled_back_as_a_new_agent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("bad-image", dir.path()).await;
+    let before = shape(&cluster).await;
+    let originals = in_service(&cluster).await;
+    cluster.sim.world().with(|w| {
+        w.set_bad_image("2", ImageEffect::Unhealthy)
+            .expect("the fault");
+        w.set_launch_template_version("2").expect("version 2");
+    });
+    let target = u32::try_from(before.instances.len()).unwrap();
+    let path = dir.path().join("roll.json");
+    let mut first = settings(&path, target, &[]);
+    first.request.strategy = Some(RollStrategy::Drain);
+    first.request.on_failure = Some(OnFailure::Pause);
+    let reclaimed: Arc<Mutex<Option<String>>> = Arc::default();
+    let observer = {
+        let (world, reclaimed) = (cluster.sim.world(), reclaimed.clone());
+        move |c: &Checkpoint| {
+            let mut reclaimed = reclaimed.lock().unwrap();
+            if reclaimed.is_some() {
+                return;
+            }
+            if let Some(agent) = c.groups[0].new_agents.first() {
+                world
+                    .with(|w| w.reclaim_instance(&agent.instance))
+                    .expect("reclaimed");
+                *reclaimed = Some(agent.instance.clone());
+            }
+        }
+    };
+    let (outcome, _) = roll_observed(&cluster, first, Box::new(observer)).await;
+    assert!(matches!(outcome, Outcome::Paused { .. }), "{outcome:?}");
+    let reclaimed = reclaimed.lock().unwrap().clone().expect("reclaimed");
+    // The replacement boots and registers while the roll is paused.
+    tokio::time::sleep(Duration::from_secs(300)).await;
+    let mut back = settings(&path, target, &[]);
+    back.request.target = None;
+    back.request.strategy = None;
+    back.request.on_failure = Some(OnFailure::Rollback);
+    let (outcome, done, _) = roll(&cluster, back).await;
+    assert!(matches!(outcome, Outcome::RolledBack { .. }), "{outcome:?}");
+
+    let late: Vec<_> = done.groups[0]
+        .new_agents
+        .iter()
+        .filter(|a| a.instance != reclaimed && !originals.contains(&a.instance))
+        .collect();
+    let logged: Vec<&str> = done
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::NewAgent)
+        .map(|e| e.message.as_str())
+        .collect();
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    let replacement = late
+        .iter()
+        .find(|a| logged[0].contains(&a.instance))
+        .expect("the replacement recorded as a new agent");
+    assert!(
+        done.groups[0].maintenance.contains(&replacement.machine()),
+        "the rollback put the replacement under maintenance"
+    );
+    assert_eq!(shape(&cluster).await, before);
+    all_on_old_agents(&cluster, &done).await;
+    cluster.sim.shutdown().await;
+}
