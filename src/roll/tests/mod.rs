@@ -9,6 +9,7 @@ mod cluster_roll;
 mod drain;
 mod eta;
 mod faults;
+mod hooks;
 pub(crate) mod in_process;
 mod moto;
 mod refresh;
