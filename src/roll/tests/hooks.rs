@@ -177,3 +177,54 @@ async fn a_termination_hook_named_as_rollers_is_completed_with_continue_and_the_
         "owned {took_owned:?}, waited out {took_foreign:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn naming_a_hook_that_is_no_termination_hook_of_the_group_refuses_the_roll() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let launch = LifecycleHookSpec {
+        transition: "autoscaling:EC2_INSTANCE_LAUNCHING".to_string(),
+        ..termination_hook("bootstrap")
+    };
+    let cluster = cluster_with(dir.path(), &[launch], &["bootstrap", "drian-agent"]).await;
+    let path = dir.path().join("roll.json");
+    let (_stop, stop) = tokio::sync::watch::channel(false);
+    let result = crate::roll::run::run(
+        cluster.ports(),
+        &cluster.env,
+        settings(&path, 3, &[]),
+        stop,
+        Box::new(|_| {}),
+    )
+    .await;
+    let Err(crate::roll::run::RunError::Roll(crate::roll::error::RollError::Refused(why))) =
+        &result
+    else {
+        panic!("not refused: {:?}", result.map(|_| "a result"));
+    };
+    let why = why.to_string();
+    assert!(
+        why.contains("complete_lifecycle_hooks names bootstrap, drian-agent"),
+        "{why}"
+    );
+    assert!(why.contains("its termination hooks: none"), "{why}");
+    assert!(!path.exists(), "a refused roll leaves no checkpoint");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_launch_hook_holding_new_instances_longer_than_the_scale_up_wait_extends_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Held 30 minutes at launch (then CONTINUE), past the 20-minute
+    // registration wait.
+    let launch = LifecycleHookSpec {
+        transition: "autoscaling:EC2_INSTANCE_LAUNCHING".to_string(),
+        heartbeat_timeout: 1800,
+        default_result: "CONTINUE".to_string(),
+        ..termination_hook("bootstrap")
+    };
+    let cluster = cluster_with(dir.path(), &[launch], &[]).await;
+    let (outcome, checkpoint, took) = roll_all(&cluster, dir.path(), RollStrategy::Serial).await;
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    let held = events_saying(&checkpoint, "in Pending:Wait for hook bootstrap");
+    assert!(!held.is_empty(), "{:#?}", checkpoint.events);
+    assert!(took > Duration::from_secs(1800), "{took:?}");
+}

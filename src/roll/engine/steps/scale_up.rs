@@ -68,7 +68,13 @@ impl StepAction for WaitRegistered {
                     cx.clock.since(since)
                 })
                 .unwrap_or_default(),
-            grace: failure::register_grace(cx.env.timeouts.scale_up),
+            // A launch hook's hold is no slow boot: the time it may hold
+            // the new instances (the wait's extension) is added.
+            grace: failure::register_grace(cx.env.timeouts.scale_up)
+                + progress
+                    .and_then(|p| p.wait.as_ref())
+                    .map(|w| Duration::from_millis(w.extended_ms))
+                    .unwrap_or_default(),
         };
         if new.len() < expected as usize {
             let held = new_held_at_launch(cx.group(), &group);
