@@ -367,6 +367,7 @@ fn whole_cluster(env: &Environment, before: &Report) -> Environment {
                 asg: g.name.clone(),
                 target: Some(g.final_state.instances_live),
                 select: None,
+                complete_lifecycle_hooks: Vec::new(),
             })
             .collect();
     }

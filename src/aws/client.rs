@@ -15,7 +15,8 @@ use super::error::AwsError;
 use crate::retry::{Backoff, retry};
 use crate::roll::ports::auto_scaling::{
     AutoScaling, AutoScalingGroup, Ec2Instance, GroupInstance, GroupTag, InstanceRefresh,
-    LaunchSource, LifecycleState, ScalingActivity, ScalingProcess, Termination,
+    LaunchSource, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook, LifecycleState,
+    ScalingActivity, ScalingProcess, Termination,
 };
 
 /// AWS's page maxima: DescribeAutoScalingGroups 100,
@@ -30,7 +31,7 @@ const IDS_PER_REQUEST: usize = 100;
 
 #[derive(Clone, Debug)]
 pub struct AwsAutoScaling {
-    asg: aws_sdk_autoscaling::Client,
+    pub(super) asg: aws_sdk_autoscaling::Client,
     ec2: aws_sdk_ec2::Client,
     page_size: Option<u32>,
 }
@@ -437,6 +438,21 @@ impl AutoScaling for AwsAutoScaling {
                 return Ok(found);
             }
         }
+    }
+
+    async fn lifecycle_hooks(&self, group: &str) -> Result<Vec<LifecycleHook>, AwsError> {
+        self.describe_lifecycle_hooks(group).await
+    }
+
+    async fn complete_lifecycle_action(
+        &self,
+        group: &str,
+        hook: &str,
+        instance: &str,
+        result: LifecycleActionResult,
+    ) -> Result<LifecycleActionCompletion, AwsError> {
+        self.send_complete_lifecycle_action(group, hook, instance, result)
+            .await
     }
 
     async fn describe_instances(&self, ids: &[String]) -> Result<Vec<Ec2Instance>, AwsError> {

@@ -3,6 +3,7 @@
 //!
 //! - `config`: region, profile, credentials chain, endpoint, timeouts, retries.
 //! - `client`: the port's operations, each checked against the group first.
+//! - `lifecycle_hooks`: DescribeLifecycleHooks, CompleteLifecycleAction.
 //! - `call_meter`: counts every request sent (for `/metrics`).
 //! - `error`: `AwsError` and the mapping from SDK errors.
 //! - `s3_checkpoint`: the checkpoint as an S3 object with conditional
@@ -19,6 +20,7 @@ mod config;
 mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod fuzz;
+mod lifecycle_hooks;
 mod s3_checkpoint;
 
 #[cfg(test)]

@@ -449,6 +449,11 @@ fn the_documented_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
     let client = include_str!("client.rs");
     let mut called = calls(client, "self.asg.", "autoscaling");
     called.extend(calls(client, "self.ec2.", "ec2"));
+    called.extend(calls(
+        include_str!("lifecycle_hooks.rs"),
+        "self.asg.",
+        "autoscaling",
+    ));
     assert!(called.len() >= 9, "the scan found too little: {called:?}");
     let listed = documented_iam_policy();
     assert_eq!(

@@ -309,6 +309,7 @@ mod tests {
                 asg: g.name.clone(),
                 target: Some(g.desired_capacity),
                 select: None,
+                complete_lifecycle_hooks: Vec::new(),
             })
             .collect();
         assert_eq!(env.groups, want);

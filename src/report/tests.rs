@@ -54,6 +54,7 @@ fn next(mut checkpoint: Checkpoint) -> Checkpoint {
             wait: Some(WaitRecord {
                 kind: WaitKind::Deregistered,
                 since_unix_ms: NOW_MS - 10_000,
+                extended_ms: 0,
             }),
         },
     );

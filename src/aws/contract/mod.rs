@@ -87,6 +87,7 @@ macro_rules! contract_tests {
             describe_instances_pages_through_the_groups_instances_and_skips_unknown_ids,
             what_other_clients_ask_is_answered_instances_tags_and_instance_filters,
             standby_takes_an_instance_out_of_desired_and_back,
+            lifecycle_hooks_put_by_another_client_are_read_with_aws_defaults,
         );
     };
     (@each $backend:ty; $($test:ident),* $(,)?) => {
@@ -102,4 +103,6 @@ macro_rules! contract_tests {
 // After the macro: `macro_rules!` is in scope only below its definition.
 pub(crate) mod moto;
 pub(crate) mod simulator;
+mod simulator_hooks;
 mod suite;
+mod suite_hooks;

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 
+pub(super) use super::suite_hooks::lifecycle_hooks_put_by_another_client_are_read_with_aws_defaults;
 use super::{Backend, GroupSetup, THREE_AZS};
 use crate::roll::ports::auto_scaling::{
     AutoScaling, AutoScalingGroup, GroupTag, LaunchSource, LifecycleState, ScalingProcess,

@@ -46,6 +46,13 @@ pub(crate) struct Memory {
     /// Instances whose termination this process has sent again (a call
     /// failing tick after tick is logged once, not once per tick).
     pub(crate) resent: HashSet<String>,
+    /// Lifecycle actions (`instance/hook`) this process has completed
+    /// (asked once per process: a resume asks again, and AWS answers an
+    /// action already done as no longer waiting).
+    pub(crate) completed_hooks: HashSet<String>,
+    /// Instances whose wait for someone else's lifecycle hook this
+    /// process has logged (once, not once per tick).
+    pub(crate) hook_waits_logged: HashSet<String>,
     /// Marathon's clock, as late as its reports so far prove it.
     pub(crate) marathon_clock: MarathonClock,
 }

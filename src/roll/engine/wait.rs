@@ -13,19 +13,20 @@ use crate::roll::record::checkpoint::{Checkpoint, StepProgress, WaitRecord, utc}
 use crate::roll::record::env::Timeouts;
 use crate::roll::record::kinds::WaitKind;
 
-/// Records what the step at `at` (id `id`) waits for (`wait`: its kind
-/// and what it waits for now) (since when, if the
-/// wait is new) in its message and progress; `Some(reason)` once its
-/// deadline has passed, the reason as the pause and the page say it.
+/// Records what the step at `at` (id `id`) waits for (`wait`: its kind,
+/// what it waits for now, and how much later than the kind's timeout its
+/// deadline is) (since when, if the wait is new) in its message and
+/// progress; `Some(reason)` once its deadline has passed, the reason as
+/// the pause and the page say it.
 pub(crate) fn record_wait(
     checkpoint: &mut Checkpoint,
     at: StepIndex,
     id: &str,
-    wait: (WaitKind, &str),
+    wait: (WaitKind, &str, Duration),
     clock: &RollClock,
     timeouts: &Timeouts,
 ) -> Option<String> {
-    let (kind, message) = wait;
+    let (kind, message, extension) = wait;
     let now = clock.now_unix_ms();
     let progress = checkpoint
         .progress
@@ -34,14 +35,21 @@ pub(crate) fn record_wait(
             started_unix_ms: now,
             wait: None,
         });
-    let since = match &progress.wait {
-        Some(record) if record.kind == kind => record.since_unix_ms,
+    let extension_ms = u64::try_from(extension.as_millis()).unwrap_or(u64::MAX);
+    let (since, extended_ms) = match &mut progress.wait {
+        Some(record) if record.kind == kind => {
+            // Once a hook's timeout has extended the wait, it stays
+            // extended: the time the hook held it counts against it.
+            record.extended_ms = record.extended_ms.max(extension_ms);
+            (record.since_unix_ms, record.extended_ms)
+        }
         _ => {
             progress.wait = Some(WaitRecord {
                 kind,
                 since_unix_ms: now,
+                extended_ms: extension_ms,
             });
-            now
+            (now, extension_ms)
         }
     };
     let since_utc = utc(UNIX_EPOCH + Duration::from_millis(since));
@@ -49,7 +57,7 @@ pub(crate) fn record_wait(
     let step = checkpoint.plan.step_mut(at);
     step.status = Status::Started;
     step.message = message.clone();
-    let timeout = kind.timeout(timeouts);
+    let timeout = kind.timeout(timeouts) + Duration::from_millis(extended_ms);
     (clock.since(since) >= timeout)
         .then(|| format!("timed out after {}: {message}", human(timeout)))
 }

@@ -11,6 +11,9 @@ use std::str::FromStr;
 use std::time::SystemTime;
 
 pub(crate) use super::auto_scaling_error::AutoScalingError;
+pub(crate) use super::lifecycle_hooks::{
+    HookTransition, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook,
+};
 
 /// What the roll reads of, and does to, one Auto Scaling group and its EC2
 /// instances. Every write names the group, and every write is safe to run
@@ -115,6 +118,25 @@ pub trait AutoScaling {
         group: &str,
     ) -> impl Future<Output = Result<Vec<InstanceRefresh>, AutoScalingError>> + Send;
 
+    /// The group's lifecycle hooks (none is an empty list): what holds
+    /// its instances in `Pending:Wait` or `Terminating:Wait`, and for how
+    /// long.
+    fn lifecycle_hooks(
+        &self,
+        group: &str,
+    ) -> impl Future<Output = Result<Vec<LifecycleHook>, AutoScalingError>> + Send;
+
+    /// Ends `instance`'s wait for `hook` with `result`. Safe to run again:
+    /// when no action of the hook waits for the instance (completed
+    /// already, timed out), the answer is `NotWaiting`, not an error.
+    fn complete_lifecycle_action(
+        &self,
+        group: &str,
+        hook: &str,
+        instance: &str,
+        result: LifecycleActionResult,
+    ) -> impl Future<Output = Result<LifecycleActionCompletion, AutoScalingError>> + Send;
+
     /// EC2's view of the given instances (private IP and DNS name, which the
     /// group does not carry). Ids EC2 does not know are left out.
     fn describe_instances(
@@ -191,14 +213,21 @@ pub enum LaunchSource {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LifecycleState {
     Pending,
+    /// Held by a launch hook before going in service.
+    PendingWait,
+    /// A launch hook's wait is over; going in service.
+    PendingProceed,
     InService,
     Standby,
     Terminating,
+    /// Held by a termination hook before being shut down.
+    TerminatingWait,
+    /// A termination hook's wait is over; being shut down.
+    TerminatingProceed,
     Terminated,
     Detaching,
     Detached,
-    /// Lifecycle-hook waits (`Pending:Wait`, `Terminating:Proceed`, …) and
-    /// whatever AWS adds later.
+    /// Warm pool states, `EnteringStandby` and whatever AWS adds later.
     Other(String),
 }
 
@@ -206,9 +235,13 @@ impl LifecycleState {
     pub(crate) fn parse(state: &str) -> LifecycleState {
         match state {
             "Pending" => LifecycleState::Pending,
+            "Pending:Wait" => LifecycleState::PendingWait,
+            "Pending:Proceed" => LifecycleState::PendingProceed,
             "InService" => LifecycleState::InService,
             "Standby" => LifecycleState::Standby,
             "Terminating" => LifecycleState::Terminating,
+            "Terminating:Wait" => LifecycleState::TerminatingWait,
+            "Terminating:Proceed" => LifecycleState::TerminatingProceed,
             "Terminated" => LifecycleState::Terminated,
             "Detaching" => LifecycleState::Detaching,
             "Detached" => LifecycleState::Detached,
@@ -216,10 +249,30 @@ impl LifecycleState {
         }
     }
 
+    /// As AWS spells it (`Terminating:Wait`).
+    pub(crate) fn as_aws(&self) -> &str {
+        match self {
+            LifecycleState::Pending => "Pending",
+            LifecycleState::PendingWait => "Pending:Wait",
+            LifecycleState::PendingProceed => "Pending:Proceed",
+            LifecycleState::InService => "InService",
+            LifecycleState::Standby => "Standby",
+            LifecycleState::Terminating => "Terminating",
+            LifecycleState::TerminatingWait => "Terminating:Wait",
+            LifecycleState::TerminatingProceed => "Terminating:Proceed",
+            LifecycleState::Terminated => "Terminated",
+            LifecycleState::Detaching => "Detaching",
+            LifecycleState::Detached => "Detached",
+            LifecycleState::Other(text) => text,
+        }
+    }
+
     /// On its way out of the group: terminating it again changes nothing.
     pub fn is_leaving(&self) -> bool {
         match self {
             LifecycleState::Terminating
+            | LifecycleState::TerminatingWait
+            | LifecycleState::TerminatingProceed
             | LifecycleState::Terminated
             | LifecycleState::Detaching
             | LifecycleState::Detached => true,
@@ -637,7 +690,16 @@ mod tests {
 
     #[test]
     fn leaving_states_include_lifecycle_hook_waits() {
+        assert_eq!(
+            LifecycleState::parse("Terminating:Wait"),
+            LifecycleState::TerminatingWait
+        );
+        assert_eq!(
+            LifecycleState::parse("Pending:Wait"),
+            LifecycleState::PendingWait
+        );
         assert!(LifecycleState::parse("Terminating:Wait").is_leaving());
+        assert!(LifecycleState::parse("Terminating:Proceed").is_leaving());
         assert!(LifecycleState::parse("Terminated").is_leaving());
         assert!(!LifecycleState::parse("InService").is_leaving());
         assert!(!LifecycleState::parse("Pending:Wait").is_leaving());

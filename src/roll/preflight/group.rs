@@ -102,6 +102,7 @@ pub(super) async fn look<P: Ports>(
     let aws = ports.aws();
     let group = unclaimed_group(aws, asg).await?;
     no_refresh_at_work(aws, asg).await?;
+    roller_hooks_exist(aws, asg, &spec.complete_lifecycle_hooks).await?;
     let (in_service, left_out) = in_service(asg, &group, request.skip_not_in_service)?;
     let notes: Vec<String> = left_out
         .into_iter()
@@ -163,6 +164,47 @@ async fn no_refresh_at_work(aws: &(impl AutoScaling + Sync), asg: &str) -> Resul
     }
 }
 
+/// Refused when the environment names a hook roller is to complete
+/// (`complete_lifecycle_hooks`) that is not a termination hook of group
+/// `asg`: a typo would leave every termination waiting for a hook nobody
+/// completes, or roller completing a launch hook it does not own. Reads
+/// the hooks only when some are named.
+async fn roller_hooks_exist(
+    aws: &(impl AutoScaling + Sync),
+    asg: &str,
+    named: &[String],
+) -> Result<(), RollError> {
+    if named.is_empty() {
+        return Ok(());
+    }
+    let hooks = aws
+        .lifecycle_hooks(asg)
+        .await
+        .map_err(|e| RollError::refused(format!("ASG {asg}: DescribeLifecycleHooks: {e}")))?;
+    let termination: Vec<&str> = hooks
+        .iter()
+        .filter(|h| h.on_termination())
+        .map(|h| h.name.as_str())
+        .collect();
+    let unknown: Vec<&str> = named
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !termination.contains(n))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let has = if termination.is_empty() {
+        "none".to_string()
+    } else {
+        termination.join(", ")
+    };
+    Err(RollError::refused(format!(
+        "complete_lifecycle_hooks names {} for ASG {asg}, which has no such termination lifecycle hook          (its termination hooks: {has}); fix the environment file or put the hook on the group",
+        unknown.join(", ")
+    )))
+}
+
 /// The group's InService instances. Any other (Standby, Pending, a
 /// lifecycle hook's wait) is refused, or, with `--skip-not-in-service`,
 /// left out, with a note that names it.
@@ -177,7 +219,7 @@ fn in_service<'g>(
         .partition(|i| i.lifecycle_state == LifecycleState::InService);
     let odd: Vec<String> = odd
         .iter()
-        .map(|i| format!("{} ({:?})", i.id, i.lifecycle_state))
+        .map(|i| format!("{} ({})", i.id, i.lifecycle_state.as_aws()))
         .collect();
     if odd.is_empty() {
         return Ok((in_service, None));

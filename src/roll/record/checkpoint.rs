@@ -139,6 +139,17 @@ pub(crate) struct StepProgress {
 pub(crate) struct WaitRecord {
     pub(crate) kind: super::kinds::WaitKind,
     pub(crate) since_unix_ms: u64,
+    /// How much later than its kind's timeout the deadline is: the
+    /// longest heartbeat timeout of the lifecycle hooks (someone else's)
+    /// seen holding what the step waits for. Kept once seen, so the time
+    /// the hook held it still counts when the hook is done. Absent in
+    /// checkpoints written before hooks were read: zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) extended_ms: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A page still open for a step the roll resumed.

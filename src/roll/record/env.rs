@@ -191,6 +191,7 @@ const KEYS: &[&str] = &[
     "checkpoint_endpoint_url",
     "ca_bundle",
     "suspend_processes",
+    "complete_lifecycle_hooks",
     "timeouts.scale_up",
     "timeouts.deregister",
     "timeouts.healthy",
@@ -248,8 +249,20 @@ impl Environment {
             None => Vec::new(),
         };
         let layers = Layers { file, vars, flags };
+        let mut groups = groups::resolve(listed, &layers)?;
+        // Hooks named at the top level are roller's in every group.
+        let shared = layers
+            .get("complete_lifecycle_hooks", value::hook_names)?
+            .unwrap_or_default();
+        for group in &mut groups {
+            for hook in shared.iter().rev() {
+                if !group.complete_lifecycle_hooks.contains(hook) {
+                    group.complete_lifecycle_hooks.insert(0, hook.clone());
+                }
+            }
+        }
         Ok(Environment {
-            groups: groups::resolve(listed, &layers)?,
+            groups,
             region: layers.get("region", value::text)?,
             profile: layers.get("profile", value::text)?,
             aws_endpoint_url: layers.get("aws_endpoint_url", value::url)?,

@@ -46,6 +46,7 @@ async fn groups_of(cluster: &SimulatedCluster) -> Vec<(GroupSpec, HashSet<String
             asg: name,
             target: Some(u32::try_from(now.len()).unwrap()),
             select: None,
+            complete_lifecycle_hooks: Vec::new(),
         };
         out.push((spec, now));
     }

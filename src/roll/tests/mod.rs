@@ -10,6 +10,7 @@ mod drain;
 mod eta;
 mod failure_limit;
 mod faults;
+mod hooks;
 pub(crate) mod in_process;
 mod moto;
 mod reclaim;

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::aws::AwsAutoScaling;
 use crate::roll::ports::auto_scaling::{
     AutoScaling, AutoScalingError, AutoScalingGroup, Ec2Instance, GroupTag, InstanceRefresh,
-    LaunchSource, ScalingActivity, ScalingProcess, Termination,
+    LaunchSource, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook, ScalingActivity,
+    ScalingProcess, Termination,
 };
 
 pub(super) struct WrappedAws<'a> {
@@ -120,6 +121,20 @@ impl AutoScaling for WrappedAws<'_> {
         limit: usize,
     ) -> Result<Vec<ScalingActivity>, AutoScalingError> {
         self.aws.scaling_activities(group, limit).await
+    }
+    async fn lifecycle_hooks(&self, group: &str) -> Result<Vec<LifecycleHook>, AutoScalingError> {
+        self.aws.lifecycle_hooks(group).await
+    }
+    async fn complete_lifecycle_action(
+        &self,
+        group: &str,
+        hook: &str,
+        instance: &str,
+        result: LifecycleActionResult,
+    ) -> Result<LifecycleActionCompletion, AutoScalingError> {
+        self.aws
+            .complete_lifecycle_action(group, hook, instance, result)
+            .await
     }
     async fn describe_instances(
         &self,

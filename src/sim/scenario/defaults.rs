@@ -105,3 +105,14 @@ pub(super) fn timeout_s() -> f64 {
 pub(super) fn max_consecutive_failures() -> u32 {
     3
 }
+
+/// A lifecycle hook's heartbeat timeout when none is given: AWS's, one
+/// hour.
+pub(super) fn heartbeat_timeout() -> u64 {
+    3600
+}
+
+/// A lifecycle hook's default result when none is given: AWS's.
+pub(super) fn default_result() -> String {
+    "ABANDON".to_string()
+}

@@ -43,6 +43,72 @@ pub struct GroupSpec {
     /// whole (unset fields take the defaults, not `[agent]`'s).
     #[serde(default)]
     pub(crate) agent: Option<AgentSpec>,
+    /// Lifecycle hooks on the group from the start (`[[group.lifecycle_hooks]]`),
+    /// as PutLifecycleHook would have put them.
+    #[serde(default)]
+    pub(crate) lifecycle_hooks: Vec<LifecycleHookSpec>,
+}
+
+/// One lifecycle hook, as PutLifecycleHook takes it: a name, the
+/// transition it holds instances at, how long an instance waits without a
+/// heartbeat, and what happens then.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LifecycleHookSpec {
+    pub(crate) name: String,
+    /// `autoscaling:EC2_INSTANCE_LAUNCHING` or
+    /// `autoscaling:EC2_INSTANCE_TERMINATING`.
+    pub(crate) transition: String,
+    /// Seconds, 30 to 7200 (AWS's default 3600).
+    #[serde(default = "defaults::heartbeat_timeout")]
+    pub(crate) heartbeat_timeout: u64,
+    /// `CONTINUE` or `ABANDON` (AWS's default `ABANDON`).
+    #[serde(default = "defaults::default_result")]
+    pub(crate) default_result: String,
+}
+
+/// The transitions a lifecycle hook may hold instances at.
+pub(crate) const HOOK_LAUNCHING: &str = "autoscaling:EC2_INSTANCE_LAUNCHING";
+pub(crate) const HOOK_TERMINATING: &str = "autoscaling:EC2_INSTANCE_TERMINATING";
+
+impl LifecycleHookSpec {
+    /// What AWS refuses in a PutLifecycleHook, in its words (without the
+    /// error code): a name outside `[A-Za-z0-9\-_\/]+` (1–255), another
+    /// transition, a heartbeat timeout outside 30–7200 s, a default
+    /// result other than CONTINUE or ABANDON.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let name_ok = !self.name.is_empty()
+            && self.name.len() <= 255
+            && self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/'));
+        if !name_ok {
+            return Err(format!(
+                "1 validation error detected: Value '{}' at 'lifecycleHookName' failed to satisfy constraint: Member must satisfy regular expression pattern: [A-Za-z0-9\\-_\\/]+",
+                self.name
+            ));
+        }
+        if self.transition != HOOK_LAUNCHING && self.transition != HOOK_TERMINATING {
+            return Err(format!(
+                "Invalid Lifecycle Transition: {} (expected {HOOK_LAUNCHING} or {HOOK_TERMINATING})",
+                self.transition
+            ));
+        }
+        if !(30..=7200).contains(&self.heartbeat_timeout) {
+            return Err(format!(
+                "Heartbeat timeout must be between 30 and 7200 seconds, not {}",
+                self.heartbeat_timeout
+            ));
+        }
+        if self.default_result != "CONTINUE" && self.default_result != "ABANDON" {
+            return Err(format!(
+                "Valid values for DefaultResult are CONTINUE and ABANDON, not {}",
+                self.default_result
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The role DC/OS reserves its public agents' resources to.

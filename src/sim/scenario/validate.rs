@@ -143,6 +143,14 @@ impl Scenario {
                 ),
             ));
         }
+        let mut hook_names = BTreeSet::new();
+        for (n, hook) in g.lifecycle_hooks.iter().enumerate() {
+            let at = field(&format!("lifecycle_hooks[{}]", n + 1));
+            hook.check().map_err(|why| refuse(at.clone(), why))?;
+            if !hook_names.insert(hook.name.as_str()) {
+                return Err(refuse(at, format!("a second hook named {}", hook.name)));
+            }
+        }
         let azs: BTreeSet<&String> = g.availability_zones.iter().collect();
         if g.availability_zones.is_empty() || azs.len() != g.availability_zones.len() {
             return Err(refuse(

@@ -32,6 +32,9 @@ pub(crate) enum Event {
     AgentRegisters(InstanceIdx),
     /// A terminating instance is gone (Terminating → Terminated).
     InstanceTerminated(InstanceIdx),
+    /// A lifecycle hook's heartbeat timeout (or the global timeout) of a
+    /// waiting instance may have run out.
+    LifecycleHookTimeout(InstanceIdx),
     /// An agent missed its last allowed ping: the master marks it
     /// unreachable and removes it (only if it is still not answering).
     AgentPingTimeout(AgentIdx),

@@ -36,8 +36,8 @@ mod tests;
 
 pub(crate) use agents::{AgentView, DrainConfig, DrainView, MesosError};
 pub(crate) use asg::{
-    ActivityView, AwsError, Ec2InstanceView, GroupUpdate, GroupView, LaunchTemplateChoice,
-    LaunchTemplateView, RefreshView,
+    ActionRef, ActivityView, AwsError, Ec2InstanceView, GroupUpdate, GroupView,
+    LaunchTemplateChoice, LaunchTemplateView, RefreshView,
 };
 pub(crate) use clock::{Epoch, SimTime};
 pub(crate) use faults::Faults;
@@ -313,6 +313,7 @@ impl World {
             Event::InstanceBooted(i) => self.on_instance_booted(i),
             Event::AgentRegisters(i) => self.on_agent_registers(i),
             Event::InstanceTerminated(i) => self.on_instance_terminated(i),
+            Event::LifecycleHookTimeout(i) => self.on_lifecycle_hook_timeout(i),
             Event::AgentPingTimeout(a) => self.on_agent_ping_timeout(a),
             Event::AgentDrained(a) => self.on_agent_drained(a),
             Event::ReconcileGroup(gi) => {

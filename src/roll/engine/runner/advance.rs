@@ -186,7 +186,16 @@ impl<P: Ports> Runner<'_, P> {
             WaitKind::Retry => format!("retrying: {err}"),
             _ => format!("last look failed: {err}"),
         };
-        self.waiting(at, id, Wait { kind, message })
+        let extension = std::time::Duration::ZERO;
+        self.waiting(
+            at,
+            id,
+            Wait {
+                kind,
+                message,
+                extension,
+            },
+        )
     }
 
     /// Records the wait and checks its deadline.
@@ -195,7 +204,7 @@ impl<P: Ports> Runner<'_, P> {
             &mut self.journal.checkpoint,
             at,
             id,
-            (wait.kind, &wait.message),
+            (wait.kind, &wait.message, wait.extension),
             &self.clock,
             &self.env.timeouts,
         ) {

@@ -32,6 +32,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
             None if !start => {
                 return Ok(Some(Wait {
                     kind: WaitKind::TaskMoves,
+                    extension: Duration::ZERO,
                     message:
                         "no old agent goes before the first moves have baked on the new agents"
                             .to_string(),
@@ -57,6 +58,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
         }
         Ok(Some(Wait {
             kind: WaitKind::TaskMoves,
+            extension: Duration::ZERO,
             message: format!(
                 "baking: the first moves must stay up on the new agents {} s more before any old agent goes",
                 (until - now).div_ceil(1000)

@@ -23,6 +23,9 @@
 //!   `rollback/moves.rs`),
 //!   `RollbackTerminate`, `RollbackLaunchSource`: the rollback phase after
 //!   a failure on the new agents.
+//! - `lifecycle_waits.rs`: instances held by lifecycle hooks: roller's
+//!   termination hooks completed, others' waited for with a longer
+//!   deadline.
 //! - `bake.rs`: no old agent goes before the first moves have stayed up
 //!   on the new agents for a bake time.
 //! - `task_moves.rs`: moving tasks off an agent (kills, surges, a
@@ -36,6 +39,7 @@
 mod bake;
 mod drain_wave;
 mod finish;
+mod lifecycle_waits;
 mod prepare;
 mod replace;
 mod rollback;
@@ -44,6 +48,7 @@ mod task_moves;
 mod terminate;
 
 use std::future::Future;
+use std::time::Duration;
 
 pub(crate) use super::step_context::{Memory, StepContext};
 use crate::roll::decide::failure::Evidence;
@@ -121,13 +126,27 @@ pub(crate) struct Wait {
     pub(crate) kind: WaitKind,
     /// What it waits for now, for `roller status` and the page.
     pub(crate) message: String,
+    /// Added to the kind's timeout this tick: the heartbeat timeout of a
+    /// lifecycle hook that holds the instance waited for, which is
+    /// someone else's to end (recomputed each tick, never stored).
+    pub(crate) extension: Duration,
 }
 
 impl Tick {
     pub(crate) fn waiting(kind: WaitKind, message: impl Into<String>) -> Tick {
+        Tick::waiting_longer(kind, Duration::ZERO, message)
+    }
+
+    /// A wait whose deadline is `extension` later than its kind's.
+    pub(crate) fn waiting_longer(
+        kind: WaitKind,
+        extension: Duration,
+        message: impl Into<String>,
+    ) -> Tick {
         Tick::Waiting(Wait {
             kind,
             message: message.into(),
+            extension,
         })
     }
 }

@@ -134,6 +134,9 @@ async fn wait_for_deregistration<P: Ports>(
             format!("waiting for Mesos to drop agent {agent}: still listed ({how})"),
         )));
     }
+    if let Some(held) = super::lifecycle_waits::termination_held(cx, group, instance).await? {
+        return Ok(Some(held));
+    }
     if group
         .instance(instance)
         .is_some_and(|i| i.lifecycle_state != LifecycleState::Terminated)

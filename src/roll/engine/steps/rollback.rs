@@ -33,6 +33,7 @@ pub(super) use moves::RollbackMoves;
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
+use super::lifecycle_waits;
 use super::task_moves::WINDOW;
 use super::terminate::machines_down;
 use super::{StepAction, StepContext, Tick};
@@ -210,14 +211,22 @@ impl StepAction for RollbackTerminate {
         put_going_machines_down(cx, &to_send).await?;
         terminate_going(cx, &asg, &to_send).await?;
         if !going.is_empty() {
-            return Ok(Tick::waiting(
-                WaitKind::Deregistered,
-                format!(
-                    "waiting for {} new instance(s) to leave the group: {}",
-                    going.len(),
-                    going.join(", ")
-                ),
-            ));
+            let then = format!(
+                "waiting for {} new instance(s) to leave the group: {}",
+                going.len(),
+                going.join(", ")
+            );
+            let (_, leaving) = kept_and_going(cx.group());
+            let leaving: Vec<(String, String)> = leaving
+                .iter()
+                .map(|a| (a.instance.clone(), a.agent_id.clone()))
+                .collect();
+            if let Some(held) =
+                lifecycle_waits::terminations_held(cx, &group, &leaving, &then).await?
+            {
+                return Ok(held);
+            }
+            return Ok(Tick::waiting(WaitKind::Deregistered, then));
         }
         if let Some(waiting) = going_agents_still_active(cx).await? {
             return Ok(waiting);

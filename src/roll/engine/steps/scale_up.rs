@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
+use super::lifecycle_waits;
 use super::task_moves::WINDOW;
 use super::{StepAction, StepContext, Tick};
 use crate::roll::decide::failure;
@@ -67,10 +68,17 @@ impl StepAction for WaitRegistered {
                     cx.clock.since(since)
                 })
                 .unwrap_or_default(),
-            grace: failure::register_grace(cx.env.timeouts.scale_up),
+            // A launch hook's hold is no slow boot: the time it may hold
+            // the new instances (the wait's extension) is added.
+            grace: failure::register_grace(cx.env.timeouts.scale_up)
+                + progress
+                    .and_then(|p| p.wait.as_ref())
+                    .map(|w| Duration::from_millis(w.extended_ms))
+                    .unwrap_or_default(),
         };
         if new.len() < expected as usize {
-            return Ok(too_few_in_service(cx, &asg, new.len(), &wait).await);
+            let held = new_held_at_launch(cx.group(), &group);
+            return too_few_in_service(cx, &asg, new.len(), &held, &wait).await;
         }
         let ec2 = cx.ports.aws().describe_instances(&new).await?;
         let agents: Vec<_> = cx
@@ -105,14 +113,33 @@ struct Registering {
 
 impl Registering {
     fn waiting(&self, what: String) -> Tick {
-        Tick::waiting(
+        self.waiting_longer(Duration::ZERO, what)
+    }
+
+    /// A wait whose deadline is `extension` later (launch hooks).
+    fn waiting_longer(&self, extension: Duration, what: String) -> Tick {
+        Tick::waiting_longer(
             WaitKind::Registered,
+            extension,
             format!(
                 "waiting for {} new instance(s) to register as Mesos agents: {what}",
                 self.expected
             ),
         )
     }
+}
+
+/// The group's new instances (not in it when the roll began) held in
+/// `Pending:Wait` by a launch hook.
+fn new_held_at_launch(record: &GroupRoll, group: &AutoScalingGroup) -> Vec<String> {
+    let original: HashSet<&String> = record.original.instance_ids.iter().collect();
+    group
+        .instances
+        .iter()
+        .filter(|i| !original.contains(&i.id))
+        .filter(|i| i.lifecycle_state == LifecycleState::PendingWait)
+        .map(|i| i.id.clone())
+        .collect()
 }
 
 /// The group's instances in service that were not in it when the roll
@@ -136,8 +163,9 @@ async fn too_few_in_service<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
     asg: &str,
     in_service: usize,
+    held: &[String],
     wait: &Registering,
-) -> Tick {
+) -> Result<Tick, RollError> {
     let expected = wait.expected;
     let launch = last_failed_launch(cx.ports.aws(), asg).await;
     if let Some((activity, message)) = &launch {
@@ -161,15 +189,19 @@ async fn too_few_in_service<P: Ports>(
             .map(Tick::Failed),
         };
         if let Some(tick) = judged {
-            return tick;
+            return Ok(tick);
         }
     }
     let failed = launch
         .map(|(_, m)| format!("; last failed launch: {m}"))
         .unwrap_or_default();
-    wait.waiting(format!(
-        "{in_service} of {expected} new instances in service{failed}"
-    ))
+    let what = format!("{in_service} of {expected} new instances in service{failed}");
+    // Launch hooks hold new instances for their heartbeat timeout: not a
+    // slow boot, and the deadline grows by it.
+    Ok(match lifecycle_waits::launch_held(cx, held, &what).await? {
+        Some((extension, message)) => wait.waiting_longer(extension, message),
+        None => wait.waiting(what),
+    })
 }
 
 /// Fewer of the `new` instances matched (`pairs`) to an active Mesos

@@ -76,6 +76,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
         }
         Ok(Some(Wait {
             kind: WaitKind::TaskMoves,
+            extension: Duration::ZERO,
             message: format!(
                 "moving tasks off {} before termination: {}",
                 record.id,

@@ -5,12 +5,14 @@
 //! removes the agent at once instead of waiting out the agent ping
 //! timeout) and the instance terminated with a decrement; the step ends
 //! when Mesos no longer has the agent and the group no longer has the
-//! instance (its termination, lifecycle hooks included, is over). App health is the waves' concern:
-//! an empty agent takes no task with it.
+//! instance (its termination, lifecycle hooks included, is over: see
+//! `lifecycle_waits`). App health is the waves' concern: an empty agent
+//! takes no task with it.
 
 use std::collections::HashMap;
 
 use super::drain_wave::extend_drain;
+use super::lifecycle_waits::termination_held;
 use super::{StepAction, StepContext, Tick};
 use crate::plan::Status;
 use crate::roll::decide::roll_plan::{DRAIN, wave_id};
@@ -107,6 +109,9 @@ async fn after_termination<P: Ports>(
                 record.agent_id
             ),
         ));
+    }
+    if let Some(held) = termination_held(cx, group, instance).await? {
+        return Ok(held);
     }
     let terminating = group
         .instance(instance)

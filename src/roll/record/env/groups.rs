@@ -9,6 +9,7 @@
 //! name = "mesos-agents-public"
 //! target = 5
 //! select = "outdated"             # optional: --select for this group
+//! complete_lifecycle_hooks = ["drain-agent"]  # optional: roller's hooks
 //! ```
 //!
 //! The tables live only in the file (a cluster is not something to spell
@@ -30,6 +31,11 @@ pub struct GroupSpec {
     pub(crate) target: Option<u32>,
     /// Which of its instances are replaced (`None`: `--select`).
     pub(crate) select: Option<String>,
+    /// The termination lifecycle hooks that are roller's to complete
+    /// (key `complete_lifecycle_hooks`, in the table or at the top level
+    /// for every group): roller completes them with CONTINUE once the
+    /// agent is empty and down. The group's other hooks are waited for.
+    pub(crate) complete_lifecycle_hooks: Vec<String>,
 }
 
 impl GroupSpec {
@@ -39,13 +45,14 @@ impl GroupSpec {
             asg: asg.to_string(),
             target: None,
             select: None,
+            complete_lifecycle_hooks: Vec::new(),
         }
     }
 }
 
 /// The key of the tables, and the keys each may hold.
 pub(super) const KEY: &str = "group";
-const GROUP_KEYS: &[&str] = &["name", "target", "select"];
+const GROUP_KEYS: &[&str] = &["name", "target", "select", "complete_lifecycle_hooks"];
 
 /// The cluster's groups: the `[[group]]` tables `listed`, or, when the
 /// file has none, the one group key `asg` names. An `asg` beside the
@@ -135,6 +142,18 @@ fn read_table(
         asg,
         target: target(path, at("target"), entry.get("target"))?,
         select: select(path, at("select"), entry.get("select"))?,
+        complete_lifecycle_hooks: entry
+            .get("complete_lifecycle_hooks")
+            .map(|v| {
+                value::hook_names(Raw::Toml(v)).map_err(|expected| EnvError::BadValue {
+                    key: at("complete_lifecycle_hooks"),
+                    origin: Origin::File(path.to_path_buf()),
+                    expected,
+                    given: Raw::Toml(v).given(),
+                })
+            })
+            .transpose()?
+            .unwrap_or_default(),
     })
 }
 

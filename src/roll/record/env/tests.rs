@@ -854,11 +854,13 @@ fn group_tables_list_a_clusters_groups_in_order_and_the_first_names_it() {
                 asg: "mesos-agents-private".to_string(),
                 target: Some(40),
                 select: None,
+                complete_lifecycle_hooks: Vec::new(),
             },
             GroupSpec {
                 asg: "mesos-agents-public".to_string(),
                 target: None,
                 select: Some("outdated".to_string()),
+                complete_lifecycle_hooks: Vec::new(),
             },
         ]
     );
@@ -918,4 +920,53 @@ fn a_bad_group_table_is_refused_naming_the_table_and_the_key() {
     );
     let message = refused(flagged, "env_bad_value");
     assert!(message.contains("flag --asg"), "{message}");
+}
+
+#[test]
+fn hooks_named_at_the_top_level_are_rollers_in_every_group_and_a_table_adds_its_own() {
+    let text = CLUSTER
+        .replace(
+            "marathon = [\"http://marathon-1.internal:8080\"]\n",
+            "marathon = [\"http://marathon-1.internal:8080\"]\ncomplete_lifecycle_hooks = [\"drain-agent\"]\n",
+        )
+        .replace(
+            "select = \"outdated\"\n",
+            "select = \"outdated\"\ncomplete_lifecycle_hooks = [\"edge/deregister\", \"drain-agent\"]\n",
+        );
+    let env = from_file(&text).unwrap();
+    assert_eq!(env.groups[0].complete_lifecycle_hooks, ["drain-agent"]);
+    assert_eq!(
+        env.groups[1].complete_lifecycle_hooks,
+        ["edge/deregister", "drain-agent"]
+    );
+    let from_var = Environment::resolve(
+        Some((Path::new(FILE), MINIMAL)),
+        &vars(&[("ROLLER_COMPLETE_LIFECYCLE_HOOKS", "a, b")]),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(from_var.groups[0].complete_lifecycle_hooks, ["a", "b"]);
+    assert!(
+        from_file(MINIMAL).unwrap().groups[0]
+            .complete_lifecycle_hooks
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_hook_name_aws_would_refuse_is_refused_naming_the_key() {
+    let said = refused(
+        from_file(&with_minimal(
+            "complete_lifecycle_hooks = [\"drain agent\"]",
+        )),
+        "env_bad_value",
+    );
+    assert!(said.contains("complete_lifecycle_hooks"), "{said}");
+    assert!(said.contains("'drain agent' is not one"), "{said}");
+    let table = CLUSTER.replace(
+        "target = 40\n",
+        "target = 40\ncomplete_lifecycle_hooks = \"drain-agent\"\n",
+    );
+    let said = refused(from_file(&table), "env_bad_value");
+    assert!(said.contains("group[1].complete_lifecycle_hooks"), "{said}");
 }

@@ -182,6 +182,32 @@ pub(super) fn boolean(raw: Raw<'_>) -> Result<bool, Expected> {
 }
 
 /// A non-empty list of Auto Scaling process names, each once.
+/// A list of lifecycle hook names as AWS allows them (`[A-Za-z0-9-_/]+`,
+/// at most 255 characters); an empty list is none.
+pub(super) fn hook_names(raw: Raw<'_>) -> Result<Vec<String>, Expected> {
+    let expected = |why: &str| {
+        format!(
+            "a list of lifecycle hook names (letters, digits, -, _ and /; in a variable or flag comma-separated){why}"
+        )
+    };
+    let names = list(raw).ok_or_else(|| expected(""))?;
+    let mut hooks: Vec<String> = Vec::with_capacity(names.len());
+    for name in names {
+        let valid = !name.is_empty()
+            && name.len() <= 255
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/'));
+        if !valid {
+            return Err(expected(&format!(" ('{name}' is not one)")));
+        }
+        if !hooks.contains(&name) {
+            hooks.push(name);
+        }
+    }
+    Ok(hooks)
+}
+
 pub(super) fn processes(raw: Raw<'_>) -> Result<Vec<ScalingProcess>, Expected> {
     // An empty list is refused rather than read as "none": AWS reads an
     // empty list as all nine processes, Launch and Terminate included.

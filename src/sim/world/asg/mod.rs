@@ -12,10 +12,14 @@
 //!
 //! Here the groups' types and views; `api` the calls the AWS facade makes,
 //! `standby` EnterStandby/ExitStandby, `scaling` what the group does by
-//! itself (launches, terminations, AZRebalance, activities), `reclaim` EC2
-//! taking an instance away (a Spot interruption, a hardware failure).
+//! itself (launches, terminations, AZRebalance, activities), `hooks`
+//! lifecycle hooks and the `Pending:Wait` / `Terminating:Wait` they hold
+//! instances in, `reclaim` EC2 taking an instance away (a Spot
+//! interruption, a hardware failure).
 
 mod api;
+mod hooks;
+pub(crate) use hooks::ActionRef;
 // Only tests reclaim instances so far (the control API does not).
 #[cfg(test)]
 mod reclaim;
@@ -37,12 +41,18 @@ use crate::sim::scenario::{AgentSpec, GroupSpec, resolve_template_version};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub(crate) enum LifecycleState {
     Pending,
+    /// Booted, held by the group's launch hooks before going in service.
+    PendingWait,
     InService,
     /// Taken out of service by EnterStandby: still in the group and still
     /// running (its Mesos agent too), not counted against desired
     /// capacity, never picked for a scale-in.
     Standby,
     Terminating,
+    /// Held by the group's termination hooks before being shut down.
+    TerminatingWait,
+    /// The termination hooks are done: being shut down.
+    TerminatingProceed,
     Terminated,
 }
 
@@ -51,9 +61,12 @@ impl LifecycleState {
     pub(crate) fn as_aws(self) -> &'static str {
         match self {
             LifecycleState::Pending => "Pending",
+            LifecycleState::PendingWait => "Pending:Wait",
             LifecycleState::InService => "InService",
             LifecycleState::Standby => "Standby",
             LifecycleState::Terminating => "Terminating",
+            LifecycleState::TerminatingWait => "Terminating:Wait",
+            LifecycleState::TerminatingProceed => "Terminating:Proceed",
             LifecycleState::Terminated => "Terminated",
         }
     }
@@ -62,8 +75,12 @@ impl LifecycleState {
     pub(crate) fn as_ec2(self) -> &'static str {
         match self {
             LifecycleState::Pending => "pending",
-            LifecycleState::InService | LifecycleState::Standby => "running",
-            LifecycleState::Terminating => "shutting-down",
+            // The machine runs through a lifecycle hook's wait.
+            LifecycleState::PendingWait
+            | LifecycleState::InService
+            | LifecycleState::Standby
+            | LifecycleState::TerminatingWait => "running",
+            LifecycleState::Terminating | LifecycleState::TerminatingProceed => "shutting-down",
             LifecycleState::Terminated => "terminated",
         }
     }
@@ -73,13 +90,19 @@ impl LifecycleState {
     pub(crate) fn machine_runs(self) -> bool {
         matches!(
             self,
-            LifecycleState::Pending | LifecycleState::InService | LifecycleState::Standby
+            LifecycleState::Pending
+                | LifecycleState::PendingWait
+                | LifecycleState::InService
+                | LifecycleState::Standby
         )
     }
 
     /// Counted by the group against its desired capacity.
     fn is_live(self) -> bool {
-        matches!(self, LifecycleState::Pending | LifecycleState::InService)
+        matches!(
+            self,
+            LifecycleState::Pending | LifecycleState::PendingWait | LifecycleState::InService
+        )
     }
 }
 
@@ -99,6 +122,9 @@ pub(crate) struct Instance {
     pub(crate) agent: Option<AgentIdx>,
     launch_activity: usize,
     terminate_activity: Option<usize>,
+    /// Its wait for lifecycle hooks, while in `Pending:Wait` or
+    /// `Terminating:Wait`.
+    hook_wait: Option<hooks::HookWait>,
 }
 
 impl Instance {
@@ -155,6 +181,8 @@ pub(crate) struct Group {
     pub(crate) role: Option<String>,
     /// Its instance refreshes, oldest first.
     refreshes: Vec<refresh::Refresh>,
+    /// Its lifecycle hooks, in the order they were put.
+    hooks: Vec<hooks::Hook>,
 }
 
 impl Group {
@@ -185,6 +213,11 @@ impl Group {
             rebalance_check_scheduled: false,
             retry_at: None,
             refreshes: Vec::new(),
+            hooks: spec
+                .lifecycle_hooks
+                .iter()
+                .map(hooks::Hook::from_spec)
+                .collect(),
         }
     }
 

@@ -104,6 +104,7 @@ impl World {
             agent: None,
             launch_activity: activity,
             terminate_activity: None,
+            hook_wait: None,
         });
         self.instance_by_id.insert(id, idx);
         self.groups[gi].members.push(idx);
@@ -183,6 +184,8 @@ impl World {
         );
         self.instances[idx].state = LifecycleState::Terminating;
         self.instances[idx].terminate_activity = Some(activity);
+        // A launch's wait ends with its termination.
+        self.instances[idx].hook_wait = None;
         if self.groups[gi].rebalancing == Some(idx) {
             self.groups[gi].rebalancing = None;
         }
@@ -196,14 +199,29 @@ impl World {
                 self.app_changed(app);
             }
         }
-        self.schedule_in(self.timing.terminate_ms, Event::InstanceTerminated(idx));
+        if !self.enter_hook_wait(idx, false) {
+            self.schedule_in(self.timing.terminate_ms, Event::InstanceTerminated(idx));
+        }
         activity
     }
 
+    /// Booted: in service, unless the group's launch hooks hold it in
+    /// `Pending:Wait` first.
     pub(crate) fn on_instance_booted(&mut self, idx: InstanceIdx) {
         if self.instances[idx].state != LifecycleState::Pending {
             return;
         }
+        if self.enter_hook_wait(idx, true) {
+            self.observe_group(self.instances[idx].group);
+            return;
+        }
+        self.enter_service(idx);
+    }
+
+    /// Pending (or done waiting) → InService: its launch activity ends and
+    /// its agent registers soon; AZRebalance's extra instance makes one of
+    /// the high AZ go.
+    pub(super) fn enter_service(&mut self, idx: InstanceIdx) {
         self.instances[idx].state = LifecycleState::InService;
         let gi = self.instances[idx].group;
         let activity = self.instances[idx].launch_activity;
@@ -233,7 +251,10 @@ impl World {
     }
 
     pub(crate) fn on_instance_terminated(&mut self, idx: InstanceIdx) {
-        if self.instances[idx].state != LifecycleState::Terminating {
+        if !matches!(
+            self.instances[idx].state,
+            LifecycleState::Terminating | LifecycleState::TerminatingProceed
+        ) {
             return;
         }
         self.instances[idx].state = LifecycleState::Terminated;
