@@ -148,8 +148,10 @@ pub(crate) struct WaitRecord {
     pub(crate) extended_ms: u64,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+/// Whether a count is 0: such fields are left out of the file, so a
+/// checkpoint written without them reads the same.
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 /// A page still open for a step the roll resumed.
@@ -529,12 +531,6 @@ pub(crate) fn utc(at: SystemTime) -> String {
         rem % 3_600 / 60,
         rem % 60
     )
-}
-
-/// Whether a count is 0: such fields are left out of the file, so a
-/// checkpoint written without them reads the same.
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 #[cfg(test)]
