@@ -5,6 +5,8 @@
 //! - `client`: the port's operations, each checked against the group first.
 //! - `call_meter`: counts every request sent (for `/metrics`).
 //! - `error`: `AwsError` and the mapping from SDK errors.
+//! - `launch_source`: templates, launch configurations and mixed instances
+//!   policies between the SDK and the port.
 //! - `s3_checkpoint`: the checkpoint as an S3 object with conditional
 //!   writes (`--checkpoint s3://bucket/key`).
 //!
@@ -19,6 +21,7 @@ mod config;
 mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod fuzz;
+mod launch_source;
 mod s3_checkpoint;
 
 #[cfg(test)]

@@ -87,6 +87,7 @@ macro_rules! contract_tests {
             describe_instances_pages_through_the_groups_instances_and_skips_unknown_ids,
             what_other_clients_ask_is_answered_instances_tags_and_instance_filters,
             standby_takes_an_instance_out_of_desired_and_back,
+            a_mixed_instances_policy_reads_back_and_only_its_version_is_written,
         );
     };
     (@each $backend:ty; $($test:ident),* $(,)?) => {

@@ -5,6 +5,10 @@
 
 use std::collections::BTreeSet;
 
+mod mixed;
+
+pub(super) use mixed::a_mixed_instances_policy_reads_back_and_only_its_version_is_written;
+
 use super::{Backend, GroupSetup, THREE_AZS};
 use crate::roll::ports::auto_scaling::{
     AutoScaling, AutoScalingGroup, GroupTag, LaunchSource, LifecycleState, ScalingProcess,

@@ -15,6 +15,7 @@ mod auto_scaling_error;
 pub(crate) mod checkpoint_object;
 pub(crate) mod marathon;
 pub(crate) mod mesos;
+pub mod mixed_instances;
 pub(crate) mod pager;
 
 use auto_scaling::AutoScaling;

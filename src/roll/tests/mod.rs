@@ -10,6 +10,7 @@ mod drain;
 mod eta;
 mod faults;
 pub(crate) mod in_process;
+mod mixed_instances;
 mod moto;
 mod refresh;
 mod rollback;

@@ -12,6 +12,7 @@
 
 mod autoscaling;
 mod ec2;
+mod mixed;
 mod query;
 mod tags;
 mod xml;
