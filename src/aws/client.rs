@@ -12,12 +12,14 @@ use aws_sdk_ec2::types as ec2;
 
 use super::call_meter::CallMeter;
 use super::error::AwsError;
+use super::launch_source;
 use crate::retry::{Backoff, retry};
 use crate::roll::ports::auto_scaling::{
     AutoScaling, AutoScalingGroup, Ec2Instance, GroupInstance, GroupTag, InstanceRefresh,
     LaunchSource, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook, LifecycleState,
     ScalingActivity, ScalingProcess, Termination,
 };
+use crate::roll::ports::mixed_instances::TemplateRef;
 
 /// AWS's page maxima: DescribeAutoScalingGroups 100,
 /// DescribeScalingActivities 100, DescribeInstances 1000 (minimum 5).
@@ -58,6 +60,39 @@ impl AwsAutoScaling {
         i32::try_from(n).unwrap_or(i32::MAX)
     }
 
+    /// The group as the SDK reads it, across pages: what a write sends
+    /// back (a mixed instances policy) is taken from here.
+    async fn describe_raw(&self, group: &str) -> Result<asg::AutoScalingGroup, AwsError> {
+        const OP: &str = "DescribeAutoScalingGroups";
+        let mut token: Option<String> = None;
+        loop {
+            let out = self
+                .asg
+                .describe_auto_scaling_groups()
+                .auto_scaling_group_names(group)
+                .max_records(self.page(MAX_GROUP_PAGE, 1))
+                .set_next_token(token.clone())
+                .send()
+                .await
+                .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+            if let Some(found) = out
+                .auto_scaling_groups()
+                .iter()
+                .find(|g| g.auto_scaling_group_name() == Some(group))
+            {
+                return Ok(found.clone());
+            }
+            token = next_token(OP, group, token.as_deref(), out.next_token())?;
+            if token.is_none() {
+                // AWS answers an unknown name with an empty list.
+                return Err(AwsError::GroupNotFound {
+                    operation: OP,
+                    group: group.to_string(),
+                });
+            }
+        }
+    }
+
     /// Checks before a write: the group exists (clear GroupNotFound even
     /// where the write itself would answer something vaguer).
     async fn group_for_write(&self, group: &str) -> Result<AutoScalingGroup, AwsError> {
@@ -95,34 +130,7 @@ impl AwsAutoScaling {
 
 impl AutoScaling for AwsAutoScaling {
     async fn describe_group(&self, group: &str) -> Result<AutoScalingGroup, AwsError> {
-        const OP: &str = "DescribeAutoScalingGroups";
-        let mut token: Option<String> = None;
-        loop {
-            let out = self
-                .asg
-                .describe_auto_scaling_groups()
-                .auto_scaling_group_names(group)
-                .max_records(self.page(MAX_GROUP_PAGE, 1))
-                .set_next_token(token.clone())
-                .send()
-                .await
-                .map_err(|e| AwsError::from_sdk(OP, group, e))?;
-            if let Some(found) = out
-                .auto_scaling_groups()
-                .iter()
-                .find(|g| g.auto_scaling_group_name() == Some(group))
-            {
-                return group_from(found, group);
-            }
-            token = next_token(OP, group, token.as_deref(), out.next_token())?;
-            if token.is_none() {
-                // AWS answers an unknown name with an empty list.
-                return Err(AwsError::GroupNotFound {
-                    operation: OP,
-                    group: group.to_string(),
-                });
-            }
-        }
+        group_from(&self.describe_raw(group).await?, group)
     }
 
     async fn groups_tagged(&self, key: &str) -> Result<Vec<AutoScalingGroup>, AwsError> {
@@ -285,7 +293,23 @@ impl AutoScaling for AwsAutoScaling {
 
     async fn set_launch_source(&self, group: &str, source: &LaunchSource) -> Result<(), AwsError> {
         const OP: &str = "UpdateAutoScalingGroup";
-        self.group_for_write(group).await?;
+        let raw = self.describe_raw(group).await?;
+        let refused = |reason: String| AwsError::Refused {
+            operation: OP,
+            target: group.to_string(),
+            reason,
+        };
+        // AWS takes a top-level LaunchTemplate on a policy's group as a
+        // replacement of the policy: the group's shape would change.
+        if let Some(current) = launch_source::group_source(&raw)
+            && current.kind() != source.kind()
+        {
+            return Err(refused(format!(
+                "the group launches from a {}, not a {}: roller never changes the kind of a group's launch source",
+                current.kind(),
+                source.kind()
+            )));
+        }
         let update = self
             .asg
             .update_auto_scaling_group()
@@ -293,21 +317,27 @@ impl AutoScaling for AwsAutoScaling {
         let update = match source {
             LaunchSource::Template { id, name, version } => {
                 if id.is_none() && name.is_none() {
-                    return Err(AwsError::Refused {
-                        operation: OP,
-                        target: group.to_string(),
-                        reason: "a launch template needs an id or a name".to_string(),
-                    });
+                    return Err(refused(
+                        "a launch template needs an id or a name".to_string(),
+                    ));
                 }
-                update.launch_template(
-                    asg::LaunchTemplateSpecification::builder()
-                        .set_launch_template_id(id.clone())
-                        .set_launch_template_name(if id.is_some() { None } else { name.clone() })
-                        .set_version(version.clone())
-                        .build(),
-                )
+                update.launch_template(launch_source::template_spec(&TemplateRef {
+                    id: id.clone(),
+                    name: name.clone(),
+                    version: version.clone(),
+                }))
             }
             LaunchSource::Configuration { name } => update.launch_configuration_name(name),
+            LaunchSource::MixedInstances(wanted) => {
+                let Some(current) = raw.mixed_instances_policy() else {
+                    return Err(refused(
+                        "the group has no mixed instances policy to update".to_string(),
+                    ));
+                };
+                update.mixed_instances_policy(
+                    launch_source::policy_update(current, wanted).map_err(refused)?,
+                )
+            }
         };
         update
             .send()
@@ -563,16 +593,15 @@ fn group_from(g: &asg::AutoScalingGroup, group: &str) -> Result<AutoScalingGroup
                     i.lifecycle_state().map(|s| s.as_str()).unwrap_or_default(),
                 ),
                 health_status: i.health_status().unwrap_or_default().to_string(),
-                launch_source: launch_source(i.launch_template(), i.launch_configuration_name()),
+                launch_source: launch_source::instance_source(
+                    i.launch_template(),
+                    i.launch_configuration_name(),
+                ),
                 protected_from_scale_in: i.protected_from_scale_in().unwrap_or(false),
+                instance_type: i.instance_type().map(str::to_string),
             })
         })
         .collect::<Result<Vec<_>, AwsError>>()?;
-    let template = g.launch_template().or_else(|| {
-        g.mixed_instances_policy()
-            .and_then(|p| p.launch_template())
-            .and_then(|t| t.launch_template_specification())
-    });
     Ok(AutoScalingGroup {
         name: group.to_string(),
         min_size: size(OP, group, "MinSize", g.min_size())?,
@@ -597,23 +626,7 @@ fn group_from(g: &asg::AutoScalingGroup, group: &str) -> Result<AutoScalingGroup
                 })
             })
             .collect(),
-        launch_source: launch_source(template, g.launch_configuration_name()),
-    })
-}
-
-fn launch_source(
-    template: Option<&asg::LaunchTemplateSpecification>,
-    configuration: Option<&str>,
-) -> Option<LaunchSource> {
-    if let Some(t) = template {
-        return Some(LaunchSource::Template {
-            id: t.launch_template_id().map(str::to_string),
-            name: t.launch_template_name().map(str::to_string),
-            version: t.version().map(str::to_string),
-        });
-    }
-    configuration.map(|name| LaunchSource::Configuration {
-        name: name.to_string(),
+        launch_source: launch_source::group_source(g),
     })
 }
 

@@ -6,6 +6,8 @@
 //! - `lifecycle_hooks`: DescribeLifecycleHooks, CompleteLifecycleAction.
 //! - `call_meter`: counts every request sent (for `/metrics`).
 //! - `error`: `AwsError` and the mapping from SDK errors.
+//! - `launch_source`: templates, launch configurations and mixed instances
+//!   policies between the SDK and the port.
 //! - `s3_checkpoint`: the checkpoint as an S3 object with conditional
 //!   writes (`--checkpoint s3://bucket/key`).
 //!
@@ -20,6 +22,7 @@ mod config;
 mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod fuzz;
+mod launch_source;
 mod lifecycle_hooks;
 mod s3_checkpoint;
 

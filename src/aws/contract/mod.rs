@@ -88,6 +88,7 @@ macro_rules! contract_tests {
             what_other_clients_ask_is_answered_instances_tags_and_instance_filters,
             standby_takes_an_instance_out_of_desired_and_back,
             lifecycle_hooks_put_by_another_client_are_read_with_aws_defaults,
+            a_mixed_instances_policy_reads_back_and_only_its_version_is_written,
         );
     };
     (@each $backend:ty; $($test:ident),* $(,)?) => {

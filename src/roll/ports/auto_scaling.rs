@@ -14,6 +14,8 @@ pub(crate) use super::auto_scaling_error::AutoScalingError;
 pub(crate) use super::lifecycle_hooks::{
     HookTransition, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook,
 };
+pub use super::mixed_instances::MixedInstancesPolicy;
+use super::mixed_instances::TemplateRef;
 
 /// What the roll reads of, and does to, one Auto Scaling group and its EC2
 /// instances. Every write names the group, and every write is safe to run
@@ -80,8 +82,12 @@ pub trait AutoScaling {
     ) -> impl Future<Output = Result<(), AutoScalingError>> + Send;
 
     /// Sets what the group launches new instances from: a launch template
-    /// (by id or name, and version) or a launch configuration (absolute,
-    /// so idempotent). Instances already running are not touched.
+    /// (by id or name, and version), a launch configuration, or a mixed
+    /// instances policy of which only template versions may change
+    /// (absolute, so idempotent). Refused when it would change the kind of
+    /// source the group has, or a policy's overrides or distribution: the
+    /// group's shape is never the roll's to change. Instances already
+    /// running are not touched.
     fn set_launch_source(
         &self,
         group: &str,
@@ -193,6 +199,24 @@ pub struct GroupInstance {
     /// older template version than the group's is one to replace.
     pub(crate) launch_source: Option<LaunchSource>,
     pub(crate) protected_from_scale_in: bool,
+    /// Its EC2 instance type: on a mixed instances policy, which override
+    /// (and so which template) applies to it.
+    pub(crate) instance_type: Option<String>,
+}
+
+impl GroupInstance {
+    /// Whether it runs another launch source than the one the group would
+    /// launch it from now: on a mixed instances policy, the template (and
+    /// version) of its instance type's override, else the policy's.
+    pub(crate) fn is_outdated(&self, group_source: Option<&LaunchSource>) -> bool {
+        match group_source {
+            Some(LaunchSource::MixedInstances(policy)) => {
+                let applies = policy.template_for(self.instance_type.as_deref());
+                self.launch_source.as_ref() != Some(&LaunchSource::from(applies))
+            }
+            other => self.launch_source.as_ref() != other,
+        }
+    }
 }
 
 /// Where an instance's configuration comes from.
@@ -206,6 +230,42 @@ pub enum LaunchSource {
     Configuration {
         name: String,
     },
+    /// A group's only (never an instance's: each instance carries the
+    /// template it launched from).
+    MixedInstances(MixedInstancesPolicy),
+}
+
+impl From<&TemplateRef> for LaunchSource {
+    fn from(t: &TemplateRef) -> LaunchSource {
+        LaunchSource::Template {
+            id: t.id.clone(),
+            name: t.name.clone(),
+            version: t.version.clone(),
+        }
+    }
+}
+
+impl LaunchSource {
+    /// The template it names, if it is one.
+    pub(crate) fn template(&self) -> Option<TemplateRef> {
+        match self {
+            LaunchSource::Template { id, name, version } => Some(TemplateRef {
+                id: id.clone(),
+                name: name.clone(),
+                version: version.clone(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The kind of source, as AWS names the group's parameter.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            LaunchSource::Template { .. } => "LaunchTemplate",
+            LaunchSource::Configuration { .. } => "LaunchConfigurationName",
+            LaunchSource::MixedInstances(_) => "MixedInstancesPolicy",
+        }
+    }
 }
 
 /// The Auto Scaling lifecycle states the roll acts on; the rest are kept

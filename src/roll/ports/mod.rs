@@ -16,6 +16,7 @@ pub(crate) mod checkpoint_object;
 mod lifecycle_hooks;
 pub(crate) mod marathon;
 pub(crate) mod mesos;
+pub mod mixed_instances;
 pub(crate) mod pager;
 
 use auto_scaling::AutoScaling;

@@ -253,7 +253,8 @@ fn scale_in_protected_note(in_service: &[&GroupInstance]) -> Option<String> {
 }
 
 /// The InService instances `select` picks: all, those launched from
-/// another source than the group's, or those running longer than an age
+/// another source than the group's (on a mixed instances policy, than
+/// their instance type's template), or those running longer than an age
 /// (by EC2's launch time; an instance EC2 does not know is not old).
 fn selected<'g>(
     select: &Selection,
@@ -267,7 +268,7 @@ fn selected<'g>(
         .copied()
         .filter(|i| match select {
             Selection::All => true,
-            Selection::Outdated => i.launch_source != group.launch_source,
+            Selection::Outdated => i.is_outdated(group.launch_source.as_ref()),
             Selection::OlderThan(age) => ec2
                 .iter()
                 .find(|e| e.id == i.id)

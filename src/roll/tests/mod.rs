@@ -12,6 +12,7 @@ mod failure_limit;
 mod faults;
 mod hooks;
 pub(crate) mod in_process;
+mod mixed_instances;
 mod moto;
 mod reclaim;
 mod refresh;

@@ -13,6 +13,7 @@
 mod autoscaling;
 mod ec2;
 mod lifecycle_hooks;
+mod mixed;
 mod query;
 mod tags;
 mod xml;

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::defaults;
+use super::mixed::MixedInstancesSpec;
 
 /// One Auto Scaling group of Mesos agents (`[[groups]]`, or the one
 /// `[group]`).
@@ -21,6 +22,11 @@ pub struct GroupSpec {
     pub(crate) availability_zones: Vec<String>,
     #[serde(default)]
     pub(crate) launch_template: LaunchTemplateSpec,
+    /// A mixed instances policy over `launch_template` (several instance
+    /// types, Spot and on-demand); unset, the group launches from the
+    /// template alone.
+    #[serde(default)]
+    pub(crate) mixed_instances: Option<MixedInstancesSpec>,
     #[serde(default)]
     pub(crate) tags: BTreeMap<String, String>,
     /// Processes suspended at the start (AWS names, e.g. "AZRebalance").

@@ -18,6 +18,7 @@ use super::world::Faults;
 mod app;
 pub(crate) mod defaults;
 mod group;
+mod mixed;
 mod timings;
 mod validate;
 
@@ -29,6 +30,7 @@ pub(crate) use app::{AppSpec, ExpandedApp};
 pub(crate) use group::{AgentSpec, GroupSpec, PUBLIC_ROLE, scaling_processes};
 pub(crate) use group::{HOOK_LAUNCHING, HOOK_TERMINATING, LifecycleHookSpec};
 pub(crate) use group::{check_role, resolve_template_version};
+pub(crate) use mixed::MixedInstancesSpec;
 pub(crate) use timings::Timings;
 pub(crate) use timings::millis;
 
@@ -47,6 +49,10 @@ const BUILTIN: &[(&str, &str)] = &[
     (
         "bad-image",
         include_str!("../../../tests/scenarios/bad-image.toml"),
+    ),
+    (
+        "bad-image-mixed",
+        include_str!("../../../tests/scenarios/bad-image-mixed.toml"),
     ),
     (
         "cluster",

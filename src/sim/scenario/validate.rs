@@ -189,6 +189,11 @@ impl Scenario {
                 ),
             ));
         }
+        if let Some(mixed) = &g.mixed_instances {
+            mixed.check(latest, default).map_err(|(name, message)| {
+                refuse(field(&format!("mixed_instances.{name}")), message)
+            })?;
+        }
         if let Some(role) = &g.role {
             if role == "*" {
                 return Err(refuse(

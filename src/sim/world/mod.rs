@@ -37,7 +37,8 @@ mod tests;
 pub(crate) use agents::{AgentView, DrainConfig, DrainView, MesosError};
 pub(crate) use asg::{
     ActionRef, ActivityView, AwsError, Ec2InstanceView, GroupUpdate, GroupView,
-    LaunchTemplateChoice, LaunchTemplateView, RefreshView,
+    LaunchTemplateChoice, LaunchTemplateView, MixedPolicyView, MixedUpdate, OverrideUpdate,
+    RefreshView,
 };
 pub(crate) use clock::{Epoch, SimTime};
 pub(crate) use faults::Faults;

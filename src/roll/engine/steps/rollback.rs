@@ -17,7 +17,8 @@
 //!   group and Mesos.
 //! - `RollbackLaunchSource`: the group's launch template (or launch
 //!   configuration) set back to the one the old instances run, when they
-//!   all run one.
+//!   all run one; a mixed instances policy set back to the versions they
+//!   run, its overrides and distribution as they are.
 //!
 //! If old instances were already terminated when the failure was found,
 //! as many new instances as were terminated stay (the first registered),
@@ -39,8 +40,11 @@ use super::terminate::machines_down;
 use super::{StepAction, StepContext, Tick};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup, LaunchSource};
+use crate::roll::ports::auto_scaling::{
+    AutoScaling, AutoScalingGroup, GroupInstance, LaunchSource,
+};
 use crate::roll::ports::mesos::{MachineId, MesosMaster, Unavailability};
+use crate::roll::ports::mixed_instances::TemplateRef;
 use crate::roll::record::checkpoint::{EventKind, GroupRoll, MaintenanceRecord, NewAgent};
 use crate::roll::record::kinds::WaitKind;
 
@@ -354,8 +358,9 @@ async fn going_agents_still_active<P: Ports>(
 }
 
 /// Sets the group's launch source back to the one every old instance
-/// still in the group runs; leaves it, and says why, when they run
-/// different ones or none is left.
+/// still in the group runs (on a mixed instances policy: the policy with
+/// the versions they run, its overrides and distribution untouched);
+/// leaves it, and says why, when they run different ones or none is left.
 ///
 /// Safe to re-run: the value is absolute.
 pub(crate) struct RollbackLaunchSource;
@@ -366,33 +371,20 @@ impl StepAction for RollbackLaunchSource {
         let asg = checkpoint.asg.clone();
         let original: HashSet<String> = checkpoint.original.instance_ids.iter().cloned().collect();
         let group = cx.ports.aws().describe_group(&asg).await?;
-        let mut sources: Vec<&LaunchSource> = Vec::new();
-        for source in group
+        let old: Vec<&GroupInstance> = group
             .instances
             .iter()
             .filter(|i| original.contains(&i.id))
-            .filter_map(|i| i.launch_source.as_ref())
-        {
-            if !sources.contains(&source) {
-                sources.push(source);
-            }
-        }
+            .collect();
         let current = group
             .launch_source
             .as_ref()
             .map_or("none".to_string(), describe);
-        let want = match sources.as_slice() {
-            [] => {
+        let want = match wanted_source(group.launch_source.as_ref(), &old) {
+            Ok(want) => want,
+            Err(why) => {
                 return Ok(Tick::Done(format!(
-                    "no old instance says what it was launched from: the group's launch source is left at {current}"
-                )));
-            }
-            [one] => (*one).clone(),
-            many => {
-                let all: Vec<String> = many.iter().map(|s| describe(s)).collect();
-                return Ok(Tick::Done(format!(
-                    "the old instances run different launch sources ({}): the group's is left at {current}; set it by hand",
-                    all.join(", ")
+                    "{why}: the group's launch source is left at {current}"
                 )));
             }
         };
@@ -413,18 +405,84 @@ impl StepAction for RollbackLaunchSource {
     }
 }
 
-/// `launch template web (lt-1) version 3`, `launch configuration web-v2`.
+/// The launch source the group gets back: on a mixed instances policy,
+/// the same policy with each template at the version its old instances
+/// run (overrides and distribution as they are); else the one source
+/// every old instance runs. `Err` says why it is left as it is.
+fn wanted_source(
+    group_source: Option<&LaunchSource>,
+    old: &[&GroupInstance],
+) -> Result<LaunchSource, String> {
+    if let Some(LaunchSource::MixedInstances(policy)) = group_source {
+        let launched: Vec<(&str, TemplateRef)> = old
+            .iter()
+            .filter_map(|i| Some((i.id.as_str(), i.launch_source.as_ref()?.template()?)))
+            .collect();
+        return policy
+            .with_versions_of(&launched)
+            .map(LaunchSource::MixedInstances)
+            .map_err(|why| why.to_string());
+    }
+    let mut sources: Vec<&LaunchSource> = Vec::new();
+    for source in old.iter().filter_map(|i| i.launch_source.as_ref()) {
+        if !sources.contains(&source) {
+            sources.push(source);
+        }
+    }
+    match sources.as_slice() {
+        [] => Err("no old instance says what it was launched from".to_string()),
+        [one] => Ok((*one).clone()),
+        many => {
+            let all: Vec<String> = many.iter().map(|s| describe(s)).collect();
+            Err(format!(
+                "the old instances run different launch sources ({}); set it by hand",
+                all.join(", ")
+            ))
+        }
+    }
+}
+
+/// `launch template web (lt-1) version 3`, `launch configuration web-v2`,
+/// `mixed instances policy of launch template web (lt-1) version 3
+/// (overrides m5.xlarge, m6g.xlarge: launch template arm version 2)`.
 fn describe(source: &LaunchSource) -> String {
     match source {
-        LaunchSource::Template { id, name, version } => format!(
-            "launch template {}{} version {}",
-            name.as_deref().or(id.as_deref()).unwrap_or("?"),
-            match (name, id) {
-                (Some(_), Some(id)) => format!(" ({id})"),
-                _ => String::new(),
-            },
-            version.as_deref().unwrap_or("$Default")
-        ),
+        LaunchSource::Template { .. } => source
+            .template()
+            .map_or_else(String::new, |t| describe_template(&t)),
         LaunchSource::Configuration { name } => format!("launch configuration {name}"),
+        LaunchSource::MixedInstances(policy) => {
+            let overrides: Vec<String> = policy
+                .overrides
+                .iter()
+                .map(|o| {
+                    let kind = o
+                        .instance_type
+                        .as_deref()
+                        .unwrap_or("instance requirements");
+                    match &o.template {
+                        Some(t) => format!("{kind}: {}", describe_template(t)),
+                        None => kind.to_string(),
+                    }
+                })
+                .collect();
+            format!(
+                "mixed instances policy of {} (overrides {})",
+                describe_template(&policy.template),
+                overrides.join(", ")
+            )
+        }
     }
+}
+
+fn describe_template(t: &TemplateRef) -> String {
+    format!(
+        "launch template {}{} version {}",
+        t.name.as_deref().or(t.id.as_deref()).unwrap_or("?"),
+        match (&t.name, &t.id) {
+            (Some(_), Some(id)) => format!(" ({id})"),
+            _ => String::new(),
+        },
+        t.version.as_deref().unwrap_or("$Default")
+    )
 }

@@ -4,11 +4,12 @@
 
 use std::collections::BTreeSet;
 
+use super::mixed;
 use super::query::{Params, QueryError, Service, max_records, page, world_error};
 use super::tags::{TagFlags, create_or_update_tags, delete_tags, describe_tags};
 use super::xml::{Xml, timestamp};
 use super::{ACCOUNT, region_of};
-use crate::sim::world::ids::{INSTANCE_TYPE, subnet_id};
+use crate::sim::world::ids::subnet_id;
 use crate::sim::world::{
     ActivityView, GroupUpdate, GroupView, LaunchTemplateChoice, LaunchTemplateView, RefreshView,
     World,
@@ -84,7 +85,12 @@ fn group_xml(x: &mut Xml, w: &World, flags: &TagFlags, g: &GroupView) {
         "AutoScalingGroupARN",
         group_arn(&g.name, &g.availability_zones),
     );
-    launch_template_xml(x, &g.launch_template);
+    // A group has one launch source: AWS describes a policy's group with
+    // the policy alone.
+    match &g.mixed_instances_policy {
+        Some(policy) => mixed::policy_xml(x, policy),
+        None => launch_template_xml(x, &g.launch_template),
+    }
     x.leaf("MinSize", g.min_size)
         .leaf("MaxSize", g.max_size)
         .leaf("DesiredCapacity", g.desired_capacity)
@@ -102,7 +108,7 @@ fn group_xml(x: &mut Xml, w: &World, flags: &TagFlags, g: &GroupView) {
     for i in &g.instances {
         x.open("member")
             .leaf("InstanceId", &i.instance_id)
-            .leaf("InstanceType", INSTANCE_TYPE)
+            .leaf("InstanceType", &i.instance_type)
             .leaf("AvailabilityZone", &i.availability_zone)
             .leaf("LifecycleState", i.lifecycle_state)
             .leaf("HealthStatus", i.health_status);
@@ -267,7 +273,7 @@ fn describe_instances(w: &mut World, p: &Params) -> Result<String, QueryError> {
     for (group, i) in &members {
         x.open("member")
             .leaf("InstanceId", &i.instance_id)
-            .leaf("InstanceType", INSTANCE_TYPE)
+            .leaf("InstanceType", &i.instance_type)
             .leaf("AutoScalingGroupName", group)
             .leaf("AvailabilityZone", &i.availability_zone)
             .leaf("LifecycleState", i.lifecycle_state)
@@ -395,11 +401,14 @@ const UPDATE_PARAMS: &[&str] = &[
 
 fn update_group(w: &mut World, p: &Params) -> Result<(), QueryError> {
     let group = p.required("AutoScalingGroupName")?;
-    if let Some(other) = p.names().find(|n| !UPDATE_PARAMS.contains(n)) {
+    if let Some(other) = p
+        .names()
+        .find(|n| !UPDATE_PARAMS.contains(n) && !mixed::is_policy_param(n))
+    {
         return Err(QueryError::sender(
             "ValidationError",
             format!(
-                "The simulator's UpdateAutoScalingGroup changes only MinSize, MaxSize, DesiredCapacity and LaunchTemplate, not {other}"
+                "The simulator's UpdateAutoScalingGroup changes only MinSize, MaxSize, DesiredCapacity, LaunchTemplate and MixedInstancesPolicy, not {other}"
             ),
         ));
     }
@@ -417,6 +426,7 @@ fn update_group(w: &mut World, p: &Params) -> Result<(), QueryError> {
         max: p.size("MaxSize")?,
         desired: p.size("DesiredCapacity")?,
         launch_template,
+        mixed_instances_policy: mixed::policy_update(p)?,
     };
     w.update_group_with(group, update).map_err(world_error)
 }

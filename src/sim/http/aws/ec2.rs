@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use super::query::{Params, QueryError, Service, page};
 use super::xml::{Xml, timestamp};
 use super::{ACCOUNT, region_of};
-use crate::sim::world::ids::{INSTANCE_TYPE, stable_hex, subnet_id};
+use crate::sim::world::ids::{stable_hex, subnet_id};
 use crate::sim::world::{Ec2InstanceView, World};
 
 #[cfg(test)]
@@ -200,10 +200,13 @@ fn reservation_xml(x: &mut Xml, i: &Ec2InstanceView) {
         ),
         None => x.empty("dnsName"),
     };
+    if i.spot {
+        x.leaf("instanceLifecycle", "spot");
+    }
     x.empty("reason")
         .leaf("amiLaunchIndex", 0)
         .empty("productCodes")
-        .leaf("instanceType", INSTANCE_TYPE)
+        .leaf("instanceType", &i.instance_type)
         .leaf("launchTime", timestamp(i.launch_unix_ms))
         .open("placement")
         .leaf("availabilityZone", &i.availability_zone)

@@ -566,7 +566,7 @@ async fn the_adapter_moves_the_group_to_a_new_template_version_that_only_new_ins
 fn id_of(source: &LaunchSource) -> Option<&str> {
     match source {
         LaunchSource::Template { id, .. } => id.as_deref(),
-        LaunchSource::Configuration { .. } => None,
+        LaunchSource::Configuration { .. } | LaunchSource::MixedInstances(_) => None,
     }
 }
 

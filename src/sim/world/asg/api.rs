@@ -33,6 +33,7 @@ impl World {
                     availability_zone: g.azs[inst.az].clone(),
                     lifecycle_state: inst.state.as_aws(),
                     health_status: "Healthy",
+                    instance_type: inst.instance_type.clone(),
                     launch_template: LaunchTemplateView {
                         id: g.template.id(),
                         name: g.template.name.clone(),
@@ -53,6 +54,7 @@ impl World {
                 name: g.template.name.clone(),
                 version: g.template.version.clone(),
             },
+            mixed_instances_policy: g.mixed_view(),
             instances,
             suspended_processes: g
                 .suspended
@@ -211,7 +213,7 @@ impl World {
                 min,
                 max,
                 desired,
-                launch_template: None,
+                ..GroupUpdate::default()
             },
         )
     }
@@ -235,27 +237,38 @@ impl World {
         version: &str,
     ) -> Result<(), AwsError> {
         let gi = self.check_group("UpdateAutoScalingGroup", group)?;
-        let name = self.groups[gi].template.name.clone();
-        self.update_group_with(
-            group,
+        let choice = LaunchTemplateChoice {
+            id: None,
+            name: Some(self.groups[gi].template.name.clone()),
+            version: Some(version.to_string()),
+        };
+        // On a policy's group the operator moves the policy's template
+        // (a top-level template would replace the policy).
+        let update = if self.groups[gi].mixed.is_some() {
             GroupUpdate {
-                launch_template: Some(LaunchTemplateChoice {
-                    id: None,
-                    name: Some(name),
-                    version: Some(version.to_string()),
+                mixed_instances_policy: Some(MixedUpdate {
+                    template: Some(choice),
+                    ..MixedUpdate::default()
                 }),
                 ..GroupUpdate::default()
-            },
-        )
+            }
+        } else {
+            GroupUpdate {
+                launch_template: Some(choice),
+                ..GroupUpdate::default()
+            }
+        };
+        self.update_group_with(group, update)
     }
 
     /// UpdateAutoScalingGroup. As AWS: min ≤ max, a given desired must
     /// fit; without one, desired is pulled into the new range. A launch
     /// template must be named by id or by name (not both) and be the
     /// group's own (the world models no other), its version one the
-    /// template has; new
-    /// instances launch from it, running ones keep theirs. Everything is
-    /// checked before anything changes.
+    /// template has; new instances launch from it, running ones keep
+    /// theirs. A top-level template replaces a mixed instances policy; a
+    /// policy (never with a top-level template) changes what it names
+    /// (`mixed.rs`). Everything is checked before anything changes.
     pub(crate) fn update_group_with(
         &mut self,
         group: &str,
@@ -265,6 +278,22 @@ impl World {
         let gi = self.check_group(ACTION, group)?;
         let version = match &update.launch_template {
             Some(choice) => Some(self.check_launch_template(ACTION, gi, choice)?),
+            None => None,
+        };
+        let mixed = match &update.mixed_instances_policy {
+            Some(_) if update.launch_template.is_some() => {
+                return Err(AwsError::Validation {
+                    action: ACTION,
+                    message: "Valid requests must contain either LaunchTemplate, LaunchConfigurationName or MixedInstancesPolicy parameter.".into(),
+                });
+            }
+            Some(policy) => {
+                let template = match &policy.template {
+                    Some(choice) => Some(self.check_launch_template(ACTION, gi, choice)?),
+                    None => None,
+                };
+                Some((template, self.check_mixed_update(ACTION, gi, policy)?))
+            }
             None => None,
         };
         let g = &mut self.groups[gi];
@@ -295,6 +324,14 @@ impl World {
         g.desired = desired;
         if let Some(version) = version {
             g.template.version = version;
+            // A group has one launch source: the template replaces a policy.
+            g.mixed = None;
+        }
+        if let Some((template_version, policy)) = mixed {
+            if let Some(v) = template_version {
+                g.template.version = v;
+            }
+            g.mixed = Some(policy);
         }
         self.reconcile_group(gi);
         self.observe_group(gi);
@@ -376,6 +413,8 @@ impl World {
                         name: g.template.name.clone(),
                         version: inst.template_version.clone(),
                     },
+                    instance_type: inst.instance_type.clone(),
+                    spot: inst.spot,
                     public_subnet: g.role.as_deref() == Some(PUBLIC_ROLE),
                 }
             })
@@ -432,7 +471,7 @@ impl World {
     /// (`$Default` when unset). AWS's wording for an unknown template or
     /// version is not established: these follow the shape of its "You must
     /// use a valid fully-formed launch template." refusals.
-    fn check_launch_template(
+    pub(super) fn check_launch_template(
         &self,
         action: &'static str,
         gi: GroupIdx,

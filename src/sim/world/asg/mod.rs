@@ -4,8 +4,10 @@
 //! within [MinSize, MaxSize], terminating with decrement respects MinSize,
 //! and AZRebalance (unless suspended) launches in the low AZ and then
 //! terminates in the high one. A group launches from one launch template
-//! (`LaunchTemplate`): each instance keeps the version it launched with, and
-//! UpdateAutoScalingGroup changes the version new instances get. Each group
+//! (`LaunchTemplate`), perhaps through a mixed instances policy (`mixed`:
+//! instance types, Spot and on-demand): each instance keeps the version
+//! it launched with (and its type), and UpdateAutoScalingGroup changes
+//! the version new instances get. Each group
 //! does all of this on its own (sizes, AZs, suspended processes, tags,
 //! template, activities); their agents join the same Mesos masters, shaped
 //! and reserved as the group says.
@@ -21,8 +23,11 @@ mod api;
 mod hooks;
 pub(crate) use hooks::ActionRef;
 // Only tests reclaim instances so far (the control API does not).
+mod mixed;
 #[cfg(test)]
 mod reclaim;
+use mixed::MixedPolicy;
+pub(crate) use mixed::{MixedPolicyView, MixedUpdate, OverrideUpdate};
 mod refresh;
 pub(crate) use refresh::RefreshView;
 mod scaling;
@@ -116,8 +121,14 @@ pub(crate) struct Instance {
     pub(crate) launched_at: SimTime,
     pub(crate) ip: String,
     /// The launch template version it launched from, as a number (the
-    /// group's `$Latest` or `$Default` resolved at launch): its image.
+    /// group's `$Latest` or `$Default` resolved at launch, or its
+    /// override's): its image.
     pub(crate) template_version: String,
+    /// Its EC2 instance type: an override's on a mixed instances policy.
+    pub(crate) instance_type: String,
+    /// A Spot instance (EC2's `InstanceLifecycle` spot), per the policy's
+    /// distribution; on-demand otherwise.
+    pub(crate) spot: bool,
     /// The Mesos agent running on it, once registered.
     pub(crate) agent: Option<AgentIdx>,
     launch_activity: usize,
@@ -163,6 +174,8 @@ pub(crate) struct Group {
     pub(crate) desired: u32,
     pub(crate) azs: Vec<String>,
     pub(crate) template: LaunchTemplate,
+    /// Its mixed instances policy over `template`, if it has one.
+    mixed: Option<MixedPolicy>,
     tags: BTreeMap<String, String>,
     /// Suspended processes and when each was suspended.
     suspended: BTreeMap<String, SimTime>,
@@ -201,6 +214,7 @@ impl Group {
                 latest: spec.launch_template.latest(),
                 default: spec.launch_template.default_number(),
             },
+            mixed: spec.mixed_instances.as_ref().map(MixedPolicy::from_spec),
             tags: spec.tags.clone(),
             suspended: spec
                 .suspended_processes
@@ -267,6 +281,7 @@ pub(crate) struct GroupUpdate {
     pub(crate) max: Option<u32>,
     pub(crate) desired: Option<u32>,
     pub(crate) launch_template: Option<LaunchTemplateChoice>,
+    pub(crate) mixed_instances_policy: Option<MixedUpdate>,
 }
 
 /// A `LaunchTemplateSpecification`: the template by id or by name (exactly
@@ -351,6 +366,7 @@ pub(crate) struct GroupInstanceView {
     pub(crate) availability_zone: String,
     pub(crate) lifecycle_state: &'static str,
     pub(crate) health_status: &'static str,
+    pub(crate) instance_type: String,
     pub(crate) launch_template: LaunchTemplateView,
     pub(crate) protected_from_scale_in: bool,
 }
@@ -377,7 +393,10 @@ pub(crate) struct GroupView {
     pub(crate) max_size: u32,
     pub(crate) desired_capacity: u32,
     pub(crate) availability_zones: Vec<String>,
+    /// The group's template, or its policy's (AWS then describes only
+    /// the policy: `mixed_instances_policy`).
     pub(crate) launch_template: LaunchTemplateView,
+    pub(crate) mixed_instances_policy: Option<MixedPolicyView>,
     pub(crate) instances: Vec<GroupInstanceView>,
     pub(crate) suspended_processes: Vec<SuspendedProcessView>,
     pub(crate) tags: Vec<TagView>,
@@ -414,6 +433,9 @@ pub(crate) struct Ec2InstanceView {
     pub(crate) private_dns_name: String,
     pub(crate) launch_unix_ms: u64,
     pub(crate) launch_template: LaunchTemplateView,
+    pub(crate) instance_type: String,
+    /// EC2's `instanceLifecycle` is `spot`.
+    pub(crate) spot: bool,
     /// Launched into a subnet that gives instances a public IPv4 address:
     /// the group's agents are DC/OS public agents (`slave_public`), which
     /// sit at the edge; private agents have none.

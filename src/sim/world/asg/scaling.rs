@@ -93,6 +93,7 @@ impl World {
             ActivityStatus::InProgress,
         );
         let idx = self.instances.len();
+        let choice = self.launch_choice(gi);
         self.instances.push(Instance {
             id: id.clone(),
             group: gi,
@@ -100,7 +101,9 @@ impl World {
             state: LifecycleState::Pending,
             launched_at: self.now,
             ip,
-            template_version: self.groups[gi].template.launch_version(),
+            template_version: choice.version,
+            instance_type: choice.instance_type,
+            spot: choice.spot,
             agent: None,
             launch_activity: activity,
             terminate_activity: None,
