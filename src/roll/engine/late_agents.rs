@@ -68,15 +68,7 @@ pub(crate) async fn unrecorded<P: Ports>(
             let Some(agent) = agents.iter().find(|a| a.id == agent_id) else {
                 continue;
             };
-            found.push((
-                g,
-                NewAgent {
-                    instance,
-                    agent_id,
-                    hostname: agent.hostname.clone(),
-                    ip: agent.ip.map(|ip| ip.to_string()),
-                },
-            ));
+            found.push((g, NewAgent::registered(instance, agent)));
         }
     }
     Ok(found)

@@ -43,6 +43,32 @@ fn busiest_new(world: &SharedWorld, checkpoint: &Checkpoint) -> Option<String> {
     })
 }
 
+/// An observer of checkpoint writes that has EC2 reclaim the instance
+/// `pick` names, the first time it names one; and where it says which.
+fn reclaiming_once(
+    world: SharedWorld,
+    pick: impl Fn(&SharedWorld, &Checkpoint) -> Option<String> + Send + 'static,
+) -> (
+    Arc<Mutex<Option<String>>>,
+    impl FnMut(&Checkpoint) + Send + 'static,
+) {
+    let reclaimed: Arc<Mutex<Option<String>>> = Arc::default();
+    let seen = reclaimed.clone();
+    let observer = move |c: &Checkpoint| {
+        let mut reclaimed = seen.lock().unwrap();
+        if reclaimed.is_some() {
+            return;
+        }
+        if let Some(instance) = pick(&world, c) {
+            world
+                .with(|w| w.reclaim_instance(&instance))
+                .expect("reclaimed");
+            *reclaimed = Some(instance);
+        }
+    };
+    (reclaimed, observer)
+}
+
 /// Rolls `demo` with `strategy` onto a good image; once the first moves
 /// are on the new agents, EC2 reclaims the busiest new instance. Checks
 /// the roll ends COMPLETE as a clean roll does, and that the reclaimed
@@ -57,22 +83,7 @@ async fn roll_losing_a_new_instance(strategy: RollStrategy) {
     run_settings.request.strategy = Some(strategy);
     run_settings.request.on_failure = Some(OnFailure::Rollback);
 
-    let reclaimed: Arc<Mutex<Option<String>>> = Arc::default();
-    let observer = {
-        let (world, reclaimed) = (cluster.sim.world(), reclaimed.clone());
-        move |c: &Checkpoint| {
-            let mut reclaimed = reclaimed.lock().unwrap();
-            if reclaimed.is_some() {
-                return;
-            }
-            if let Some(instance) = busiest_new(&world, c) {
-                world
-                    .with(|w| w.reclaim_instance(&instance))
-                    .expect("reclaimed");
-                *reclaimed = Some(instance);
-            }
-        }
-    };
+    let (reclaimed, observer) = reclaiming_once(cluster.sim.world(), busiest_new);
     let (outcome, checkpoint) = roll_observed(&cluster, run_settings, Box::new(observer)).await;
     let name = format!("{strategy:?}");
     let reclaimed = reclaimed
@@ -156,22 +167,9 @@ async fn a_replacement_of_a_reclaimed_new_instance_is_rolled_back_as_a_new_agent
     let mut first = settings(&path, target, &[]);
     first.request.strategy = Some(RollStrategy::Drain);
     first.request.on_failure = Some(OnFailure::Pause);
-    let reclaimed: Arc<Mutex<Option<String>>> = Arc::default();
-    let observer = {
-        let (world, reclaimed) = (cluster.sim.world(), reclaimed.clone());
-        move |c: &Checkpoint| {
-            let mut reclaimed = reclaimed.lock().unwrap();
-            if reclaimed.is_some() {
-                return;
-            }
-            if let Some(agent) = c.groups[0].new_agents.first() {
-                world
-                    .with(|w| w.reclaim_instance(&agent.instance))
-                    .expect("reclaimed");
-                *reclaimed = Some(agent.instance.clone());
-            }
-        }
-    };
+    let (reclaimed, observer) = reclaiming_once(cluster.sim.world(), |_, c| {
+        c.groups[0].new_agents.first().map(|a| a.instance.clone())
+    });
     let (outcome, _) = roll_observed(&cluster, first, Box::new(observer)).await;
     assert!(matches!(outcome, Outcome::Paused { .. }), "{outcome:?}");
     let reclaimed = reclaimed.lock().unwrap().clone().expect("reclaimed");

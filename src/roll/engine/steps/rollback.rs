@@ -32,10 +32,8 @@ mod moves;
 pub(super) use moves::RollbackMoves;
 
 use std::collections::HashSet;
-use std::time::{Duration, SystemTime};
 
 use super::lifecycle_waits;
-use super::task_moves::WINDOW;
 use super::terminate::machines_down;
 use super::{StepAction, StepContext, Tick};
 use crate::roll::error::RollError;
@@ -43,7 +41,7 @@ use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{
     AutoScaling, AutoScalingGroup, GroupInstance, LaunchSource,
 };
-use crate::roll::ports::mesos::{MachineId, MesosMaster, Unavailability};
+use crate::roll::ports::mesos::{MachineId, MesosMaster};
 use crate::roll::ports::mixed_instances::TemplateRef;
 use crate::roll::record::checkpoint::{EventKind, GroupRoll, MaintenanceRecord, NewAgent};
 use crate::roll::record::kinds::WaitKind;
@@ -110,17 +108,11 @@ impl StepAction for RollbackWindows {
             old.len()
         ))
         .await?;
-        let mesos = cx.ports.mesos();
         if !new.is_empty() {
             let ids: Vec<MachineId> = new.iter().map(MaintenanceRecord::machine_id).collect();
-            let start = SystemTime::now() - Duration::from_secs(60);
-            mesos
-                .schedule_maintenance(
-                    &ids,
-                    Unavailability::new(start, cx.clock.window_span(WINDOW)),
-                )
-                .await?;
+            cx.schedule_windows(&ids).await?;
         }
+        let mesos = cx.ports.mesos();
         let status = mesos.maintenance_status().await?;
         let down: Vec<MachineId> = status
             .down
@@ -175,15 +167,7 @@ pub(super) async fn late_windows<P: Ports>(
     ))
     .await?;
     let ids: Vec<MachineId> = late.iter().map(MaintenanceRecord::machine_id).collect();
-    let start = SystemTime::now() - Duration::from_secs(60);
-    cx.ports
-        .mesos()
-        .schedule_maintenance(
-            &ids,
-            Unavailability::new(start, cx.clock.window_span(WINDOW)),
-        )
-        .await?;
-    Ok(())
+    cx.schedule_windows(&ids).await
 }
 
 /// Puts the new agents that go down, terminates their instances

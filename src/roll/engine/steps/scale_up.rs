@@ -4,10 +4,9 @@
 //! maintenance window (`Maintenance`).
 
 use std::collections::HashSet;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use super::lifecycle_waits;
-use super::task_moves::WINDOW;
 use super::{StepAction, StepContext, Tick};
 use crate::roll::decide::failure;
 use crate::roll::decide::roll_plan::WAIT_REGISTERED;
@@ -16,7 +15,6 @@ use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{
     AgentIdentity, AutoScaling, AutoScalingGroup, LifecycleState, match_agents,
 };
-use crate::roll::ports::mesos::{MesosMaster, Unavailability};
 use crate::roll::record::checkpoint::{GroupRoll, MaintenanceRecord, NewAgent, RolledInstance};
 use crate::roll::record::kinds::WaitKind;
 
@@ -255,12 +253,7 @@ fn record_new_agents<P: Ports>(
         if recorded.iter().any(|r| r.instance == instance) {
             continue;
         }
-        recorded.push(NewAgent {
-            instance,
-            agent_id,
-            hostname: agent.hostname.clone(),
-            ip: agent.ip.map(|ip| ip.to_string()),
-        });
+        recorded.push(NewAgent::registered(instance, agent));
     }
 }
 
@@ -311,14 +304,7 @@ impl StepAction for Maintenance {
         ))
         .await?;
         let ids: Vec<_> = machines.iter().map(MaintenanceRecord::machine_id).collect();
-        let start = SystemTime::now() - Duration::from_secs(60);
-        cx.ports
-            .mesos()
-            .schedule_maintenance(
-                &ids,
-                Unavailability::new(start, cx.clock.window_span(WINDOW)),
-            )
-            .await?;
+        cx.schedule_windows(&ids).await?;
         let all: Vec<String> = cx.group().instances.iter().map(|i| i.id.clone()).collect();
         cx.memory.scheduled.extend(all);
         Ok(Tick::Done(format!(

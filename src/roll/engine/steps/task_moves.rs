@@ -13,7 +13,7 @@ use crate::roll::engine::tick_context::Observation;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::marathon::{App, Marathon, MarathonError};
-use crate::roll::ports::mesos::{MesosMaster, Unavailability};
+use crate::roll::ports::mesos::{MachineId, MesosMaster, Unavailability};
 use crate::roll::record::checkpoint::{
     CheckpointError, EventKind, RolledInstance, Surge, SurgeState,
 };
@@ -452,15 +452,27 @@ impl<P: Ports> StepContext<'_, '_, P> {
         }
         self.intend(format!("maintenance window for {}", record.hostname))
             .await?;
+        self.schedule_windows(&[id]).await?;
+        self.memory.scheduled.insert(record.id.clone());
+        Ok(())
+    }
+
+    /// Puts `machines` under the roll's maintenance window (from a minute
+    /// ago, for `WINDOW` of the roll's time), merged into Mesos' schedule:
+    /// a machine already there changes nothing. The machines are the
+    /// caller's to record first, so that finish removes their windows.
+    pub(super) async fn schedule_windows(
+        &mut self,
+        machines: &[MachineId],
+    ) -> Result<(), RollError> {
         let start = SystemTime::now() - Duration::from_secs(60);
         self.ports
             .mesos()
             .schedule_maintenance(
-                &[id],
+                machines,
                 Unavailability::new(start, self.clock.window_span(WINDOW)),
             )
             .await?;
-        self.memory.scheduled.insert(record.id.clone());
         Ok(())
     }
 }

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::roll::ports::auto_scaling::AgentIdentity;
+
 /// A new instance's Mesos agent, as it registered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -16,6 +18,16 @@ pub(crate) struct NewAgent {
 }
 
 impl NewAgent {
+    /// Instance `instance`'s agent, as Mesos lists it registered.
+    pub(crate) fn registered(instance: String, agent: &AgentIdentity) -> NewAgent {
+        NewAgent {
+            instance,
+            agent_id: agent.id.clone(),
+            hostname: agent.hostname.clone(),
+            ip: agent.ip.map(|ip| ip.to_string()),
+        }
+    }
+
     /// Its machine, as the roll's maintenance windows record it.
     pub(crate) fn machine(&self) -> super::MaintenanceRecord {
         super::MaintenanceRecord {
