@@ -13,6 +13,7 @@
 pub mod auto_scaling;
 mod auto_scaling_error;
 pub(crate) mod checkpoint_object;
+mod ec2;
 mod lifecycle_hooks;
 pub(crate) mod marathon;
 pub(crate) mod mesos;
