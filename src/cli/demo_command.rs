@@ -35,6 +35,9 @@ its default flags, and ends as that one would:
   bad-image     6 agents; the group is first pointed at its newest launch
                 template version, a bad image: the failure watch sees the new
                 agents' tasks fail and the roll rolls back (exit 5)
+  bad-image-mixed  bad-image on a mixed instances policy (3 instance
+                types, 2 on-demand then half Spot): rolled back (exit 5) to the
+                very policy the group had, never a plain template
   cluster       msr-55's private group plus a group of 5 public agents
                 (slave_public) running the edge load balancer: both rolled by
                 one plan (exit 0)
@@ -53,7 +56,8 @@ Exit codes, as `roller run` gives them for the same end:
   2    refused: an unknown scenario, a bad --time-scale or --listen
   3    paused (a wait ran out) or held (an operator's interrupt through
        --listen)
-  5    rolled back after a failure on the new agents (`bad-image`, `hazards`)
+  5    rolled back after a failure on the new agents (`bad-image`,
+       `bad-image-mixed`, `hazards`)
   130  interrupted (Ctrl-C)
 The simulated cluster ends with the demo: there is nothing to resume.";
 
