@@ -57,13 +57,7 @@ pub(crate) async fn unrecorded<P: Ports>(
             continue;
         }
         let ec2 = ports.aws().describe_instances(&late).await?;
-        let agents: Vec<_> = tick
-            .agents()
-            .await?
-            .iter()
-            .filter(|a| a.active)
-            .map(|a| a.identity())
-            .collect();
+        let agents = tick.active_identities().await?;
         for (instance, agent_id) in match_agents(&env.agent_match, &ec2, &agents).matched {
             let Some(agent) = agents.iter().find(|a| a.id == agent_id) else {
                 continue;

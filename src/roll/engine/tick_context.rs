@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crate::roll::decide::{health, refresh};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup};
+use crate::roll::ports::auto_scaling::{AgentIdentity, AutoScaling, AutoScalingGroup};
 use crate::roll::ports::marathon::{App, Marathon, QueuedLaunch};
 use crate::roll::ports::mesos::{Agent, MaintenanceStatus, MesosMaster};
 use crate::roll::record::checkpoint::GroupRoll;
@@ -70,6 +70,18 @@ impl<P: Ports> TickContext<P> {
         let agents = Arc::new(self.ports.mesos().agents().await?.registered);
         self.agents = Some(agents.clone());
         Ok(agents)
+    }
+
+    /// The agents Mesos lists as active, as far as matching them to
+    /// instances needs (`match_agents`).
+    pub(crate) async fn active_identities(&mut self) -> Result<Vec<AgentIdentity>, RollError> {
+        Ok(self
+            .agents()
+            .await?
+            .iter()
+            .filter(|a| a.active)
+            .map(|a| a.identity())
+            .collect())
     }
 
     /// Marathon and Mesos as this tick sees them: Marathon's apps are

@@ -121,14 +121,7 @@ async fn complete_rollers_hooks<P: Ports>(
     instances: &[&str],
 ) -> Result<Vec<LifecycleHook>, RollError> {
     let asg = cx.group().asg.clone();
-    let hooks: Vec<LifecycleHook> = cx
-        .ports
-        .aws()
-        .lifecycle_hooks(&asg)
-        .await?
-        .into_iter()
-        .filter(LifecycleHook::on_termination)
-        .collect();
+    let hooks = group_hooks(cx, LifecycleHook::on_termination).await?;
     let owned = roller_hooks(cx);
     let (mine, theirs): (Vec<LifecycleHook>, Vec<LifecycleHook>) =
         hooks.into_iter().partition(|h| owned.contains(&h.name));
@@ -182,15 +175,7 @@ pub(super) async fn launch_held<P: Ports>(
     if held.is_empty() {
         return Ok(None);
     }
-    let asg = cx.group().asg.clone();
-    let hooks: Vec<LifecycleHook> = cx
-        .ports
-        .aws()
-        .lifecycle_hooks(&asg)
-        .await?
-        .into_iter()
-        .filter(LifecycleHook::on_launch)
-        .collect();
+    let hooks = group_hooks(cx, LifecycleHook::on_launch).await?;
     let hooks: Vec<&LifecycleHook> = hooks.iter().collect();
     Ok(Some(held_by(
         cx,
@@ -234,6 +219,17 @@ fn held_by<P: Ports>(
         );
     }
     (extension, message)
+}
+
+/// The group's lifecycle hooks of one transition (`on`), as AWS lists
+/// them now.
+async fn group_hooks<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    on: fn(&LifecycleHook) -> bool,
+) -> Result<Vec<LifecycleHook>, RollError> {
+    let asg = cx.group().asg.clone();
+    let hooks = cx.ports.aws().lifecycle_hooks(&asg).await?;
+    Ok(hooks.into_iter().filter(on).collect())
 }
 
 /// The termination hooks of this step's group that are roller's to

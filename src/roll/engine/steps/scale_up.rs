@@ -79,14 +79,7 @@ impl StepAction for WaitRegistered {
             return too_few_in_service(cx, &asg, new.len(), &held, &wait).await;
         }
         let ec2 = cx.ports.aws().describe_instances(&new).await?;
-        let agents: Vec<_> = cx
-            .tick
-            .agents()
-            .await?
-            .iter()
-            .filter(|a| a.active)
-            .map(|a| a.identity())
-            .collect();
+        let agents = cx.tick.active_identities().await?;
         let pairs = match_agents(&cx.env.agent_match, &ec2, &agents).matched;
         if pairs.len() < expected as usize {
             return Ok(too_few_registered(cx, &asg, &new, &pairs, &wait).await);
