@@ -82,6 +82,8 @@ impl SimulatedCluster {
             settle_time: crate::roll::record::env::DEFAULT_SETTLE_TIME,
             bake: None,
             failure_limit: None,
+            standby: Default::default(),
+            protected: Default::default(),
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir,

@@ -34,6 +34,7 @@ fn timeouts() -> Timeouts {
         healthy: Duration::from_secs(900),
         task_move: Duration::from_secs(600),
         retry: Duration::from_secs(600),
+        operator: Duration::from_secs(3600),
     }
 }
 

@@ -485,6 +485,31 @@ impl AutoScaling for AwsAutoScaling {
             .await
     }
 
+    async fn exit_standby(&self, group: &str, instances: &[String]) -> Result<(), AwsError> {
+        const OP: &str = "ExitStandby";
+        let current = self.group_for_write(group).await?;
+        let standby: Vec<String> = instances
+            .iter()
+            .filter(|id| {
+                current
+                    .instance(id)
+                    .is_some_and(|i| i.lifecycle_state == LifecycleState::Standby)
+            })
+            .cloned()
+            .collect();
+        if standby.is_empty() {
+            return Ok(());
+        }
+        self.asg
+            .exit_standby()
+            .auto_scaling_group_name(group)
+            .set_instance_ids(Some(standby))
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        Ok(())
+    }
+
     async fn describe_instances(&self, ids: &[String]) -> Result<Vec<Ec2Instance>, AwsError> {
         const OP: &str = "DescribeInstances";
         let mut found = Vec::new();

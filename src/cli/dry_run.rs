@@ -137,7 +137,7 @@ impl NewRoll<'_> {
     }
 
     /// `{"dry_run": "new", "message", "notes", "instances", "groups",
-    /// "plan", "preview"}`: `instances` every group's, `groups` each with
+    /// "standby", "protected", "plan", "preview"}`: `instances` every group's, `groups` each with
     /// its own.
     fn json(&self) -> serde_json::Value {
         let checkpoint = self.checkpoint;
@@ -166,6 +166,8 @@ impl NewRoll<'_> {
                 .map(|i| &i.id)
                 .collect::<Vec<_>>(),
             "groups": groups,
+            "standby": checkpoint.standby,
+            "protected": checkpoint.protected,
             "plan": plan::info(&checkpoint.plan),
             "preview": self.preview(),
         })
@@ -176,6 +178,11 @@ impl NewRoll<'_> {
             writeln!(out, "note: {note}")?;
         }
         writeln!(out, "{}", dry_run_message(self.checkpoint))?;
+        writeln!(
+            out,
+            "instances in Standby: {} (--standby); protected from scale-in: {} (--protected)",
+            self.checkpoint.standby, self.checkpoint.protected
+        )?;
         out.write_all(plan::tree(&self.checkpoint.plan).as_bytes())?;
         if let Some(preview) = self.preview() {
             writeln!(out, "{preview}")?;

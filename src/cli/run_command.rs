@@ -127,6 +127,12 @@ pub(super) fn flags(args: &RunArgs) -> Vec<(&'static str, String)> {
     if let Some(limit) = args.failure_limit {
         flags.push(("failure_limit", limit.to_string()));
     }
+    if let Some(standby) = &args.standby {
+        flags.push(("standby", standby.clone()));
+    }
+    if let Some(protected) = &args.protected {
+        flags.push(("protected", protected.clone()));
+    }
     flags
 }
 

@@ -372,6 +372,8 @@ mod tests {
             acknowledged_failures: Vec::new(),
             failure_limit: 0,
             tolerated_failures: Vec::new(),
+            standby: Default::default(),
+            protected: Default::default(),
             on_failure: Default::default(),
             allow_unhealthy: Vec::new(),
             pause: None,
@@ -400,6 +402,7 @@ mod tests {
                     desired_capacity: 2,
                     zones: BTreeMap::new(),
                     instance_ids: Vec::new(),
+                    left_out: Vec::new(),
                 },
                 instances: Vec::new(),
                 suspended_before: Vec::new(),
@@ -410,6 +413,7 @@ mod tests {
                 waves: Vec::new(),
                 new_agents: Vec::new(),
                 bake_until_unix_ms: None,
+                held: Vec::new(),
             }],
         }
     }

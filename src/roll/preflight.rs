@@ -365,6 +365,8 @@ fn first_checkpoint(
         acknowledged_failures: Vec::new(),
         failure_limit: env.failure_limit.unwrap_or(0),
         tolerated_failures: Vec::new(),
+        standby: env.standby,
+        protected: env.protected,
         on_failure: request.on_failure(),
         allow_unhealthy: request.allow_unhealthy.clone(),
         pause: None,
@@ -390,6 +392,7 @@ fn cluster_plan(rolls: &[GroupRoll], raise_max: &[bool], request: &Request) -> R
             asg: &r.asg,
             instances: &r.instances,
             raise_max: *raise_max,
+            held: !r.held.is_empty(),
         })
         .collect();
     build_cluster(
@@ -399,6 +402,7 @@ fn cluster_plan(rolls: &[GroupRoll], raise_max: &[bool], request: &Request) -> R
             // Each group's own (`GroupPlan::raise_max`).
             raise_max: false,
             strategy: request.strategy(),
+            held: false,
         },
     )
 }

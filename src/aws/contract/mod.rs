@@ -89,6 +89,7 @@ macro_rules! contract_tests {
             standby_takes_an_instance_out_of_desired_and_back,
             lifecycle_hooks_put_by_another_client_are_read_with_aws_defaults,
             a_mixed_instances_policy_reads_back_and_only_its_version_is_written,
+            protection_reads_back_and_exit_standby_sends_only_standby_instances,
         );
     };
     (@each $backend:ty; $($test:ident),* $(,)?) => {
@@ -106,4 +107,5 @@ pub(crate) mod moto;
 pub(crate) mod simulator;
 mod simulator_hooks;
 mod suite;
+mod suite_held;
 mod suite_hooks;

@@ -40,6 +40,8 @@ pub(crate) struct GroupPlan<'a> {
     pub(crate) instances: &'a [RolledInstance],
     /// MaxSize is raised for the roll (this group needs it).
     pub(crate) raise_max: bool,
+    /// Instances held out of the roll are brought in before its scale-up.
+    pub(crate) held: bool,
 }
 
 /// The plan's name: `roll-<asg>`, or `roll-<asg1>+<asg2>…` for a cluster.
@@ -80,6 +82,7 @@ fn group_plan(index: usize, g: &GroupPlan<'_>, options: PlanOptions) -> RollPlan
         g.instances,
         PlanOptions {
             raise_max: g.raise_max,
+            held: g.held,
             ..options
         },
     )
@@ -229,6 +232,7 @@ mod tests {
                 asg: "a",
                 instances: &a,
                 raise_max: true,
+                held: false,
             }],
             options,
         );
@@ -253,11 +257,13 @@ mod tests {
                     asg: "a",
                     instances: &a,
                     raise_max: false,
+                    held: false,
                 },
                 GroupPlan {
                     asg: "b",
                     instances: &b,
                     raise_max: true,
+                    held: false,
                 },
             ],
             PlanOptions::default(),
@@ -329,11 +335,13 @@ mod tests {
                     asg: "a",
                     instances: &a,
                     raise_max: false,
+                    held: false,
                 },
                 GroupPlan {
                     asg: "b",
                     instances: &b,
                     raise_max: false,
+                    held: false,
                 },
             ],
             PlanOptions {

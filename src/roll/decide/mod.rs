@@ -15,6 +15,8 @@
 //! - `cluster_lock`: whether another run holds a group of this cluster.
 //! - `cluster_plan`: the plan of a roll of several groups, one plan.
 //! - `refresh`: whether an Instance Refresh is at work on a group.
+//! - `held`: which instances the roll takes, leaves out or brings in
+//!   first (Standby, scale-in protection: `--standby`, `--protected`).
 //!
 //! May import: the ports' domain types (`App`, `Agent`, the group), never
 //! a port trait; the records' types (`RolledInstance`, `StepKind`), never
@@ -26,6 +28,7 @@ pub(crate) mod drain_plan;
 pub(crate) mod failure;
 pub(crate) mod failure_limit;
 pub mod health;
+pub(crate) mod held;
 pub(crate) mod placement;
 pub(crate) mod rebalance;
 pub(crate) mod refresh;

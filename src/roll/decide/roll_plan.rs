@@ -54,6 +54,7 @@ pub(crate) const ROLLBACK: &str = "rollback";
 pub(crate) const LOCK: &str = "lock";
 pub(crate) const SUSPEND: &str = "suspend-processes";
 pub(crate) const RAISE_MAX: &str = "raise-max-size";
+pub(crate) const HELD: &str = "held-instances";
 pub(crate) const SET_DESIRED: &str = "set-desired";
 pub(crate) const WAIT_REGISTERED: &str = "wait-registered";
 pub(crate) const MAINTENANCE: &str = "maintenance";
@@ -106,6 +107,9 @@ pub(crate) struct PlanOptions {
     pub(crate) canary: Option<u32>,
     /// MaxSize is raised for the roll and restored at finish.
     pub(crate) raise_max: bool,
+    /// The group has instances held out of the roll (Standby, protected
+    /// under `wait`): a `held-instances` step brings them in first.
+    pub(crate) held: bool,
     pub(crate) strategy: RollStrategy,
 }
 
@@ -184,7 +188,7 @@ pub(crate) fn build(
     instances: &[RolledInstance],
     options: PlanOptions,
 ) -> RollPlan {
-    let prepare = prepare_phase(group, options.raise_max);
+    let prepare = prepare_phase(group, options.raise_max, options.held);
     let finish = finish_phase(group, options.raise_max);
     match options.strategy {
         RollStrategy::Serial => serial_plan(group, asg, instances, options.canary, prepare, finish),
@@ -193,7 +197,7 @@ pub(crate) fn build(
 }
 
 /// Lock, suspend, and raise MaxSize when the roll must.
-fn prepare_phase(group: GroupIndex, raise_max: bool) -> Phase<GroupStep> {
+fn prepare_phase(group: GroupIndex, raise_max: bool, held: bool) -> Phase<GroupStep> {
     let mut prepare = vec![
         step(group, LOCK, StepKind::Lock, "tag the ASG with the run id"),
         step(
@@ -209,6 +213,14 @@ fn prepare_phase(group: GroupIndex, raise_max: bool) -> Phase<GroupStep> {
             RAISE_MAX,
             StepKind::RaiseMaxSize,
             "raise MaxSize to N + K",
+        ));
+    }
+    if held {
+        prepare.push(step(
+            group,
+            HELD,
+            StepKind::HeldInstances,
+            "bring the instances held out of the group's hands (Standby, scale-in protection) into the roll",
         ));
     }
     phase(PREPARE, Strategy::Serial, prepare)
@@ -560,6 +572,7 @@ mod tests {
                 canary: Some(1),
                 raise_max: true,
                 strategy: RollStrategy::Serial,
+                held: false,
             },
         );
         assert_eq!(plan.phases[2].strategy, Strategy::SerialCanary);

@@ -11,8 +11,6 @@
 //! an original nor a recorded new one; only then are EC2 and Mesos asked
 //! who it is.
 
-use std::collections::HashSet;
-
 use super::tick_context::TickContext;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
@@ -38,13 +36,8 @@ pub(crate) async fn unrecorded<P: Ports>(
         if record.new_agents.is_empty() {
             continue;
         }
-        let known: HashSet<&str> = record
-            .original
-            .instance_ids
-            .iter()
-            .map(String::as_str)
-            .chain(record.new_agents.iter().map(|a| a.instance.as_str()))
-            .collect();
+        let mut known = record.original.ids_at_start();
+        known.extend(record.new_agents.iter().map(|a| a.instance.as_str()));
         let group = tick.group(&record.asg).await?;
         let late: Vec<String> = group
             .instances

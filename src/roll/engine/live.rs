@@ -221,6 +221,7 @@ mod tests {
             healthy: minute,
             task_move: minute,
             retry: minute,
+            operator: minute,
         }
     }
 

@@ -143,6 +143,16 @@ pub trait AutoScaling {
         result: LifecycleActionResult,
     ) -> impl Future<Output = Result<LifecycleActionCompletion, AutoScalingError>> + Send;
 
+    /// Moves `instances`, each in Standby, back in service; the group's
+    /// desired capacity grows by their number. Instances no longer in
+    /// Standby are left out of the call, so running it again after a crash
+    /// is a no-op for those already back.
+    fn exit_standby(
+        &self,
+        group: &str,
+        instances: &[String],
+    ) -> impl Future<Output = Result<(), AutoScalingError>> + Send;
+
     /// EC2's view of the given instances (private IP and DNS name, which the
     /// group does not carry). Ids EC2 does not know are left out.
     fn describe_instances(

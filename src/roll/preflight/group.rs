@@ -7,12 +7,14 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use super::{MAX_GROUP_SIZE, Request, Selection, peak_size};
+use crate::roll::decide::held::{self, Policies, Sorted};
 use crate::roll::decide::refresh;
+use crate::roll::engine::clock::human;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{
     AgentIdentity, AgentMatches, AutoScaling, AutoScalingGroup, Ec2Instance, GroupInstance,
-    LifecycleState, match_agents,
+    match_agents,
 };
 use crate::roll::ports::mesos::MaintenanceSchedule;
 use crate::roll::record::RUN_ID_TAG;
@@ -103,16 +105,38 @@ pub(super) async fn look<P: Ports>(
     let group = unclaimed_group(aws, asg).await?;
     no_refresh_at_work(aws, asg).await?;
     roller_hooks_exist(aws, asg, &spec.complete_lifecycle_hooks).await?;
-    let (in_service, left_out) = in_service(asg, &group, request.skip_not_in_service)?;
-    let notes: Vec<String> = left_out
-        .into_iter()
-        .chain(scale_in_protected_note(&in_service))
-        .collect();
+    let policies = Policies {
+        standby: shared.env.standby,
+        protected: shared.env.protected,
+        skip_not_in_service: request.skip_not_in_service,
+    };
+    let mut sorted = held::sort(&group.instances, policies);
+    refuse_not_in_service(asg, &sorted)?;
     let ec2 = aws
-        .describe_instances(&in_service.iter().map(|i| i.id.clone()).collect::<Vec<_>>())
+        .describe_instances(
+            &sorted
+                .taken
+                .iter()
+                .map(|i| i.id.clone())
+                .collect::<Vec<_>>(),
+        )
         .await
         .map_err(|e| RollError::refused(format!("DescribeInstances: {e}")))?;
-    let selected = selected(&select, &group, &in_service, &ec2);
+    let selected = selected(&select, &group, &sorted.taken, &ec2);
+    // Held instances the selection leaves are not brought in: one in
+    // Standby stays there, out of the roll.
+    let (held, unselected): (Vec<_>, Vec<_>) = std::mem::take(&mut sorted.held)
+        .into_iter()
+        .partition(|h| selected.iter().any(|i| i.id == h.id));
+    sorted.held = held;
+    for h in unselected.iter().filter(|h| h.standby) {
+        if let Some(i) = group.instance(&h.id) {
+            sorted.taken.retain(|t| t.id != h.id);
+            sorted.left_out.push((i, "not selected"));
+        }
+    }
+    let wait = human(shared.env.timeouts.operator);
+    let notes = sorted.notes(policies, &wait);
     if selected.is_empty() {
         return Ok(Found::Nothing(format!(
             "no instance of {asg} is selected by --select {select}: nothing to replace"
@@ -121,7 +145,7 @@ pub(super) async fn look<P: Ports>(
     let peak = check_sizes(asg, &group, n, selected.len(), request.raise_max)?;
     let instances = matched_instances(shared, asg, &selected, &ec2)?;
     refuse_foreign_windows(shared.schedule, asg, &instances)?;
-    let roll = group_roll(asg, &group, n, &select, &in_service, instances);
+    let roll = group_roll(asg, &group, n, &select, &sorted, instances);
     Ok(Found::Ready {
         roll: Box::new(roll),
         raise_max: request.raise_max && group.max_size < peak,
@@ -205,51 +229,22 @@ async fn roller_hooks_exist(
     )))
 }
 
-/// The group's InService instances. Any other (Standby, Pending, a
-/// lifecycle hook's wait) is refused, or, with `--skip-not-in-service`,
-/// left out, with a note that names it.
-fn in_service<'g>(
-    asg: &str,
-    group: &'g AutoScalingGroup,
-    skip_not_in_service: bool,
-) -> Result<(Vec<&'g GroupInstance>, Option<String>), RollError> {
-    let (in_service, odd): (Vec<_>, Vec<_>) = group
-        .instances
-        .iter()
-        .partition(|i| i.lifecycle_state == LifecycleState::InService);
-    let odd: Vec<String> = odd
+/// Refused when the group has instances in a state the roll cannot
+/// take and no flag leaves out (Pending, a lifecycle hook's wait).
+fn refuse_not_in_service(asg: &str, sorted: &Sorted<'_>) -> Result<(), RollError> {
+    if sorted.refused.is_empty() {
+        return Ok(());
+    }
+    let odd: Vec<String> = sorted
+        .refused
         .iter()
         .map(|i| format!("{} ({})", i.id, i.lifecycle_state.as_aws()))
         .collect();
-    if odd.is_empty() {
-        return Ok((in_service, None));
-    }
-    if !skip_not_in_service {
-        return Err(RollError::refused(format!(
-            "instances of ASG {asg} not InService (Standby, Pending, lifecycle-hook waits): {}; \
-             put them back in service or detach them, or pass --skip-not-in-service \
-             to leave them out of the roll",
-            odd.join(", ")
-        )));
-    }
-    let note = format!("left out of the roll (not InService): {}", odd.join(", "));
-    Ok((in_service, Some(note)))
-}
-
-/// A note naming the instances protected from scale-in: the roll
-/// terminates them explicitly, which protection does not prevent.
-fn scale_in_protected_note(in_service: &[&GroupInstance]) -> Option<String> {
-    let protected: Vec<&str> = in_service
-        .iter()
-        .filter(|i| i.protected_from_scale_in)
-        .map(|i| i.id.as_str())
-        .collect();
-    (!protected.is_empty()).then(|| {
-        format!(
-            "scale-in protected (terminated explicitly all the same): {}",
-            protected.join(", ")
-        )
-    })
+    Err(RollError::refused(format!(
+        "instances of ASG {asg} neither InService nor in Standby (Pending, lifecycle-hook waits): {}; \
+         wait until they are in service, or pass --skip-not-in-service to leave them out of the roll",
+        odd.join(", ")
+    )))
 }
 
 /// The InService instances `select` picks: all, those launched from
@@ -406,11 +401,15 @@ fn group_roll(
     group: &AutoScalingGroup,
     n: u32,
     select: &Selection,
-    in_service: &[&GroupInstance],
+    sorted: &Sorted<'_>,
     instances: Vec<RolledInstance>,
 ) -> GroupRoll {
+    // In the capacity once the held ones are brought in: every instance
+    // taken, and the protected ones kept on the old image.
+    let in_service: Vec<&GroupInstance> =
+        sorted.taken.iter().chain(&sorted.kept).copied().collect();
     let mut zones: BTreeMap<String, u32> = BTreeMap::new();
-    for i in in_service {
+    for i in &in_service {
         *zones.entry(i.availability_zone.clone()).or_insert(0) += 1;
     }
     GroupRoll {
@@ -420,9 +419,12 @@ fn group_roll(
         original: OriginalGroup {
             min_size: group.min_size,
             max_size: group.max_size,
-            desired_capacity: group.desired_capacity,
+            // Standby instances brought in join the capacity
+            // (`ExitStandby` increments it): a rollback keeps them.
+            desired_capacity: group.desired_capacity.saturating_add(sorted.joining()),
             zones,
             instance_ids: in_service.iter().map(|i| i.id.clone()).collect(),
+            left_out: sorted.left_out.iter().map(|(i, _)| i.id.clone()).collect(),
         },
         instances,
         suspended_before: group
@@ -437,5 +439,6 @@ fn group_roll(
         waves: Vec::new(),
         new_agents: Vec::new(),
         bake_until_unix_ms: None,
+        held: sorted.held.clone(),
     }
 }

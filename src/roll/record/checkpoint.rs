@@ -25,6 +25,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use super::held::{ProtectedPolicy, StandbyPolicy};
 use super::kinds::{GroupIndex, RollPlan};
 use crate::atomic_file;
 use crate::plan::StepIndex;
@@ -89,6 +90,14 @@ pub struct Checkpoint {
     /// for the rest of the roll and never reported again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) tolerated_failures: Vec<FailureRecord>,
+    /// What the roll does with instances in Standby (`--standby`, key
+    /// `standby`), as chosen when it began.
+    #[serde(default)]
+    pub(crate) standby: StandbyPolicy,
+    /// What the roll does with scale-in protected instances
+    /// (`--protected`, key `protected`), as chosen when it began.
+    #[serde(default)]
+    pub(crate) protected: ProtectedPolicy,
     /// What the roll does on a failure found on the new agents
     /// (`--on-failure`; a resume may change it).
     #[serde(default)]
@@ -271,6 +280,7 @@ pub(crate) struct RollView<'a> {
     pub(crate) max_unavailable: u32,
     pub(crate) acknowledged_failures: &'a [String],
     pub(crate) plan: &'a RollPlan,
+    pub(crate) standby: StandbyPolicy,
 }
 
 impl Checkpoint {
@@ -300,6 +310,7 @@ impl Checkpoint {
             max_unavailable: self.max_unavailable,
             acknowledged_failures: &self.acknowledged_failures,
             plan: &self.plan,
+            standby: self.standby,
         }
     }
 

@@ -13,6 +13,7 @@
 
 mod error;
 mod groups;
+mod tables;
 mod value;
 
 #[cfg(test)]
@@ -23,9 +24,11 @@ use std::time::Duration;
 
 pub(crate) use error::{EnvError, Origin};
 pub(crate) use groups::GroupSpec;
+pub(crate) use tables::{PagerSettings, Timeouts};
 #[cfg(test)]
 pub(crate) use value::parse_duration;
 
+use super::held::{ProtectedPolicy, StandbyPolicy};
 use crate::roll::ports::auto_scaling::{AgentMatch, ScalingProcess};
 use value::Raw;
 
@@ -67,6 +70,12 @@ pub(crate) struct Environment {
     /// flag `--failure-limit`); `None`: not given (a new roll takes 0, the
     /// first failure; a resume keeps its own).
     pub(crate) failure_limit: Option<u32>,
+    /// What the roll does with instances in Standby (key `standby`, flag
+    /// `--standby`; default `wait`, as Instance Refresh).
+    pub(crate) standby: StandbyPolicy,
+    /// What the roll does with instances protected from scale-in (key
+    /// `protected`, flag `--protected`; default `replace`).
+    pub(crate) protected: ProtectedPolicy,
     /// How long each kind of wait may last before the roll pauses (table
     /// `[timeouts]`).
     pub(crate) timeouts: Timeouts,
@@ -90,56 +99,6 @@ pub(crate) struct Environment {
     /// `suspend_processes`; default AZRebalance, AlarmNotification,
     /// ScheduledActions). Never empty.
     pub(crate) suspend_processes: Vec<ScalingProcess>,
-}
-
-/// One deadline per kind of wait (table `[timeouts]`; values like "90s",
-/// "15m", "1h" or a number of seconds). Defaults come from the write-up's
-/// ~4 minutes per agent, with margins.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Timeouts {
-    /// New instances booted and registered as active Mesos agents
-    /// (`scale_up`, default 20 min).
-    pub(crate) scale_up: Duration,
-    /// A terminated instance's agent gone from Mesos (`deregister`,
-    /// default 10 min).
-    pub(crate) deregister: Duration,
-    /// Every Marathon app healthy after a termination (`healthy`, default
-    /// 15 min).
-    pub(crate) healthy: Duration,
-    /// Tasks moved off an agent before its termination, surges included
-    /// (`task_move`, default 10 min).
-    pub(crate) task_move: Duration,
-    /// A call failing for a passing reason (5xx, throttling, a timeout, no
-    /// leader) outside any other wait, retried each poll (`retry`, default
-    /// 10 min).
-    pub(crate) retry: Duration,
-}
-
-/// Where pages go (table `[pager]`). Secrets are not here: the routing key
-/// comes from `ROLLER_PAGERDUTY_ROUTING_KEY(_FILE)`, the webhook URL from
-/// `ROLLER_WEBHOOK_URL(_FILE)`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct PagerSettings {
-    /// Send PagerDuty Events v2 pages (key `pagerduty`, default false).
-    pub(crate) pagerduty: bool,
-    /// PagerDuty's events URL (key `pagerduty_events_url`), default
-    /// `https://events.pagerduty.com/v2/enqueue`.
-    pub(crate) pagerduty_events_url: Option<String>,
-    /// Post to the webhook too (key `webhook`, default false).
-    pub(crate) webhook: bool,
-    /// The page's `source` (key `source`, default the host name).
-    pub(crate) source: Option<String>,
-}
-
-impl Timeouts {
-    /// The values used for keys `[timeouts]` leaves out.
-    pub(crate) const DEFAULT: Timeouts = Timeouts {
-        scale_up: Duration::from_secs(20 * 60),
-        deregister: Duration::from_secs(10 * 60),
-        healthy: Duration::from_secs(15 * 60),
-        task_move: Duration::from_secs(10 * 60),
-        retry: Duration::from_secs(10 * 60),
-    };
 }
 
 /// `poll_interval` when none is given: often enough that a roll of
@@ -186,6 +145,8 @@ const KEYS: &[&str] = &[
     "settle_time",
     "bake",
     "failure_limit",
+    "standby",
+    "protected",
     "checkpoint_dir",
     "checkpoint_store",
     "checkpoint_endpoint_url",
@@ -197,6 +158,7 @@ const KEYS: &[&str] = &[
     "timeouts.healthy",
     "timeouts.task_move",
     "timeouts.retry",
+    "timeouts.operator",
     "pager.pagerduty",
     "pager.pagerduty_events_url",
     "pager.webhook",
@@ -278,6 +240,10 @@ impl Environment {
                 .unwrap_or(DEFAULT_SETTLE_TIME),
             bake: layers.get("bake", value::duration)?,
             failure_limit: layers.get("failure_limit", value::count)?,
+            standby: layers.get("standby", value::standby)?.unwrap_or_default(),
+            protected: layers
+                .get("protected", value::protected)?
+                .unwrap_or_default(),
             timeouts: layers.timeouts()?,
             pager: layers.pager()?,
             checkpoint_dir: layers
@@ -368,6 +334,7 @@ impl Layers<'_> {
             healthy: timeout("timeouts.healthy", Timeouts::DEFAULT.healthy)?,
             task_move: timeout("timeouts.task_move", Timeouts::DEFAULT.task_move)?,
             retry: timeout("timeouts.retry", Timeouts::DEFAULT.retry)?,
+            operator: timeout("timeouts.operator", Timeouts::DEFAULT.operator)?,
         })
     }
 

@@ -91,6 +91,10 @@ pub(crate) enum StepKind {
     SuspendProcesses,
     /// Raise MaxSize to N + K (`--raise-max`).
     RaiseMaxSize,
+    /// Bring the instances held out of the roll into it: out of Standby
+    /// (`standby = "terminate"` does it, `"wait"` waits for an operator),
+    /// their scale-in protection lifted (`protected = "wait"`).
+    HeldInstances,
     /// Desired capacity = N + K − terminated.
     SetDesired,
     /// Wait for the new instances to be active Mesos agents.
@@ -133,7 +137,10 @@ impl StepKind {
     pub(crate) fn is_prepare(&self) -> bool {
         matches!(
             self,
-            StepKind::Lock | StepKind::SuspendProcesses | StepKind::RaiseMaxSize
+            StepKind::Lock
+                | StepKind::SuspendProcesses
+                | StepKind::RaiseMaxSize
+                | StepKind::HeldInstances
         )
     }
 
@@ -182,15 +189,19 @@ pub(crate) enum WaitKind {
     Healthy,
     /// A call that failed for a passing reason, tried again each tick.
     Retry,
+    /// An operator handing back instances held out of the roll (Standby,
+    /// scale-in protection) under `standby`/`protected = "wait"`.
+    Operator,
 }
 
 impl WaitKind {
-    pub(crate) const ALL: [WaitKind; 5] = [
+    pub(crate) const ALL: [WaitKind; 6] = [
         WaitKind::Registered,
         WaitKind::TaskMoves,
         WaitKind::Deregistered,
         WaitKind::Healthy,
         WaitKind::Retry,
+        WaitKind::Operator,
     ];
 
     /// The name the checkpoint stores (and `/metrics` labels it with).
@@ -201,6 +212,7 @@ impl WaitKind {
             WaitKind::Deregistered => "deregistered",
             WaitKind::Healthy => "healthy",
             WaitKind::Retry => "retry",
+            WaitKind::Operator => "operator",
         }
     }
 
@@ -211,6 +223,7 @@ impl WaitKind {
             WaitKind::Deregistered => timeouts.deregister,
             WaitKind::Healthy => timeouts.healthy,
             WaitKind::Retry => timeouts.retry,
+            WaitKind::Operator => timeouts.operator,
         }
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod checkpoint;
 pub(crate) mod env;
+pub(crate) mod held;
 pub(crate) mod kinds;
 pub mod operations;
 

@@ -231,11 +231,11 @@ async fn honoring_min_health_keeps_every_app_at_its_own_floor_through_the_roll()
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_standby_instance_is_refused_by_name_unless_skipped_and_then_left_running() {
+async fn a_standby_instance_under_standby_ignore_is_named_and_left_running() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut scenario = Scenario::load("demo").expect("built-in scenario");
     scenario.group.standby = 1;
-    let cluster = SimulatedCluster::start(&scenario, 1.0, dir.path().to_path_buf())
+    let mut cluster = SimulatedCluster::start(&scenario, 1.0, dir.path().to_path_buf())
         .await
         .expect("simulated cluster");
     tokio::time::sleep(Duration::from_secs(300)).await;
@@ -256,32 +256,12 @@ async fn a_standby_instance_is_refused_by_name_unless_skipped_and_then_left_runn
     assert_eq!(target, group.desired_capacity);
     let path = dir.path().join("standby.json");
 
+    cluster.env.standby = crate::roll::record::held::StandbyPolicy::Ignore;
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let refused = run(
-        cluster.ports(),
-        &cluster.env,
-        settings(&path, target, &[]),
-        stop.clone(),
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .await;
-    let Err(refused) = refused else {
-        panic!("a Standby instance was not refused");
-    };
-    let message = refused.to_string();
-    assert!(
-        message.contains(&standby[0]) && message.contains("Standby"),
-        "{message}"
-    );
-    assert!(message.contains("--skip-not-in-service"), "{message}");
-    assert!(!path.exists(), "a refusal writes no checkpoint");
-
-    let mut skip = settings(&path, target, &[]);
-    skip.request.skip_not_in_service = true;
     let result = run(
         cluster.ports(),
         &cluster.env,
-        skip,
+        settings(&path, target, &[]),
         stop,
         Box::new(|_: &Checkpoint| {}),
     )

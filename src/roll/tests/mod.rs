@@ -10,6 +10,7 @@ mod drain;
 mod eta;
 mod failure_limit;
 mod faults;
+mod held;
 mod hooks;
 pub(crate) mod in_process;
 mod mixed_instances;

@@ -112,6 +112,8 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         acknowledged_failures: Vec::new(),
         failure_limit: 0,
         tolerated_failures: Vec::new(),
+        standby: Default::default(),
+        protected: Default::default(),
         on_failure: Default::default(),
         allow_unhealthy: Vec::new(),
         pause: None,
@@ -131,6 +133,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
                 desired_capacity: start.desired_capacity,
                 zones,
                 instance_ids: originals.clone(),
+                left_out: Vec::new(),
             },
             instances,
             suspended_before: vec!["HealthCheck".to_string()],
@@ -141,6 +144,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
             waves: Vec::new(),
             new_agents: Vec::new(),
             bake_until_unix_ms: None,
+            held: Vec::new(),
         }],
     };
     let path = dir.path().join("moto.json");

@@ -106,6 +106,13 @@ impl AutoScaling for WrappedAws<'_> {
     async fn delete_tags(&self, group: &str, keys: &[String]) -> Result<(), AutoScalingError> {
         self.aws.delete_tags(group, keys).await
     }
+    async fn exit_standby(
+        &self,
+        group: &str,
+        instances: &[String],
+    ) -> Result<(), AutoScalingError> {
+        self.aws.exit_standby(group, instances).await
+    }
     async fn instance_refreshes(
         &self,
         group: &str,

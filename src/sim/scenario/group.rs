@@ -37,6 +37,10 @@ pub struct GroupSpec {
     /// their agents registered with tasks, not counted against desired.
     #[serde(default)]
     pub(crate) standby: u32,
+    /// Of the instances in service at the start, how many (the first
+    /// launched) are protected from scale-in.
+    #[serde(default)]
+    pub(crate) protected: u32,
     /// The Mesos role every resource of the group's agents is reserved to,
     /// statically (the agents' `--default_role`), as DC/OS starts its
     /// public agents with `slave_public`; Marathon then places there only

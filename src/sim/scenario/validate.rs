@@ -143,6 +143,15 @@ impl Scenario {
                 ),
             ));
         }
+        if g.protected > g.desired_capacity {
+            return Err(refuse(
+                field("protected"),
+                format!(
+                    "{} protected from scale-in is above the {} instances in service",
+                    g.protected, g.desired_capacity
+                ),
+            ));
+        }
         let mut hook_names = BTreeSet::new();
         for (n, hook) in g.lifecycle_hooks.iter().enumerate() {
             let at = field(&format!("lifecycle_hooks[{}]", n + 1));

@@ -166,7 +166,7 @@ impl World {
             .marathon
             .refresh_never_healthy(&world.faults.never_healthy_apps);
         for (gi, g) in scenario.groups().enumerate() {
-            world.populate_initial_instances(gi, g.standby);
+            world.populate_initial_instances(gi, g.standby, g.protected);
         }
         world.place_initial_tasks();
         world.refresh_failing_checks(&world.faults.failing_health_checks.clone());

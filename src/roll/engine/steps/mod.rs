@@ -9,6 +9,8 @@
 //! after a crash at any point; each step type's doc comment says why.
 //!
 //! - `prepare.rs`: `Lock`, `SuspendProcesses`, `RaiseMaxSize`.
+//! - `held.rs`: `HeldInstances`, instances in Standby or scale-in
+//!   protected brought into the roll (`--standby`, `--protected`).
 //! - `scale_up.rs`: `SetDesired`, `WaitRegistered`, `Maintenance`.
 //! - `replace.rs`: `Replace`, one instance's replacement (moves,
 //!   termination, deregistration, health): the serial strategy and the
@@ -39,6 +41,7 @@
 mod bake;
 mod drain_wave;
 mod finish;
+mod held;
 mod lifecycle_waits;
 mod prepare;
 mod replace;
@@ -77,6 +80,7 @@ pub(crate) async fn tick<P: Ports>(
         StepKind::Lock => prepare::Lock.tick(cx).await,
         StepKind::SuspendProcesses => prepare::SuspendProcesses.tick(cx).await,
         StepKind::RaiseMaxSize => prepare::RaiseMaxSize.tick(cx).await,
+        StepKind::HeldInstances => held::HeldInstances.tick(cx).await,
         StepKind::SetDesired => scale_up::SetDesired.tick(cx).await,
         StepKind::WaitRegistered => scale_up::WaitRegistered.tick(cx).await,
         StepKind::Maintenance => scale_up::Maintenance.tick(cx).await,

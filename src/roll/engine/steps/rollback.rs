@@ -231,13 +231,13 @@ impl StepAction for RollbackTerminate {
 /// The instances of `group` the rollback terminates: neither one of the
 /// originals nor a new one it keeps.
 fn new_instances_going(checkpoint: &GroupRoll, group: &AutoScalingGroup) -> Vec<String> {
-    let original: HashSet<&String> = checkpoint.original.instance_ids.iter().collect();
+    let original = checkpoint.original.ids_at_start();
     let (kept, _) = kept_and_going(checkpoint);
     let kept: HashSet<&String> = kept.iter().map(|a| &a.instance).collect();
     group
         .instances
         .iter()
-        .filter(|i| !original.contains(&i.id) && !kept.contains(&i.id))
+        .filter(|i| !original.contains(i.id.as_str()) && !kept.contains(&i.id))
         .map(|i| i.id.clone())
         .collect()
 }

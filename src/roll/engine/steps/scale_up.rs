@@ -123,11 +123,11 @@ impl Registering {
 /// The group's new instances (not in it when the roll began) held in
 /// `Pending:Wait` by a launch hook.
 fn new_held_at_launch(record: &GroupRoll, group: &AutoScalingGroup) -> Vec<String> {
-    let original: HashSet<&String> = record.original.instance_ids.iter().collect();
+    let original = record.original.ids_at_start();
     group
         .instances
         .iter()
-        .filter(|i| !original.contains(&i.id))
+        .filter(|i| !original.contains(i.id.as_str()))
         .filter(|i| i.lifecycle_state == LifecycleState::PendingWait)
         .map(|i| i.id.clone())
         .collect()
@@ -136,11 +136,11 @@ fn new_held_at_launch(record: &GroupRoll, group: &AutoScalingGroup) -> Vec<Strin
 /// The group's instances in service that were not in it when the roll
 /// began.
 fn new_in_service(record: &GroupRoll, group: &AutoScalingGroup) -> Vec<String> {
-    let original: HashSet<&String> = record.original.instance_ids.iter().collect();
+    let original = record.original.ids_at_start();
     group
         .instances
         .iter()
-        .filter(|i| !original.contains(&i.id))
+        .filter(|i| !original.contains(i.id.as_str()))
         .filter(|i| i.lifecycle_state == LifecycleState::InService)
         .map(|i| i.id.clone())
         .collect()

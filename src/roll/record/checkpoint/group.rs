@@ -5,7 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::HashSet;
+
 use super::{NewAgent, Surge, SurgeState, WaveRecord};
+use crate::roll::record::held::HeldInstance;
 
 /// One group's part of a roll: the ASG as the roll found it, the
 /// instances it replaces, and what the roll changed on it.
@@ -48,6 +51,11 @@ pub struct GroupRoll {
     /// ms; set when it starts): no old agent goes before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) bake_until_unix_ms: Option<u64>,
+    /// Instances to replace that were held out of the group's hands when
+    /// the roll began (in Standby; protected under `protected = "wait"`):
+    /// the `held-instances` step brings them in before the scale-up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) held: Vec<HeldInstance>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +69,23 @@ pub(crate) struct OriginalGroup {
     /// Every instance in the group when the roll started, selected or not:
     /// the rest are the new ones.
     pub(crate) instance_ids: Vec<String>,
+    /// Instances in the group when the roll started but outside its
+    /// capacity and left out of the roll (Standby under `standby =
+    /// "ignore"`, `--skip-not-in-service`): never new ones either.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) left_out: Vec<String>,
+}
+
+impl OriginalGroup {
+    /// Every instance in the group when the roll started, left out or
+    /// not: an instance outside it is a new one.
+    pub(crate) fn ids_at_start(&self) -> HashSet<&str> {
+        self.instance_ids
+            .iter()
+            .chain(&self.left_out)
+            .map(String::as_str)
+            .collect()
+    }
 }
 
 /// One instance to replace and the agent it runs.

@@ -266,6 +266,7 @@ fn two_groups() -> Checkpoint {
             asg: &g.asg,
             instances: &g.instances,
             raise_max: false,
+            held: false,
         })
         .collect();
     let plan = crate::roll::decide::cluster_plan::build_cluster(

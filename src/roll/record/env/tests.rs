@@ -69,6 +69,8 @@ fn a_file_with_only_the_required_keys_gets_every_default() {
             settle_time: DEFAULT_SETTLE_TIME,
             bake: None,
             failure_limit: None,
+            standby: StandbyPolicy::Wait,
+            protected: ProtectedPolicy::Replace,
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir: PathBuf::from("checkpoints"),
@@ -100,8 +102,11 @@ time_scale = 60
 poll_interval = "2s"
 checkpoint_dir = "/var/lib/roller"
 suspend_processes = ["AZRebalance", "HealthCheck"]
+standby = "terminate"
+protected = "ignore"
 
 [timeouts]
+operator = "2h"
 scale_up = "30m"
 deregister = 120
 healthy = "1h30m"
@@ -128,6 +133,8 @@ source = "roller@bastion-1"
     );
     assert_eq!(env.time_scale, 60.0);
     assert_eq!(env.poll_interval, Duration::from_secs(2));
+    assert_eq!(env.standby, StandbyPolicy::Terminate);
+    assert_eq!(env.protected, ProtectedPolicy::Ignore);
     assert_eq!(env.checkpoint_dir, PathBuf::from("/var/lib/roller"));
     assert_eq!(
         env.suspend_processes,
@@ -141,6 +148,7 @@ source = "roller@bastion-1"
             healthy: Duration::from_secs(90 * 60),
             task_move: Duration::from_secs(45),
             retry: Timeouts::DEFAULT.retry,
+            operator: Duration::from_secs(2 * 3600),
         }
     );
     assert_eq!(
@@ -592,6 +600,35 @@ fn an_unknown_process_is_refused_with_the_list_of_valid_ones() {
         ),
         "{message}"
     );
+}
+
+#[test]
+fn a_standby_or_protected_policy_is_one_of_instance_refreshs_and_a_flag_overrides_the_file() {
+    let message = refused(
+        from_file(&with_minimal("standby = \"refresh\"")),
+        "env_bad_value",
+    );
+    assert!(
+        message.contains("`standby`") && message.contains("ignore, wait, terminate"),
+        "{message}"
+    );
+    let message = refused(
+        from_file(&with_minimal("protected = \"terminate\"")),
+        "env_bad_value",
+    );
+    assert!(message.contains("replace, ignore, wait"), "{message}");
+    let flags = [
+        ("standby", "ignore".to_string()),
+        ("protected", "wait".to_string()),
+    ];
+    let env = Environment::resolve(
+        Some((Path::new(FILE), &with_minimal("standby = \"terminate\""))),
+        &no_vars,
+        &flags,
+    )
+    .unwrap();
+    assert_eq!(env.standby, StandbyPolicy::Ignore);
+    assert_eq!(env.protected, ProtectedPolicy::Wait);
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::time::Duration;
 use reqwest::Url;
 
 use crate::roll::ports::auto_scaling::{AgentMatch, ScalingProcess};
+use crate::roll::record::held::{ProtectedPolicy, StandbyPolicy};
 
 /// A value as given: a TOML value from the file, or the text of a variable
 /// or flag (where a list is comma-separated).
@@ -139,6 +140,24 @@ pub(super) fn time_scale(raw: Raw<'_>) -> Result<f64, Expected> {
     } else {
         Err(expected())
     }
+}
+
+/// `ignore`, `wait` or `terminate` (`standby`).
+pub(super) fn standby(raw: Raw<'_>) -> Result<StandbyPolicy, Expected> {
+    let expected = || StandbyPolicy::NAMES.join(", ");
+    text(raw)
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(expected)
+}
+
+/// `replace`, `ignore` or `wait` (`protected`).
+pub(super) fn protected(raw: Raw<'_>) -> Result<ProtectedPolicy, Expected> {
+    let expected = || ProtectedPolicy::NAMES.join(", ");
+    text(raw)
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(expected)
 }
 
 /// A count ≥ 0 (`failure_limit`): a whole number, in the file or as text.

@@ -35,6 +35,7 @@ pub(super) fn dispatch(
         "DescribeTags" => describe_tags(w, flags, p).map(Some),
         "EnterStandby" => standby(w, p, true).map(Some),
         "ExitStandby" => standby(w, p, false).map(Some),
+        "SetInstanceProtection" => set_instance_protection(w, p).map(|()| None),
         "StartInstanceRefresh" => refresh_id(w, p, true),
         "CancelInstanceRefresh" => refresh_id(w, p, false),
         "DescribeInstanceRefreshes" => describe_refreshes(w, p).map(Some),
@@ -57,6 +58,7 @@ pub(super) const ACTIONS: &[&str] = &[
     "DescribeTags",
     "EnterStandby",
     "ExitStandby",
+    "SetInstanceProtection",
     "StartInstanceRefresh",
     "CancelInstanceRefresh",
     "DescribeInstanceRefreshes",
@@ -284,6 +286,16 @@ fn describe_instances(w: &mut World, p: &Params) -> Result<String, QueryError> {
     }
     x.close("AutoScalingInstances").opt_leaf("NextToken", next);
     Ok(x.finish())
+}
+
+/// SetInstanceProtection: ProtectedFromScaleIn is required, as AWS has it.
+fn set_instance_protection(w: &mut World, p: &Params) -> Result<(), QueryError> {
+    let group = p.required("AutoScalingGroupName")?;
+    let ids = p.list("InstanceIds.member");
+    p.required("ProtectedFromScaleIn")?;
+    let protected = p.bool("ProtectedFromScaleIn")?.unwrap_or(false);
+    w.set_instance_protection(group, &ids, protected)
+        .map_err(world_error)
 }
 
 fn set_desired_capacity(w: &mut World, p: &Params) -> Result<(), QueryError> {

@@ -39,7 +39,7 @@ impl World {
                         name: g.template.name.clone(),
                         version: inst.template_version.clone(),
                     },
-                    protected_from_scale_in: false,
+                    protected_from_scale_in: inst.protected_from_scale_in,
                 }
             })
             .collect();

@@ -129,6 +129,9 @@ pub(crate) struct Instance {
     /// A Spot instance (EC2's `InstanceLifecycle` spot), per the policy's
     /// distribution; on-demand otherwise.
     pub(crate) spot: bool,
+    /// Protected from scale-in (the scenario's `protected`): the group's
+    /// own scale-in passes it over; an explicit termination does not.
+    pub(crate) protected_from_scale_in: bool,
     /// The Mesos agent running on it, once registered.
     pub(crate) agent: Option<AgentIdx>,
     launch_activity: usize,

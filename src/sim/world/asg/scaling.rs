@@ -104,6 +104,7 @@ impl World {
             template_version: choice.version,
             instance_type: choice.instance_type,
             spot: choice.spot,
+            protected_from_scale_in: false,
             agent: None,
             launch_activity: activity,
             terminate_activity: None,
@@ -118,8 +119,14 @@ impl World {
     /// A group's instances of the scenario, InService at time zero with
     /// their agents registered, spread over the AZs as launches would have
     /// spread them. The scenario's `standby` extra ones are in Standby (the
-    /// last launched), their agents registered as well.
-    pub(crate) fn populate_initial_instances(&mut self, gi: GroupIdx, standby: u32) {
+    /// last launched), their agents registered as well; the `protected`
+    /// first ones are protected from scale-in.
+    pub(crate) fn populate_initial_instances(
+        &mut self,
+        gi: GroupIdx,
+        standby: u32,
+        protected: u32,
+    ) {
         let mut created = Vec::new();
         for _ in 0..self.groups[gi].desired + standby {
             let az = self.emptiest_az(gi);
@@ -132,6 +139,9 @@ impl World {
         }
         for &idx in created.iter().rev().take(standby as usize) {
             self.instances[idx].state = LifecycleState::Standby;
+        }
+        for &idx in created.iter().take(protected as usize) {
+            self.instances[idx].protected_from_scale_in = true;
         }
     }
 
@@ -164,7 +174,12 @@ impl World {
             .copied()
             .filter(|&i| {
                 let inst = &self.instances[i];
-                inst.az == az && inst.state.is_live() && Some(i) != exclude
+                // Scale-in protection keeps it from the group's own
+                // terminations (scale-in, rebalancing), as in AWS.
+                inst.az == az
+                    && inst.state.is_live()
+                    && !inst.protected_from_scale_in
+                    && Some(i) != exclude
             })
             .min_by(|&a, &b| {
                 let (x, y) = (&self.instances[a], &self.instances[b]);

@@ -106,6 +106,45 @@ impl World {
         Ok(views)
     }
 
+    /// SetInstanceProtection: sets or lifts the scale-in protection of
+    /// instances of the group (any state but leaving it), refused as a
+    /// whole when one is not the group's.
+    pub(crate) fn set_instance_protection(
+        &mut self,
+        group: &str,
+        instance_ids: &[String],
+        protected: bool,
+    ) -> Result<(), AwsError> {
+        const ACTION: &str = "SetInstanceProtection";
+        let gi = self.check_group(ACTION, group)?;
+        if instance_ids.is_empty() {
+            return Err(AwsError::Validation {
+                action: ACTION,
+                message: "The parameter InstanceIds is required.".into(),
+            });
+        }
+        let mut picked = Vec::with_capacity(instance_ids.len());
+        for id in instance_ids {
+            let idx = self
+                .instance_by_id
+                .get(id)
+                .copied()
+                .filter(|&i| self.groups[gi].members.contains(&i))
+                .ok_or_else(|| AwsError::Validation {
+                    action: ACTION,
+                    message: format!(
+                        "The instance {id} is not part of Auto Scaling group {group}."
+                    ),
+                })?;
+            picked.push(idx);
+        }
+        for idx in picked {
+            self.instances[idx].protected_from_scale_in = protected;
+        }
+        self.observe_group(gi);
+        Ok(())
+    }
+
     /// The group and its instances named by `ids`, each in `state`; refused as a
     /// whole otherwise (an unknown or other group's instance, or one in
     /// another state), with nothing changed.
