@@ -67,10 +67,12 @@ impl SimulatedCluster {
         )
         .await?;
         let endpoints = sim.endpoints().clone();
+        let mut group = crate::roll::record::env::GroupSpec::named(&scenario.group.name);
+        group.complete_lifecycle_hooks = scenario.roller.complete_lifecycle_hooks.clone();
+        // Checked against the same names when the scenario was read.
+        let roller = &scenario.roller;
         let env = Environment {
-            groups: vec![crate::roll::record::env::GroupSpec::named(
-                &scenario.group.name,
-            )],
+            groups: vec![group],
             region: Some("us-east-1".to_string()),
             profile: None,
             aws_endpoint_url: Some(endpoints.aws_endpoint_url.clone()),
@@ -82,8 +84,16 @@ impl SimulatedCluster {
             settle_time: crate::roll::record::env::DEFAULT_SETTLE_TIME,
             bake: None,
             failure_limit: None,
-            standby: Default::default(),
-            protected: Default::default(),
+            standby: roller
+                .standby
+                .as_deref()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_default(),
+            protected: roller
+                .protected
+                .as_deref()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_default(),
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir,

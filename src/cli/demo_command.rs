@@ -38,6 +38,10 @@ its default flags, and ends as that one would:
   bad-image-mixed  bad-image on a mixed instances policy (3 instance
                 types, 2 on-demand then half Spot): rolled back (exit 5) to the
                 very policy the group had, never a plain template
+  production    6 agents on a mixed instances policy with Spot, a termination
+                hook roller completes, a log shipper's it waits for (5 min), a
+                launch hook, one instance in Standby (taken out and replaced)
+                and one protected from scale-in (replaced): exit 0
   cluster       msr-55's private group plus a group of 5 public agents
                 (slave_public) running the edge load balancer: both rolled by
                 one plan (exit 0)

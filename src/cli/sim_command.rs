@@ -145,6 +145,13 @@ struct EnvFile<'a> {
     /// Divides every roller wait, poll interval and timeout, so roller and
     /// simulator agree on simulated time.
     time_scale: f64,
+    /// The scenario's `[roller]` settings.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    complete_lifecycle_hooks: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    standby: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protected: Option<&'a str>,
     /// A cluster's groups (`[[group]]`), each to its size in the
     /// scenario: `roller run --env` rolls them all in one plan.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -178,6 +185,9 @@ fn env_file(args: &SimArgs, scenario: &Scenario, endpoints: &Endpoints) -> Strin
         marathon: &endpoints.marathon,
         match_by: "ip",
         time_scale: args.time_scale,
+        complete_lifecycle_hooks: &scenario.roller.complete_lifecycle_hooks,
+        standby: scenario.roller.standby.as_deref(),
+        protected: scenario.roller.protected.as_deref(),
     };
     let body = toml::to_string(&env).unwrap_or_default();
     format!(

@@ -15,6 +15,7 @@ mod hooks;
 pub(crate) mod in_process;
 mod mixed_instances;
 mod moto;
+mod production;
 mod reclaim;
 mod refresh;
 mod rollback;

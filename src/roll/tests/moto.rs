@@ -337,9 +337,12 @@ async fn assert_the_iam_policy_covers_the_roll(
     // Refresh): the simulator's tests call it. The lifecycle-hook calls
     // only for an instance in a hook's wait, which moto never holds one
     // in (and DescribeLifecycleHooks by the preflight only when the
-    // environment names hooks to complete).
+    // environment names hooks to complete). ExitStandby only with
+    // `standby = "terminate"` and an instance in Standby (the contract
+    // suite calls it on moto).
     let unreached: std::collections::BTreeSet<&str> = [
         "autoscaling:CompleteLifecycleAction",
+        "autoscaling:ExitStandby",
         "autoscaling:DescribeLifecycleHooks",
         "autoscaling:DescribeInstanceRefreshes",
         "autoscaling:DescribeScalingActivities",

@@ -55,6 +55,10 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../tests/scenarios/bad-image-mixed.toml"),
     ),
     (
+        "production",
+        include_str!("../../../tests/scenarios/production.toml"),
+    ),
+    (
         "cluster",
         include_str!("../../../tests/scenarios/cluster.toml"),
     ),
@@ -120,6 +124,10 @@ pub struct Scenario {
     /// Errors, latency and throttling the HTTP facades inject from the
     /// start (switchable later through `/sim/faults`).
     pub(crate) api_faults: ApiFaults,
+    /// What roller is told about this cluster beyond its endpoints
+    /// (`[roller]`): the environment `roller sim --write-env` writes and
+    /// the demo rolls with.
+    pub(crate) roller: RollerSettings,
     /// Written as `[[groups]]` (errors then name `groups[i]`), not `[group]`.
     groups_listed: bool,
 }
@@ -147,6 +155,26 @@ struct ScenarioFile {
     faults: Faults,
     #[serde(default)]
     api_faults: ApiFaults,
+    #[serde(default)]
+    roller: RollerSettings,
+}
+
+/// Table `[roller]`: the environment keys a scenario's cluster needs to
+/// roll hands-off, as an operator of that cluster would set them (the
+/// values are checked by roller when it reads the environment).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RollerSettings {
+    /// Termination hooks of the scenario's groups that are roller's to
+    /// complete (`complete_lifecycle_hooks`).
+    #[serde(default)]
+    pub(crate) complete_lifecycle_hooks: Vec<String>,
+    /// `standby`: ignore, wait or terminate.
+    #[serde(default)]
+    pub(crate) standby: Option<String>,
+    /// `protected`: replace, ignore or wait.
+    #[serde(default)]
+    pub(crate) protected: Option<String>,
 }
 
 impl Scenario {
@@ -213,6 +241,7 @@ impl Scenario {
             apps: file.apps,
             faults: file.faults,
             api_faults: file.api_faults,
+            roller: file.roller,
             groups_listed,
         };
         scenario.validate(origin)?;

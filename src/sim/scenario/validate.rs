@@ -26,6 +26,31 @@ impl Scenario {
             })
     }
 
+    /// `[roller]`'s policies are among the ones roller knows.
+    fn check_roller(&self) -> Result<(), Refusal> {
+        let policies: [(&str, Option<&String>, &[&str]); 2] = [
+            (
+                "standby",
+                self.roller.standby.as_ref(),
+                &["ignore", "wait", "terminate"],
+            ),
+            (
+                "protected",
+                self.roller.protected.as_ref(),
+                &["replace", "ignore", "wait"],
+            ),
+        ];
+        for (key, value, known) in policies {
+            if let Some(value) = value.filter(|v| !known.contains(&v.as_str())) {
+                return Err(refuse(
+                    format!("roller.{key}"),
+                    format!("'{value}' is not one of {}", known.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn check(&self) -> Result<(), Refusal> {
         self.api_faults
             .check()
@@ -34,6 +59,7 @@ impl Scenario {
                 None => refuse("api_faults".to_string(), message),
             })?;
         self.check_timings()?;
+        self.check_roller()?;
         check_agent("agent", &self.agent)?;
         let mut names = BTreeSet::new();
         // The first reserved role met, and its group.
