@@ -82,6 +82,7 @@ impl SimulatedCluster {
             settle_time: crate::roll::record::env::DEFAULT_SETTLE_TIME,
             bake: None,
             failure_limit: None,
+            alarms: None,
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir,

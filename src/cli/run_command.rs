@@ -127,6 +127,9 @@ pub(super) fn flags(args: &RunArgs) -> Vec<(&'static str, String)> {
     if let Some(limit) = args.failure_limit {
         flags.push(("failure_limit", limit.to_string()));
     }
+    if !args.alarms.is_empty() {
+        flags.push(("alarms", args.alarms.join(",")));
+    }
     flags
 }
 

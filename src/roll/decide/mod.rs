@@ -15,11 +15,14 @@
 //! - `cluster_lock`: whether another run holds a group of this cluster.
 //! - `cluster_plan`: the plan of a roll of several groups, one plan.
 //! - `refresh`: whether an Instance Refresh is at work on a group.
+//! - `alarms`: whether a watched CloudWatch alarm is in ALARM (a failure
+//!   on the new image), and the preflight's refusal of the alarms named.
 //!
 //! May import: the ports' domain types (`App`, `Agent`, the group), never
 //! a port trait; the records' types (`RolledInstance`, `StepKind`), never
 //! a store; `crate::plan`. Never the engine.
 
+pub(crate) mod alarms;
 pub(crate) mod cluster_lock;
 pub(crate) mod cluster_plan;
 pub(crate) mod drain_plan;

@@ -67,6 +67,10 @@ pub(crate) struct Environment {
     /// flag `--failure-limit`); `None`: not given (a new roll takes 0, the
     /// first failure; a resume keeps its own).
     pub(crate) failure_limit: Option<u32>,
+    /// CloudWatch alarms whose ALARM state counts as a failure on the new
+    /// image (key `alarms`, flag `--alarm`); `None`: not given (a new roll
+    /// watches none; a resume keeps its own).
+    pub(crate) alarms: Option<Vec<String>>,
     /// How long each kind of wait may last before the roll pauses (table
     /// `[timeouts]`).
     pub(crate) timeouts: Timeouts,
@@ -186,6 +190,7 @@ const KEYS: &[&str] = &[
     "settle_time",
     "bake",
     "failure_limit",
+    "alarms",
     "checkpoint_dir",
     "checkpoint_store",
     "checkpoint_endpoint_url",
@@ -278,6 +283,7 @@ impl Environment {
                 .unwrap_or(DEFAULT_SETTLE_TIME),
             bake: layers.get("bake", value::duration)?,
             failure_limit: layers.get("failure_limit", value::count)?,
+            alarms: layers.get("alarms", value::alarm_names)?,
             timeouts: layers.timeouts()?,
             pager: layers.pager()?,
             checkpoint_dir: layers
@@ -404,7 +410,11 @@ fn variable_name(key: &str) -> String {
 
 /// The long flag of a key, without its dashes: `timeouts-healthy`.
 fn flag_name(key: &str) -> String {
-    key.replace(['.', '_'], "-")
+    match key {
+        // One name a flag, repeated (`--alarm A --alarm B`).
+        "alarms" => "alarm".to_string(),
+        _ => key.replace(['.', '_'], "-"),
+    }
 }
 
 /// The key a flag sets, whether named as in the file or as a flag.

@@ -13,7 +13,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::shared::ApiFaults;
-use super::world::Faults;
+use super::world::{AlarmSpec, Faults};
 
 mod app;
 pub(crate) mod defaults;
@@ -120,6 +120,9 @@ pub struct Scenario {
     /// Errors, latency and throttling the HTTP facades inject from the
     /// start (switchable later through `/sim/faults`).
     pub(crate) api_faults: ApiFaults,
+    /// CloudWatch alarms (`[[alarms]]`: `name`, `state`, and when it goes
+    /// to ALARM, `alarm_at_s` with `alarm_reason`).
+    pub(crate) alarms: Vec<AlarmSpec>,
     /// Written as `[[groups]]` (errors then name `groups[i]`), not `[group]`.
     groups_listed: bool,
 }
@@ -147,6 +150,8 @@ struct ScenarioFile {
     faults: Faults,
     #[serde(default)]
     api_faults: ApiFaults,
+    #[serde(default)]
+    alarms: Vec<AlarmSpec>,
 }
 
 impl Scenario {
@@ -213,6 +218,7 @@ impl Scenario {
             apps: file.apps,
             faults: file.faults,
             api_faults: file.api_faults,
+            alarms: file.alarms,
             groups_listed,
         };
         scenario.validate(origin)?;
