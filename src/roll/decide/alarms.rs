@@ -126,7 +126,10 @@ mod tests {
         let mut states = [alarm("latency", AlarmStateValue::Alarm)];
         let watched = names(&["latency"]);
         let first = in_alarm(&states, &watched, &[]).expect("a failure");
-        assert_eq!(in_alarm(&states, &watched, &[first.key.clone()]), None);
+        assert_eq!(
+            in_alarm(&states, &watched, std::slice::from_ref(&first.key)),
+            None
+        );
         states[0].updated = states[0].updated.map(|t| t + Duration::from_secs(600));
         assert!(in_alarm(&states, &watched, &[first.key]).is_some());
     }
