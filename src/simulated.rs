@@ -94,6 +94,7 @@ impl SimulatedCluster {
                 .as_deref()
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_default(),
+            alarms: None,
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir,

@@ -15,9 +15,9 @@ use super::error::AwsError;
 use super::launch_source;
 use crate::retry::{Backoff, retry};
 use crate::roll::ports::auto_scaling::{
-    AutoScaling, AutoScalingGroup, Ec2Instance, GroupInstance, GroupTag, InstanceRefresh,
-    LaunchSource, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook, LifecycleState,
-    ScalingActivity, ScalingProcess, Termination,
+    AlarmState, AutoScaling, AutoScalingGroup, Ec2Instance, GroupInstance, GroupTag,
+    InstanceRefresh, LaunchSource, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook,
+    LifecycleState, ScalingActivity, ScalingProcess, Termination,
 };
 use crate::roll::ports::mixed_instances::TemplateRef;
 
@@ -35,6 +35,7 @@ const IDS_PER_REQUEST: usize = 100;
 pub struct AwsAutoScaling {
     pub(super) asg: aws_sdk_autoscaling::Client,
     ec2: aws_sdk_ec2::Client,
+    pub(super) cloudwatch: aws_sdk_cloudwatch::Client,
     page_size: Option<u32>,
 }
 
@@ -48,6 +49,11 @@ impl AwsAutoScaling {
             ),
             ec2: aws_sdk_ec2::Client::from_conf(
                 aws_sdk_ec2::config::Builder::from(sdk)
+                    .interceptor(CallMeter)
+                    .build(),
+            ),
+            cloudwatch: aws_sdk_cloudwatch::Client::from_conf(
+                aws_sdk_cloudwatch::config::Builder::from(sdk)
                     .interceptor(CallMeter)
                     .build(),
             ),
@@ -546,11 +552,18 @@ impl AutoScaling for AwsAutoScaling {
         }
         Ok(found)
     }
+
+    async fn describe_alarms(&self, names: &[String]) -> Result<Vec<AlarmState>, AwsError> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.describe_named_alarms(names).await
+    }
 }
 
 /// The token for the next page, or `None` at the end. A token that comes
 /// back unchanged would loop forever: that is a bad response.
-fn next_token(
+pub(super) fn next_token(
     operation: &'static str,
     target: &str,
     previous: Option<&str>,

@@ -1,9 +1,10 @@
 //! The AWS adapter: the `AutoScaling` port (`crate::roll::ports::auto_scaling`)
-//! over aws-sdk-autoscaling and aws-sdk-ec2.
+//! over aws-sdk-autoscaling, aws-sdk-ec2 and aws-sdk-cloudwatch.
 //!
 //! - `config`: region, profile, credentials chain, endpoint, timeouts, retries.
 //! - `client`: the port's operations, each checked against the group first.
 //! - `lifecycle_hooks`: DescribeLifecycleHooks, CompleteLifecycleAction.
+//! - `alarms`: DescribeAlarms (CloudWatch, on the same endpoint).
 //! - `call_meter`: counts every request sent (for `/metrics`).
 //! - `error`: `AwsError` and the mapping from SDK errors.
 //! - `launch_source`: templates, launch configurations and mixed instances
@@ -16,6 +17,7 @@
 //! what needs neither. Those against moto need `scripts/with-moto cargo
 //! test aws`.
 
+mod alarms;
 mod call_meter;
 mod client;
 mod config;

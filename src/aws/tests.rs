@@ -413,7 +413,8 @@ async fn a_group_parses_with_its_instances_launch_template_and_sizes() {
 
 /// The reference's least-privilege IAM policy (docs/reference.md, "AWS
 /// permissions") lists exactly the actions the adapter calls: every SDK
-/// operation in `client.rs` (`self.asg.op()`, `self.ec2.op()`) is in the
+/// operation in `client.rs` (`self.asg.op()`, `self.ec2.op()`), its
+/// lifecycle hooks' and its alarms' (`self.cloudwatch.op()`) is in the
 /// policy, and the policy holds nothing else.
 #[test]
 fn the_documented_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
@@ -454,7 +455,12 @@ fn the_documented_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
         "self.asg.",
         "autoscaling",
     ));
-    assert!(called.len() >= 9, "the scan found too little: {called:?}");
+    called.extend(calls(
+        include_str!("alarms.rs"),
+        "self.cloudwatch.",
+        "cloudwatch",
+    ));
+    assert!(called.len() >= 10, "the scan found too little: {called:?}");
     let listed = documented_iam_policy();
     assert_eq!(
         listed, called,
@@ -487,7 +493,8 @@ fn the_documented_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
 /// The reference, whose "AWS permissions" section holds the policy.
 const REFERENCE: &str = include_str!("../../docs/reference.md");
 
-/// The actions of the reference's IAM policy (`autoscaling:…`, `ec2:…`):
+/// The actions of the reference's IAM policy (`autoscaling:…`, `ec2:…`,
+/// `cloudwatch:…`):
 /// the section's first JSON block (the later ones are what AWS checks
 /// beyond the calls, such as a launch template's use).
 pub(crate) fn documented_iam_policy() -> std::collections::BTreeSet<String> {
@@ -503,7 +510,9 @@ pub(crate) fn documented_iam_policy() -> std::collections::BTreeSet<String> {
         .expect("the section opens with the policy's JSON block");
     policy
         .split('"')
-        .filter(|s| s.starts_with("autoscaling:") || s.starts_with("ec2:"))
+        .filter(|s| {
+            s.starts_with("autoscaling:") || s.starts_with("ec2:") || s.starts_with("cloudwatch:")
+        })
         .map(str::to_string)
         .collect()
 }

@@ -1,5 +1,5 @@
-//! The flags of `roller run` (and of `--dry-run`): what to roll, how,
-//! and where its record goes.
+//! `roller run`'s arguments as typed (clap's view): converted once into
+//! the environment and the request by `run_command`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -109,6 +109,21 @@ pub(crate) struct RunArgs {
     /// may change it. Env file key `failure_limit`.
     #[arg(long, value_name = "N")]
     pub(crate) failure_limit: Option<u32>,
+    /// A CloudWatch alarm (its name; repeat the flag for more) whose ALARM
+    /// state counts as a failure on the new image, with the alarm's reason
+    /// as evidence, for what Marathon's task states cannot see (latency,
+    /// error rates). Read with DescribeAlarms each tick while the watch
+    /// runs: from the first new agent through the bake, every wave and
+    /// every termination, so before each of them. An alarm in ALARM acts
+    /// as any failure: --on-failure rollback (default) rolls back, also
+    /// after the bake while old agents remain; pause pauses and pages. It
+    /// is always decisive (--failure-limit does not count it: an alarm is
+    /// already an aggregate). The preflight refuses names CloudWatch does
+    /// not know, and an alarm already in ALARM (a roll cannot tell it from
+    /// its own regression). A resume may change them. Env file key
+    /// `alarms`.
+    #[arg(long = "alarm", value_name = "NAME")]
+    pub(crate) alarms: Vec<String>,
     /// How long the first moves onto the new agents must stay up before
     /// any old agent is terminated or the next drain wave starts (the
     /// drain's first wave moves only a sample: one task each of a tenth

@@ -133,6 +133,9 @@ pub(super) fn flags(args: &RunArgs) -> Vec<(&'static str, String)> {
     if let Some(protected) = &args.protected {
         flags.push(("protected", protected.clone()));
     }
+    if !args.alarms.is_empty() {
+        flags.push(("alarms", args.alarms.join(",")));
+    }
     flags
 }
 

@@ -371,6 +371,7 @@ mod tests {
             failure: None,
             acknowledged_failures: Vec::new(),
             failure_limit: 0,
+            alarms: Vec::new(),
             tolerated_failures: Vec::new(),
             standby: Default::default(),
             protected: Default::default(),

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 mod group;
 
+use super::decide::alarms;
 use super::decide::cluster_lock::{Verdict, judge, refusal};
 use super::decide::cluster_plan::{GroupPlan, build_cluster};
 use super::decide::health;
@@ -18,7 +19,7 @@ use super::engine::clock::RollClock;
 use super::engine::cluster_lock;
 use super::error::RollError;
 use super::ports::Ports;
-use super::ports::auto_scaling::AgentIdentity;
+use super::ports::auto_scaling::{AgentIdentity, AutoScaling};
 use super::ports::marathon::Marathon;
 use super::ports::mesos::{MaintenanceSchedule, MesosMaster};
 use super::record::checkpoint::{
@@ -169,6 +170,7 @@ pub(crate) async fn preflight<P: Ports>(
 ) -> Result<Preflight, RollError> {
     check_request(request, env).map_err(RollError::refused)?;
     refuse_other_runs(ports, env, &run_id).await?;
+    check_alarms(ports.aws(), env.alarms.as_deref().unwrap_or_default()).await?;
     let (agents, schedule) = mesos_view(ports.mesos()).await?;
     let shared = group::Shared {
         env,
@@ -191,6 +193,27 @@ pub(crate) async fn preflight<P: Ports>(
     refuse_unhealthy_marathon(ports.marathon(), request).await?;
     let checkpoint = first_checkpoint(env, request, run_id, looks.rolls, &looks.raise_max);
     Ok(Preflight::Ready(Box::new(checkpoint), notes))
+}
+
+/// Refuses alarms CloudWatch does not know and alarms already in ALARM
+/// (`decide::alarms::refusal` says why); no names is no call.
+pub(crate) async fn check_alarms(
+    aws: &(impl AutoScaling + Sync),
+    names: &[String],
+) -> Result<(), RollError> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    let states = aws.describe_alarms(names).await.map_err(|e| {
+        RollError::refused(format!(
+            "preflight cannot read the CloudWatch alarms {}: {e}",
+            names.join(", ")
+        ))
+    })?;
+    match alarms::refusal(&states, names) {
+        Some(why) => Err(RollError::refused(why)),
+        None => Ok(()),
+    }
 }
 
 /// One roll per cluster: another run holding any group of it refuses
@@ -364,6 +387,7 @@ fn first_checkpoint(
         failure: None,
         acknowledged_failures: Vec::new(),
         failure_limit: env.failure_limit.unwrap_or(0),
+        alarms: env.alarms.clone().unwrap_or_default(),
         tolerated_failures: Vec::new(),
         standby: env.standby,
         protected: env.protected,

@@ -21,7 +21,7 @@ use super::engine::{Outcome, RunOptions, Runner};
 use super::error::RollError;
 use super::ports::Ports;
 use super::ports::auto_scaling::AutoScaling;
-use super::preflight::{Preflight, Request, preflight};
+use super::preflight::{self, Preflight, Request, preflight};
 use super::record::RUN_ID_TAG;
 use super::record::checkpoint::{
     Checkpoint, CheckpointStore, EventKind, RecordedEnvironment, RunLockError,
@@ -142,7 +142,16 @@ async fn resume<P: Ports>(
     check_resume(&existing, path, env, settings)?;
     check_tag(ports, env, &existing).await?;
     let now = RollClock::new(env.time_scale).now();
-    if take_resume_request(&mut existing, &settings.request, env.failure_limit, now) {
+    // Alarms a resume adds are checked as a fresh run's are.
+    let added: Vec<String> = env
+        .alarms
+        .iter()
+        .flatten()
+        .filter(|name| !existing.alarms.contains(name))
+        .cloned()
+        .collect();
+    preflight::check_alarms(ports.aws(), &added).await?;
+    if take_resume_request(&mut existing, &settings.request, env, now) {
         settings.checkpoint.save(&existing).await?;
     }
     let note = format!("resuming run {} from {}", existing.run_id, path.display());
@@ -150,15 +159,17 @@ async fn resume<P: Ports>(
 }
 
 /// What a resume may change of the roll: `--on-failure`, the failure
-/// limit (`--failure-limit`, key `failure_limit`), and apps added with
+/// limit (`--failure-limit`, key `failure_limit`), the alarms watched
+/// (`--alarm`, key `alarms`), and apps added with
 /// `--allow-unhealthy`, each logged as the operator's. Answers whether the
 /// checkpoint changed.
 fn take_resume_request(
     existing: &mut Checkpoint,
     request: &Request,
-    failure_limit: Option<u32>,
+    env: &Environment,
     now: SystemTime,
 ) -> bool {
+    let failure_limit = env.failure_limit;
     let added: Vec<String> = request
         .allow_unhealthy
         .iter()
@@ -192,6 +203,26 @@ fn take_resume_request(
             ),
         );
         existing.failure_limit = limit;
+        changed = true;
+    }
+    if let Some(alarms) = env.alarms.as_ref().filter(|a| **a != existing.alarms) {
+        let shown = |names: &[String]| {
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        existing.log(
+            now,
+            EventKind::Operator,
+            format!(
+                "alarms {} on resume (was {})",
+                shown(alarms),
+                shown(&existing.alarms)
+            ),
+        );
+        existing.alarms = alarms.clone();
         changed = true;
     }
     if !added.is_empty() {

@@ -58,6 +58,9 @@ pub(crate) trait Backend: Sized {
     fn raw_auto_scaling(&self) -> &aws_sdk_autoscaling::Client;
     /// The raw EC2 client, for calls other clients (boto3, the CLI) make.
     fn raw_ec2(&self) -> &aws_sdk_ec2::Client;
+    /// The raw CloudWatch client (same endpoint), for the alarms a test
+    /// puts and sets, as the operator's tooling would.
+    fn raw_cloudwatch(&self) -> &aws_sdk_cloudwatch::Client;
     /// The group's name.
     fn group(&self) -> &str;
     /// The name of the launch template the group launches from.
@@ -90,6 +93,7 @@ macro_rules! contract_tests {
             lifecycle_hooks_put_by_another_client_are_read_with_aws_defaults,
             a_mixed_instances_policy_reads_back_and_only_its_version_is_written,
             protection_reads_back_and_exit_standby_sends_only_standby_instances,
+            an_alarm_put_and_set_by_another_client_reads_back_with_its_state_and_reason,
         );
     };
     (@each $backend:ty; $($test:ident),* $(,)?) => {
@@ -107,5 +111,6 @@ pub(crate) mod moto;
 pub(crate) mod simulator;
 mod simulator_hooks;
 mod suite;
+mod suite_alarms;
 mod suite_held;
 mod suite_hooks;

@@ -34,6 +34,7 @@ pub(crate) struct Moto {
     aws: AwsAutoScaling,
     asg: aws_sdk_autoscaling::Client,
     ec2: aws_sdk_ec2::Client,
+    cloudwatch: aws_sdk_cloudwatch::Client,
     name: String,
     template: String,
 }
@@ -101,6 +102,7 @@ impl Backend for Moto {
         let sdk = settings.loader().load().await;
         let asg = aws_sdk_autoscaling::Client::new(&sdk);
         let ec2 = aws_sdk_ec2::Client::new(&sdk);
+        let cloudwatch = aws_sdk_cloudwatch::Client::new(&sdk);
         let name = format!("roller-contract-{}", uuid::Uuid::new_v4().simple());
         let (subnets, template) = Moto::create_network(&ec2, &name, group.azs).await;
 
@@ -156,6 +158,7 @@ impl Backend for Moto {
             aws,
             asg,
             ec2,
+            cloudwatch,
             name,
             template,
         }
@@ -178,6 +181,10 @@ impl Backend for Moto {
 
     fn raw_ec2(&self) -> &aws_sdk_ec2::Client {
         &self.ec2
+    }
+
+    fn raw_cloudwatch(&self) -> &aws_sdk_cloudwatch::Client {
+        &self.cloudwatch
     }
 
     fn group(&self) -> &str {

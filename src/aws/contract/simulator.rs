@@ -24,6 +24,7 @@ pub(crate) struct Simulated {
     aws: AwsAutoScaling,
     asg: aws_sdk_autoscaling::Client,
     ec2: aws_sdk_ec2::Client,
+    cloudwatch: aws_sdk_cloudwatch::Client,
     group: String,
     template: String,
 }
@@ -41,6 +42,7 @@ impl Simulated {
             aws: AwsAutoScaling::new(&sdk, None),
             asg: aws_sdk_autoscaling::Client::new(&sdk),
             ec2: aws_sdk_ec2::Client::new(&sdk),
+            cloudwatch: aws_sdk_cloudwatch::Client::new(&sdk),
             group: scenario.group.name.clone(),
             template: scenario.group.launch_template.name.clone(),
             sim,
@@ -164,6 +166,10 @@ impl Backend for Simulated {
 
     fn raw_ec2(&self) -> &aws_sdk_ec2::Client {
         &self.ec2
+    }
+
+    fn raw_cloudwatch(&self) -> &aws_sdk_cloudwatch::Client {
+        &self.cloudwatch
     }
 
     fn group(&self) -> &str {

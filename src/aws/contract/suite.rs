@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 
+pub(super) use super::suite_alarms::an_alarm_put_and_set_by_another_client_reads_back_with_its_state_and_reason;
 pub(super) use super::suite_held::protection_reads_back_and_exit_standby_sends_only_standby_instances;
 pub(super) use super::suite_hooks::lifecycle_hooks_put_by_another_client_are_read_with_aws_defaults;
 mod mixed;

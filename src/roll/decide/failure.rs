@@ -409,6 +409,10 @@ impl Evidence {
         if let Some(instance) = &self.instance {
             parts.push(format!("instance {instance}"));
         }
+        if parts.is_empty() {
+            // A failure of no one agent or app (an alarm).
+            return self.what.clone();
+        }
         format!("{}: {}", parts.join(", "), self.what)
     }
 }

@@ -35,6 +35,9 @@ pub(crate) enum Verdict {
         tolerated: Vec<Evidence>,
         count: usize,
     },
+    /// A failure no limit weighs (a watched alarm in ALARM,
+    /// `decide::alarms`): the image is bad.
+    Decisive(Evidence),
 }
 
 /// The apps and new agents that have failed: the count the limit bounds.

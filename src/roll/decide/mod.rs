@@ -17,11 +17,14 @@
 //! - `refresh`: whether an Instance Refresh is at work on a group.
 //! - `held`: which instances the roll takes, leaves out or brings in
 //!   first (Standby, scale-in protection: `--standby`, `--protected`).
+//! - `alarms`: whether a watched CloudWatch alarm is in ALARM (a failure
+//!   on the new image), and the preflight's refusal of the alarms named.
 //!
 //! May import: the ports' domain types (`App`, `Agent`, the group), never
 //! a port trait; the records' types (`RolledInstance`, `StepKind`), never
 //! a store; `crate::plan`. Never the engine.
 
+pub(crate) mod alarms;
 pub(crate) mod cluster_lock;
 pub(crate) mod cluster_plan;
 pub(crate) mod drain_plan;

@@ -7,7 +7,9 @@
 //! (`--on-failure`); one within it is recorded as tolerated.
 //!
 //! The watch reads Marathon's apps through the tick's context (the steps
-//! of the same tick reuse them) and its launch queue; it runs only while
+//! of the same tick reuse them) and its launch queue, and, when the roll
+//! names alarms (`alarms`, `--alarm`), their CloudWatch states first: a
+//! watched alarm in ALARM is decisive (`decide::alarms`). It runs only while
 //! there is something to protect: new agents recorded, no failure
 //! recorded, and steps that move tasks or terminate old agents not all
 //! complete.
@@ -16,6 +18,7 @@ use std::collections::HashSet;
 
 use super::clock::RollClock;
 use super::tick_context::TickContext;
+use crate::roll::decide::alarms;
 use crate::roll::decide::failure::{self, Evidence, NewAgentRef, Watched};
 use crate::roll::decide::failure_limit::{self, Verdict};
 use crate::roll::error::RollError;
@@ -37,6 +40,9 @@ pub(crate) async fn look<P: Ports>(
     checkpoint: &Checkpoint,
     tick: &mut TickContext<P>,
 ) -> Result<Verdict, RollError> {
+    if let Some(evidence) = alarm(checkpoint, tick).await? {
+        return Ok(Verdict::Decisive(evidence));
+    }
     let seen = tick.observation().await?;
     let queue = tick.queue().await?;
     // Every group's new agents: a task moved off one group's old agents
@@ -92,6 +98,22 @@ pub(crate) async fn look<P: Ports>(
         found,
         &checkpoint.tolerated_failures,
         checkpoint.failure_limit,
+    ))
+}
+
+/// A watched alarm in ALARM, not acknowledged; no alarms named, no call.
+async fn alarm<P: Ports>(
+    checkpoint: &Checkpoint,
+    tick: &TickContext<P>,
+) -> Result<Option<Evidence>, RollError> {
+    if checkpoint.alarms.is_empty() {
+        return Ok(None);
+    }
+    let states = tick.alarms(&checkpoint.alarms).await?;
+    Ok(alarms::in_alarm(
+        &states,
+        &checkpoint.alarms,
+        &checkpoint.acknowledged_failures,
     ))
 }
 

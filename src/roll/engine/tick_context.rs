@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crate::roll::decide::{health, refresh};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::auto_scaling::{AgentIdentity, AutoScaling, AutoScalingGroup};
+use crate::roll::ports::auto_scaling::{AgentIdentity, AlarmState, AutoScaling, AutoScalingGroup};
 use crate::roll::ports::marathon::{App, Marathon, QueuedLaunch};
 use crate::roll::ports::mesos::{Agent, MaintenanceStatus, MesosMaster};
 use crate::roll::record::checkpoint::GroupRoll;
@@ -163,6 +163,12 @@ impl<P: Ports> TickContext<P> {
         }
         self.no_refresh.insert(asg.to_string());
         Ok(())
+    }
+
+    /// The named CloudWatch alarms' states (the failure watch reads them
+    /// once a tick, before any step).
+    pub(crate) async fn alarms(&self, names: &[String]) -> Result<Vec<AlarmState>, RollError> {
+        Ok(self.ports.aws().describe_alarms(names).await?)
     }
 
     /// Whether this tick sent `instance`'s termination.

@@ -8,6 +8,7 @@ use std::fmt;
 use std::future::Future;
 use std::time::SystemTime;
 
+pub(crate) use super::alarms::{AlarmState, AlarmStateValue};
 pub(crate) use super::auto_scaling_error::AutoScalingError;
 pub use super::ec2::Ec2Instance;
 pub(crate) use super::ec2::{AgentIdentity, AgentMatch, AgentMatches, match_agents};
@@ -159,6 +160,14 @@ pub trait AutoScaling {
         &self,
         ids: &[String],
     ) -> impl Future<Output = Result<Vec<Ec2Instance>, AutoScalingError>> + Send;
+
+    /// CloudWatch's view of the named alarms, metric and composite alike,
+    /// across all pages. Names CloudWatch does not know are left out; no
+    /// names is no call.
+    fn describe_alarms(
+        &self,
+        names: &[String],
+    ) -> impl Future<Output = Result<Vec<AlarmState>, AutoScalingError>> + Send;
 }
 
 /// One Auto Scaling group, as DescribeAutoScalingGroups reports it.

@@ -10,6 +10,7 @@
 //!
 //! Imports nothing of the roll: every other room builds on this one.
 
+pub(crate) mod alarms;
 pub mod auto_scaling;
 mod auto_scaling_error;
 pub(crate) mod checkpoint_object;

@@ -86,6 +86,12 @@ pub struct Checkpoint {
     /// failure). A resume may change it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) failure_limit: u32,
+    /// CloudWatch alarms watched (`alarms`, `--alarm`): one in ALARM from
+    /// the first new agent to the last termination is a failure on the
+    /// new image. A resume may change them; a checkpoint without them is
+    /// a roll that watches none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) alarms: Vec<String>,
     /// Failures found while within the limit: each counted against it
     /// for the rest of the roll and never reported again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

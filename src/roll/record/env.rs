@@ -76,6 +76,10 @@ pub(crate) struct Environment {
     /// What the roll does with instances protected from scale-in (key
     /// `protected`, flag `--protected`; default `replace`).
     pub(crate) protected: ProtectedPolicy,
+    /// CloudWatch alarms whose ALARM state counts as a failure on the new
+    /// image (key `alarms`, flag `--alarm`); `None`: not given (a new roll
+    /// watches none; a resume keeps its own).
+    pub(crate) alarms: Option<Vec<String>>,
     /// How long each kind of wait may last before the roll pauses (table
     /// `[timeouts]`).
     pub(crate) timeouts: Timeouts,
@@ -147,6 +151,7 @@ const KEYS: &[&str] = &[
     "failure_limit",
     "standby",
     "protected",
+    "alarms",
     "checkpoint_dir",
     "checkpoint_store",
     "checkpoint_endpoint_url",
@@ -244,6 +249,7 @@ impl Environment {
             protected: layers
                 .get("protected", value::protected)?
                 .unwrap_or_default(),
+            alarms: layers.get("alarms", value::alarm_names)?,
             timeouts: layers.timeouts()?,
             pager: layers.pager()?,
             checkpoint_dir: layers
@@ -371,7 +377,11 @@ fn variable_name(key: &str) -> String {
 
 /// The long flag of a key, without its dashes: `timeouts-healthy`.
 fn flag_name(key: &str) -> String {
-    key.replace(['.', '_'], "-")
+    match key {
+        // One name a flag, repeated (`--alarm A --alarm B`).
+        "alarms" => "alarm".to_string(),
+        _ => key.replace(['.', '_'], "-"),
+    }
 }
 
 /// The key a flag sets, whether named as in the file or as a flag.

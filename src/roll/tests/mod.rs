@@ -3,6 +3,7 @@
 //! checked against the simulator's ground truth.
 
 mod abandon;
+mod alarms;
 mod bad_image;
 mod cluster;
 mod cluster_roll;

@@ -111,6 +111,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         failure: None,
         acknowledged_failures: Vec::new(),
         failure_limit: 0,
+        alarms: Vec::new(),
         tolerated_failures: Vec::new(),
         standby: Default::default(),
         protected: Default::default(),
@@ -348,6 +349,8 @@ async fn assert_the_iam_policy_covers_the_roll(
         "autoscaling:DescribeScalingActivities",
         "autoscaling:UpdateAutoScalingGroup",
         "ec2:DescribeInstances",
+        // Only for a roll that names alarms; this one names none.
+        "cloudwatch:DescribeAlarms",
     ]
     .into();
     let missing: Vec<&String> = policy

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::aws::AwsAutoScaling;
 use crate::roll::ports::auto_scaling::{
-    AutoScaling, AutoScalingError, AutoScalingGroup, Ec2Instance, GroupTag, InstanceRefresh,
-    LaunchSource, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook, ScalingActivity,
-    ScalingProcess, Termination,
+    AlarmState, AutoScaling, AutoScalingError, AutoScalingGroup, Ec2Instance, GroupTag,
+    InstanceRefresh, LaunchSource, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook,
+    ScalingActivity, ScalingProcess, Termination,
 };
 
 pub(super) struct WrappedAws<'a> {
@@ -148,5 +148,9 @@ impl AutoScaling for WrappedAws<'_> {
         ids: &[String],
     ) -> Result<Vec<Ec2Instance>, AutoScalingError> {
         self.aws.describe_instances(ids).await
+    }
+
+    async fn describe_alarms(&self, names: &[String]) -> Result<Vec<AlarmState>, AutoScalingError> {
+        self.aws.describe_alarms(names).await
     }
 }

@@ -8,9 +8,12 @@
 //!
 //! - `query`: parameters, list conventions, paging, the facade's error.
 //! - `xml`: the XML writer, envelopes and timestamps.
-//! - `autoscaling`, `lifecycle_hooks`, `tags`, `ec2`: the actions.
+//! - `autoscaling`, `lifecycle_hooks`, `tags`, `ec2`, `cloudwatch`: the
+//!   actions (CloudWatch's alarms, `2010-08-01`, on the same endpoint:
+//!   its action names are its own, so `Action` says which service).
 
 mod autoscaling;
+mod cloudwatch;
 mod ec2;
 mod lifecycle_hooks;
 mod mixed;
@@ -58,6 +61,8 @@ fn service_of(action: &str) -> Option<Service> {
         Some(Service::AutoScaling)
     } else if ec2::ACTIONS.contains(&action) {
         Some(Service::Ec2)
+    } else if cloudwatch::ACTIONS.contains(&action) {
+        Some(Service::CloudWatch)
     } else {
         None
     }
@@ -91,6 +96,7 @@ async fn handle(
     // its Version names (Auto Scaling when it names neither).
     let service = known.unwrap_or(match version.as_deref() {
         Some(v) if v == Service::Ec2.version() => Service::Ec2,
+        Some(v) if v == Service::CloudWatch.version() => Service::CloudWatch,
         _ => Service::AutoScaling,
     });
 
@@ -126,6 +132,7 @@ async fn handle(
             Service::AutoScaling => autoscaling::dispatch(w, &mut tags, &action, &params)
                 .or_else(|| lifecycle_hooks::dispatch(w, &action, &params)),
             Service::Ec2 => ec2::dispatch(w, &action, &params),
+            Service::CloudWatch => cloudwatch::dispatch(w, &action, &params),
         };
         answered.unwrap_or_else(|| Err(unknown_action(&action)))
     });
@@ -187,6 +194,16 @@ fn injected_fault(
     if draw < error_rate {
         let unavailable = which < 0.5;
         return Some(match (service, unavailable) {
+            (Service::CloudWatch, false) => QueryError::receiver(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalServiceError",
+                "Internal service error (injected by the simulator)",
+            ),
+            (Service::CloudWatch, true) => QueryError::receiver(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ServiceUnavailable",
+                "The service is unavailable. Please try again later. (injected by the simulator)",
+            ),
             (Service::AutoScaling, false) => QueryError::receiver(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "InternalFailure",
@@ -212,7 +229,9 @@ fn injected_fault(
     // A second draw region, so both rates hold when both are set.
     if draw < error_rate + throttle_rate * (1.0 - error_rate) {
         return Some(match service {
-            Service::AutoScaling => QueryError::sender("Throttling", "Rate exceeded"),
+            Service::AutoScaling | Service::CloudWatch => {
+                QueryError::sender("Throttling", "Rate exceeded")
+            }
             Service::Ec2 => QueryError {
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 code: "RequestLimitExceeded".into(),
@@ -235,6 +254,7 @@ fn render(
             StatusCode::OK,
             match service {
                 Service::AutoScaling => xml::autoscaling_response(action, result, request_id),
+                Service::CloudWatch => xml::cloudwatch_response(action, result, request_id),
                 Service::Ec2 => {
                     xml::ec2_response(action, result.as_deref().unwrap_or(""), request_id)
                 }
@@ -247,6 +267,9 @@ fn render(
                     xml::autoscaling_error(e.sender, &e.code, &e.message, request_id)
                 }
                 Service::Ec2 => xml::ec2_error(&e.code, &e.message, request_id),
+                Service::CloudWatch => {
+                    xml::cloudwatch_error(e.sender, &e.code, &e.message, request_id)
+                }
             },
         ),
     };

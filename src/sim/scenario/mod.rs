@@ -13,7 +13,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::shared::ApiFaults;
-use super::world::Faults;
+use super::world::{AlarmSpec, Faults};
 
 mod app;
 pub(crate) mod defaults;
@@ -128,6 +128,9 @@ pub struct Scenario {
     /// (`[roller]`): the environment `roller sim --write-env` writes and
     /// the demo rolls with.
     pub(crate) roller: RollerSettings,
+    /// CloudWatch alarms (`[[alarms]]`: `name`, `state`, and when it goes
+    /// to ALARM, `alarm_at_s` with `alarm_reason`).
+    pub(crate) alarms: Vec<AlarmSpec>,
     /// Written as `[[groups]]` (errors then name `groups[i]`), not `[group]`.
     groups_listed: bool,
 }
@@ -156,6 +159,7 @@ struct ScenarioFile {
     #[serde(default)]
     api_faults: ApiFaults,
     #[serde(default)]
+    alarms: Vec<AlarmSpec>,
     roller: RollerSettings,
 }
 
@@ -242,6 +246,7 @@ impl Scenario {
             faults: file.faults,
             api_faults: file.api_faults,
             roller: file.roller,
+            alarms: file.alarms,
             groups_listed,
         };
         scenario.validate(origin)?;

@@ -51,6 +51,44 @@ impl Scenario {
         Ok(())
     }
 
+    /// Each alarm named once, in a state CloudWatch knows, going to ALARM
+    /// (if it does) at a time that is a time.
+    fn check_alarms(&self) -> Result<(), Refusal> {
+        let mut names = BTreeSet::new();
+        for (i, alarm) in self.alarms.iter().enumerate() {
+            let field = |f: &str| format!("alarms[{i}].{f}");
+            if alarm.name.is_empty() || alarm.name.len() > 255 {
+                return Err(refuse(
+                    field("name"),
+                    "an alarm name is 1 to 255 characters".to_string(),
+                ));
+            }
+            if !names.insert(alarm.name.as_str()) {
+                return Err(refuse(
+                    field("name"),
+                    format!("alarm {} appears more than once", alarm.name),
+                ));
+            }
+            if !crate::sim::world::ALARM_STATES.contains(&alarm.state.as_str()) {
+                return Err(refuse(
+                    field("state"),
+                    format!(
+                        "{} is not a state; one of {}",
+                        alarm.state,
+                        crate::sim::world::ALARM_STATES.join(", ")
+                    ),
+                ));
+            }
+            if alarm.alarm_at_s.is_some_and(|s| !s.is_finite() || s < 0.0) {
+                return Err(refuse(
+                    field("alarm_at_s"),
+                    "seconds from the start, 0 or more".to_string(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn check(&self) -> Result<(), Refusal> {
         self.api_faults
             .check()
@@ -60,6 +98,7 @@ impl Scenario {
             })?;
         self.check_timings()?;
         self.check_roller()?;
+        self.check_alarms()?;
         check_agent("agent", &self.agent)?;
         let mut names = BTreeSet::new();
         // The first reserved role met, and its group.

@@ -18,8 +18,10 @@
 //!   constraints).
 //! - `monitor`: the ground truth (time below floor, outages) and `Report`.
 //! - `faults`: what the world can be told to get wrong.
+//! - `alarms`: CloudWatch alarms and their states (set, or scheduled).
 
 mod agents;
+mod alarms;
 mod asg;
 mod clock;
 mod events;
@@ -35,6 +37,7 @@ mod rng;
 mod tests;
 
 pub(crate) use agents::{AgentView, DrainConfig, DrainView, MesosError};
+pub(crate) use alarms::{AlarmDefinition, AlarmSpec, AlarmView, STATES as ALARM_STATES};
 pub(crate) use asg::{
     ActionRef, ActivityView, AwsError, Ec2InstanceView, GroupUpdate, GroupView,
     LaunchTemplateChoice, LaunchTemplateView, MixedPolicyView, MixedUpdate, OverrideUpdate,
@@ -102,6 +105,8 @@ pub struct World {
     maintenance: Maintenance,
     marathon: Marathon,
     faults: Faults,
+    /// CloudWatch's alarms (the AWS facade answers CloudWatch too).
+    alarms: alarms::Alarms,
     monitor: Monitor,
     events_processed: u64,
 }
@@ -152,6 +157,7 @@ impl World {
             maintenance: Maintenance::default(),
             marathon: Marathon::new(&apps, scenario.marathon_role()),
             faults: scenario.faults.clone(),
+            alarms: alarms::Alarms::default(),
             monitor: Monitor::new(apps.len(), scenario.groups().count()),
             events_processed: 0,
         };
@@ -168,6 +174,7 @@ impl World {
         for (gi, g) in scenario.groups().enumerate() {
             world.populate_initial_instances(gi, g.standby, g.protected);
         }
+        world.add_scenario_alarms(&scenario.alarms);
         world.place_initial_tasks();
         world.refresh_failing_checks(&world.faults.failing_health_checks.clone());
         for app in 0..world.marathon.apps.len() {

@@ -40,6 +40,7 @@ impl<P: Ports> Runner<'_, P> {
         };
         match verdict {
             Verdict::Nothing => Ok(None),
+            Verdict::Decisive(evidence) => Ok(Some(evidence)),
             Verdict::Tolerate(within) => {
                 self.tolerate(within).await?;
                 Ok(None)
@@ -302,15 +303,16 @@ impl<P: Ports> Runner<'_, P> {
             .failure
             .as_ref()
             .map_or("an operator's order".to_string(), |f| {
-                format!(
-                    "{} ({})",
-                    f.what,
-                    [f.app.as_deref(), f.instance.as_deref()]
-                        .into_iter()
-                        .flatten()
-                        .collect::<Vec<_>>()
-                        .join(" on ")
-                )
+                let whose: Vec<&str> = [f.app.as_deref(), f.instance.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                if whose.is_empty() {
+                    // An alarm: no one app or instance.
+                    f.what.clone()
+                } else {
+                    format!("{} ({})", f.what, whose.join(" on "))
+                }
             });
         let source = (self.env.pager.source.clone()).unwrap_or_else(paging::host_name);
         let paged =

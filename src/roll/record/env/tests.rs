@@ -71,6 +71,7 @@ fn a_file_with_only_the_required_keys_gets_every_default() {
             failure_limit: None,
             standby: StandbyPolicy::Wait,
             protected: ProtectedPolicy::Replace,
+            alarms: None,
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
             checkpoint_dir: PathBuf::from("checkpoints"),
@@ -1006,4 +1007,60 @@ fn a_hook_name_aws_would_refuse_is_refused_naming_the_key() {
     );
     let said = refused(from_file(&table), "env_bad_value");
     assert!(said.contains("group[1].complete_lifecycle_hooks"), "{said}");
+}
+
+#[test]
+fn alarms_come_from_the_file_a_variable_or_repeated_alarm_flags() {
+    assert_eq!(from_file(MINIMAL).unwrap().alarms, None, "not given");
+    let env = from_file(&with_minimal(
+        r#"alarms = ["api-p99-latency", "api 5xx rate", "api-p99-latency"]"#,
+    ))
+    .unwrap();
+    assert_eq!(
+        env.alarms,
+        Some(vec![
+            "api-p99-latency".to_string(),
+            "api 5xx rate".to_string()
+        ]),
+        "each once, spaces allowed as CloudWatch allows them"
+    );
+    let from_var = Environment::resolve(
+        Some((Path::new(FILE), MINIMAL)),
+        &vars(&[("ROLLER_ALARMS", "a,b")]),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        from_var.alarms,
+        Some(vec!["a".to_string(), "b".to_string()])
+    );
+    let from_flag = Environment::resolve(
+        Some((Path::new(FILE), MINIMAL)),
+        &no_vars,
+        &[flag("alarms", "c")],
+    )
+    .unwrap();
+    assert_eq!(from_flag.alarms, Some(vec!["c".to_string()]));
+    let empty = from_file(&with_minimal("alarms = []")).unwrap();
+    assert_eq!(empty.alarms, Some(Vec::new()), "none, said on purpose");
+}
+
+#[test]
+fn a_bad_alarm_name_is_refused_naming_the_key_and_the_flag() {
+    let said = refused(
+        from_file(&with_minimal("alarms = [\"api\\tlatency\"]")),
+        "env_bad_value",
+    );
+    assert!(said.contains("alarms"), "{said}");
+    assert!(said.contains("CloudWatch alarm names"), "{said}");
+    let long = "x".repeat(256);
+    let said = refused(
+        Environment::resolve(
+            Some((Path::new(FILE), MINIMAL)),
+            &no_vars,
+            &[flag("alarms", &long)],
+        ),
+        "env_bad_value",
+    );
+    assert!(said.contains("--alarm"), "{said}");
 }

@@ -200,6 +200,29 @@ pub(super) fn boolean(raw: Raw<'_>) -> Result<bool, Expected> {
     }
 }
 
+/// A list of CloudWatch alarm names (1 to 255 characters, no control
+/// characters, as CloudWatch allows them; no comma, which separates them
+/// in a variable or flag), each once; an empty list is none.
+pub(super) fn alarm_names(raw: Raw<'_>) -> Result<Vec<String>, Expected> {
+    let expected = |why: &str| {
+        format!("a list of CloudWatch alarm names (in a variable or flag comma-separated){why}")
+    };
+    let names = list(raw).ok_or_else(|| expected(""))?;
+    let mut alarms: Vec<String> = Vec::with_capacity(names.len());
+    for name in names {
+        let valid = !name.trim().is_empty()
+            && name.chars().count() <= 255
+            && !name.chars().any(|c| c.is_control() || c == ',');
+        if !valid {
+            return Err(expected(&format!(" ('{name}' is not one)")));
+        }
+        if !alarms.contains(&name) {
+            alarms.push(name);
+        }
+    }
+    Ok(alarms)
+}
+
 /// A non-empty list of Auto Scaling process names, each once.
 /// A list of lifecycle hook names as AWS allows them (`[A-Za-z0-9-_/]+`,
 /// at most 255 characters); an empty list is none.

@@ -14,6 +14,7 @@ use crate::sim::world::AwsError;
 pub(super) enum Service {
     AutoScaling,
     Ec2,
+    CloudWatch,
 }
 
 impl Service {
@@ -21,6 +22,7 @@ impl Service {
         match self {
             Service::AutoScaling => "2011-01-01",
             Service::Ec2 => "2016-11-15",
+            Service::CloudWatch => "2010-08-01",
         }
     }
 }
@@ -64,7 +66,9 @@ impl QueryError {
     pub(super) fn invalid(service: Service, message: impl Into<String>) -> QueryError {
         match service {
             Service::AutoScaling => QueryError::sender("ValidationError", message),
-            Service::Ec2 => QueryError::sender("InvalidParameterValue", message),
+            Service::Ec2 | Service::CloudWatch => {
+                QueryError::sender("InvalidParameterValue", message)
+            }
         }
     }
 }
@@ -104,7 +108,7 @@ impl Params {
                         lower_first(name)
                     ),
                 ),
-                Service::Ec2 => QueryError::sender(
+                Service::Ec2 | Service::CloudWatch => QueryError::sender(
                     "MissingParameter",
                     format!("The request must contain the parameter {name}"),
                 ),
@@ -235,7 +239,7 @@ pub(super) fn page<T>(
             Some(p) => p + 1,
             None => {
                 return Err(match service {
-                    Service::AutoScaling => {
+                    Service::AutoScaling | Service::CloudWatch => {
                         QueryError::sender("InvalidNextToken", "The token is invalid.")
                     }
                     Service::Ec2 => QueryError::sender(

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 pub(super) const AUTOSCALING_NS: &str = "http://autoscaling.amazonaws.com/doc/2011-01-01/";
 pub(super) const EC2_NS: &str = "http://ec2.amazonaws.com/doc/2016-11-15/";
+pub(super) const CLOUDWATCH_NS: &str = "http://monitoring.amazonaws.com/doc/2010-08-01/";
 
 /// An XML document under construction. Elements are closed by name, so a
 /// mismatch shows up in the tests that parse every answer with the SDK.
@@ -99,9 +100,23 @@ pub(super) fn autoscaling_response(
     result: Option<String>,
     request_id: &str,
 ) -> String {
+    query_response(AUTOSCALING_NS, action, result, request_id)
+}
+
+/// A CloudWatch answer: the same `awsQuery` envelope as Auto Scaling's,
+/// in CloudWatch's namespace.
+pub(super) fn cloudwatch_response(
+    action: &str,
+    result: Option<String>,
+    request_id: &str,
+) -> String {
+    query_response(CLOUDWATCH_NS, action, result, request_id)
+}
+
+fn query_response(ns: &str, action: &str, result: Option<String>, request_id: &str) -> String {
     let mut x = Xml::new();
     x.out.push_str(r#"<?xml version="1.0" encoding="UTF-8"?>"#);
-    let _ = write!(x.out, r#"<{action}Response xmlns="{AUTOSCALING_NS}">"#);
+    let _ = write!(x.out, r#"<{action}Response xmlns="{ns}">"#);
     if let Some(result) = result {
         let _ = write!(x.out, "<{action}Result>{result}</{action}Result>");
     }
@@ -130,9 +145,23 @@ pub(super) fn autoscaling_error(
     message: &str,
     request_id: &str,
 ) -> String {
+    query_error(AUTOSCALING_NS, sender, code, message, request_id)
+}
+
+/// CloudWatch's error: Auto Scaling's envelope in CloudWatch's namespace.
+pub(super) fn cloudwatch_error(
+    sender: bool,
+    code: &str,
+    message: &str,
+    request_id: &str,
+) -> String {
+    query_error(CLOUDWATCH_NS, sender, code, message, request_id)
+}
+
+fn query_error(ns: &str, sender: bool, code: &str, message: &str, request_id: &str) -> String {
     let mut x = Xml::new();
     x.out.push_str(r#"<?xml version="1.0" encoding="UTF-8"?>"#);
-    let _ = write!(x.out, r#"<ErrorResponse xmlns="{AUTOSCALING_NS}">"#);
+    let _ = write!(x.out, r#"<ErrorResponse xmlns="{ns}">"#);
     x.open("Error")
         .leaf("Type", if sender { "Sender" } else { "Receiver" })
         .leaf("Code", code)
