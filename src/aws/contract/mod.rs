@@ -89,6 +89,7 @@ macro_rules! contract_tests {
             standby_takes_an_instance_out_of_desired_and_back,
             lifecycle_hooks_put_by_another_client_are_read_with_aws_defaults,
             a_mixed_instances_policy_reads_back_and_only_its_version_is_written,
+            a_warm_pool_put_by_another_client_is_read_back_and_deleted,
         );
     };
     (@each $backend:ty; $($test:ident),* $(,)?) => {
@@ -105,5 +106,6 @@ macro_rules! contract_tests {
 pub(crate) mod moto;
 pub(crate) mod simulator;
 mod simulator_hooks;
+mod simulator_warm_pool;
 mod suite;
 mod suite_hooks;

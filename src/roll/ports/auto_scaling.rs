@@ -16,6 +16,7 @@ pub(crate) use super::lifecycle_hooks::{
 };
 pub use super::mixed_instances::MixedInstancesPolicy;
 use super::mixed_instances::TemplateRef;
+pub use super::warm_pool::{WarmInstance, WarmPool};
 
 /// What the roll reads of, and does to, one Auto Scaling group and its EC2
 /// instances. Every write names the group, and every write is safe to run
@@ -143,6 +144,24 @@ pub trait AutoScaling {
         result: LifecycleActionResult,
     ) -> impl Future<Output = Result<LifecycleActionCompletion, AutoScalingError>> + Send;
 
+    /// The group's warm pool, its instances across all pages; `None` when
+    /// the group has none.
+    fn warm_pool(
+        &self,
+        group: &str,
+    ) -> impl Future<Output = Result<Option<WarmPool>, AutoScalingError>> + Send;
+
+    /// Terminates `instance` out of the group's warm pool, without
+    /// decrement (warm instances do not count against desired capacity):
+    /// the pool refills from the group's launch source as it is now.
+    /// Checks first that the instance is still in the pool: re-running
+    /// after a crash reports `AlreadyGone`.
+    fn terminate_warm_instance(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> impl Future<Output = Result<Termination, AutoScalingError>> + Send;
+
     /// EC2's view of the given instances (private IP and DNS name, which the
     /// group does not carry). Ids EC2 does not know are left out.
     fn describe_instances(
@@ -209,13 +228,27 @@ impl GroupInstance {
     /// launch it from now: on a mixed instances policy, the template (and
     /// version) of its instance type's override, else the policy's.
     pub(crate) fn is_outdated(&self, group_source: Option<&LaunchSource>) -> bool {
-        match group_source {
-            Some(LaunchSource::MixedInstances(policy)) => {
-                let applies = policy.template_for(self.instance_type.as_deref());
-                self.launch_source.as_ref() != Some(&LaunchSource::from(applies))
-            }
-            other => self.launch_source.as_ref() != other,
+        is_outdated(
+            self.launch_source.as_ref(),
+            self.instance_type.as_deref(),
+            group_source,
+        )
+    }
+}
+
+/// Whether an instance launched from `launched` (of `instance_type`) runs
+/// another source than `group_source` would launch it from now: a group
+/// instance's or a warm one's.
+pub(crate) fn is_outdated(
+    launched: Option<&LaunchSource>,
+    instance_type: Option<&str>,
+    group_source: Option<&LaunchSource>,
+) -> bool {
+    match group_source {
+        Some(LaunchSource::MixedInstances(policy)) => {
+            launched != Some(&LaunchSource::from(policy.template_for(instance_type)))
         }
+        other => launched != other,
     }
 }
 

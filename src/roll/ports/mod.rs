@@ -19,6 +19,7 @@ pub(crate) mod marathon;
 pub(crate) mod mesos;
 pub mod mixed_instances;
 pub(crate) mod pager;
+mod warm_pool;
 
 use auto_scaling::AutoScaling;
 use marathon::Marathon;

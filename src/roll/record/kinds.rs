@@ -91,6 +91,9 @@ pub(crate) enum StepKind {
     SuspendProcesses,
     /// Raise MaxSize to N + K (`--raise-max`).
     RaiseMaxSize,
+    /// Replace the warm pool's instances launched from an outdated
+    /// source, before the scale-up can draw on them.
+    WarmPool,
     /// Desired capacity = N + K − terminated.
     SetDesired,
     /// Wait for the new instances to be active Mesos agents.
@@ -115,6 +118,9 @@ pub(crate) enum StepKind {
     /// Rollback: the group's launch template (or configuration) set back
     /// to the one the old instances run.
     RollbackLaunchSource,
+    /// Rollback: the warm pool's instances launched from the rolled-onto
+    /// source replaced, once the launch source is set back.
+    RollbackWarmPool,
     /// Resume what the roll suspended.
     ResumeProcesses,
     /// Restore the MaxSize `--raise-max` raised.
@@ -157,6 +163,7 @@ impl StepKind {
                 | StepKind::RollbackMoves
                 | StepKind::RollbackTerminate
                 | StepKind::RollbackLaunchSource
+                | StepKind::RollbackWarmPool
         )
     }
 

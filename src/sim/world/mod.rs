@@ -38,7 +38,7 @@ pub(crate) use agents::{AgentView, DrainConfig, DrainView, MesosError};
 pub(crate) use asg::{
     ActionRef, ActivityView, AwsError, Ec2InstanceView, GroupUpdate, GroupView,
     LaunchTemplateChoice, LaunchTemplateView, MixedPolicyView, MixedUpdate, OverrideUpdate,
-    RefreshView,
+    RefreshView, WarmPoolView,
 };
 pub(crate) use clock::{Epoch, SimTime};
 pub(crate) use faults::Faults;
@@ -167,6 +167,7 @@ impl World {
             .refresh_never_healthy(&world.faults.never_healthy_apps);
         for (gi, g) in scenario.groups().enumerate() {
             world.populate_initial_instances(gi, g.standby);
+            world.populate_warm_pool(gi);
         }
         world.place_initial_tasks();
         world.refresh_failing_checks(&world.faults.failing_health_checks.clone());
