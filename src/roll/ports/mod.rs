@@ -14,6 +14,7 @@ pub mod auto_scaling;
 mod auto_scaling_error;
 pub(crate) mod checkpoint_object;
 mod ec2;
+mod launch_source;
 mod lifecycle_hooks;
 pub(crate) mod marathon;
 pub(crate) mod mesos;

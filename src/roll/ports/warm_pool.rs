@@ -4,7 +4,7 @@
 //! as they are. Plain domain types: the AWS adapter maps DescribeWarmPool
 //! onto them.
 
-use super::auto_scaling::{LaunchSource, LifecycleState, is_outdated};
+use super::launch_source::{LaunchSource, LifecycleState, is_outdated};
 
 /// One group's warm pool, as DescribeWarmPool reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
