@@ -34,6 +34,7 @@ pub(crate) use refresh::RefreshView;
 mod scaling;
 mod standby;
 mod warm_pool;
+#[cfg(test)]
 pub(crate) use warm_pool::WarmPoolView;
 use warm_pool::{PoolState, WarmPool};
 
