@@ -359,6 +359,12 @@ fn publish_new_image(
 /// it with one [[group]] table per group (one group: as it is).
 fn whole_cluster(env: &Environment, before: &Report) -> Environment {
     let mut env = env.clone();
+    // The scenario's hooks that are roller's (`[roller]`) are every group's.
+    let hooks = env
+        .groups
+        .first()
+        .map(|g| g.complete_lifecycle_hooks.clone())
+        .unwrap_or_default();
     if before.groups.len() > 1 {
         env.groups = before
             .groups
@@ -367,7 +373,7 @@ fn whole_cluster(env: &Environment, before: &Report) -> Environment {
                 asg: g.name.clone(),
                 target: Some(g.final_state.instances_live),
                 select: None,
-                complete_lifecycle_hooks: Vec::new(),
+                complete_lifecycle_hooks: hooks.clone(),
             })
             .collect();
     }

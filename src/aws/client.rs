@@ -17,7 +17,7 @@ use crate::retry::{Backoff, retry};
 use crate::roll::ports::auto_scaling::{
     AlarmState, AutoScaling, AutoScalingGroup, Ec2Instance, GroupInstance, GroupTag,
     InstanceRefresh, LaunchSource, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook,
-    LifecycleState, ScalingActivity, ScalingProcess, Termination,
+    LifecycleState, ScalingActivity, ScalingProcess, Termination, WarmPool,
 };
 use crate::roll::ports::mixed_instances::TemplateRef;
 
@@ -61,7 +61,7 @@ impl AwsAutoScaling {
         }
     }
 
-    fn page(&self, max: u32, min: u32) -> i32 {
+    pub(super) fn page(&self, max: u32, min: u32) -> i32 {
         let n = self.page_size.unwrap_or(max).clamp(min, max);
         i32::try_from(n).unwrap_or(i32::MAX)
     }
@@ -108,13 +108,17 @@ impl AwsAutoScaling {
     /// One TerminateInstanceInAutoScalingGroup, with the SDK's own retries
     /// off: a retried terminate after a lost answer is exactly the blind
     /// retry a non-idempotent call must not get.
-    pub(super) async fn send_terminate(&self, instance: &str) -> Result<ScalingActivity, AwsError> {
+    pub(super) async fn send_terminate(
+        &self,
+        instance: &str,
+        decrement: bool,
+    ) -> Result<ScalingActivity, AwsError> {
         const OP: &str = "TerminateInstanceInAutoScalingGroup";
         let out = self
             .asg
             .terminate_instance_in_auto_scaling_group()
             .instance_id(instance)
-            .should_decrement_desired_capacity(true)
+            .should_decrement_desired_capacity(decrement)
             .customize()
             .config_override(
                 aws_sdk_autoscaling::config::Builder::default()
@@ -214,7 +218,7 @@ impl AutoScaling for AwsAutoScaling {
             });
         }
         let sent = retry(Backoff::DEFAULT, AwsError::proves_not_acted_upon, || {
-            self.send_terminate(instance)
+            self.send_terminate(instance, true)
         })
         .await;
         match sent {
@@ -514,6 +518,18 @@ impl AutoScaling for AwsAutoScaling {
             .await
             .map_err(|e| AwsError::from_sdk(OP, group, e))?;
         Ok(())
+    }
+
+    async fn warm_pool(&self, group: &str) -> Result<Option<WarmPool>, AwsError> {
+        self.describe_warm_pool(group).await
+    }
+
+    async fn terminate_warm_instance(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> Result<Termination, AwsError> {
+        self.terminate_warm(group, instance).await
     }
 
     async fn describe_instances(&self, ids: &[String]) -> Result<Vec<Ec2Instance>, AwsError> {

@@ -5,6 +5,7 @@
 //! - `client`: the port's operations, each checked against the group first.
 //! - `lifecycle_hooks`: DescribeLifecycleHooks, CompleteLifecycleAction.
 //! - `alarms`: DescribeAlarms (CloudWatch, on the same endpoint).
+//! - `warm_pool`: DescribeWarmPool, a warm instance's termination.
 //! - `call_meter`: counts every request sent (for `/metrics`).
 //! - `error`: `AwsError` and the mapping from SDK errors.
 //! - `launch_source`: templates, launch configurations and mixed instances
@@ -27,6 +28,7 @@ pub(crate) mod fuzz;
 mod launch_source;
 mod lifecycle_hooks;
 mod s3_checkpoint;
+mod warm_pool;
 
 #[cfg(test)]
 pub(crate) mod contract;

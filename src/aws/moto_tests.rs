@@ -126,7 +126,11 @@ async fn moto_difference_terminating_an_instance_no_group_holds_is_an_html_500()
     // Sent anyway, moto answers an HTML 500 (AWS: a ValidationError); the
     // adapter maps it to "unavailable", and terminate_instance, which looks
     // before it writes, reports AlreadyGone without sending.
-    let err = m.aws().send_terminate(&victim).await.expect_err("moto 500");
+    let err = m
+        .aws()
+        .send_terminate(&victim, true)
+        .await
+        .expect_err("moto 500");
     assert_eq!(err.label(), "unavailable", "{err}");
     assert_eq!(
         m.aws()

@@ -14,6 +14,7 @@ use crate::roll::decide::drain_plan::preview;
 use crate::roll::decide::roll_plan::RollStrategy;
 use crate::roll::decide::safety::Rules;
 use crate::roll::error::RollError;
+use crate::roll::ports::auto_scaling::AutoScaling;
 use crate::roll::ports::marathon::Marathon;
 use crate::roll::preflight::{Preflight, Request, preflight};
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, GroupRoll};
@@ -63,7 +64,8 @@ pub(super) async fn dry_run(
             writeln!(out, "{json}")?;
         }
         Preflight::NothingToDo(message) => writeln!(out, "{message}")?,
-        Preflight::Ready(checkpoint, notes) => {
+        Preflight::Ready(checkpoint, mut notes) => {
+            notes.extend(warm_pool_notes(clients, &checkpoint).await?);
             let previews = if request.strategy() == RollStrategy::Drain {
                 first_waves(clients, request, &checkpoint).await?
             } else {
@@ -105,6 +107,35 @@ async fn first_waves(
             preview(&apps, &old, &request.allow_unhealthy, rules).to_string()
         })
         .collect())
+}
+
+/// A note for each group with a warm pool: how many of its waiting
+/// instances were launched from an outdated launch source (the plan's
+/// `warm-pool` step replaces them before the scale-up).
+async fn warm_pool_notes(
+    clients: &Clients,
+    checkpoint: &Checkpoint,
+) -> Result<Vec<String>, CliError> {
+    let failed = |e| CliError::Run(RollError::from(e).into());
+    let mut notes = Vec::new();
+    for g in &checkpoint.groups {
+        let Some(pool) = clients.aws.warm_pool(&g.asg).await.map_err(failed)? else {
+            continue;
+        };
+        let group = clients.aws.describe_group(&g.asg).await.map_err(failed)?;
+        let outdated = pool.any_outdated(group.launch_source.as_ref());
+        notes.push(format!(
+            "warm pool of {}: {outdated} of {} waiting instance(s) launched from an outdated launch source{}",
+            g.asg,
+            pool.instances.len(),
+            if outdated > 0 {
+                " (the warm-pool step replaces them before the scale-up)"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(notes)
 }
 
 /// What a dry run of a new roll shows: the checkpoint preflight would

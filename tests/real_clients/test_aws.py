@@ -234,6 +234,42 @@ class AwsChanges(unittest.TestCase):
         self.asg.resume_processes(AutoScalingGroupName=DEMO_GROUP, ScalingProcesses=["AZRebalance"])
         self.assertEqual(group_of(self.asg)["SuspendedProcesses"], [])
 
+    def test_a_warm_pool_fills_beside_the_group_and_is_deleted(self):
+        # No pool: no configuration, no instances.
+        none = self.asg.describe_warm_pool(AutoScalingGroupName=DEMO_GROUP)
+        self.assertNotIn("WarmPoolConfiguration", none)
+        self.assertEqual(none["Instances"], [])
+        self.asg.put_warm_pool(
+            AutoScalingGroupName=DEMO_GROUP,
+            MinSize=1,
+            MaxGroupPreparedCapacity=14,
+            InstanceReusePolicy={"ReuseOnScaleIn": True},
+        )
+
+        def warmed():
+            answer = self.asg.describe_warm_pool(AutoScalingGroupName=DEMO_GROUP)
+            return [i for i in answer["Instances"] if i["LifecycleState"] == "Warmed:Stopped"]
+
+        # MaxGroupPreparedCapacity 14 - desired 12.
+        wait_until("two warm instances", lambda: len(warmed()) == 2)
+        answer = self.asg.describe_warm_pool(AutoScalingGroupName=DEMO_GROUP, MaxRecords=1)
+        self.assertEqual(
+            answer["WarmPoolConfiguration"],
+            {
+                "MaxGroupPreparedCapacity": 14,
+                "MinSize": 1,
+                "PoolState": "Stopped",
+                "InstanceReusePolicy": {"ReuseOnScaleIn": True},
+            },
+        )
+        self.assertEqual(len(answer["Instances"]), 1)
+        self.assertIn("NextToken", answer)
+        for instance in warmed():
+            self.assertEqual(instance["LaunchTemplate"]["Version"], "7")
+            self.assertNotIn(instance["InstanceId"], in_service(group_of(self.asg)))
+        self.asg.delete_warm_pool(AutoScalingGroupName=DEMO_GROUP, ForceDelete=True)
+        self.assertNotIn("WarmPoolConfiguration", self.asg.describe_warm_pool(AutoScalingGroupName=DEMO_GROUP))
+
     def test_set_desired_capacity_launches_an_instance_and_its_agent_registers(self):
         self.asg.set_desired_capacity(AutoScalingGroupName=DEMO_GROUP, DesiredCapacity=13)
         self.assertEqual(group_of(self.asg)["DesiredCapacity"], 13)

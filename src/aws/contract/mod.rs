@@ -94,6 +94,7 @@ macro_rules! contract_tests {
             a_mixed_instances_policy_reads_back_and_only_its_version_is_written,
             protection_reads_back_and_exit_standby_sends_only_standby_instances,
             an_alarm_put_and_set_by_another_client_reads_back_with_its_state_and_reason,
+            a_warm_pool_put_by_another_client_is_read_back_and_deleted,
         );
     };
     (@each $backend:ty; $($test:ident),* $(,)?) => {
@@ -110,6 +111,7 @@ macro_rules! contract_tests {
 pub(crate) mod moto;
 pub(crate) mod simulator;
 mod simulator_hooks;
+mod simulator_warm_pool;
 mod suite;
 mod suite_alarms;
 mod suite_held;

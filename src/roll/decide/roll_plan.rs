@@ -55,6 +55,7 @@ pub(crate) const LOCK: &str = "lock";
 pub(crate) const SUSPEND: &str = "suspend-processes";
 pub(crate) const RAISE_MAX: &str = "raise-max-size";
 pub(crate) const HELD: &str = "held-instances";
+pub(crate) const WARM_POOL: &str = "warm-pool";
 pub(crate) const SET_DESIRED: &str = "set-desired";
 pub(crate) const WAIT_REGISTERED: &str = "wait-registered";
 pub(crate) const MAINTENANCE: &str = "maintenance";
@@ -67,6 +68,7 @@ pub(crate) const ROLLBACK_WINDOWS: &str = "windows";
 pub(crate) const ROLLBACK_MOVES: &str = "move-back";
 pub(crate) const ROLLBACK_TERMINATE: &str = "terminate-new";
 pub(crate) const ROLLBACK_LAUNCH_SOURCE: &str = "launch-template";
+pub(crate) const ROLLBACK_WARM_POOL: &str = "warm-pool-back";
 
 /// How the old agents are emptied (`--strategy`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -230,6 +232,12 @@ fn prepare_phase(group: GroupIndex, raise_max: bool, held: bool) -> Phase<GroupS
 /// awaited as agents.
 fn scale_up_steps(group: GroupIndex) -> Vec<Step<GroupStep>> {
     vec![
+        step(
+            group,
+            WARM_POOL,
+            StepKind::WarmPool,
+            "replace warm-pool instances launched from an outdated launch source",
+        ),
         step(
             group,
             SET_DESIRED,
@@ -490,6 +498,11 @@ fn rollback_steps(group: GroupIndex) -> Vec<Step<GroupStep>> {
             ROLLBACK_LAUNCH_SOURCE,
             StepKind::RollbackLaunchSource,
             "set the group's launch template back to the one the old instances run",
+        ),
+        step(
+            ROLLBACK_WARM_POOL,
+            StepKind::RollbackWarmPool,
+            "replace warm-pool instances launched from the rolled-back launch source",
         ),
     ]
 }

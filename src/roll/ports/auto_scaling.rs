@@ -12,11 +12,13 @@ pub(crate) use super::alarms::{AlarmState, AlarmStateValue};
 pub(crate) use super::auto_scaling_error::AutoScalingError;
 pub use super::ec2::Ec2Instance;
 pub(crate) use super::ec2::{AgentIdentity, AgentMatch, AgentMatches, match_agents};
+pub(crate) use super::launch_source::is_outdated;
+pub use super::launch_source::{LaunchSource, LifecycleState};
 pub(crate) use super::lifecycle_hooks::{
     HookTransition, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook,
 };
 pub use super::mixed_instances::MixedInstancesPolicy;
-use super::mixed_instances::TemplateRef;
+pub use super::warm_pool::{WarmInstance, WarmPool};
 
 /// What the roll reads of, and does to, one Auto Scaling group and its EC2
 /// instances. Every write names the group, and every write is safe to run
@@ -153,6 +155,23 @@ pub trait AutoScaling {
         group: &str,
         instances: &[String],
     ) -> impl Future<Output = Result<(), AutoScalingError>> + Send;
+    /// The group's warm pool, its instances across all pages; `None` when
+    /// the group has none.
+    fn warm_pool(
+        &self,
+        group: &str,
+    ) -> impl Future<Output = Result<Option<WarmPool>, AutoScalingError>> + Send;
+
+    /// Terminates `instance` out of the group's warm pool, without
+    /// decrement (warm instances do not count against desired capacity):
+    /// the pool refills from the group's launch source as it is now.
+    /// Checks first that the instance is still in the pool: re-running
+    /// after a crash reports `AlreadyGone`.
+    fn terminate_warm_instance(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> impl Future<Output = Result<Termination, AutoScalingError>> + Send;
 
     /// EC2's view of the given instances (private IP and DNS name, which the
     /// group does not carry). Ids EC2 does not know are left out.
@@ -228,136 +247,11 @@ impl GroupInstance {
     /// launch it from now: on a mixed instances policy, the template (and
     /// version) of its instance type's override, else the policy's.
     pub(crate) fn is_outdated(&self, group_source: Option<&LaunchSource>) -> bool {
-        match group_source {
-            Some(LaunchSource::MixedInstances(policy)) => {
-                let applies = policy.template_for(self.instance_type.as_deref());
-                self.launch_source.as_ref() != Some(&LaunchSource::from(applies))
-            }
-            other => self.launch_source.as_ref() != other,
-        }
-    }
-}
-
-/// Where an instance's configuration comes from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LaunchSource {
-    Template {
-        id: Option<String>,
-        name: Option<String>,
-        version: Option<String>,
-    },
-    Configuration {
-        name: String,
-    },
-    /// A group's only (never an instance's: each instance carries the
-    /// template it launched from).
-    MixedInstances(MixedInstancesPolicy),
-}
-
-impl From<&TemplateRef> for LaunchSource {
-    fn from(t: &TemplateRef) -> LaunchSource {
-        LaunchSource::Template {
-            id: t.id.clone(),
-            name: t.name.clone(),
-            version: t.version.clone(),
-        }
-    }
-}
-
-impl LaunchSource {
-    /// The template it names, if it is one.
-    pub(crate) fn template(&self) -> Option<TemplateRef> {
-        match self {
-            LaunchSource::Template { id, name, version } => Some(TemplateRef {
-                id: id.clone(),
-                name: name.clone(),
-                version: version.clone(),
-            }),
-            _ => None,
-        }
-    }
-
-    /// The kind of source, as AWS names the group's parameter.
-    pub(crate) fn kind(&self) -> &'static str {
-        match self {
-            LaunchSource::Template { .. } => "LaunchTemplate",
-            LaunchSource::Configuration { .. } => "LaunchConfigurationName",
-            LaunchSource::MixedInstances(_) => "MixedInstancesPolicy",
-        }
-    }
-}
-
-/// The Auto Scaling lifecycle states the roll acts on; the rest are kept
-/// verbatim.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LifecycleState {
-    Pending,
-    /// Held by a launch hook before going in service.
-    PendingWait,
-    /// A launch hook's wait is over; going in service.
-    PendingProceed,
-    InService,
-    Standby,
-    Terminating,
-    /// Held by a termination hook before being shut down.
-    TerminatingWait,
-    /// A termination hook's wait is over; being shut down.
-    TerminatingProceed,
-    Terminated,
-    Detaching,
-    Detached,
-    /// Warm pool states, `EnteringStandby` and whatever AWS adds later.
-    Other(String),
-}
-
-impl LifecycleState {
-    pub(crate) fn parse(state: &str) -> LifecycleState {
-        match state {
-            "Pending" => LifecycleState::Pending,
-            "Pending:Wait" => LifecycleState::PendingWait,
-            "Pending:Proceed" => LifecycleState::PendingProceed,
-            "InService" => LifecycleState::InService,
-            "Standby" => LifecycleState::Standby,
-            "Terminating" => LifecycleState::Terminating,
-            "Terminating:Wait" => LifecycleState::TerminatingWait,
-            "Terminating:Proceed" => LifecycleState::TerminatingProceed,
-            "Terminated" => LifecycleState::Terminated,
-            "Detaching" => LifecycleState::Detaching,
-            "Detached" => LifecycleState::Detached,
-            other => LifecycleState::Other(other.to_string()),
-        }
-    }
-
-    /// As AWS spells it (`Terminating:Wait`).
-    pub(crate) fn as_aws(&self) -> &str {
-        match self {
-            LifecycleState::Pending => "Pending",
-            LifecycleState::PendingWait => "Pending:Wait",
-            LifecycleState::PendingProceed => "Pending:Proceed",
-            LifecycleState::InService => "InService",
-            LifecycleState::Standby => "Standby",
-            LifecycleState::Terminating => "Terminating",
-            LifecycleState::TerminatingWait => "Terminating:Wait",
-            LifecycleState::TerminatingProceed => "Terminating:Proceed",
-            LifecycleState::Terminated => "Terminated",
-            LifecycleState::Detaching => "Detaching",
-            LifecycleState::Detached => "Detached",
-            LifecycleState::Other(text) => text,
-        }
-    }
-
-    /// On its way out of the group: terminating it again changes nothing.
-    pub fn is_leaving(&self) -> bool {
-        match self {
-            LifecycleState::Terminating
-            | LifecycleState::TerminatingWait
-            | LifecycleState::TerminatingProceed
-            | LifecycleState::Terminated
-            | LifecycleState::Detaching
-            | LifecycleState::Detached => true,
-            LifecycleState::Other(s) => s.starts_with("Terminat") || s.starts_with("Detach"),
-            _ => false,
-        }
+        is_outdated(
+            self.launch_source.as_ref(),
+            self.instance_type.as_deref(),
+            group_source,
+        )
     }
 }
 

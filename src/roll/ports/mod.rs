@@ -15,11 +15,13 @@ pub mod auto_scaling;
 mod auto_scaling_error;
 pub(crate) mod checkpoint_object;
 mod ec2;
+mod launch_source;
 mod lifecycle_hooks;
 pub(crate) mod marathon;
 pub(crate) mod mesos;
 pub mod mixed_instances;
 pub(crate) mod pager;
+mod warm_pool;
 
 use auto_scaling::AutoScaling;
 use marathon::Marathon;

@@ -95,6 +95,9 @@ pub(crate) enum StepKind {
     /// (`standby = "terminate"` does it, `"wait"` waits for an operator),
     /// their scale-in protection lifted (`protected = "wait"`).
     HeldInstances,
+    /// Replace the warm pool's instances launched from an outdated
+    /// source, before the scale-up can draw on them.
+    WarmPool,
     /// Desired capacity = N + K − terminated.
     SetDesired,
     /// Wait for the new instances to be active Mesos agents.
@@ -119,6 +122,9 @@ pub(crate) enum StepKind {
     /// Rollback: the group's launch template (or configuration) set back
     /// to the one the old instances run.
     RollbackLaunchSource,
+    /// Rollback: the warm pool's instances launched from the rolled-onto
+    /// source replaced, once the launch source is set back.
+    RollbackWarmPool,
     /// Resume what the roll suspended.
     ResumeProcesses,
     /// Restore the MaxSize `--raise-max` raised.
@@ -164,6 +170,7 @@ impl StepKind {
                 | StepKind::RollbackMoves
                 | StepKind::RollbackTerminate
                 | StepKind::RollbackLaunchSource
+                | StepKind::RollbackWarmPool
         )
     }
 

@@ -286,10 +286,10 @@ async fn latency_past_the_client_timeouts_for_two_minutes_mid_roll_is_waited_out
                     seen.store(true, Ordering::Relaxed);
                 }
                 // The observer's first call is the roll as taken up, before
-                // any write: the ninth write (the scale-up's first wait) is
-                // its tenth call.
+                // any write: the tenth write (the scale-up's first wait,
+                // after the warm-pool step's) is its eleventh call.
                 writes += 1;
-                if writes == 10 {
+                if writes == 11 {
                     // Every answer 7 s late: past the clients' 5 s timeout.
                     world.set_api_faults(api_faults(0.0, 0.0, 7_000));
                     let world = world.clone();

@@ -21,4 +21,5 @@ mod reclaim;
 mod refresh;
 mod rollback;
 mod surge;
+mod warm_pool;
 mod wrapped_aws;

@@ -1,18 +1,20 @@
 //! The built-in `production` scenario, a whole roll in this process on
-//! paused tokio time: a mixed instances group with Spot, a termination
-//! hook roller completes and a log shipper's it waits for, a launch hook,
-//! one instance in Standby and one protected from scale-in, all at once,
-//! with the environment its `[roller]` table gives. Both strategies roll
-//! it hands-off: every agent replaced, no outage, no app below its floor,
-//! and the group's launch source and hooks as they were.
+//! paused tokio time, both groups in one plan: a mixed instances group
+//! with Spot and an instance in Standby, an on-demand group with a warm
+//! pool and an instance protected from scale-in, each with a termination
+//! hook roller completes and a log shipper's it waits for, with the
+//! environment its `[roller]` table gives. Both strategies roll it
+//! hands-off: every agent replaced, no outage, no app below its floor,
+//! and each group's launch source, hooks and warm pool as they were.
 
 use std::collections::HashSet;
 
 use super::in_process::{roll, settings};
 use crate::roll::decide::roll_plan::RollStrategy;
 use crate::roll::engine::Outcome;
-use crate::roll::ports::auto_scaling::AutoScaling;
+use crate::roll::ports::auto_scaling::{AutoScaling, WarmPool};
 use crate::roll::record::checkpoint::Checkpoint;
+use crate::roll::record::env::GroupSpec;
 use crate::sim::Scenario;
 use crate::simulated::SimulatedCluster;
 
@@ -28,16 +30,33 @@ fn events_saying<'c>(checkpoint: &'c Checkpoint, text: &str) -> Vec<&'c str> {
 async fn rolls_hands_off(strategy: RollStrategy) {
     let dir = tempfile::tempdir().expect("tempdir");
     let scenario = Scenario::load("production").expect("built-in scenario");
-    let cluster = SimulatedCluster::start(&scenario, 1.0, dir.path().to_path_buf())
+    let mut cluster = SimulatedCluster::start(&scenario, 1.0, dir.path().to_path_buf())
         .await
         .expect("simulated cluster");
     tokio::time::sleep(std::time::Duration::from_secs(300)).await;
-    let asg = cluster.env.asg().to_string();
-    let before = cluster.aws.describe_group(&asg).await.expect("group");
-    let hooks_before = cluster.aws.lifecycle_hooks(&asg).await.expect("hooks");
-    let originals: HashSet<String> = before.instances.iter().map(|i| i.id.clone()).collect();
-    assert_eq!(originals.len(), 7, "six in service and one in Standby");
-    let mut s = settings(&dir.path().join("roll.json"), 6, &[]);
+    let hooks = cluster.env.groups[0].complete_lifecycle_hooks.clone();
+    assert_eq!(hooks, ["roller-drain"], "[roller] names roller's hook");
+    // One plan for both groups, each to its desired capacity (the
+    // instance in Standby comes back as one more to replace, not one more
+    // to keep).
+    cluster.env.groups = scenario
+        .groups()
+        .map(|g| GroupSpec {
+            asg: g.name.clone(),
+            target: Some(g.desired_capacity),
+            select: None,
+            complete_lifecycle_hooks: hooks.clone(),
+        })
+        .collect();
+    let mut before = Vec::new();
+    for spec in &cluster.env.groups {
+        let group = cluster.aws.describe_group(&spec.asg).await.expect("group");
+        let hooks = cluster.aws.lifecycle_hooks(&spec.asg).await.expect("hooks");
+        let pool = cluster.aws.warm_pool(&spec.asg).await.expect("warm pool");
+        before.push((spec.clone(), group, hooks, pool));
+    }
+    let mut s = settings(&dir.path().join("roll.json"), 0, &[]);
+    s.request.target = None;
     s.request.strategy = Some(strategy);
 
     let (outcome, checkpoint, _) = roll(&cluster, s).await;
@@ -47,18 +66,39 @@ async fn rolls_hands_off(strategy: RollStrategy) {
         matches!(outcome, Outcome::Complete { .. }),
         "{name}: {outcome:?}"
     );
-    let after = cluster.aws.describe_group(&asg).await.expect("group");
-    let left: Vec<&str> = after
-        .instances
-        .iter()
-        .map(|i| i.id.as_str())
-        .filter(|id| originals.contains(*id))
-        .collect();
-    assert!(left.is_empty(), "{name}: originals left {left:?}");
-    assert_eq!(after.desired_capacity, 6, "{name}");
-    assert_eq!(after.launch_source, before.launch_source, "{name}");
-    let hooks_after = cluster.aws.lifecycle_hooks(&asg).await.expect("hooks");
-    assert_eq!(hooks_after, hooks_before, "{name}");
+    for (spec, group, hooks, pool) in &before {
+        let asg = &spec.asg;
+        let originals: HashSet<&str> = group.instances.iter().map(|i| i.id.as_str()).collect();
+        let after = cluster.aws.describe_group(asg).await.expect("group");
+        let left: Vec<&str> = after
+            .instances
+            .iter()
+            .map(|i| i.id.as_str())
+            .filter(|id| originals.contains(id))
+            .collect();
+        assert!(left.is_empty(), "{name} {asg}: originals left {left:?}");
+        assert_eq!(after.desired_capacity, spec.target.unwrap(), "{name} {asg}");
+        assert_eq!(after.launch_source, group.launch_source, "{name} {asg}");
+        let hooks_after = cluster.aws.lifecycle_hooks(asg).await.expect("hooks");
+        assert_eq!(&hooks_after, hooks, "{name} {asg}");
+        let pool_after = cluster.aws.warm_pool(asg).await.expect("warm pool");
+        let config = |p: &WarmPool| {
+            (
+                p.pool_state.clone(),
+                p.min_size,
+                p.max_group_prepared_capacity,
+            )
+        };
+        assert_eq!(
+            pool_after.as_ref().map(config),
+            pool.as_ref().map(config),
+            "{name} {asg}: the warm pool's configuration"
+        );
+    }
+    assert!(
+        before.iter().any(|(_, _, _, pool)| pool.is_some()),
+        "the scenario has a warm pool"
+    );
     assert!(
         !events_saying(
             &checkpoint,

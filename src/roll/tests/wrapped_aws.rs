@@ -8,7 +8,7 @@ use crate::aws::AwsAutoScaling;
 use crate::roll::ports::auto_scaling::{
     AlarmState, AutoScaling, AutoScalingError, AutoScalingGroup, Ec2Instance, GroupTag,
     InstanceRefresh, LaunchSource, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook,
-    ScalingActivity, ScalingProcess, Termination,
+    ScalingActivity, ScalingProcess, Termination, WarmPool,
 };
 
 pub(super) struct WrappedAws<'a> {
@@ -142,6 +142,16 @@ impl AutoScaling for WrappedAws<'_> {
         self.aws
             .complete_lifecycle_action(group, hook, instance, result)
             .await
+    }
+    async fn warm_pool(&self, group: &str) -> Result<Option<WarmPool>, AutoScalingError> {
+        self.aws.warm_pool(group).await
+    }
+    async fn terminate_warm_instance(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> Result<Termination, AutoScalingError> {
+        self.aws.terminate_warm_instance(group, instance).await
     }
     async fn describe_instances(
         &self,

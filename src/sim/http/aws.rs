@@ -8,9 +8,10 @@
 //!
 //! - `query`: parameters, list conventions, paging, the facade's error.
 //! - `xml`: the XML writer, envelopes and timestamps.
-//! - `autoscaling`, `lifecycle_hooks`, `tags`, `ec2`, `cloudwatch`: the
-//!   actions (CloudWatch's alarms, `2010-08-01`, on the same endpoint:
-//!   its action names are its own, so `Action` says which service).
+//! - `autoscaling`, `lifecycle_hooks`, `warm_pool`, `tags`, `ec2`,
+//!   `cloudwatch`: the actions (CloudWatch's alarms, `2010-08-01`, on the
+//!   same endpoint: its action names are its own, so `Action` says which
+//!   service).
 
 mod autoscaling;
 mod cloudwatch;
@@ -19,6 +20,7 @@ mod lifecycle_hooks;
 mod mixed;
 mod query;
 mod tags;
+mod warm_pool;
 mod xml;
 
 #[cfg(test)]
@@ -57,7 +59,10 @@ pub(crate) fn router(world: SharedWorld) -> Router {
 
 /// The service an action belongs to, if the facade knows it.
 fn service_of(action: &str) -> Option<Service> {
-    if autoscaling::ACTIONS.contains(&action) || lifecycle_hooks::ACTIONS.contains(&action) {
+    if autoscaling::ACTIONS.contains(&action)
+        || lifecycle_hooks::ACTIONS.contains(&action)
+        || warm_pool::ACTIONS.contains(&action)
+    {
         Some(Service::AutoScaling)
     } else if ec2::ACTIONS.contains(&action) {
         Some(Service::Ec2)
@@ -130,7 +135,8 @@ async fn handle(
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let answered = match known {
             Service::AutoScaling => autoscaling::dispatch(w, &mut tags, &action, &params)
-                .or_else(|| lifecycle_hooks::dispatch(w, &action, &params)),
+                .or_else(|| lifecycle_hooks::dispatch(w, &action, &params))
+                .or_else(|| warm_pool::dispatch(w, &action, &params)),
             Service::Ec2 => ec2::dispatch(w, &action, &params),
             Service::CloudWatch => cloudwatch::dispatch(w, &action, &params),
         };

@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::defaults;
 use super::mixed::MixedInstancesSpec;
+use super::warm_pool::WarmPoolSpec;
 
 /// One Auto Scaling group of Mesos agents (`[[groups]]`, or the one
 /// `[group]`).
@@ -57,6 +58,11 @@ pub struct GroupSpec {
     /// as PutLifecycleHook would have put them.
     #[serde(default)]
     pub(crate) lifecycle_hooks: Vec<LifecycleHookSpec>,
+    /// A warm pool beside the group from the start (`[group.warm_pool]`),
+    /// as PutWarmPool would have put it, filled at time zero from the
+    /// group's launch template.
+    #[serde(default)]
+    pub(crate) warm_pool: Option<WarmPoolSpec>,
 }
 
 /// One lifecycle hook, as PutLifecycleHook takes it: a name, the

@@ -21,6 +21,7 @@ mod group;
 mod mixed;
 mod timings;
 mod validate;
+mod warm_pool;
 
 #[cfg(test)]
 mod tests;
@@ -33,6 +34,7 @@ pub(crate) use group::{check_role, resolve_template_version};
 pub(crate) use mixed::MixedInstancesSpec;
 pub(crate) use timings::Timings;
 pub(crate) use timings::millis;
+pub(crate) use warm_pool::WarmPoolSpec;
 
 /// The scenarios embedded in the binary, by name.
 const BUILTIN: &[(&str, &str)] = &[

@@ -225,6 +225,16 @@ impl Scenario {
                 return Err(refuse(at, format!("a second hook named {}", hook.name)));
             }
         }
+        if let Some(pool) = &g.warm_pool {
+            pool.check()
+                .map_err(|why| refuse(field("warm_pool.pool_state"), why))?;
+            if g.mixed_instances.is_some() {
+                return Err(refuse(
+                    field("warm_pool"),
+                    "AWS adds no warm pool to a group with a mixed instances policy; drop one of them".into(),
+                ));
+            }
+        }
         let azs: BTreeSet<&String> = g.availability_zones.iter().collect();
         if g.availability_zones.is_empty() || azs.len() != g.availability_zones.len() {
             return Err(refuse(

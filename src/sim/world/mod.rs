@@ -43,6 +43,9 @@ pub(crate) use asg::{
     LaunchTemplateChoice, LaunchTemplateView, MixedPolicyView, MixedUpdate, OverrideUpdate,
     RefreshView,
 };
+// Only tests name the pool's view (the facade writes it as it comes).
+#[cfg(test)]
+pub(crate) use asg::WarmPoolView;
 pub(crate) use clock::{Epoch, SimTime};
 pub(crate) use faults::Faults;
 #[cfg(test)]
@@ -173,6 +176,7 @@ impl World {
             .refresh_never_healthy(&world.faults.never_healthy_apps);
         for (gi, g) in scenario.groups().enumerate() {
             world.populate_initial_instances(gi, g.standby, g.protected);
+            world.populate_warm_pool(gi);
         }
         world.add_scenario_alarms(&scenario.alarms);
         world.place_initial_tasks();

@@ -11,6 +11,8 @@
 //! - `prepare.rs`: `Lock`, `SuspendProcesses`, `RaiseMaxSize`.
 //! - `held.rs`: `HeldInstances`, instances in Standby or scale-in
 //!   protected brought into the roll (`--standby`, `--protected`).
+//! - `warm_pool.rs`: `WarmPool` and `RollbackWarmPool`, the warm pool's
+//!   outdated instances replaced.
 //! - `scale_up.rs`: `SetDesired`, `WaitRegistered`, `Maintenance`.
 //! - `replace.rs`: `Replace`, one instance's replacement (moves,
 //!   termination, deregistration, health): the serial strategy and the
@@ -49,6 +51,7 @@ mod rollback;
 mod scale_up;
 mod task_moves;
 mod terminate;
+mod warm_pool;
 
 use std::future::Future;
 use std::time::Duration;
@@ -81,6 +84,11 @@ pub(crate) async fn tick<P: Ports>(
         StepKind::SuspendProcesses => prepare::SuspendProcesses.tick(cx).await,
         StepKind::RaiseMaxSize => prepare::RaiseMaxSize.tick(cx).await,
         StepKind::HeldInstances => held::HeldInstances.tick(cx).await,
+        StepKind::WarmPool => {
+            warm_pool::ReplaceWarmPool { rollback: false }
+                .tick(cx)
+                .await
+        }
         StepKind::SetDesired => scale_up::SetDesired.tick(cx).await,
         StepKind::WaitRegistered => scale_up::WaitRegistered.tick(cx).await,
         StepKind::Maintenance => scale_up::Maintenance.tick(cx).await,
@@ -91,6 +99,7 @@ pub(crate) async fn tick<P: Ports>(
         StepKind::RollbackMoves => rollback::RollbackMoves.tick(cx).await,
         StepKind::RollbackTerminate => rollback::RollbackTerminate.tick(cx).await,
         StepKind::RollbackLaunchSource => rollback::RollbackLaunchSource.tick(cx).await,
+        StepKind::RollbackWarmPool => warm_pool::ReplaceWarmPool { rollback: true }.tick(cx).await,
         StepKind::ResumeProcesses => finish::ResumeProcesses.tick(cx).await,
         StepKind::RestoreMaxSize => finish::RestoreMaxSize.tick(cx).await,
         StepKind::EndMaintenance => finish::EndMaintenance.tick(cx).await,

@@ -26,22 +26,7 @@ impl World {
         let instances = g
             .members
             .iter()
-            .map(|&i| {
-                let inst = &self.instances[i];
-                GroupInstanceView {
-                    instance_id: inst.id.clone(),
-                    availability_zone: g.azs[inst.az].clone(),
-                    lifecycle_state: inst.state.as_aws(),
-                    health_status: "Healthy",
-                    instance_type: inst.instance_type.clone(),
-                    launch_template: LaunchTemplateView {
-                        id: g.template.id(),
-                        name: g.template.name.clone(),
-                        version: inst.template_version.clone(),
-                    },
-                    protected_from_scale_in: inst.protected_from_scale_in,
-                }
-            })
+            .map(|&i| self.instance_view(g, i))
             .collect();
         GroupView {
             name: g.name.clone(),
@@ -73,6 +58,25 @@ impl World {
                 })
                 .collect(),
             role: g.role.clone(),
+        }
+    }
+
+    /// One instance of group `g` (a member or a warm one) as the group's
+    /// descriptions show it.
+    pub(super) fn instance_view(&self, g: &Group, i: InstanceIdx) -> GroupInstanceView {
+        let inst = &self.instances[i];
+        GroupInstanceView {
+            instance_id: inst.id.clone(),
+            availability_zone: g.azs[inst.az].clone(),
+            lifecycle_state: inst.state.as_aws(),
+            health_status: "Healthy",
+            instance_type: inst.instance_type.clone(),
+            launch_template: LaunchTemplateView {
+                id: g.template.id(),
+                name: g.template.name.clone(),
+                version: inst.template_version.clone(),
+            },
+            protected_from_scale_in: inst.protected_from_scale_in,
         }
     }
 
@@ -136,6 +140,16 @@ impl World {
             return Ok(self.activity_view(self.instances[idx].group, activity));
         }
         let gi = self.instances[idx].group;
+        if matches!(
+            self.instances[idx].state,
+            LifecycleState::Warmed(_) | LifecycleState::WarmedPending
+        ) {
+            // Warm instances do not count against desired capacity:
+            // there is nothing to decrement.
+            let activity = self.terminate_warm_instance(idx);
+            self.observe_group(gi);
+            return Ok(self.activity_view(gi, activity));
+        }
         let g = &mut self.groups[gi];
         if decrement {
             if g.desired <= g.min {

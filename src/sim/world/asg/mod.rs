@@ -17,7 +17,8 @@
 //! itself (launches, terminations, AZRebalance, activities), `hooks`
 //! lifecycle hooks and the `Pending:Wait` / `Terminating:Wait` they hold
 //! instances in, `reclaim` EC2 taking an instance away (a Spot
-//! interruption, a hardware failure).
+//! interruption, a hardware failure), `warm_pool` the instances waiting
+//! beside the group (`Warmed:*`) for its scale-outs.
 
 mod api;
 mod hooks;
@@ -32,6 +33,10 @@ mod refresh;
 pub(crate) use refresh::RefreshView;
 mod scaling;
 mod standby;
+mod warm_pool;
+#[cfg(test)]
+pub(crate) use warm_pool::WarmPoolView;
+use warm_pool::{PoolState, WarmPool};
 
 use std::collections::BTreeMap;
 
@@ -59,6 +64,14 @@ pub(crate) enum LifecycleState {
     /// The termination hooks are done: being shut down.
     TerminatingProceed,
     Terminated,
+    /// Launching into the warm pool, or stopping on its way back there
+    /// from a scale-in.
+    WarmedPending,
+    /// Waiting in the warm pool, in its pool state: not the group's, its
+    /// machine stopped (or running, with no agent started).
+    Warmed(PoolState),
+    /// Terminated out of the warm pool.
+    WarmedTerminating,
 }
 
 impl LifecycleState {
@@ -73,6 +86,11 @@ impl LifecycleState {
             LifecycleState::TerminatingWait => "Terminating:Wait",
             LifecycleState::TerminatingProceed => "Terminating:Proceed",
             LifecycleState::Terminated => "Terminated",
+            LifecycleState::WarmedPending => "Warmed:Pending",
+            LifecycleState::Warmed(PoolState::Stopped) => "Warmed:Stopped",
+            LifecycleState::Warmed(PoolState::Running) => "Warmed:Running",
+            LifecycleState::Warmed(PoolState::Hibernated) => "Warmed:Hibernated",
+            LifecycleState::WarmedTerminating => "Warmed:Terminating",
         }
     }
 
@@ -87,6 +105,10 @@ impl LifecycleState {
             | LifecycleState::TerminatingWait => "running",
             LifecycleState::Terminating | LifecycleState::TerminatingProceed => "shutting-down",
             LifecycleState::Terminated => "terminated",
+            LifecycleState::WarmedPending => "pending",
+            LifecycleState::Warmed(PoolState::Running) => "running",
+            LifecycleState::Warmed(_) => "stopped",
+            LifecycleState::WarmedTerminating => "shutting-down",
         }
     }
 
@@ -199,6 +221,8 @@ pub(crate) struct Group {
     refreshes: Vec<refresh::Refresh>,
     /// Its lifecycle hooks, in the order they were put.
     hooks: Vec<hooks::Hook>,
+    /// Its warm pool, if it has one.
+    warm: Option<WarmPool>,
 }
 
 impl Group {
@@ -235,6 +259,7 @@ impl Group {
                 .iter()
                 .map(hooks::Hook::from_spec)
                 .collect(),
+            warm: spec.warm_pool.as_ref().map(WarmPool::from_spec),
         }
     }
 

@@ -83,12 +83,28 @@ impl World {
     }
 
     fn create_instance(&mut self, gi: GroupIdx, az: usize, cause: String) -> InstanceIdx {
+        let idx = self.new_instance(gi, az, "Launching a new EC2 instance", cause);
+        self.groups[gi].members.push(idx);
+        self.monitor.instance_launched(gi);
+        idx
+    }
+
+    /// A new instance of group `gi` in `az`, Pending, launched from what
+    /// the group launches now, its launch activity begun (`what`: the
+    /// activity's description before the id); in no member list yet.
+    pub(super) fn new_instance(
+        &mut self,
+        gi: GroupIdx,
+        az: usize,
+        what: &str,
+        cause: String,
+    ) -> InstanceIdx {
         let id = format!("i-0{}", self.rng.hex(16));
         let n = self.instances.len();
         let ip = format!("10.0.{}.{}", 1 + n / 250, 4 + n % 250);
         let activity = self.add_activity(
             gi,
-            format!("Launching a new EC2 instance: {id}"),
+            format!("{what}: {id}"),
             cause,
             ActivityStatus::InProgress,
         );
@@ -111,8 +127,6 @@ impl World {
             hook_wait: None,
         });
         self.instance_by_id.insert(id, idx);
-        self.groups[gi].members.push(idx);
-        self.monitor.instance_launched(gi);
         idx
     }
 
@@ -226,6 +240,9 @@ impl World {
     /// Booted: in service, unless the group's launch hooks hold it in
     /// `Pending:Wait` first.
     pub(crate) fn on_instance_booted(&mut self, idx: InstanceIdx) {
+        if self.warm_instance_ready(idx) {
+            return;
+        }
         if self.instances[idx].state != LifecycleState::Pending {
             return;
         }
@@ -269,6 +286,9 @@ impl World {
     }
 
     pub(crate) fn on_instance_terminated(&mut self, idx: InstanceIdx) {
+        if self.warm_instance_terminated(idx) {
+            return;
+        }
         if !matches!(
             self.instances[idx].state,
             LifecycleState::Terminating | LifecycleState::TerminatingProceed
@@ -305,6 +325,9 @@ impl World {
                     "At {} an instance was started in response to a difference between desired and actual capacity, increasing the capacity from {live} to {target}.",
                     self.now
                 );
+                if self.take_from_warm_pool(gi, az, cause.clone()).is_some() {
+                    continue;
+                }
                 if self.launch_instance(gi, az, cause).is_none() {
                     if self.groups[gi].retry_at.is_none() {
                         let at = self.now.plus_ms(self.timing.launch_retry_ms);
@@ -324,11 +347,14 @@ impl World {
                     "At {} an instance was taken out of service in response to a difference between desired and actual capacity, shrinking the capacity from {live} to {target}.",
                     self.now
                 );
-                self.begin_termination(victim, cause);
+                if !self.return_to_warm_pool(victim) {
+                    self.begin_termination(victim, cause);
+                }
             } else {
                 break;
             }
         }
+        self.fill_warm_pool(gi);
         self.schedule_rebalance_check(gi);
         self.observe_group(gi);
     }
