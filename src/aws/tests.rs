@@ -456,6 +456,11 @@ fn the_documented_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
         "autoscaling",
     ));
     called.extend(calls(
+        include_str!("warm_pool.rs"),
+        "self.asg.",
+        "autoscaling",
+    ));
+    called.extend(calls(
         include_str!("alarms.rs"),
         "self.cloudwatch.",
         "cloudwatch",

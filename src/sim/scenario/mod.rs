@@ -162,6 +162,7 @@ struct ScenarioFile {
     api_faults: ApiFaults,
     #[serde(default)]
     alarms: Vec<AlarmSpec>,
+    #[serde(default)]
     roller: RollerSettings,
 }
 
