@@ -93,7 +93,7 @@ impl Sorted<'_> {
                 .map(|(i, why)| format!("{} ({}, {why})", i.id, i.lifecycle_state.as_aws()))
                 .collect();
             notes.push(format!(
-                "left out of the roll, on the old image: {}",
+                "left out of the roll (not InService), on the old image: {}",
                 list.join(", ")
             ));
         }

@@ -241,7 +241,7 @@ fn refuse_not_in_service(asg: &str, sorted: &Sorted<'_>) -> Result<(), RollError
         .map(|i| format!("{} ({})", i.id, i.lifecycle_state.as_aws()))
         .collect();
     Err(RollError::refused(format!(
-        "instances of ASG {asg} neither InService nor in Standby (Pending, lifecycle-hook waits): {}; \
+        "instances of ASG {asg} not InService and not in Standby (Pending, lifecycle-hook waits): {}; \
          wait until they are in service, or pass --skip-not-in-service to leave them out of the roll",
         odd.join(", ")
     )))

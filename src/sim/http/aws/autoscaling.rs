@@ -35,7 +35,9 @@ pub(super) fn dispatch(
         "DescribeTags" => describe_tags(w, flags, p).map(Some),
         "EnterStandby" => standby(w, p, true).map(Some),
         "ExitStandby" => standby(w, p, false).map(Some),
-        "SetInstanceProtection" => set_instance_protection(w, p).map(|()| None),
+        // An empty `<…Result/>`, as AWS answers the actions whose output
+        // shape is an (empty) `…Answer`: botocore looks for the element.
+        "SetInstanceProtection" => set_instance_protection(w, p).map(|()| Some(String::new())),
         "StartInstanceRefresh" => refresh_id(w, p, true),
         "CancelInstanceRefresh" => refresh_id(w, p, false),
         "DescribeInstanceRefreshes" => describe_refreshes(w, p).map(Some),

@@ -25,11 +25,11 @@ pub(super) fn dispatch(
     p: &Params,
 ) -> Option<Result<Option<String>, QueryError>> {
     Some(match action {
-        "PutLifecycleHook" => put(w, p).map(|()| None),
+        "PutLifecycleHook" => put(w, p).map(|()| Some(String::new())),
         "DescribeLifecycleHooks" => describe(w, p).map(Some),
-        "DeleteLifecycleHook" => delete(w, p).map(|()| None),
-        "CompleteLifecycleAction" => complete(w, p).map(|()| None),
-        "RecordLifecycleActionHeartbeat" => heartbeat(w, p).map(|()| None),
+        "DeleteLifecycleHook" => delete(w, p).map(|()| Some(String::new())),
+        "CompleteLifecycleAction" => complete(w, p).map(|()| Some(String::new())),
+        "RecordLifecycleActionHeartbeat" => heartbeat(w, p).map(|()| Some(String::new())),
         _ => return None,
     })
 }

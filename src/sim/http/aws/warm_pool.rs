@@ -22,9 +22,9 @@ pub(super) fn dispatch(
     p: &Params,
 ) -> Option<Result<Option<String>, QueryError>> {
     Some(match action {
-        "PutWarmPool" => put(w, p).map(|()| None),
+        "PutWarmPool" => put(w, p).map(|()| Some(String::new())),
         "DescribeWarmPool" => describe(w, p).map(Some),
-        "DeleteWarmPool" => delete(w, p).map(|()| None),
+        "DeleteWarmPool" => delete(w, p).map(|()| Some(String::new())),
         _ => return None,
     })
 }
