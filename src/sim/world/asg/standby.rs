@@ -116,28 +116,7 @@ impl World {
         protected: bool,
     ) -> Result<(), AwsError> {
         const ACTION: &str = "SetInstanceProtection";
-        let gi = self.check_group(ACTION, group)?;
-        if instance_ids.is_empty() {
-            return Err(AwsError::Validation {
-                action: ACTION,
-                message: "The parameter InstanceIds is required.".into(),
-            });
-        }
-        let mut picked = Vec::with_capacity(instance_ids.len());
-        for id in instance_ids {
-            let idx = self
-                .instance_by_id
-                .get(id)
-                .copied()
-                .filter(|&i| self.groups[gi].members.contains(&i))
-                .ok_or_else(|| AwsError::Validation {
-                    action: ACTION,
-                    message: format!(
-                        "The instance {id} is not part of Auto Scaling group {group}."
-                    ),
-                })?;
-            picked.push(idx);
-        }
+        let (gi, picked) = self.group_members(ACTION, group, instance_ids)?;
         for idx in picked {
             self.instances[idx].protected_from_scale_in = protected;
         }
@@ -154,6 +133,29 @@ impl World {
         group: &str,
         ids: &[String],
         state: LifecycleState,
+    ) -> Result<(GroupIdx, Vec<InstanceIdx>), AwsError> {
+        let (gi, picked) = self.group_members(action, group, ids)?;
+        if let Some(&idx) = picked.iter().find(|&&i| self.instances[i].state != state) {
+            return Err(AwsError::Validation {
+                action,
+                message: format!(
+                    "The instance {} is not in {}.",
+                    self.instances[idx].id,
+                    state.as_aws()
+                ),
+            });
+        }
+        Ok((gi, picked))
+    }
+
+    /// The group and its instances named by `ids`, each once, in the order
+    /// named; refused as a whole when `ids` is empty or names an unknown or
+    /// other group's instance.
+    fn group_members(
+        &self,
+        action: &'static str,
+        group: &str,
+        ids: &[String],
     ) -> Result<(GroupIdx, Vec<InstanceIdx>), AwsError> {
         let gi = self.check_group(action, group)?;
         if ids.is_empty() {
@@ -175,12 +177,6 @@ impl World {
                         "The instance {id} is not part of Auto Scaling group {group}."
                     ),
                 })?;
-            if self.instances[idx].state != state {
-                return Err(AwsError::Validation {
-                    action,
-                    message: format!("The instance {id} is not in {}.", state.as_aws()),
-                });
-            }
             if !picked.contains(&idx) {
                 picked.push(idx);
             }
