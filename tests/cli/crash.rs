@@ -1003,16 +1003,16 @@ fn a_fixed_sample_of_crash_points_through_a_bad_images_detection_and_rollback_al
 /// The cluster's sample CI runs: `demo-cluster` (12 private agents, 3
 /// public ones) rolled whole by one plan, drain, with no `--target`,
 /// killed at 7 points of its ~110 writes, each resumed to every group's
-/// clean end. From about write 24 to 50 the second group scales up (its
-/// new agents booting, its old ones put under a window) while the first
-/// drains: three points fall early in it, one a double kill, and one of
-/// them must be seen to (its kill found both phases under way). The
-/// others: the prepare, the first group's terminations, the second
-/// group's drain, the finish.
+/// clean end. Both groups scale up together (new agents booting, old ones
+/// put under a window) before the first drains: three points fall in
+/// that stretch, one a double kill, and one of them must be seen to (its
+/// kill found both scale-ups under way). The others: the prepare, the
+/// first group's drain and terminations, the second group's drain, the
+/// finish.
 #[test]
 fn a_fixed_sample_of_crash_points_of_a_whole_cluster_roll_all_resume_to_every_groups_clean_end() {
     const BOUNDARY: [&str; 2] = [
-        "mesos-agents-demo:drain",
+        "mesos-agents-demo:scale-up",
         "mesos-agents-demo-public:scale-up",
     ];
     let trial = |kills: Vec<Kill>| Trial {

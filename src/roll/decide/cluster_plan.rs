@@ -7,14 +7,12 @@
 //! roll-<asg1>+<asg2> (dependency strategy)
 //! ├─ <asg1>:prepare     lock, suspend-processes   every group locked first
 //! ├─ <asg2>:prepare     lock, suspend-processes
-//! ├─ <asg1>:scale-up    … then the first group's phases, as for one group
-//! ├─ <asg1>:drain
-//! ├─ <asg1>:terminate
-//! ├─ <asg2>:scale-up    … then the next group's: its scale-up once the
-//! │                       first has scaled up, its drain once the first
-//! │                       group's agents are gone
-//! ├─ <asg2>:drain
-//! ├─ <asg2>:terminate
+//! ├─ <asg1>:scale-up    … every group's scale-up at once, then the first
+//! ├─ <asg1>:drain         group's other phases, as for one group, once
+//! ├─ <asg1>:terminate     every group has scaled up
+//! ├─ <asg2>:scale-up
+//! ├─ <asg2>:drain       … then the next group's, once the first group's
+//! ├─ <asg2>:terminate     agents are gone
 //! ├─ <asg1>:finish      every group finished last
 //! └─ <asg2>:finish
 //! ```
@@ -23,9 +21,11 @@
 //! a time, so the floors each wave keeps are counted against every task of
 //! the cluster (Marathon counts an app's tasks wherever they run), and a
 //! bad image shows on one group before the next one's agents are emptied.
-//! The next group scales up (and puts its old agents under maintenance)
-//! while the one before drains: its agents boot meanwhile, and a task the
-//! drain moves never lands on an agent the next group will empty.
+//! Every group scales up (and puts its old agents under maintenance)
+//! before the first task moves: the groups' agents boot together, and a
+//! task a drain moves never lands on an agent a later group will empty
+//! (with the next group scaling up only while the one before drained,
+//! its old agents took moved tasks until its new ones registered).
 //! A plan of one group is exactly `roll_plan::build`'s.
 
 use crate::plan::{Phase, Plan, Strategy};
@@ -161,24 +161,45 @@ fn one_after_another(phases: &mut [Phase<GroupStep>], mut before: Vec<String>) -
 /// Orders the groups' middles after `prepared` (every prepare); answers
 /// the phases that end the last group's, for the finishes to wait for.
 ///
-/// A group's scale-up (new instances, and the window over its old
-/// agents) starts once the group before has scaled up: its new agents
-/// boot while the group before drains, and no task that group moves
-/// lands on an old agent of this one (to be moved twice). Its other
-/// phases (canaries, drain, terminations; replacements) wait for the
-/// group before to be done: one group's agents are emptied at a time.
+/// Every group's scale-up (new instances, and the window over its old
+/// agents) starts once all are prepared, and the first group's other
+/// phases wait for all of them: no task any drain moves lands on an old
+/// agent of another group (to be moved twice), since every old agent of
+/// the cluster is under maintenance before the first task moves. Each
+/// later group's other phases (canaries, drain, terminations;
+/// replacements) wait for the group before to be done: one group's agents
+/// are emptied at a time.
 fn group_after_group(middles: &mut [Vec<Phase<GroupStep>>], prepared: Vec<String>) -> Vec<String> {
-    let mut scaled: Vec<String> = prepared.clone();
+    let mut scale_ups = Vec::new();
+    for middle in middles.iter_mut() {
+        let own: Vec<String> = middle.iter().map(|p| p.id.clone()).collect();
+        if let Some(first) = middle
+            .iter_mut()
+            .find(|p| !p.depends_on.iter().any(|d| own.contains(d)))
+        {
+            first.depends_on = prepared.clone();
+            scale_ups.push(first.id.clone());
+        }
+    }
     let mut before = prepared;
     for (index, middle) in middles.iter_mut().enumerate() {
         let ends = ends(middle);
         let own: Vec<String> = middle.iter().map(|p| p.id.clone()).collect();
+        let own_scale_up = scale_ups.iter().find(|id| own.contains(id)).cloned();
         for phase in middle.iter_mut() {
-            if !phase.depends_on.iter().any(|d| own.contains(d)) {
-                // The scale-up.
-                phase.depends_on = scaled.clone();
-                scaled = vec![phase.id.clone()];
-            } else if index > 0 {
+            if Some(&phase.id) == own_scale_up.as_ref() {
+                continue;
+            }
+            if index == 0 {
+                // Right after its own scale-up: every other group's too.
+                if own_scale_up
+                    .as_ref()
+                    .is_some_and(|s| phase.depends_on.contains(s))
+                {
+                    let others = scale_ups.iter().filter(|id| !own.contains(id));
+                    phase.depends_on.extend(others.cloned());
+                }
+            } else {
                 phase.depends_on.extend(before.iter().cloned());
             }
         }
@@ -275,9 +296,10 @@ mod tests {
                 ("a:prepare".to_string(), s(&[])),
                 ("b:prepare".to_string(), s(&["a:prepare"])),
                 ("a:scale-up".to_string(), s(&["b:prepare"])),
-                ("a:drain".to_string(), s(&["a:scale-up"])),
-                ("a:terminate".to_string(), s(&["a:scale-up"])),
-                ("b:scale-up".to_string(), s(&["a:scale-up"])),
+                // a's drain waits for b's old agents under maintenance.
+                ("a:drain".to_string(), s(&["a:scale-up", "b:scale-up"])),
+                ("a:terminate".to_string(), s(&["a:scale-up", "b:scale-up"])),
+                ("b:scale-up".to_string(), s(&["b:prepare"])),
                 (
                     "b:drain".to_string(),
                     s(&["b:scale-up", "a:drain", "a:terminate"])
@@ -359,8 +381,8 @@ mod tests {
                 "a:prepare<",
                 "b:prepare<a:prepare",
                 "a:scale-up<b:prepare",
-                "a:replace<a:scale-up",
-                "b:scale-up<a:scale-up",
+                "a:replace<a:scale-up,b:scale-up",
+                "b:scale-up<b:prepare",
                 "b:replace<b:scale-up,a:replace",
                 "a:finish<b:replace",
                 "b:finish<a:finish",
