@@ -2,8 +2,10 @@
 //! cluster, with the very finish steps a completed roll runs (resume what
 //! it suspended, restore MaxSize, remove its maintenance windows, remove
 //! its tag), on every group of the roll that carries the run's tag, sets
-//! its surged apps back, and resolves its page. Never its capacity: the
-//! instances it launched or terminated stay as they are.
+//! its surged apps back, completes roller's lifecycle hooks for the
+//! instances it terminated (no roller will be back to), and resolves its
+//! page. Never its capacity: the instances it launched or terminated stay
+//! as they are.
 //!
 //! Nothing is written before each group's `roller:run-id` tag is known to
 //! carry the run's id (another run's tag refuses the abandon). A step that
@@ -123,6 +125,11 @@ fn group_plan(checkpoint: &GroupRoll, run_id: &str) -> Vec<String> {
             surged.join(", ")
         ));
     }
+    if checkpoint.terminated() > 0 || !checkpoint.new_agents.is_empty() {
+        lines.push(
+            "complete roller's termination hooks (complete_lifecycle_hooks) for the instances the roll terminated that one still holds in Terminating:Wait; say any other instance held by a hook".to_string(),
+        );
+    }
     if !checkpoint.suspended_by_roll.is_empty() {
         lines.push(format!(
             "resume {} (AZRebalance stays suspended if the AZs are uneven, as at the end of a roll)",
@@ -214,6 +221,15 @@ async fn undo_group<P: Ports>(runner: &mut Runner<'_, P>, group: GroupIndex, rep
             );
         }
         Err(error) => report.failed(&format!("{named}set the surged apps back"), error),
+    }
+    match runner.release_hooks(group).await {
+        Ok(lines) => report
+            .done
+            .extend(lines.into_iter().map(|l| format!("{named}{l}"))),
+        Err(error) => report.failed(
+            &format!("{named}complete roller's lifecycle hooks for the instances it terminated"),
+            error,
+        ),
     }
     for (kind, what) in [
         (

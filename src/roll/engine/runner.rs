@@ -383,6 +383,17 @@ impl<'a, P: Ports> Runner<'a, P> {
         Ok(self.context(&mut tick, None, group).undo_surges().await?)
     }
 
+    /// `roller abandon`: roller's termination hooks completed for the
+    /// instances the roll terminated that a hook still holds, the other
+    /// held instances said (see `StepContext::release_hooks`).
+    pub(crate) async fn release_hooks(
+        &mut self,
+        group: GroupIndex,
+    ) -> Result<Vec<String>, RollError> {
+        let mut tick = TickContext::new(self.ports);
+        self.context(&mut tick, None, group).release_hooks().await
+    }
+
     /// `<asg>: ` before what is said of the group `group` in a roll of
     /// several groups; nothing for one.
     pub(crate) fn group_label(&self, group: GroupIndex) -> String {

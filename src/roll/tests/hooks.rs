@@ -228,3 +228,101 @@ async fn a_launch_hook_holding_new_instances_longer_than_the_scale_up_wait_exten
     assert!(!held.is_empty(), "{:#?}", checkpoint.events);
     assert!(took > Duration::from_secs(1800), "{took:?}");
 }
+
+/// `roller abandon` of a roll stopped right after a termination, its
+/// instance held in `Terminating:Wait` by roller's own hook: nobody will
+/// be back to complete it, so the abandon does (CONTINUE: the agent was
+/// drained before the termination was sent) and says so; without it the
+/// instance would sit out the hook's hour.
+#[tokio::test(start_paused = true)]
+async fn abandon_completes_rollers_hook_for_an_instance_the_roll_terminated() {
+    use crate::roll::abandon::{abandon, tagged_groups};
+    use crate::roll::engine::{RunOptions, Runner};
+    use crate::roll::record::checkpoint::CheckpointStore;
+    use crate::roll::run::{RunResult, run};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster_with(
+        dir.path(),
+        &[termination_hook("drain-agent")],
+        &["drain-agent"],
+    )
+    .await;
+    let path = dir.path().join("roll.json");
+    let originals = in_service(&cluster).await;
+    let mut s = settings(&path, u32::try_from(originals.len()).unwrap(), &[]);
+    s.request.strategy = Some(RollStrategy::Serial);
+    // Stopped (as by SIGTERM) at the first write that records a
+    // termination sent: before any tick could complete the hook.
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let observer = Box::new(move |c: &Checkpoint| {
+        if c.groups[0].instances.iter().any(|i| i.terminate_sent) {
+            let _ = stop_tx.send(true);
+        }
+    });
+    let result = run(cluster.ports(), &cluster.env, s, stop, observer)
+        .await
+        .expect("the run");
+    let RunResult::Finished {
+        outcome,
+        checkpoint,
+        ..
+    } = result
+    else {
+        panic!("nothing to do");
+    };
+    assert!(matches!(outcome, Outcome::Stopped), "{outcome:?}");
+    let terminated: Vec<String> = checkpoint.groups[0]
+        .instances
+        .iter()
+        .filter(|i| i.terminate_sent)
+        .map(|i| i.id.clone())
+        .collect();
+    assert_eq!(terminated.len(), 1, "{terminated:?}");
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(
+        held(&cluster, &terminated[0]).await,
+        "the stop left nothing held to test"
+    );
+
+    let groups = tagged_groups(&cluster.aws, &checkpoint)
+        .await
+        .expect("tagged");
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let runner = Runner::new(
+        cluster.ports(),
+        &cluster.env,
+        RunOptions::default(),
+        *checkpoint,
+        CheckpointStore::file(path.clone()),
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .expect("a runner");
+    let (abandoned, left) = abandon(runner, &groups).await.expect("abandon undoes all");
+    let said: Vec<&String> = abandoned
+        .lines
+        .iter()
+        .filter(|l| l.contains("drain-agent") && l.contains(&terminated[0]))
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", abandoned.lines);
+    assert!(
+        !events_saying(&left, "complete lifecycle action of hook drain-agent").is_empty(),
+        "the completion's intent was not recorded first"
+    );
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(
+        !held(&cluster, &terminated[0]).await,
+        "still held by roller's hook after the abandon"
+    );
+    cluster.sim.shutdown().await;
+}
+
+/// Whether the group holds `id` in `Terminating:Wait`.
+async fn held(cluster: &SimulatedCluster, id: &str) -> bool {
+    use crate::roll::ports::auto_scaling::{AutoScaling, LifecycleState};
+    let group = cluster.aws.describe_group(GROUP).await.expect("group");
+    group
+        .instance(id)
+        .is_some_and(|i| i.lifecycle_state == LifecycleState::TerminatingWait)
+}

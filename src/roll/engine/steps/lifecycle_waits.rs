@@ -40,7 +40,7 @@ pub(super) async fn termination_held<P: Ports>(
     if !held {
         return Ok(None);
     }
-    let theirs = complete_rollers_hooks(cx, &[instance]).await?;
+    let theirs = complete_rollers_hooks(cx, &[instance], "its agent is empty and down").await?;
     let theirs: Vec<&LifecycleHook> = theirs.iter().collect();
     let (extension, message) = held_by(
         cx,
@@ -91,7 +91,7 @@ pub(super) async fn terminations_held<P: Ports>(
         .filter(|(_, agent)| !active.contains(agent))
         .map(|(id, _)| id.as_str())
         .collect();
-    let theirs = complete_rollers_hooks(cx, &down).await?;
+    let theirs = complete_rollers_hooks(cx, &down, "its agent is empty and down").await?;
     let theirs: Vec<&LifecycleHook> = theirs.iter().collect();
     let ids: Vec<&str> = held.iter().map(|(id, _)| id.as_str()).collect();
     let (extension, message) = held_by(
@@ -108,10 +108,75 @@ pub(super) async fn terminations_held<P: Ports>(
     )))
 }
 
+impl<P: Ports> StepContext<'_, '_, P> {
+    /// `roller abandon`: the group's instances held in a lifecycle hook's
+    /// wait. Those the roll terminated (an old instance after its drain, a
+    /// new one the rollback emptied) get roller's termination hooks
+    /// completed with CONTINUE, since no roller will be back to do it and
+    /// each would otherwise sit out the hook's heartbeat timeout; every
+    /// other held instance (a launch hook's, a termination the roll did not
+    /// send) is left to its hooks and said. One line per kind.
+    pub(crate) async fn release_hooks(&mut self) -> Result<Vec<String>, RollError> {
+        let asg = self.group().asg.clone();
+        let group = self.ports.aws().describe_group(&asg).await?;
+        let rolls: Vec<&str> = self
+            .group()
+            .instances
+            .iter()
+            .filter(|i| i.terminate_sent)
+            .map(|i| i.id.as_str())
+            .chain(self.group().new_agents.iter().map(|a| a.instance.as_str()))
+            .collect();
+        let mut mine = Vec::new();
+        let mut left = Vec::new();
+        for i in &group.instances {
+            match i.lifecycle_state {
+                LifecycleState::TerminatingWait if rolls.contains(&i.id.as_str()) => {
+                    mine.push(i.id.clone());
+                }
+                LifecycleState::TerminatingWait | LifecycleState::PendingWait => {
+                    left.push(format!("{} ({})", i.id, i.lifecycle_state.as_aws()));
+                }
+                _ => {}
+            }
+        }
+        let mut lines = Vec::new();
+        if !mine.is_empty() && !roller_hooks(self).is_empty() {
+            let ids: Vec<&str> = mine.iter().map(String::as_str).collect();
+            let theirs =
+                complete_rollers_hooks(self, &ids, "it was terminated by the roll").await?;
+            let mut line = format!(
+                "completed roller's lifecycle hook(s) {} for {} (terminated by the roll)",
+                roller_hooks(self).join(", "),
+                ids.join(", ")
+            );
+            if !theirs.is_empty() {
+                let names: Vec<&str> = theirs.iter().map(|h| h.name.as_str()).collect();
+                line.push_str(&format!(
+                    "; hook(s) {} of someone else's may hold them up to {}",
+                    names.join(", "),
+                    human(longest_heartbeat(&theirs.iter().collect::<Vec<_>>()))
+                ));
+            }
+            lines.push(line);
+        } else if !mine.is_empty() {
+            left.extend(mine.iter().map(|id| format!("{id} (Terminating:Wait)")));
+        }
+        if !left.is_empty() {
+            lines.push(format!(
+                "left to their lifecycle hooks (not roller's to complete): {}",
+                left.join(", ")
+            ));
+        }
+        Ok(lines)
+    }
+}
+
 /// Completes, with CONTINUE, the actions of roller's termination hooks
-/// for `instances` (held in `Terminating:Wait`, their agents empty and
-/// down), each once per process, its intent written first; answers the
-/// group's termination hooks that are someone else's.
+/// for `instances` (held in `Terminating:Wait`; `why` CONTINUE is safe:
+/// their agents empty and down), each once per process, its intent
+/// written first; answers the group's termination hooks that are someone
+/// else's.
 ///
 /// Safe to run again: completing an action that no longer waits (done by
 /// an earlier run, or timed out) is answered `NotWaiting`, logged and not
@@ -119,6 +184,7 @@ pub(super) async fn terminations_held<P: Ports>(
 async fn complete_rollers_hooks<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
     instances: &[&str],
+    why: &str,
 ) -> Result<Vec<LifecycleHook>, RollError> {
     let asg = cx.group().asg.clone();
     let hooks = group_hooks(cx, LifecycleHook::on_termination).await?;
@@ -132,7 +198,7 @@ async fn complete_rollers_hooks<P: Ports>(
                 continue;
             }
             cx.intend(format!(
-                "complete lifecycle action of hook {} for {instance} with CONTINUE (its agent is empty and down)",
+                "complete lifecycle action of hook {} for {instance} with CONTINUE ({why})",
                 hook.name
             ))
             .await?;
