@@ -168,7 +168,7 @@ impl NewRoll<'_> {
     }
 
     /// `{"dry_run": "new", "message", "notes", "instances", "groups",
-    /// "standby", "protected", "plan", "preview"}`: `instances` every group's, `groups` each with
+    /// "standby", "protected", "alarms", "plan", "preview"}`: `instances` every group's, `groups` each with
     /// its own.
     fn json(&self) -> serde_json::Value {
         let checkpoint = self.checkpoint;
@@ -199,6 +199,7 @@ impl NewRoll<'_> {
             "groups": groups,
             "standby": checkpoint.standby,
             "protected": checkpoint.protected,
+            "alarms": checkpoint.alarms,
             "plan": plan::info(&checkpoint.plan),
             "preview": self.preview(),
         })
@@ -213,6 +214,15 @@ impl NewRoll<'_> {
             out,
             "instances in Standby: {} (--standby); protected from scale-in: {} (--protected)",
             self.checkpoint.standby, self.checkpoint.protected
+        )?;
+        let alarms = if self.checkpoint.alarms.is_empty() {
+            "none".to_string()
+        } else {
+            self.checkpoint.alarms.join(", ")
+        };
+        writeln!(
+            out,
+            "CloudWatch alarms that stop the roll in ALARM: {alarms} (--alarm)"
         )?;
         out.write_all(plan::tree(&self.checkpoint.plan).as_bytes())?;
         if let Some(preview) = self.preview() {

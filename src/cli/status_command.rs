@@ -271,6 +271,19 @@ fn print_text(
         }
     )?;
     writeln!(out, "state: {state}")?;
+    let alarms = if checkpoint.alarms.is_empty() {
+        "none".to_string()
+    } else {
+        checkpoint.alarms.join(", ")
+    };
+    writeln!(
+        out,
+        "on failure: {}; failure limit {}; CloudWatch alarms: {alarms}; Standby: {}; protected: {}",
+        checkpoint.on_failure.as_str(),
+        checkpoint.failure_limit,
+        checkpoint.standby,
+        checkpoint.protected
+    )?;
     if let Some(pause) = &checkpoint.pause {
         writeln!(
             out,

@@ -335,6 +335,14 @@ fn a_drain_canary_holds_the_drain_after_its_agents_and_the_printed_continue_rele
         "{}",
         text(&status)
     );
+    // And what the roll was started with, defaults included.
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains(
+            "on failure: rollback; failure limit 0; CloudWatch alarms: none; Standby: wait; protected: replace"
+        ),
+        "{}",
+        text(&status)
+    );
     assert!(
         stderr(&status).contains(&format!("`roller {}`", printed.join(" "))),
         "{}",

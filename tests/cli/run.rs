@@ -299,6 +299,14 @@ fn a_dry_run_prints_the_plan_and_changes_and_writes_nothing() {
         stdout.contains("roll-mesos-agents-demo (dependency strategy) (PENDING)\n├─ prepare"),
         "{stdout}"
     );
+    // The settings an operator reads before saying yes: held instances
+    // and the alarms that would stop it (none named here).
+    for line in [
+        "instances in Standby: wait (--standby); protected from scale-in: replace (--protected)",
+        "CloudWatch alarms that stop the roll in ALARM: none (--alarm)",
+    ] {
+        assert!(stdout.contains(line), "{line:?} in {stdout}");
+    }
     // The drain's first wave, from today's placement.
     assert!(
         stdout.contains("the first drain wave would kill ")
