@@ -679,6 +679,7 @@ mod tests {
                         hostname: String::new(),
                         ip: None,
                         terminate_sent: false,
+                        reclaimed: false,
                     })
                 })
                 .collect()

@@ -233,6 +233,7 @@ mod tests {
                 hostname: format!("host-{group}-{i}"),
                 ip: None,
                 terminate_sent: false,
+                reclaimed: false,
             })
             .collect()
     }

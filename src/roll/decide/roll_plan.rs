@@ -548,6 +548,7 @@ mod tests {
             hostname: format!("host-{id}"),
             ip: None,
             terminate_sent: false,
+            reclaimed: false,
         }
     }
 

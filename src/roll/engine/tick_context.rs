@@ -143,7 +143,7 @@ impl<P: Ports> TickContext<P> {
         let landed = record
             .instances
             .iter()
-            .filter(|i| i.terminate_sent)
+            .filter(|i| i.terminate_sent && !i.reclaimed)
             .filter(|i| !group.still_has(&i.id))
             .count();
         let expected = record.desired_after(u32::try_from(landed).unwrap_or(u32::MAX));

@@ -356,6 +356,7 @@ fn rolled_instance(
         ip: agent.and_then(|a| a.ip).map(|ip| ip.to_string()),
         agent_id,
         terminate_sent: false,
+        reclaimed: false,
     }
 }
 

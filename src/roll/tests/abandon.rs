@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::in_process::{app_counts, cluster, roll, settings};
-use crate::roll::abandon::{abandon, tagged_groups};
+use crate::roll::abandon::{Abandoned, abandon, tagged_groups};
 use crate::roll::decide::roll_plan::RollStrategy;
 use crate::roll::engine::{Outcome, RunOptions, Runner};
 use crate::roll::ports::auto_scaling::AutoScaling;
@@ -12,6 +12,31 @@ use crate::roll::ports::marathon::Marathon;
 use crate::roll::record::RUN_ID_TAG;
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, OnFailure, SurgeState};
 use crate::simulated::SimulatedCluster;
+
+/// `roller abandon` of `checkpoint` (kept at `path`) on every group that
+/// carries its tag, which must undo everything: what it did, and the
+/// checkpoint it left.
+pub(super) async fn abandon_all(
+    cluster: &SimulatedCluster,
+    checkpoint: Checkpoint,
+    path: &std::path::Path,
+) -> (Abandoned, Checkpoint) {
+    let groups = tagged_groups(&cluster.aws, &checkpoint)
+        .await
+        .expect("tagged");
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let runner = Runner::new(
+        cluster.ports(),
+        &cluster.env,
+        RunOptions::default(),
+        checkpoint,
+        CheckpointStore::file(path.to_path_buf()),
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .expect("a runner");
+    abandon(runner, &groups).await.expect("abandon undoes all")
+}
 
 /// Each app's instance count before the roll, and the roll paused on the
 /// `hazards` scenario's failure (`--on-failure pause`) with a surge whose
@@ -61,21 +86,7 @@ async fn abandon_cancels_a_surge_deployment_that_never_ends_and_undoes_the_rest(
         "no open surge is held by a deployment: nothing to cancel"
     );
 
-    let groups = tagged_groups(&cluster.aws, &checkpoint)
-        .await
-        .expect("tagged");
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let runner = Runner::new(
-        cluster.ports(),
-        &cluster.env,
-        RunOptions::default(),
-        checkpoint,
-        CheckpointStore::file(path.clone()),
-        stop,
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .expect("a runner");
-    let (abandoned, left) = abandon(runner, &groups).await.expect("abandon undoes all");
+    let (abandoned, left) = abandon_all(&cluster, checkpoint, &path).await;
     assert!(
         abandoned
             .lines

@@ -236,10 +236,8 @@ async fn a_launch_hook_holding_new_instances_longer_than_the_scale_up_wait_exten
 /// instance would sit out the hook's hour.
 #[tokio::test(start_paused = true)]
 async fn abandon_completes_rollers_hook_for_an_instance_the_roll_terminated() {
-    use crate::roll::abandon::{abandon, tagged_groups};
-    use crate::roll::engine::{RunOptions, Runner};
-    use crate::roll::record::checkpoint::CheckpointStore;
-    use crate::roll::run::{RunResult, run};
+    use super::abandon::abandon_all;
+    use super::in_process::roll_stoppable;
 
     let dir = tempfile::tempdir().expect("tempdir");
     let cluster = cluster_with(
@@ -260,17 +258,7 @@ async fn abandon_completes_rollers_hook_for_an_instance_the_roll_terminated() {
             let _ = stop_tx.send(true);
         }
     });
-    let result = run(cluster.ports(), &cluster.env, s, stop, observer)
-        .await
-        .expect("the run");
-    let RunResult::Finished {
-        outcome,
-        checkpoint,
-        ..
-    } = result
-    else {
-        panic!("nothing to do");
-    };
+    let (outcome, checkpoint) = roll_stoppable(&cluster, s, stop, observer).await;
     assert!(matches!(outcome, Outcome::Stopped), "{outcome:?}");
     let terminated: Vec<String> = checkpoint.groups[0]
         .instances
@@ -285,21 +273,7 @@ async fn abandon_completes_rollers_hook_for_an_instance_the_roll_terminated() {
         "the stop left nothing held to test"
     );
 
-    let groups = tagged_groups(&cluster.aws, &checkpoint)
-        .await
-        .expect("tagged");
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let runner = Runner::new(
-        cluster.ports(),
-        &cluster.env,
-        RunOptions::default(),
-        *checkpoint,
-        CheckpointStore::file(path.clone()),
-        stop,
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .expect("a runner");
-    let (abandoned, left) = abandon(runner, &groups).await.expect("abandon undoes all");
+    let (abandoned, left) = abandon_all(&cluster, checkpoint, &path).await;
     let said: Vec<&String> = abandoned
         .lines
         .iter()

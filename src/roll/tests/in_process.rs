@@ -75,6 +75,16 @@ pub(super) async fn roll_observed(
     observer: Box<dyn FnMut(&Checkpoint) + Send + '_>,
 ) -> (Outcome, Checkpoint) {
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    roll_stoppable(cluster, settings, stop, observer).await
+}
+
+/// `roll_observed` that stops (as at SIGTERM) once `stop` says so.
+pub(super) async fn roll_stoppable(
+    cluster: &SimulatedCluster,
+    settings: RunSettings,
+    stop: tokio::sync::watch::Receiver<bool>,
+    observer: Box<dyn FnMut(&Checkpoint) + Send + '_>,
+) -> (Outcome, Checkpoint) {
     let result = run(cluster.ports(), &cluster.env, settings, stop, observer)
         .await
         .expect("the run");

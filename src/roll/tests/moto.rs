@@ -82,6 +82,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
             hostname: format!("moto-{}", i.id),
             ip: None,
             terminate_sent: false,
+            reclaimed: false,
         })
         .collect();
     let mut plan = roll_plan::build(

@@ -13,6 +13,7 @@ use super::in_process::{app_counts, cluster, in_service, roll, roll_observed, se
 use super::rollback::{all_on_old_agents, shape};
 use crate::roll::decide::roll_plan::RollStrategy;
 use crate::roll::engine::Outcome;
+use crate::roll::ports::auto_scaling::AutoScaling;
 use crate::roll::record::checkpoint::{Checkpoint, EventKind, OnFailure};
 use crate::sim::shared::SharedWorld;
 use crate::sim::world::ImageEffect;
@@ -205,4 +206,115 @@ async fn a_replacement_of_a_reclaimed_new_instance_is_rolled_back_as_a_new_agent
     assert_eq!(shape(&cluster).await, before);
     all_on_old_agents(&cluster, &done).await;
     cluster.sim.shutdown().await;
+}
+
+/// Rolls `demo` with `strategy` onto a good image; once the first wave
+/// has moved tasks, EC2 reclaims an old instance whose agent still runs
+/// tasks. Its tasks relaunch on new agents (every old one is under the
+/// roll's window), the group's replacement is one more new instance, and
+/// the roll ends COMPLETE, with no pause for another writer (the group's
+/// own replacement, without a decrement, is not one): every original
+/// replaced, every app back, one instance above the target (roller
+/// terminates no new agent it has not drained), which the roll says.
+async fn roll_losing_an_old_instance(strategy: RollStrategy) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let counts = app_counts(&cluster);
+    let target = u32::try_from(originals.len()).unwrap();
+    let mut run_settings = settings(&dir.path().join("roll.json"), target, &[]);
+    run_settings.request.strategy = Some(strategy);
+    run_settings.request.on_failure = Some(OnFailure::Rollback);
+
+    let (reclaimed, observer) = reclaiming_once(cluster.sim.world(), move |world, c| {
+        let group = &c.groups[0];
+        if group.new_agents.is_empty() || group.waves.is_empty() && strategy == RollStrategy::Drain
+        {
+            return None;
+        }
+        // Agents with tasks, and those whose loss alone would take an app
+        // to zero (EC2's doing, not the roll's: not picked).
+        let (busy, sole): (Vec<String>, Vec<String>) = world.with(|w| {
+            let mut busy = Vec::new();
+            let mut sole = Vec::new();
+            for app in w.apps(true) {
+                let agents: Vec<String> = app
+                    .tasks
+                    .iter()
+                    .flatten()
+                    .map(|t| t.slave_id.clone())
+                    .collect();
+                if agents.iter().all(|a| *a == agents[0]) {
+                    sole.extend(agents.first().cloned());
+                }
+                busy.extend(agents);
+            }
+            (busy, sole)
+        });
+        // The last old instance the roll would come to, not yet going.
+        group
+            .instances
+            .iter()
+            .rev()
+            .find(|i| {
+                !i.terminate_sent && busy.contains(&i.agent_id) && !sole.contains(&i.agent_id)
+            })
+            .map(|i| i.id.clone())
+    });
+    let (outcome, checkpoint) = roll_observed(&cluster, run_settings, Box::new(observer)).await;
+    let name = format!("{strategy:?}");
+    let reclaimed = reclaimed
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("an old instance reclaimed");
+    assert!(originals.contains(&reclaimed), "{name}");
+    assert!(
+        matches!(outcome, Outcome::Complete { .. }),
+        "{name}: {outcome:?}; failure {:?}",
+        checkpoint.failure
+    );
+    let now = in_service(&cluster).await;
+    assert!(now.is_disjoint(&originals), "{name}: an original is left");
+    assert_eq!(now.len(), originals.len() + 1, "{name}: {now:?}");
+    let desired = cluster
+        .aws
+        .describe_group(cluster.env.asg())
+        .await
+        .expect("group")
+        .desired_capacity;
+    assert_eq!(desired, target + 1, "{name}");
+    let said: Vec<&str> = checkpoint
+        .events
+        .iter()
+        .map(|e| e.message.as_str())
+        .filter(|m| m.contains(&reclaimed) && m.contains("without a decrement"))
+        .collect();
+    assert_eq!(said.len(), 1, "{name}: {said:?}");
+    assert!(
+        said[0].contains(&format!("ends at {} instead of {target}", target + 1)),
+        "{name}: {}",
+        said[0]
+    );
+    assert!(
+        checkpoint.groups[0]
+            .instances
+            .iter()
+            .any(|i| i.id == reclaimed && i.reclaimed),
+        "{name}"
+    );
+    let report = cluster.sim.report();
+    assert_eq!(report.apps_with_outage, 0, "{name}: {}", report.summary());
+    assert_eq!(app_counts(&cluster), counts, "{name}: an app is not back");
+    cluster.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_old_instance_reclaimed_mid_drain_is_no_other_writer_and_the_roll_completes() {
+    roll_losing_an_old_instance(RollStrategy::Drain).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_old_instance_reclaimed_mid_serial_roll_is_no_other_writer_and_the_roll_completes() {
+    roll_losing_an_old_instance(RollStrategy::Serial).await;
 }

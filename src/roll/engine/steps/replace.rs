@@ -4,6 +4,7 @@
 //! it with a decrement, then wait for Mesos to drop the agent and for
 //! Marathon to report every app healthy.
 
+use super::terminate::left_without_decrement;
 use super::{StepAction, StepContext, Tick, excused_note};
 use crate::roll::decide::{health, placement};
 use crate::roll::error::RollError;
@@ -91,6 +92,10 @@ async fn terminate<P: Ports>(
 ) -> Result<Tick, RollError> {
     let instance = record.id.as_str();
     cx.check_no_other_writer().await?;
+    let group = cx.observed_group().await?;
+    if !group.still_has(instance) {
+        left_without_decrement(cx, record);
+    }
     if let Some(r) = cx.group_mut().instance_mut(instance) {
         r.terminate_sent = true;
     }

@@ -45,13 +45,13 @@ impl StepAction for Terminate<'_> {
             return after_termination(cx, record, &group).await;
         }
         if !group.still_has(instance) {
-            // Gone some other way: nothing to put down, and the group's
-            // count already left it out only if it was decremented; the
-            // adapter's answer says which, and the desired capacity check
-            // of the next termination catches the other case. Checked
-            // first: another writer's decrement shows before this roll
-            // counts the instance as its own.
+            // Gone some other way: nothing to put down. Checked first:
+            // another writer's decrement shows before this roll counts
+            // the instance as its own (a pause). Without one, the group
+            // replaces it (EC2 reclaimed it): recorded as such, its
+            // capacity is not one of the roll's decrements.
             cx.check_no_other_writer().await?;
+            left_without_decrement(cx, &record);
             return send_terminations(cx, &[record], true).await;
         }
         if drain_not_begun(cx) {
@@ -81,6 +81,39 @@ impl StepAction for Terminate<'_> {
         let batch = releasable_with(cx, record, &seen, &group);
         send_terminations(cx, &batch, true).await
     }
+}
+
+/// `record`'s instance left the group before this roll terminated it,
+/// and the desired capacity is still what the roll left (checked just
+/// before): no decrement, so the group replaces it with a new agent.
+/// Recorded as reclaimed (its capacity is not one of the roll's
+/// decrements) and said: the group ends one instance above its target
+/// for each, since roller terminates no new agent it did not drain.
+pub(super) fn left_without_decrement<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    record: &RolledInstance,
+) {
+    let instance = record.id.clone();
+    if let Some(r) = cx.group_mut().instance_mut(&instance) {
+        if r.reclaimed {
+            return;
+        }
+        r.reclaimed = true;
+    }
+    let target = cx.group().target;
+    let reclaimed = cx.group().instances.iter().filter(|i| i.reclaimed).count();
+    let asg = cx.group().asg.clone();
+    cx.record(
+        EventKind::Terminate,
+        format!(
+            "{instance} left {asg} without this roll's termination and without a decrement \
+             (EC2 reclaimed it: a Spot interruption, a failed instance): its tasks relaunch on new \
+             agents, and the group replaces it with a new instance, so the group ends at {} \
+             instead of {target} ({reclaimed} reclaimed); to come back to {target}, drain one \
+             new agent and terminate it with decrement once the roll is done",
+            u64::from(target) + reclaimed as u64
+        ),
+    );
 }
 
 /// Once its termination is recorded: sent again when it never landed,

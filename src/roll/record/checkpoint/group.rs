@@ -102,6 +102,13 @@ pub struct RolledInstance {
     /// without checking.
     #[serde(default)]
     pub terminate_sent: bool,
+    /// It left the group without this roll's termination and without a
+    /// decrement (EC2 reclaimed it: a Spot interruption, a hardware
+    /// failure): the group launches a replacement, a new agent, and
+    /// keeps the capacity, so it does not count among the roll's
+    /// decrements. `terminate_sent` is set too: the roll is done with it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) reclaimed: bool,
 }
 
 impl GroupRoll {
@@ -110,11 +117,17 @@ impl GroupRoll {
         self.surges.iter().filter(|s| s.state != SurgeState::Done)
     }
 
-    /// Instances whose termination was sent: they count as gone when the
-    /// desired capacity is computed.
+    /// Instances whose termination (with decrement) was sent: they count
+    /// as gone when the desired capacity is computed. One the group lost
+    /// and replaced by itself (`reclaimed`) is not: its capacity stays.
     pub fn terminated(&self) -> u32 {
-        u32::try_from(self.instances.iter().filter(|i| i.terminate_sent).count())
-            .unwrap_or(u32::MAX)
+        u32::try_from(
+            self.instances
+                .iter()
+                .filter(|i| i.terminate_sent && !i.reclaimed)
+                .count(),
+        )
+        .unwrap_or(u32::MAX)
     }
 
     /// The absolute desired capacity of the scale-up: N + K − terminated.
@@ -132,11 +145,14 @@ impl GroupRoll {
         self.target.saturating_add(k).saturating_sub(terminated)
     }
 
-    /// Instances of the original group still counted in the capacity.
+    /// Instances of the original group still in it: neither terminated
+    /// by the roll nor lost (a reclaimed one's place is taken by a new
+    /// instance).
     pub(crate) fn original_remaining(&self) -> u32 {
+        let gone = self.instances.iter().filter(|i| i.terminate_sent).count();
         u32::try_from(self.original.instance_ids.len())
             .unwrap_or(u32::MAX)
-            .saturating_sub(self.terminated())
+            .saturating_sub(u32::try_from(gone).unwrap_or(u32::MAX))
     }
 
     pub(crate) fn instance_mut(&mut self, id: &str) -> Option<&mut RolledInstance> {

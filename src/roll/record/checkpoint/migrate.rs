@@ -226,6 +226,7 @@ mod tests {
             hostname: format!("host-{id}"),
             ip: None,
             terminate_sent: false,
+            reclaimed: false,
         };
         let plan = build(
             GroupIndex(0),
