@@ -290,7 +290,19 @@ impl<'a, P: Ports> Runner<'a, P> {
         if roll_plan::rolling_back(&self.journal.checkpoint.plan) {
             return self.rolled_back().await;
         }
-        let summary = self.journal.checkpoint.summary.clone().unwrap_or_default();
+        let mut summary = self.journal.checkpoint.summary.clone().unwrap_or_default();
+        for note in self
+            .journal
+            .checkpoint
+            .groups
+            .iter()
+            .filter_map(|g| g.above_target())
+        {
+            if !summary.is_empty() {
+                summary.push('\n');
+            }
+            summary.push_str(&note);
+        }
         Ok(self.end(Outcome::Complete { summary }))
     }
 

@@ -303,6 +303,17 @@ async fn roll_losing_an_old_instance(strategy: RollStrategy) {
             .any(|i| i.id == reclaimed && i.reclaimed),
         "{name}"
     );
+    // And the roll's last words say it.
+    let Outcome::Complete { summary } = &outcome else {
+        unreachable!()
+    };
+    assert!(
+        summary.contains(&format!(
+            "ends at {} instances, not {target}: {reclaimed} left",
+            target + 1
+        )),
+        "{name}: {summary}"
+    );
     let report = cluster.sim.report();
     assert_eq!(report.apps_with_outage, 0, "{name}: {}", report.summary());
     assert_eq!(app_counts(&cluster), counts, "{name}: an app is not back");

@@ -155,6 +155,31 @@ impl GroupRoll {
             .saturating_sub(u32::try_from(gone).unwrap_or(u32::MAX))
     }
 
+    /// What a complete roll says of a group that ends above its target:
+    /// old instances that left without a decrement (`reclaimed`), each
+    /// replaced by the group with one more new instance.
+    pub(crate) fn above_target(&self) -> Option<String> {
+        let reclaimed: Vec<&str> = self
+            .instances
+            .iter()
+            .filter(|i| i.reclaimed)
+            .map(|i| i.id.as_str())
+            .collect();
+        if reclaimed.is_empty() {
+            return None;
+        }
+        let ends = u64::from(self.target) + reclaimed.len() as u64;
+        Some(format!(
+            "{} ends at {ends} instances, not {}: {} left the group without a decrement \
+             (reclaimed by EC2) and the group replaced each; to come back to {}, drain one new \
+             agent per extra instance and terminate it with decrement",
+            self.asg,
+            self.target,
+            reclaimed.join(", "),
+            self.target
+        ))
+    }
+
     pub(crate) fn instance_mut(&mut self, id: &str) -> Option<&mut RolledInstance> {
         self.instances.iter_mut().find(|i| i.id == id)
     }
