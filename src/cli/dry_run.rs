@@ -8,6 +8,7 @@ use std::io::Write;
 
 use super::RunArgs;
 use super::error::CliError;
+use super::output::alarm_names;
 use super::wiring::Clients;
 use crate::plan;
 use crate::roll::decide::drain_plan::preview;
@@ -215,14 +216,10 @@ impl NewRoll<'_> {
             "instances in Standby: {} (--standby); protected from scale-in: {} (--protected)",
             self.checkpoint.standby, self.checkpoint.protected
         )?;
-        let alarms = if self.checkpoint.alarms.is_empty() {
-            "none".to_string()
-        } else {
-            self.checkpoint.alarms.join(", ")
-        };
         writeln!(
             out,
-            "CloudWatch alarms that stop the roll in ALARM: {alarms} (--alarm)"
+            "CloudWatch alarms that stop the roll in ALARM: {} (--alarm)",
+            alarm_names(&self.checkpoint.alarms)
         )?;
         out.write_all(plan::tree(&self.checkpoint.plan).as_bytes())?;
         if let Some(preview) = self.preview() {

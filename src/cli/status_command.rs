@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::StatusArgs;
 use super::error::{CliError, exit_code};
+use super::output::alarm_names;
 use super::wiring::{checkpoint_store, checkpoint_store_alone, environment_from, runtime};
 use crate::plan::{self, Status as StepStatus};
 use crate::roll::record::checkpoint::{Checkpoint, Event, EventKind, Pause, RunLock};
@@ -271,16 +272,12 @@ fn print_text(
         }
     )?;
     writeln!(out, "state: {state}")?;
-    let alarms = if checkpoint.alarms.is_empty() {
-        "none".to_string()
-    } else {
-        checkpoint.alarms.join(", ")
-    };
     writeln!(
         out,
-        "on failure: {}; failure limit {}; CloudWatch alarms: {alarms}; Standby: {}; protected: {}",
+        "on failure: {}; failure limit {}; CloudWatch alarms: {}; Standby: {}; protected: {}",
         checkpoint.on_failure.as_str(),
         checkpoint.failure_limit,
+        alarm_names(&checkpoint.alarms),
         checkpoint.standby,
         checkpoint.protected
     )?;

@@ -125,7 +125,7 @@ fn group_plan(checkpoint: &GroupRoll, run_id: &str) -> Vec<String> {
             surged.join(", ")
         ));
     }
-    if checkpoint.terminated() > 0 || !checkpoint.new_agents.is_empty() {
+    if checkpoint.instances.iter().any(|i| i.terminate_sent) || !checkpoint.new_agents.is_empty() {
         lines.push(
             "complete roller's termination hooks (complete_lifecycle_hooks) for the instances the roll terminated that one still holds in Terminating:Wait; say any other instance held by a hook".to_string(),
         );

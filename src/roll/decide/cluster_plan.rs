@@ -170,37 +170,32 @@ fn one_after_another(phases: &mut [Phase<GroupStep>], mut before: Vec<String>) -
 /// replacements) wait for the group before to be done: one group's agents
 /// are emptied at a time.
 fn group_after_group(middles: &mut [Vec<Phase<GroupStep>>], prepared: Vec<String>) -> Vec<String> {
-    let mut scale_ups = Vec::new();
-    for middle in middles.iter_mut() {
-        let own: Vec<String> = middle.iter().map(|p| p.id.clone()).collect();
-        if let Some(first) = middle
-            .iter_mut()
-            .find(|p| !p.depends_on.iter().any(|d| own.contains(d)))
-        {
+    // Each group's scale-up: its phase that waits for none of its own.
+    let scale_ups: Vec<String> = middles
+        .iter_mut()
+        .filter_map(|middle| {
+            let own: Vec<String> = middle.iter().map(|p| p.id.clone()).collect();
+            let first = middle
+                .iter_mut()
+                .find(|p| !p.depends_on.iter().any(|d| own.contains(d)))?;
             first.depends_on = prepared.clone();
-            scale_ups.push(first.id.clone());
-        }
-    }
+            Some(first.id.clone())
+        })
+        .collect();
     let mut before = prepared;
     for (index, middle) in middles.iter_mut().enumerate() {
         let ends = ends(middle);
-        let own: Vec<String> = middle.iter().map(|p| p.id.clone()).collect();
-        let own_scale_up = scale_ups.iter().find(|id| own.contains(id)).cloned();
-        for phase in middle.iter_mut() {
-            if Some(&phase.id) == own_scale_up.as_ref() {
-                continue;
-            }
-            if index == 0 {
-                // Right after its own scale-up: every other group's too.
-                if own_scale_up
-                    .as_ref()
-                    .is_some_and(|s| phase.depends_on.contains(s))
-                {
-                    let others = scale_ups.iter().filter(|id| !own.contains(id));
-                    phase.depends_on.extend(others.cloned());
-                }
-            } else {
+        for phase in middle.iter_mut().filter(|p| !scale_ups.contains(&p.id)) {
+            if index > 0 {
                 phase.depends_on.extend(before.iter().cloned());
+            } else if phase.depends_on.iter().any(|d| scale_ups.contains(d)) {
+                // Right after its own scale-up: every other group's too.
+                let others: Vec<String> = scale_ups
+                    .iter()
+                    .filter(|s| !phase.depends_on.contains(s))
+                    .cloned()
+                    .collect();
+                phase.depends_on.extend(others);
             }
         }
         before = ends;

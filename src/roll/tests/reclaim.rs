@@ -292,7 +292,7 @@ async fn roll_losing_an_old_instance(strategy: RollStrategy) {
         .collect();
     assert_eq!(said.len(), 1, "{name}: {said:?}");
     assert!(
-        said[0].contains(&format!("ends at {} instead of {target}", target + 1)),
+        said[0].contains(&format!("ends at {} instances, not {target}", target + 1)),
         "{name}: {}",
         said[0]
     );

@@ -127,12 +127,15 @@ impl<P: Ports> StepContext<'_, '_, P> {
             .map(|i| i.id.as_str())
             .chain(self.group().new_agents.iter().map(|a| a.instance.as_str()))
             .collect();
+        let owned = roller_hooks(self);
         let mut mine = Vec::new();
         let mut left = Vec::new();
         for i in &group.instances {
             match i.lifecycle_state {
-                LifecycleState::TerminatingWait if rolls.contains(&i.id.as_str()) => {
-                    mine.push(i.id.clone());
+                LifecycleState::TerminatingWait
+                    if !owned.is_empty() && rolls.contains(&i.id.as_str()) =>
+                {
+                    mine.push(i.id.as_str());
                 }
                 LifecycleState::TerminatingWait | LifecycleState::PendingWait => {
                     left.push(format!("{} ({})", i.id, i.lifecycle_state.as_aws()));
@@ -141,26 +144,24 @@ impl<P: Ports> StepContext<'_, '_, P> {
             }
         }
         let mut lines = Vec::new();
-        if !mine.is_empty() && !roller_hooks(self).is_empty() {
-            let ids: Vec<&str> = mine.iter().map(String::as_str).collect();
+        if !mine.is_empty() {
             let theirs =
-                complete_rollers_hooks(self, &ids, "it was terminated by the roll").await?;
+                complete_rollers_hooks(self, &mine, "it was terminated by the roll").await?;
             let mut line = format!(
                 "completed roller's lifecycle hook(s) {} for {} (terminated by the roll)",
-                roller_hooks(self).join(", "),
-                ids.join(", ")
+                owned.join(", "),
+                mine.join(", ")
             );
+            let theirs: Vec<&LifecycleHook> = theirs.iter().collect();
             if !theirs.is_empty() {
                 let names: Vec<&str> = theirs.iter().map(|h| h.name.as_str()).collect();
                 line.push_str(&format!(
                     "; hook(s) {} of someone else's may hold them up to {}",
                     names.join(", "),
-                    human(longest_heartbeat(&theirs.iter().collect::<Vec<_>>()))
+                    human(longest_heartbeat(&theirs))
                 ));
             }
             lines.push(line);
-        } else if !mine.is_empty() {
-            left.extend(mine.iter().map(|id| format!("{id} (Terminating:Wait)")));
         }
         if !left.is_empty() {
             lines.push(format!(

@@ -40,7 +40,7 @@ impl StepAction for Replace<'_> {
             if present && let Some(held) = before_termination(cx, &record).await? {
                 return Ok(held);
             }
-            return terminate(cx, &record).await;
+            return terminate(cx, &record, present).await;
         }
         if let Some(waiting) = wait_for_deregistration(cx, &record, &group).await? {
             return Ok(waiting);
@@ -84,16 +84,17 @@ async fn before_termination<P: Ports>(
 }
 
 /// The termination, recorded before it is sent. Also when the instance
-/// is already gone: gone by another writer's hand, the group's count
-/// says so before it is recorded as this roll's.
+/// is already gone (`present` false): gone by another writer's hand, the
+/// group's count says so before it is recorded as this roll's; without a
+/// decrement, the group replaces it (`left_without_decrement`).
 async fn terminate<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
     record: &RolledInstance,
+    present: bool,
 ) -> Result<Tick, RollError> {
     let instance = record.id.as_str();
     cx.check_no_other_writer().await?;
-    let group = cx.observed_group().await?;
-    if !group.still_has(instance) {
+    if !present {
         left_without_decrement(cx, record);
     }
     if let Some(r) = cx.group_mut().instance_mut(instance) {

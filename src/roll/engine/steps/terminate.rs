@@ -93,25 +93,18 @@ pub(super) fn left_without_decrement<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
     record: &RolledInstance,
 ) {
-    let instance = record.id.clone();
-    if let Some(r) = cx.group_mut().instance_mut(&instance) {
-        if r.reclaimed {
-            return;
-        }
-        r.reclaimed = true;
+    let instance = record.id.as_str();
+    match cx.group_mut().instance_mut(instance) {
+        Some(r) if !r.reclaimed => r.reclaimed = true,
+        _ => return,
     }
-    let target = cx.group().target;
-    let reclaimed = cx.group().instances.iter().filter(|i| i.reclaimed).count();
-    let asg = cx.group().asg.clone();
+    let above = cx.group().above_target().unwrap_or_default();
     cx.record(
         EventKind::Terminate,
         format!(
-            "{instance} left {asg} without this roll's termination and without a decrement \
-             (EC2 reclaimed it: a Spot interruption, a failed instance): its tasks relaunch on new \
-             agents, and the group replaces it with a new instance, so the group ends at {} \
-             instead of {target} ({reclaimed} reclaimed); to come back to {target}, drain one \
-             new agent and terminate it with decrement once the roll is done",
-            u64::from(target) + reclaimed as u64
+            "{instance} left the group without this roll's termination and without a \
+             decrement (a Spot interruption, a failed instance): its tasks relaunch on new \
+             agents, and the group replaces it with a new instance. {above}"
         ),
     );
 }
