@@ -45,6 +45,10 @@ its default flags, and ends as that one would:
   cluster       msr-55's private group plus a group of 5 public agents
                 (slave_public) running the edge load balancer: both rolled by
                 one plan (exit 0)
+  dcos          msr-55 plus two DC/OS SDK schedulers (single-instance apps:
+                Marathon refuses them a second instance) and a leader whose
+                upgradeStrategy is 0/0: each moved by kill and relaunch, never
+                surged, its gap reported (exit 0)
 
 Time scale (--time-scale K, simulated seconds per real second, default 300,
 from 0.01 to 10000): the cluster settles for 5 simulated minutes before the

@@ -621,9 +621,35 @@ pub(super) fn message(body: &[u8]) -> String {
     #[derive(serde::Deserialize)]
     struct Message {
         message: String,
+        /// A validation's (422) findings: `[{"path", "errors": [...]}]`.
+        #[serde(default)]
+        details: Vec<Detail>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Detail {
+        #[serde(default)]
+        path: String,
+        #[serde(default)]
+        errors: Vec<String>,
     }
     let text = match serde_json::from_slice::<Message>(body) {
-        Ok(json) => json.message,
+        Ok(json) => {
+            let found: Vec<String> = json
+                .details
+                .iter()
+                .flat_map(|d| {
+                    d.errors.iter().map(|e| match d.path.as_str() {
+                        "" | "/" => e.clone(),
+                        path => format!("{path}: {e}"),
+                    })
+                })
+                .collect();
+            if found.is_empty() {
+                json.message
+            } else {
+                format!("{}: {}", json.message, found.join("; "))
+            }
+        }
         Err(_) => String::from_utf8_lossy(body).trim().to_string(),
     };
     let line = text.lines().next().unwrap_or_default();

@@ -16,7 +16,9 @@ use super::{MarathonClient, MarathonConfigError};
 use crate::http::{HttpAuth, HttpSettings, Secret};
 use crate::retry::Backoff;
 use crate::roll::decide::health;
-use crate::roll::ports::marathon::{KillOutcome, Marathon, MarathonError, UnreachableStrategy};
+use crate::roll::ports::marathon::{
+    KillOutcome, Marathon, MarathonError, NoSurge, UnreachableStrategy,
+};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
@@ -90,6 +92,15 @@ fn marathon_1_5_apps_carry_agents_states_instance_ids_and_an_unreachable_strateg
     assert_eq!(app.health_checks, 1);
     assert!(app.deployments.is_empty());
     assert_eq!(app.min_health_capacity, Some(1.0));
+    // Its labels, read as given; no single-instance label and a 1/1
+    // strategy: it may be surged.
+    assert_eq!(
+        app.labels
+            .get("HAPROXY_DEPLOYMENT_COLOUR")
+            .map(String::as_str),
+        Some("green")
+    );
+    assert_eq!(app.no_surge, None);
     assert_eq!(
         app.unreachable_strategy,
         UnreachableStrategy::After {
@@ -779,6 +790,64 @@ async fn a_409_is_a_conflict_naming_the_deployment_and_is_never_forced() {
     assert_eq!(err.label(), "conflict");
     assert_eq!(marathon.hits_on("PUT", "/v2/apps/toggle").len(), 1);
     assert!(marathon.hits().iter().all(|h| !h.query.contains("force")));
+}
+
+#[test]
+fn an_app_marathon_keeps_at_one_instance_is_never_surged() {
+    // A DC/OS SDK scheduler as DC/OS deploys it (dcos-commons' Marathon
+    // app: the label and upgradeStrategy 0/0).
+    let labelled = br#"{"apps": [{"id": "/kafka", "instances": 1,
+        "labels": {"MARATHON_SINGLE_INSTANCE_APP": "true", "DCOS_SERVICE_NAME": "kafka",
+                   "DCOS_COMMONS_API_VERSION": "v1", "DCOS_SERVICE_PORT_INDEX": 0},
+        "upgradeStrategy": {"minimumHealthCapacity": 0, "maximumOverCapacity": 0}}]}"#;
+    let app = &wire::parse_apps(labelled).unwrap()[0];
+    assert_eq!(app.no_surge, Some(NoSurge::SingleInstanceLabel));
+    assert_eq!(
+        app.labels.get("DCOS_SERVICE_NAME").map(String::as_str),
+        Some("kafka")
+    );
+    // A label whose value is not a string is left out, not an error.
+    assert!(!app.labels.contains_key("DCOS_SERVICE_PORT_INDEX"));
+    // 0/0 without the label: its owner's choice, honoured the same.
+    let chosen = br#"{"apps": [{"id": "/leader", "instances": 1, "labels": {},
+        "upgradeStrategy": {"minimumHealthCapacity": 0, "maximumOverCapacity": 0}}]}"#;
+    let app = &wire::parse_apps(chosen).unwrap()[0];
+    assert_eq!(app.no_surge, Some(NoSurge::NoOverCapacity));
+    // Only "true" is Marathon's single-instance value; 0 capacity alone
+    // (over capacity left at its default 1) may be surged.
+    let other = br#"{"apps": [{"id": "/x", "instances": 1,
+        "labels": {"MARATHON_SINGLE_INSTANCE_APP": "yes"},
+        "upgradeStrategy": {"minimumHealthCapacity": 0}}]}"#;
+    assert_eq!(wire::parse_apps(other).unwrap()[0].no_surge, None);
+}
+
+#[tokio::test]
+async fn a_scale_marathon_finds_invalid_is_rejected_with_its_reason() {
+    // Marathon's answer to a second instance of a single-instance app
+    // (AppDefinition's complyWithSingleInstanceLabelRules).
+    let marathon = Server::start(|hit, _| match hit.method.as_str() {
+        "GET" => reply(200, String::from_utf8(fixture(APP_0_7_TASKS)).unwrap()),
+        _ => reply(
+            422,
+            r#"{"message":"Object is not valid","details":[{"path":"/","errors":["Single instance app may only have one instance"]}]}"#,
+        ),
+    })
+    .await;
+    let err = client(&[&marathon.url])
+        .scale_app("/kafka", 2)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        MarathonError::Rejected {
+            operation: "PUT /v2/apps/{id}",
+            status: 422,
+            message: "Object is not valid: Single instance app may only have one instance"
+                .to_string(),
+        }
+    );
+    // A write refused is never repeated by the adapter.
+    assert_eq!(marathon.hits_on("PUT", "/v2/apps/kafka").len(), 1);
 }
 
 #[tokio::test]

@@ -8,12 +8,13 @@
 //! fields are skipped without being built, which keeps parsing a large
 //! `/v2/apps` cheaper than building a `serde_json::Value`.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use serde::Deserialize;
 
 use crate::roll::ports::marathon::{
-    App, Deployment, HealthResult, KillOutcome, QueuedLaunch, Task, TaskFailure,
+    App, Deployment, HealthResult, KillOutcome, NoSurge, QueuedLaunch, Task, TaskFailure,
     UnreachableStrategy,
 };
 
@@ -58,6 +59,8 @@ pub(crate) struct WireApp {
     pub(crate) upgrade_strategy: Option<WireUpgradeStrategy>,
     pub(crate) last_task_failure: Option<WireTaskFailure>,
     pub(crate) accepted_resource_roles: Option<Vec<String>>,
+    /// Marathon's labels are strings; any other value is left out.
+    pub(crate) labels: Option<BTreeMap<String, serde_json::Value>>,
 }
 
 /// An app's `lastTaskFailure` (`slaveId` since Marathon 0.8; `version` is
@@ -79,6 +82,7 @@ pub(crate) struct WireTaskFailure {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireUpgradeStrategy {
     pub(crate) minimum_health_capacity: Option<f64>,
+    pub(crate) maximum_over_capacity: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -223,6 +227,19 @@ impl From<WireApp> for App {
             .into_iter()
             .map(Task::from)
             .collect();
+        let labels: BTreeMap<String, String> = wire
+            .labels
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(k, v)| v.as_str().map(|v| (k, v.to_string())))
+            .collect();
+        let strategy = wire.upgrade_strategy.as_ref();
+        let min_health_capacity = strategy
+            .and_then(|u| u.minimum_health_capacity)
+            .filter(|c| c.is_finite());
+        let max_over_capacity = strategy
+            .and_then(|u| u.maximum_over_capacity)
+            .filter(|c| c.is_finite());
         // Counts are always asked for (embed=apps.counts); should an old
         // or odd Marathon leave one out, the embedded tasks tell the same.
         let count = |pred: fn(&Task) -> bool| tasks.iter().filter(|t| pred(t)).count() as u32;
@@ -268,10 +285,9 @@ impl From<WireApp> for App {
                     expunge_after_seconds,
                 },
             },
-            min_health_capacity: wire
-                .upgrade_strategy
-                .and_then(|u| u.minimum_health_capacity)
-                .filter(|c| c.is_finite()),
+            min_health_capacity,
+            no_surge: NoSurge::of(&labels, min_health_capacity, max_over_capacity),
+            labels,
             last_task_failure: wire.last_task_failure.map(|f| TaskFailure {
                 task_id: f.task_id,
                 agent_id: f.slave_id,

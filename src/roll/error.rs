@@ -53,6 +53,11 @@ pub enum RollError {
     /// Another writer changed the group under the roll.
     #[error("{0}")]
     OtherWriter(String),
+    /// Marathon refused a write the roll needs (a 4xx other than a
+    /// deployment's lock): the sentence says which, why, what the roll
+    /// undid, and what to do. The roll pauses.
+    #[error("{0}")]
+    WriteRefused(String),
     #[error("step {step} is in ERROR: {message}; fix the cause, then `roller plan restart` it")]
     StepInError { step: String, message: String },
 }
@@ -75,6 +80,7 @@ impl RollError {
             RollError::Marathon(e) => e.label(),
             RollError::Refused(_) => "refused",
             RollError::OtherWriter(_) => "other_writer",
+            RollError::WriteRefused(_) => "write_refused",
             RollError::StepInError { .. } => "step_error",
         }
     }

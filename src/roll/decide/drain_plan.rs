@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::health::{Standing, standing};
 use super::safety::{Rules, floor};
-use crate::roll::ports::marathon::App;
+use crate::roll::ports::marathon::{App, NoSurge};
 
 /// One wave of moves over every old agent.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -38,6 +38,10 @@ pub(crate) struct Wave {
     /// Apps with tasks on old agents that must wait (replacements not
     /// healthy yet), with why.
     pub(crate) waiting: BTreeMap<String, String>,
+    /// Apps that cannot spare a task and may not be surged (single-instance
+    /// apps): their tasks are among `kills`, and the app is down until
+    /// Marathon's relaunch on a new agent is up (its gap).
+    pub(crate) relaunches: BTreeMap<String, NoSurge>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,6 +115,9 @@ pub(crate) fn next_wave(
                     "{pending} replacement task(s) not healthy yet, {healthy} healthy (floor {floor})"
                 ),
             );
+        } else if let Some(why) = app.no_surge.filter(|_| !old_healthy.is_empty()) {
+            wave.kills.insert(app.id.clone(), old_healthy);
+            wave.relaunches.insert(app.id.clone(), why);
         } else if !old_healthy.is_empty() {
             wave.surges.push(PlannedSurge {
                 app: app.id.clone(),
@@ -137,7 +144,7 @@ pub(crate) fn sample(wave: Wave, apps: &[App]) -> Wave {
     let mut movable: Vec<(bool, bool, &str)> = wave
         .kills
         .keys()
-        .map(|id| (true, id.as_str()))
+        .map(|id| (!wave.relaunches.contains_key(id), id.as_str()))
         .chain(wave.surges.iter().map(|s| (false, s.app.as_str())))
         .map(|(spares, id)| {
             let checked = by_id.get(id).is_some_and(|a| a.has_health_checks());
@@ -158,6 +165,9 @@ pub(crate) fn sample(wave: Wave, apps: &[App]) -> Wave {
     const LATER: &str = "waits for the first wave's sample to bake on the new agents";
     for (app, tasks) in wave.kills {
         if picked.contains(&app) {
+            if let Some(why) = wave.relaunches.get(&app) {
+                out.relaunches.insert(app.clone(), *why);
+            }
             out.kills.insert(app, tasks.into_iter().take(1).collect());
         } else {
             out.waiting.insert(app, LATER.to_string());
@@ -202,6 +212,10 @@ pub(crate) struct Preview {
     /// Old agents that wave would leave empty (terminated at once).
     pub(crate) agents_freed: usize,
     pub(crate) old_agents: usize,
+    /// Apps on old agents that can neither spare a task nor be surged
+    /// (single-instance apps): each moves by kill and relaunch, in the
+    /// wave that reaches it, and is down until its relaunch is up.
+    pub(crate) relaunched: Vec<(String, NoSurge)>,
 }
 
 impl std::fmt::Display for Preview {
@@ -212,7 +226,22 @@ impl std::fmt::Display for Preview {
              {} of the {} old agent(s) would then be empty and terminated at once; \
              {} app(s) keep tasks for later waves",
             self.kills, self.apps, self.surges, self.agents_freed, self.old_agents, self.waiting
-        )
+        )?;
+        if !self.relaunched.is_empty() {
+            let named: Vec<String> = self
+                .relaunched
+                .iter()
+                .map(|(app, why)| format!("{app} ({})", why.reason()))
+                .collect();
+            write!(
+                f,
+                "; {} app(s) cannot run a second task and move by kill and relaunch, each down \
+                 until its relaunch is up: {}",
+                named.len(),
+                named.join(", ")
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -268,6 +297,12 @@ pub(crate) fn preview(
             .count(),
         agents_freed,
         old_agents: old.len(),
+        relaunched: guarded
+            .iter()
+            .filter(|a| a.tasks.iter().any(|t| on_old(&t)))
+            .filter(|a| floor(a, rules.floor) >= a.instances)
+            .filter_map(|a| a.no_surge.map(|why| (a.id.clone(), why)))
+            .collect(),
     }
 }
 
@@ -407,6 +442,7 @@ mod tests {
                 waiting: 3,
                 agents_freed: 0,
                 old_agents: 3,
+                relaunched: vec![],
             }
         );
         assert!(preview.to_string().contains("kill 1 task(s) of 1 app(s)"));
@@ -606,5 +642,100 @@ mod tests {
         };
         let wave = next_wave(&[app], &old, &HashSet::new(), &HashSet::new(), later);
         assert_eq!(wave.kills["/worker"].len(), 1, "{wave:?}");
+    }
+
+    /// A DC/OS SDK scheduler: one instance, Marathon's single-instance
+    /// label, upgradeStrategy 0/0.
+    fn single_instance(id: &str, tasks: Vec<crate::roll::ports::marathon::Task>) -> App {
+        let mut a = app(id, 1, tasks);
+        a.no_surge = Some(NoSurge::SingleInstanceLabel);
+        a.min_health_capacity = Some(0.0);
+        a
+    }
+
+    #[test]
+    fn a_single_instance_app_moves_by_kill_and_relaunch_never_by_surge() {
+        let apps = [
+            single_instance("/kafka", vec![task("k1", "old-1", true)]),
+            app("/web", 1, vec![task("w1", "old-1", true)]),
+        ];
+        let old = set(&["old-1"]);
+        for policy in [Floor::One, Floor::MinHealth] {
+            let wave = next_wave(
+                &apps,
+                &old,
+                &HashSet::new(),
+                &HashSet::new(),
+                Rules::floor_only(policy),
+            );
+            assert_eq!(wave.kills["/kafka"], vec!["k1".to_string()], "{policy:?}");
+            assert_eq!(
+                wave.relaunches,
+                BTreeMap::from([("/kafka".to_string(), NoSurge::SingleInstanceLabel)])
+            );
+            // An app that may be surged still is.
+            assert_eq!(wave.surges.len(), 1);
+            assert_eq!(wave.surges[0].app, "/web");
+            assert!(!wave.kills.contains_key("/web"));
+        }
+    }
+
+    #[test]
+    fn a_sample_takes_a_relaunch_after_apps_that_spare_a_task_and_keeps_it_marked() {
+        let mut apps = vec![single_instance("/kafka", vec![task("k1", "old-1", true)])];
+        let wave = next_wave(
+            &apps,
+            &set(&["old-1"]),
+            &HashSet::new(),
+            &HashSet::new(),
+            Rules::floor_only(Floor::One),
+        );
+        let alone = sample(wave, &apps);
+        assert_eq!(alone.relaunches.len(), 1, "the only app is sampled");
+        apps.push(app(
+            "/web",
+            2,
+            vec![task("w1", "old-1", true), task("w2", "new-1", true)],
+        ));
+        let wave = next_wave(
+            &apps,
+            &set(&["old-1"]),
+            &HashSet::new(),
+            &HashSet::new(),
+            Rules::floor_only(Floor::One),
+        );
+        let picked = sample(wave, &apps);
+        assert!(picked.kills.contains_key("/web"));
+        assert!(picked.relaunches.is_empty());
+        assert!(picked.waiting.contains_key("/kafka"));
+    }
+
+    #[test]
+    fn the_preview_names_the_apps_that_move_by_kill_and_relaunch() {
+        let mut zero = app("/singleton", 1, vec![task("s1", "old-2", true)]);
+        zero.no_surge = Some(NoSurge::NoOverCapacity);
+        zero.min_health_capacity = Some(0.0);
+        let apps = [
+            single_instance("/kafka", vec![task("k1", "old-1", true)]),
+            zero,
+            single_instance("/elsewhere", vec![task("e1", "new-1", true)]),
+        ];
+        let shown = preview(
+            &apps,
+            &set(&["old-1", "old-2"]),
+            &[],
+            Rules::floor_only(Floor::MinHealth),
+        );
+        assert_eq!(
+            shown.relaunched,
+            vec![
+                ("/kafka".to_string(), NoSurge::SingleInstanceLabel),
+                ("/singleton".to_string(), NoSurge::NoOverCapacity),
+            ]
+        );
+        let text = shown.to_string();
+        assert!(text.contains("2 app(s) cannot run a second task"), "{text}");
+        assert!(text.contains("/kafka (single-instance app"), "{text}");
+        assert!(!text.contains("/elsewhere"), "{text}");
     }
 }

@@ -17,7 +17,7 @@
 use std::collections::HashSet;
 
 use crate::roll::decide::health::{Settle, Standing, standing};
-use crate::roll::ports::marathon::App;
+use crate::roll::ports::marathon::{App, NoSurge};
 
 /// What to do next for one app on the agent about to go.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,6 +31,14 @@ pub(crate) enum Move {
         app: String,
         instances: u32,
         task: String,
+    },
+    /// The app cannot spare its task and may not be surged (a
+    /// single-instance app): kill it (`scale=false`) and let Marathon
+    /// relaunch it elsewhere; the app is down until the relaunch is up.
+    Relaunch {
+        app: String,
+        tasks: Vec<String>,
+        why: NoSurge,
     },
     /// Replacements are on their way: look again later.
     Wait { app: String, reason: String },
@@ -51,6 +59,8 @@ pub(crate) struct AtRisk {
     /// Tasks of the app anywhere that are not healthy yet (replacements on
     /// their way).
     pub(crate) pending: u32,
+    /// Why the app may not be surged, if it may not.
+    pub(crate) no_surge: Option<NoSurge>,
 }
 
 /// How many healthy tasks an app must keep.
@@ -178,6 +188,7 @@ pub(crate) fn at_risk(
             healthy_total,
             tasks_here: here_unhealthy,
             pending: pending + app.instances.saturating_sub(live),
+            no_surge: app.no_surge,
         });
     }
     risks
@@ -208,6 +219,13 @@ pub(crate) fn next_move(risk: &AtRisk) -> Move {
         return Move::Kill {
             app: risk.app.clone(),
             tasks: risk.tasks_here.iter().take(killable).cloned().collect(),
+        };
+    }
+    if let Some(why) = risk.no_surge.filter(|_| !risk.tasks_here.is_empty()) {
+        return Move::Relaunch {
+            app: risk.app.clone(),
+            tasks: risk.tasks_here.clone(),
+            why,
         };
     }
     match risk.tasks_here.last() {
@@ -277,6 +295,29 @@ mod tests {
                 task: "o1".to_string()
             }
         );
+    }
+
+    #[test]
+    fn an_app_marathon_keeps_at_one_instance_is_killed_and_relaunched_not_surged() {
+        for why in [NoSurge::SingleInstanceLabel, NoSurge::NoOverCapacity] {
+            let mut one = app("/sdk", vec![task("s1", "X", true)]);
+            one.no_surge = Some(why);
+            one.min_health_capacity = Some(0.0);
+            let risks = at_risk(
+                &[one],
+                "X",
+                &HashSet::new(),
+                Rules::floor_only(Floor::MinHealth),
+            );
+            assert_eq!(
+                next_move(&risks[0]),
+                Move::Relaunch {
+                    app: "/sdk".to_string(),
+                    tasks: vec!["s1".to_string()],
+                    why
+                }
+            );
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! agent) and the plain domain types it gets back. The HTTP adapter is
 //! `crate::marathon`; no wire type crosses this trait.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::{Duration, SystemTime};
 
@@ -44,6 +45,56 @@ pub struct App {
     /// `slave_public`). `None` when the app leaves it to Marathon's
     /// `--default_accepted_resource_roles`, which DC/OS sets to `*`.
     pub(crate) accepted_resource_roles: Option<Vec<String>>,
+    /// Why the app must never run more tasks than its instance count;
+    /// `None` when a surge may add one. Such an app moves by kill and
+    /// relaunch, down until its relaunch is up.
+    pub(crate) no_surge: Option<NoSurge>,
+    /// Its labels with string values (Marathon's are strings): DC/OS
+    /// marks its SDK schedulers with them.
+    pub(crate) labels: BTreeMap<String, String>,
+}
+
+/// Why an app is never surged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NoSurge {
+    /// `MARATHON_SINGLE_INSTANCE_APP: "true"`: Marathon refuses more than
+    /// one instance (422); every DC/OS SDK scheduler carries it.
+    SingleInstanceLabel,
+    /// `upgradeStrategy` {minimumHealthCapacity 0, maximumOverCapacity
+    /// 0}: its owner asked that it never run an extra task.
+    NoOverCapacity,
+}
+
+/// The label Marathon reads as "never more than one instance".
+pub(crate) const SINGLE_INSTANCE_LABEL: &str = "MARATHON_SINGLE_INSTANCE_APP";
+
+impl NoSurge {
+    /// Why, in a few words, for logs and `--dry-run`.
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            NoSurge::SingleInstanceLabel => {
+                "single-instance app: label MARATHON_SINGLE_INSTANCE_APP"
+            }
+            NoSurge::NoOverCapacity => "upgradeStrategy 0/0: never over its instance count",
+        }
+    }
+
+    /// What an app says about surging: its label, else its upgrade
+    /// strategy (Marathon's defaults are 1 and 1 when left out).
+    pub(crate) fn of(
+        labels: &BTreeMap<String, String>,
+        min_health_capacity: Option<f64>,
+        max_over_capacity: Option<f64>,
+    ) -> Option<NoSurge> {
+        if labels
+            .get(SINGLE_INSTANCE_LABEL)
+            .is_some_and(|v| v == "true")
+        {
+            return Some(NoSurge::SingleInstanceLabel);
+        }
+        (min_health_capacity == Some(0.0) && max_over_capacity == Some(0.0))
+            .then_some(NoSurge::NoOverCapacity)
+    }
 }
 
 /// A task that ended badly, as Marathon's `lastTaskFailure` says it.

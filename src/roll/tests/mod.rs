@@ -20,6 +20,7 @@ mod production;
 mod reclaim;
 mod refresh;
 mod rollback;
+mod single_instance;
 mod surge;
 mod warm_pool;
 mod wrapped_aws;

@@ -1,5 +1,7 @@
 //! A scenario's Marathon apps and their health checks.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 
 use super::defaults;
@@ -60,6 +62,23 @@ pub(crate) struct AppSpec {
     /// `--default_accepted_resource_roles`, so never a public agent.
     #[serde(default)]
     pub(crate) accepted_resource_roles: Option<Vec<String>>,
+    /// Marathon labels. `MARATHON_SINGLE_INSTANCE_APP = "true"` (every
+    /// DC/OS SDK scheduler's) makes Marathon refuse more than one
+    /// instance, and requires `instances` <= 1 and both capacities 0.
+    #[serde(default)]
+    pub(crate) labels: BTreeMap<String, String>,
+}
+
+/// The label with which Marathon keeps an app at one instance.
+pub(crate) const SINGLE_INSTANCE_LABEL: &str = "MARATHON_SINGLE_INSTANCE_APP";
+
+impl AppSpec {
+    /// Marathon's `isSingleInstance`: the label, with the value `true`.
+    pub(crate) fn single_instance(&self) -> bool {
+        self.labels
+            .get(SINGLE_INSTANCE_LABEL)
+            .is_some_and(|v| v == "true")
+    }
 }
 
 /// One Marathon health check (Marathon's defaults).

@@ -68,6 +68,7 @@ const BUILTIN: &[(&str, &str)] = &[
         "demo-cluster",
         include_str!("../../../tests/scenarios/demo-cluster.toml"),
     ),
+    ("dcos", include_str!("../../../tests/scenarios/dcos.toml")),
 ];
 
 /// The names of the embedded scenarios.

@@ -98,6 +98,29 @@ fn a_min_health_capacity_above_one_is_refused() {
 }
 
 #[test]
+fn a_single_instance_app_marathon_would_not_create_is_refused() {
+    let label = "[apps.labels]\nMARATHON_SINGLE_INSTANCE_APP = \"true\"";
+    // Two instances: Marathon's `complyWithSingleInstanceLabelRules`.
+    let text = MINIMAL.replace("instances = 2", &format!("instances = 2\n{label}"));
+    let message = refused(&text);
+    assert!(
+        message.contains("Single instance app may only have one instance"),
+        "{message}"
+    );
+    // One instance, but Marathon's default upgradeStrategy (1/1).
+    let text = MINIMAL.replace("instances = 2", &format!("instances = 1\n{label}"));
+    let message = refused(&text);
+    assert!(message.contains("max_over_capacity = 0"), "{message}");
+    // As DC/OS deploys an SDK scheduler: accepted.
+    let text = MINIMAL.replace(
+        "instances = 2",
+        &format!("instances = 1\nmin_health_capacity = 0\nmax_over_capacity = 0\n{label}"),
+    );
+    let s = Scenario::from_toml(&text, "test.toml").expect("valid");
+    assert!(s.apps[0].single_instance());
+}
+
+#[test]
 fn a_counted_app_without_a_placeholder_is_refused() {
     let text = MINIMAL.replace("instances = 2", "instances = 2\ncount = 3");
     let message = refused(&text);

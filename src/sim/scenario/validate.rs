@@ -383,6 +383,26 @@ impl Scenario {
                 ));
             }
         }
+        // Marathon's `complyWithSingleInstanceLabelRules` and
+        // `validForSingleInstanceApps`: it would not create such an app.
+        if app.single_instance() {
+            if app.instances > 1 {
+                return Err(refuse(
+                    field("instances"),
+                    "Single instance app may only have one instance (the label \
+                     MARATHON_SINGLE_INSTANCE_APP is \"true\")"
+                        .to_string(),
+                ));
+            }
+            if app.min_health_capacity != 0.0 || app.max_over_capacity != 0.0 {
+                return Err(refuse(
+                    field("min_health_capacity"),
+                    "a single-instance app needs min_health_capacity = 0 and \
+                     max_over_capacity = 0, as Marathon requires"
+                        .to_string(),
+                ));
+            }
+        }
         if !app.backoff_factor.is_finite() || app.backoff_factor < 1.0 {
             return Err(refuse(
                 field("backoff_factor"),

@@ -258,6 +258,10 @@ pub struct AppReport {
     /// Task-milliseconds its live tasks spent on agents its roles do not
     /// accept.
     pub(crate) misplaced_task_ms: u64,
+    /// The app may never run a second task (Marathon's single-instance
+    /// label, or upgradeStrategy 0/0): moving it means a gap, counted in
+    /// `single_instance_gap_ms`, not as an outage.
+    pub(crate) single_instance: bool,
 }
 
 /// How often one task (followed across its replacements) was moved.
@@ -313,6 +317,9 @@ pub struct Report {
     pub apps_with_outage: usize,
     pub(crate) total_below_floor_ms: u64,
     pub(crate) total_outage_ms: u64,
+    /// App-milliseconds single-instance apps spent at zero: the gaps of
+    /// their kill and relaunch, which their owners accepted.
+    pub(crate) single_instance_gap_ms: u64,
     /// App-milliseconds serving fewer than the instance count.
     pub(crate) total_degraded_ms: u64,
     pub relaunches: u64,
@@ -391,9 +398,14 @@ impl Report {
             secs(self.ms_beyond_desired)
         );
         for app in self.apps.iter().filter(|a| a.at_zero_ms > 0) {
+            let what = if app.single_instance {
+                "gap of a single-instance app"
+            } else {
+                "outage"
+            };
             let _ = writeln!(
                 out,
-                "outage: {} at zero for {:.1} s (below floor {:.1} s)",
+                "{what}: {} at zero for {:.1} s (below floor {:.1} s)",
                 app.id,
                 secs(app.at_zero_ms),
                 secs(app.below_floor_ms)
@@ -424,6 +436,7 @@ impl World {
                 relaunches: w.relaunches,
                 misplaced_task_ms: w.misplaced_ms
                     + u64::from(w.misplaced) * now.since(w.misplaced_at),
+                single_instance: self.marathon.apps[a].no_second_task(),
             })
             .collect();
         let mut task_moves: Vec<TaskMoves> = m
@@ -442,12 +455,18 @@ impl World {
         });
         let (counts, desired) = self.cluster_az_counts();
         let groups = self.group_reports();
+        let outages = || apps.iter().filter(|a| !a.single_instance);
         Report {
             simulated_ms: now.as_millis(),
             apps_ever_below_floor: apps.iter().filter(|a| a.below_floor_ms > 0).count(),
-            apps_with_outage: apps.iter().filter(|a| a.at_zero_ms > 0).count(),
+            apps_with_outage: outages().filter(|a| a.at_zero_ms > 0).count(),
             total_below_floor_ms: apps.iter().map(|a| a.below_floor_ms).sum(),
-            total_outage_ms: apps.iter().map(|a| a.at_zero_ms).sum(),
+            total_outage_ms: outages().map(|a| a.at_zero_ms).sum(),
+            single_instance_gap_ms: apps
+                .iter()
+                .filter(|a| a.single_instance)
+                .map(|a| a.at_zero_ms)
+                .sum(),
             total_degraded_ms: apps.iter().map(|a| a.degraded_ms).sum(),
             relaunches: apps.iter().map(|a| u64::from(a.relaunches)).sum(),
             misplaced_task_ms: apps.iter().map(|a| a.misplaced_task_ms).sum(),

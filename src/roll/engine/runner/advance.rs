@@ -133,8 +133,9 @@ impl<P: Ports> Runner<'_, P> {
             }
             Err(err) if err.is_transient() => Ok(self.retry(at, &start.id, &err)),
             // Another writer changed the group: stop and call a human,
-            // never change it back.
-            Err(RollError::OtherWriter(reason)) => {
+            // never change it back. Marathon refusing a write: the same,
+            // once the step has undone what it started.
+            Err(RollError::OtherWriter(reason) | RollError::WriteRefused(reason)) => {
                 checkpoint.plan.step_mut(at).status = Status::Started;
                 Ok(Advanced::Pause(reason))
             }

@@ -347,8 +347,22 @@ async fn record_wave<P: Ports>(
     }
     let title = format!("{id}: {} tasks, {surges} surges", kills.len());
     cx.name_step(title.clone());
+    let relaunches = if planned.relaunches.is_empty() {
+        String::new()
+    } else {
+        let named: Vec<String> = planned
+            .relaunches
+            .iter()
+            .map(|(app, why)| format!("{app} ({})", why.reason()))
+            .collect();
+        format!(
+            "; {} of them relaunched with no second task, each down until its relaunch is up: {}",
+            named.len(),
+            named.join(", ")
+        )
+    };
     cx.intend(format!(
-        "{id}: kill {} task(s) of {} app(s) on old agents (scale=false), surge {surges} app(s){}",
+        "{id}: kill {} task(s) of {} app(s) on old agents (scale=false){relaunches}, surge {surges} app(s){}",
         kills.len(),
         apps.len().saturating_sub(surges),
         if planned.waiting.is_empty() {

@@ -101,11 +101,7 @@ impl<P: Ports> StepContext<'_, '_, P> {
                     tasks.join(", ")
                 ))
                 .await?;
-                match self.ports.marathon().kill_tasks(&tasks, false).await {
-                    Ok(_) => self.memory.killed.extend(tasks),
-                    Err(MarathonError::Conflict { .. }) => {}
-                    Err(e) => return Err(e.into()),
-                }
+                self.kill_to_relaunch(tasks).await?;
                 format!("{app}: moving {}", risk.tasks_here.len())
             }
             Move::Surge {
@@ -127,17 +123,111 @@ impl<P: Ports> StepContext<'_, '_, P> {
                 self.scale(&app, instances + 1).await?;
                 format!("{app}: surging")
             }
+            Move::Relaunch { app, tasks, why } => {
+                self.intend(format!(
+                    "relaunch {app} off {} ({}): kill {} (scale=false); it is down until \
+                     Marathon's relaunch on another agent is up",
+                    record.id,
+                    why.reason(),
+                    tasks.join(", ")
+                ))
+                .await?;
+                self.kill_to_relaunch(tasks).await?;
+                format!("{app}: relaunching (no second task allowed)")
+            }
             Move::Wait { app, reason } => format!("{app}: {reason}"),
         })
     }
 
+    /// Kills `tasks` with `scale=false` (Marathon relaunches them
+    /// elsewhere); a deployment holding the app (409) is looked at again
+    /// next round.
+    async fn kill_to_relaunch(&mut self, tasks: Vec<String>) -> Result<(), RollError> {
+        match self.ports.marathon().kill_tasks(&tasks, false).await {
+            Ok(_) => self.memory.killed.extend(tasks),
+            Err(MarathonError::Conflict { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+        Ok(())
+    }
+
     /// Scales `app` to an absolute count; a deployment already under way
     /// (409) is left to finish and looked at again next round.
+    /// Marathon refusing it (4xx: a single-instance app, a validation)
+    /// undoes the surges of the same owner not yet killed, then pauses the
+    /// roll naming the app and Marathon's reason (`refused_surge`).
     pub(crate) async fn scale(&mut self, app: &str, instances: u32) -> Result<(), RollError> {
         match self.ports.marathon().scale_app(app, instances).await {
             Ok(_) | Err(MarathonError::Conflict { .. }) => Ok(()),
+            Err(refused @ MarathonError::Rejected { .. }) => {
+                Err(self.refused_surge(app, instances, &refused).await?)
+            }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Marathon refused to scale `app` to `instances` for a surge: that
+    /// surge is closed (nothing of it was applied), and every other open
+    /// surge of the same owner (the wave, the instance, the rollback)
+    /// whose old tasks were not killed yet is set back to its count, each
+    /// recorded first, so that no app is left scaled up. The error to
+    /// pause with names the app, Marathon's reason and the way out.
+    async fn refused_surge(
+        &mut self,
+        app: &str,
+        instances: u32,
+        refused: &MarathonError,
+    ) -> Result<RollError, RollError> {
+        let surges = &self.group().surges;
+        let refused_at = surges
+            .iter()
+            .rposition(|s| s.app == app && s.state != SurgeState::Done);
+        let owner = refused_at.map(|n| surges[n].instance.clone());
+        if let Some(n) = refused_at {
+            self.close_surge(
+                n,
+                format!("Marathon refused to scale {app} to {instances}: {refused}"),
+            );
+        }
+        let others: Vec<usize> = (0..self.group().surges.len())
+            .filter(|&n| {
+                let s = &self.group().surges[n];
+                Some(&s.instance) == owner.as_ref()
+                    && s.state == SurgeState::ScalingUp
+                    && !s.kill_sent
+            })
+            .collect();
+        let mut undone = Vec::new();
+        for n in others {
+            let surge = self.group().surges[n].clone();
+            self.intend(format!(
+                "surge {}: undo to {} (Marathon refused the surge of {app})",
+                surge.app, surge.instances
+            ))
+            .await?;
+            self.undo_surge(&surge.app, surge.instances, "").await?;
+            self.close_surge(
+                n,
+                format!("{}: surge undone, back at {}", surge.app, surge.instances),
+            );
+            undone.push(format!("{} -> {}", surge.app, surge.instances));
+        }
+        self.save().await?;
+        let undone = if undone.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the other surges it started were undone ({})",
+                undone.join(", ")
+            )
+        };
+        Ok(RollError::WriteRefused(format!(
+            "Marathon refused to scale {app} to {instances} for a surge ({refused}){undone}. \
+             An app that must never run a second task moves by kill and relaunch when Marathon \
+             says so (the label MARATHON_SINGLE_INSTANCE_APP, or upgradeStrategy \
+             minimumHealthCapacity 0 and maximumOverCapacity 0); give it one, or fix what \
+             Marathon names, then rerun"
+        )))
     }
 
     /// Abandon: every surge of this group not finished is set back to

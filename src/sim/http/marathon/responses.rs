@@ -59,6 +59,7 @@ pub(super) fn marathon_error(err: &MarathonError) -> Response {
             StatusCode::NOT_FOUND,
             &format!("DeploymentPlan {id} does not exist"),
         ),
+        MarathonError::Invalid { path, error, .. } => not_valid(path, error),
     }
 }
 

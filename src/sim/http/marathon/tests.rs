@@ -13,7 +13,7 @@ use crate::http::HttpSettings;
 use crate::marathon::MarathonClient;
 use crate::retry::Backoff;
 use crate::roll::decide::health::judge;
-use crate::roll::ports::marathon::{KillOutcome, Marathon, MarathonError};
+use crate::roll::ports::marathon::{KillOutcome, Marathon, MarathonError, NoSurge};
 use crate::sim::http::peer_servers::{PeerServers, fixture, keys};
 use crate::sim::shared::{ApiFaults, SystemFaults};
 use crate::sim::world::ImageEffect;
@@ -21,6 +21,7 @@ use crate::sim::world::ImageEffect;
 mod app_fields;
 mod deployment_cancel;
 mod leader_proxy;
+mod single_instance;
 
 /// Three Marathons over one world; peer 0 leads. Servers stop when dropped.
 struct Marathons(PeerServers);

@@ -222,7 +222,7 @@ impl App {
                 .accepted_resource_roles
                 .clone()
                 .unwrap_or_else(|| vec!["*".to_string()]),
-            labels: BTreeMap::new(),
+            labels: app.labels.clone(),
             require_ports: false,
             backoff_seconds: number(app.backoff_seconds),
             backoff_factor: number(app.backoff_factor),

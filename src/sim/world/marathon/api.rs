@@ -142,6 +142,7 @@ impl World {
     ) -> Result<String, MarathonError> {
         const ACTION: &str = "update_app";
         let a = self.app_idx(ACTION, id)?;
+        self.validate_instances(ACTION, a, instances)?;
         self.take_over_deployment(ACTION, a, force)?;
         let original = self.marathon.apps[a].instances;
         let deployment = self.start_deployment(a, original, "ScaleApplication");
@@ -156,6 +157,25 @@ impl World {
         self.launch_missing(a);
         self.app_changed(a);
         Ok(deployment)
+    }
+
+    /// Marathon's validation of the app as it would be with `instances`
+    /// (`complyWithSingleInstanceLabelRules`), before any lock is looked
+    /// at: a single-instance app may not have more than one.
+    pub(crate) fn validate_instances(
+        &self,
+        action: &'static str,
+        a: AppIdx,
+        instances: u32,
+    ) -> Result<(), MarathonError> {
+        if self.marathon.apps[a].single_instance && instances > 1 {
+            return Err(MarathonError::Invalid {
+                action,
+                path: "/",
+                error: "Single instance app may only have one instance",
+            });
+        }
+        Ok(())
     }
 
     /// Before a change to app `a`: refused while a deployment touches it,

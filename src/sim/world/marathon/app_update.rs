@@ -53,6 +53,9 @@ impl World {
             let instances = change.instances.unwrap_or(app.instances);
             return self.update_app_instances(id, instances, force);
         };
+        if let Some(instances) = change.instances {
+            self.validate_instances(ACTION, a, instances)?;
+        }
         self.take_over_deployment(ACTION, a, force)?;
         let original = self.marathon.apps[a].instances;
         let deployment = self.start_deployment(a, original, "RestartApplication");

@@ -25,7 +25,7 @@ pub(crate) use views::{
     TaskFailureView, TaskView,
 };
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use serde::Serialize;
 
@@ -108,6 +108,11 @@ pub struct App {
     /// `acceptedResourceRoles` (`None`: Marathon's default, `*`): the
     /// roles whose resources its tasks may use.
     pub(crate) accepted_roles: Option<Vec<String>>,
+    /// Its labels, as given.
+    pub(crate) labels: BTreeMap<String, String>,
+    /// The single-instance label is set: more than one instance is
+    /// refused (422), as Marathon's validation does.
+    pub(crate) single_instance: bool,
     /// When its configuration (not its scale) last changed.
     pub(crate) config_changed: SimTime,
     backoff_ms: f64,
@@ -167,6 +172,12 @@ impl App {
         (f64::from(self.floor_instances.min(self.instances)) * self.min_health_capacity - 1e-9)
             .ceil()
             .max(0.0) as u32
+    }
+
+    /// Whether it may never run a second task: the single-instance label,
+    /// or an upgrade strategy of 0 and 0 (its owner's choice).
+    pub(crate) fn no_second_task(&self) -> bool {
+        self.single_instance || (self.min_health_capacity == 0.0 && self.max_over_capacity == 0.0)
     }
 
     /// What counts as serving: healthy with health checks, running without.
@@ -374,6 +385,8 @@ impl Marathon {
                 unique: s.unique_hostname(),
                 colocate: s.colocate,
                 accepted_roles: s.accepted_resource_roles.clone(),
+                labels: s.labels.clone(),
+                single_instance: s.single_instance(),
                 config_changed: SimTime::ZERO,
                 backoff_ms: s.backoff_s * 1000.0,
                 backoff_factor: s.backoff_factor,
@@ -427,6 +440,14 @@ pub(crate) enum MarathonError {
     },
     #[error("{action}: DeploymentPlan {id} does not exist")]
     DeploymentNotFound { action: &'static str, id: String },
+    /// Marathon's validation refused the app as changed (422): the path
+    /// and the error, in Marathon's words.
+    #[error("{action}: Object is not valid: {path}: {error}")]
+    Invalid {
+        action: &'static str,
+        path: &'static str,
+        error: &'static str,
+    },
 }
 
 impl MarathonError {
@@ -436,6 +457,7 @@ impl MarathonError {
             MarathonError::AppNotFound { .. } => "app_not_found",
             MarathonError::DeploymentConflict { .. } => "deployment_conflict",
             MarathonError::DeploymentNotFound { .. } => "deployment_not_found",
+            MarathonError::Invalid { .. } => "invalid",
         }
     }
 }

@@ -82,6 +82,7 @@ pub(crate) struct AppView {
     /// `acceptedResourceRoles` as the app was given it (`None`: Marathon's
     /// default, `--default_accepted_resource_roles`, `*`).
     pub(crate) accepted_resource_roles: Option<Vec<String>>,
+    pub(crate) labels: BTreeMap<String, String>,
     /// When its configuration (not its scale) last changed
     /// (`versionInfo.lastConfigChangeAt`).
     pub(crate) config_changed_unix_ms: u64,
@@ -150,6 +151,7 @@ impl World {
             tasks_unhealthy: app.counts.unhealthy,
             deployments: app.deployment.iter().cloned().collect(),
             accepted_resource_roles: app.accepted_roles.clone(),
+            labels: app.labels.clone(),
             config_changed_unix_ms: self.unix_ms(app.config_changed),
             health_checks: app
                 .health

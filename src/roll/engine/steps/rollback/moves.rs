@@ -138,7 +138,8 @@ fn kills_within_floor(
     for task in there.iter().filter(|t| !killed.contains(&t.id)) {
         if !health::task_is_healthy(app, task, rules.settle) {
             kills.push(task.id.clone());
-        } else if excused || healthy > floor as usize {
+        } else if excused || healthy > floor as usize || app.no_surge.is_some() {
+            // An app that may not be surged moves by kill and relaunch.
             kills.push(task.id.clone());
             healthy -= 1;
         } else {
