@@ -11,12 +11,14 @@ use super::error::CliError;
 use super::output::alarm_names;
 use super::wiring::Clients;
 use crate::plan;
+use crate::roll::decide::agent_contents;
 use crate::roll::decide::drain_plan::preview;
 use crate::roll::decide::roll_plan::RollStrategy;
 use crate::roll::decide::safety::Rules;
 use crate::roll::error::RollError;
 use crate::roll::ports::auto_scaling::AutoScaling;
 use crate::roll::ports::marathon::Marathon;
+use crate::roll::ports::mesos::MesosMaster;
 use crate::roll::preflight::{Preflight, Request, preflight};
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, GroupRoll};
 use crate::roll::record::env::Environment;
@@ -100,12 +102,34 @@ async fn first_waves(
         .await
         .map_err(|e| CliError::Run(RollError::from(e).into()))?;
     let rules = Rules::floor_only(request.floor());
+    let frameworks = clients
+        .mesos
+        .frameworks()
+        .await
+        .map_err(|e| CliError::Run(RollError::from(e).into()))?;
+    let marathon_tasks: HashSet<&str> = apps
+        .iter()
+        .flat_map(|a| &a.tasks)
+        .map(|t| t.id.as_str())
+        .collect();
+    let contents = agent_contents::by_agent(
+        &frameworks,
+        &marathon_tasks,
+        &agent_contents::sdk_services(&apps),
+    );
     Ok(checkpoint
         .groups
         .iter()
         .map(|group| {
             let old: HashSet<String> = group.instances.iter().map(|i| i.agent_id.clone()).collect();
-            preview(&apps, &old, &request.allow_unhealthy, rules).to_string()
+            let mut text = preview(&apps, &old, &request.allow_unhealthy, rules).to_string();
+            if let Some(others) = agent_contents::not_marathon_on(&contents, &old) {
+                text.push_str(&format!(
+                    "; the old agents also run {others}, which the drain does not move: \
+                     each such agent is terminated once they have ended"
+                ));
+            }
+            text
         })
         .collect())
 }

@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde::de::DeserializeOwned;
 
 use crate::roll::ports::mesos::{
-    Agents, MachineId, MaintenanceSchedule, MaintenanceStatus, MesosError, MesosMaster,
+    Agents, Framework, MachineId, MaintenanceSchedule, MaintenanceStatus, MesosError, MesosMaster,
     ScheduleChange, Unavailability,
 };
 
@@ -18,7 +18,8 @@ use crate::roll::ports::mesos::DrainOptions;
 use super::client::{AgentListing, Call, MesosClient, Replay};
 use super::maintenance::{Edited, schedule_machines, unschedule_machines};
 use super::wire::{
-    ClusterStatus, GetAgentsResponse, MachineIdJson, Schedule, SlavesResponse, V1Call,
+    ClusterStatus, FrameworksResponse, GetAgentsResponse, MachineIdJson, Schedule, SlavesResponse,
+    V1Call,
 };
 
 const SCHEDULE: &str = "master/maintenance/schedule";
@@ -34,6 +35,12 @@ impl MesosMaster for MesosClient {
             Err(err) if lacks_endpoint(&err) => self.agents_by(second).await,
             result => result,
         }
+    }
+
+    async fn frameworks(&self) -> Result<Vec<Framework>, MesosError> {
+        let call = Call::get("master/frameworks");
+        let listed: FrameworksResponse = parse(&call.endpoint, &self.send(&call).await?)?;
+        Ok(listed.into())
     }
 
     async fn maintenance_schedule(&self) -> Result<MaintenanceSchedule, MesosError> {

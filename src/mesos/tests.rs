@@ -3,6 +3,7 @@
 //! leader discovery and failover, redirects with credentials, bounded
 //! failure, the schedule merge on a live master, request bodies.
 
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
@@ -11,15 +12,17 @@ use serde_json::json;
 
 use crate::http::{HttpAuth, HttpSettings, Secret};
 use crate::retry::Backoff;
+use crate::roll::decide::agent_contents;
 use crate::roll::ports::mesos::{
-    AgentId, AttributeValue, DrainOptions, DrainState, InverseOfferAnswer, MachineId,
+    AgentId, AttributeValue, DrainOptions, DrainState, Framework, InverseOfferAnswer, MachineId,
     MaintenanceSchedule, MesosMaster, Unavailability,
 };
 
 use super::client::{AgentListing, MesosClient, MesosSettings};
 use super::fake_master::{FakeMaster, Role, fixture};
 use super::wire::{
-    ClusterStatus, GetAgentsResponse, MachineIdJson, Schedule, SlavesResponse, StateLeader, V1Call,
+    ClusterStatus, FrameworksResponse, GetAgentsResponse, MachineIdJson, Schedule, SlavesResponse,
+    StateLeader, V1Call,
 };
 
 /// Milliseconds between attempts, so failure tests take real time but
@@ -160,6 +163,44 @@ fn the_mesos_0_19_state_agents_parse_without_active_or_reregistration() {
 
     let leader: StateLeader = serde_json::from_str(&state).unwrap();
     assert_eq!(leader.leader_address().as_deref(), Some("1.2.3.4:5050"));
+}
+
+#[test]
+fn frameworks_and_their_running_tasks_are_read_per_agent_from_a_real_state() {
+    // `/master/frameworks` lists frameworks as `/master/state` does.
+    let state = fixture("mesos-0.19-master-state-mesosdns.json");
+    let frameworks: Vec<Framework> = serde_json::from_str::<FrameworksResponse>(&state)
+        .unwrap()
+        .into();
+    let names: Vec<&str> = frameworks.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "ipv6-framework",
+            "chronos with a space AND MIXED CASE-2.0.1",
+            "no pid",
+            "marathon"
+        ]
+    );
+    let marathon = &frameworks[3];
+    // Eight listed, one of them already TASK_KILLED: seven run.
+    assert_eq!(marathon.tasks.len(), 7);
+    assert!(marathon.tasks.iter().all(|t| t.state == "TASK_RUNNING"));
+    let chronos_task = &frameworks[1].tasks[0];
+    assert_eq!(
+        chronos_task.agent_id,
+        "20140803-125133-3041283216-5050-2410-0"
+    );
+    assert_eq!((chronos_task.cpus, chronos_task.mem), (1.0, 1024.0));
+    // Told apart per agent (Marathon lists no task here: its framework is
+    // known by its name).
+    let agents = agent_contents::by_agent(&frameworks, &HashSet::new(), &BTreeSet::new());
+    let busy = &agents["20140803-125133-3041283216-5050-2410-0"];
+    assert_eq!(busy.marathon, 5);
+    assert_eq!(
+        busy.others,
+        BTreeMap::from([("chronos with a space AND MIXED CASE-2.0.1".to_string(), 1)])
+    );
 }
 
 #[test]

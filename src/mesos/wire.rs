@@ -10,10 +10,92 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use crate::roll::ports::mesos::{
-    Agent, AgentId, Agents, AttributeValue, DrainState, DrainingMachine, InverseOfferAnswer,
-    InverseOfferResponse, MachineId, MaintenanceSchedule, MaintenanceStatus, MaintenanceWindow,
-    RecoveredAgent, Resources, Unavailability,
+    Agent, AgentId, Agents, AttributeValue, DrainState, DrainingMachine, Framework, FrameworkTask,
+    InverseOfferAnswer, InverseOfferResponse, MachineId, MaintenanceSchedule, MaintenanceStatus,
+    MaintenanceWindow, RecoveredAgent, Resources, Unavailability,
 };
+
+// ---- v0: /master/frameworks (and the `frameworks` of /master/state)
+
+/// `{"frameworks": [...], "completed_frameworks": [...], ...}`: only the
+/// registered ones are read (a completed framework runs nothing).
+#[derive(Debug, Deserialize)]
+pub(crate) struct FrameworksResponse {
+    #[serde(default)]
+    pub(crate) frameworks: Vec<WireFramework>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct WireFramework {
+    pub(crate) id: String,
+    #[serde(default)]
+    pub(crate) name: String,
+    /// Absent in the oldest masters, where only active ones are listed.
+    pub(crate) active: Option<bool>,
+    /// Its tasks not yet terminal (terminal ones are `completed_tasks`,
+    /// unreachable ones `unreachable_tasks`: neither runs on an agent).
+    #[serde(default)]
+    pub(crate) tasks: Vec<WireFrameworkTask>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct WireFrameworkTask {
+    pub(crate) id: String,
+    #[serde(default)]
+    pub(crate) name: String,
+    pub(crate) slave_id: String,
+    #[serde(default)]
+    pub(crate) state: String,
+    #[serde(default)]
+    pub(crate) resources: BTreeMap<String, serde_json::Value>,
+}
+
+/// Mesos' terminal task states: such a task runs nowhere.
+const TERMINAL_TASK_STATES: [&str; 8] = [
+    "TASK_FINISHED",
+    "TASK_FAILED",
+    "TASK_KILLED",
+    "TASK_LOST",
+    "TASK_ERROR",
+    "TASK_DROPPED",
+    "TASK_GONE",
+    "TASK_GONE_BY_OPERATOR",
+];
+
+impl From<FrameworksResponse> for Vec<Framework> {
+    fn from(wire: FrameworksResponse) -> Vec<Framework> {
+        wire.frameworks
+            .into_iter()
+            .map(|f| Framework {
+                id: f.id,
+                name: f.name,
+                active: f.active.unwrap_or(true),
+                tasks: f
+                    .tasks
+                    .into_iter()
+                    // Old masters list a task that just ended here too.
+                    .filter(|t| !TERMINAL_TASK_STATES.contains(&t.state.as_str()))
+                    .map(|t| {
+                        let scalar = |name: &str| {
+                            t.resources
+                                .get(name)
+                                .and_then(serde_json::Value::as_f64)
+                                .unwrap_or(0.0)
+                        };
+                        FrameworkTask {
+                            cpus: scalar("cpus"),
+                            mem: scalar("mem"),
+                            id: t.id,
+                            name: t.name,
+                            agent_id: t.slave_id,
+                            state: t.state,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+}
 
 // ---- v0: /master/slaves (and the `slaves` of /master/state, /state-summary)
 

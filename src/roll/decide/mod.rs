@@ -24,6 +24,7 @@
 //! a port trait; the records' types (`RolledInstance`, `StepKind`), never
 //! a store; `crate::plan`. Never the engine.
 
+pub(crate) mod agent_contents;
 pub(crate) mod alarms;
 pub(crate) mod cluster_lock;
 pub(crate) mod cluster_plan;

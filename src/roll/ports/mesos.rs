@@ -57,6 +57,11 @@ pub(crate) trait MesosMaster {
         machines: &[MachineId],
     ) -> impl Future<Output = Result<(), MesosError>> + Send;
 
+    /// The frameworks registered with the master and their tasks not yet
+    /// terminal (`/master/frameworks`): who runs what on which agent,
+    /// Marathon's tasks and every other framework's.
+    fn frameworks(&self) -> impl Future<Output = Result<Vec<Framework>, MesosError>> + Send;
+
     /// Kills every task on the agent and keeps offers away from it
     /// (v1 `DRAIN_AGENT`, Mesos 1.9 and later).
     #[cfg(test)]
@@ -72,6 +77,31 @@ pub(crate) trait MesosMaster {
         &self,
         agent: &AgentId,
     ) -> impl Future<Output = Result<(), MesosError>> + Send;
+}
+
+/// A framework as the master lists it, with its tasks not yet terminal.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Framework {
+    pub(crate) id: String,
+    /// The name it registered with: `marathon`, `metronome`, a DC/OS SDK
+    /// service's name (`kafka`), `chronos-2.0.1`, …
+    pub(crate) name: String,
+    /// False while it is disconnected from the master (its tasks run on).
+    pub(crate) active: bool,
+    pub(crate) tasks: Vec<FrameworkTask>,
+}
+
+/// One task of a framework, on one agent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct FrameworkTask {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    /// The agent (`slave_id`) it runs on.
+    pub(crate) agent_id: String,
+    /// `TASK_RUNNING`, `TASK_STAGING`, `TASK_KILLING`, …
+    pub(crate) state: String,
+    pub(crate) cpus: f64,
+    pub(crate) mem: f64,
 }
 
 /// A Mesos agent id, e.g. `20151002-000353-1695027628-5050-1177-S0`.

@@ -15,6 +15,7 @@ use super::drain_wave::extend_drain;
 use super::lifecycle_waits::termination_held;
 use super::{StepAction, StepContext, Tick};
 use crate::plan::Status;
+use crate::roll::decide::agent_contents;
 use crate::roll::decide::roll_plan::{DRAIN, wave_id};
 use crate::roll::engine::tick_context::Observation;
 use crate::roll::error::RollError;
@@ -65,6 +66,7 @@ impl StepAction for Terminate<'_> {
         }
         let seen = cx.tick.observation().await?;
         if let Some(why) = seen.busy(&record.agent_id) {
+            let why = name_other_frameworks(cx, &record.agent_id, why, &seen).await;
             return Ok(not_empty(cx, &record, why, &seen));
         }
         let az = &record.availability_zone;
@@ -170,6 +172,37 @@ fn drain_not_begun<P: Ports>(cx: &StepContext<'_, '_, P>) -> bool {
 /// drain runs, it waits for the drain to empty it; once the drain is
 /// over, the drain goes on when Marathon tasks are left there, else it
 /// is kept, with a deadline so that a human hears of it.
+/// `why` an agent Marathon has emptied is still busy, said with what
+/// Mesos runs there (an SDK service's pods, another framework's tasks)
+/// and that the drain does not move them; `why` as it was when Marathon
+/// still lists tasks there, or when Mesos cannot be asked now.
+async fn name_other_frameworks<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    agent: &str,
+    why: String,
+    seen: &Observation,
+) -> String {
+    if seen.tasks_on(agent) > 0 {
+        return why;
+    }
+    let Ok(frameworks) = cx.ports.mesos().frameworks().await else {
+        return why;
+    };
+    let contents = agent_contents::by_agent(
+        &frameworks,
+        &seen.task_ids(),
+        &agent_contents::sdk_services(&seen.apps),
+    );
+    match contents.get(agent).filter(|c| c.not_marathon() > 0) {
+        Some(here) => format!(
+            "Marathon lists nothing on agent {agent}, but Mesos runs {} there, which the drain \
+             does not move: waiting for them to end",
+            here.describe()
+        ),
+        None => why,
+    }
+}
+
 fn not_empty<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
     record: &RolledInstance,
