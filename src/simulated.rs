@@ -94,6 +94,8 @@ impl SimulatedCluster {
                 .as_deref()
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_default(),
+            other_tasks: crate::roll::record::env::OtherTasksPolicy::Drain,
+            max_grace_period: crate::roll::record::env::DEFAULT_MAX_GRACE_PERIOD,
             alarms: None,
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),

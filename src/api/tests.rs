@@ -35,6 +35,7 @@ fn timeouts() -> Timeouts {
         task_move: Duration::from_secs(600),
         retry: Duration::from_secs(600),
         operator: Duration::from_secs(3600),
+        other_tasks: Duration::from_secs(7200),
     }
 }
 

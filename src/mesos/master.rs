@@ -10,9 +10,7 @@ use crate::roll::ports::mesos::{
     ScheduleChange, Unavailability,
 };
 
-#[cfg(test)]
 use crate::roll::ports::mesos::AgentId;
-#[cfg(test)]
 use crate::roll::ports::mesos::DrainOptions;
 
 use super::client::{AgentListing, Call, MesosClient, Replay};
@@ -80,7 +78,6 @@ impl MesosMaster for MesosClient {
         self.post_machines("master/machine/up", machines).await
     }
 
-    #[cfg(test)]
     async fn drain_agent(&self, agent: &AgentId, options: DrainOptions) -> Result<(), MesosError> {
         let call = V1Call::drain_agent(agent, options.max_grace_period, options.mark_gone);
         self.call_v1(&call, Replay::IfNotProcessed, "Mesos 1.9 or later")
@@ -88,7 +85,6 @@ impl MesosMaster for MesosClient {
             .map(drop)
     }
 
-    #[cfg(test)]
     async fn deactivate_agent(&self, agent: &AgentId) -> Result<(), MesosError> {
         let call = V1Call::deactivate_agent(agent);
         self.call_v1(&call, Replay::IfNotProcessed, "Mesos 1.9 or later")

@@ -496,7 +496,6 @@ impl V1Call {
         }
     }
 
-    #[cfg(test)]
     pub(crate) fn drain_agent(
         agent: &AgentId,
         max_grace_period: Option<Duration>,
@@ -515,7 +514,6 @@ impl V1Call {
         }
     }
 
-    #[cfg(test)]
     pub(crate) fn deactivate_agent(agent: &AgentId) -> V1Call {
         V1Call {
             kind: "DEACTIVATE_AGENT",

@@ -549,6 +549,7 @@ mod tests {
             ip: None,
             terminate_sent: false,
             reclaimed: false,
+            other_tasks: Default::default(),
         }
     }
 

@@ -222,6 +222,7 @@ mod tests {
             task_move: minute,
             retry: minute,
             operator: minute,
+            other_tasks: minute,
         }
     }
 

@@ -64,7 +64,6 @@ pub(crate) trait MesosMaster {
 
     /// Kills every task on the agent and keeps offers away from it
     /// (v1 `DRAIN_AGENT`, Mesos 1.9 and later).
-    #[cfg(test)]
     fn drain_agent(
         &self,
         agent: &AgentId,
@@ -72,7 +71,6 @@ pub(crate) trait MesosMaster {
     ) -> impl Future<Output = Result<(), MesosError>> + Send;
 
     /// Stops offers of the agent's resources (v1 `DEACTIVATE_AGENT`).
-    #[cfg(test)]
     fn deactivate_agent(
         &self,
         agent: &AgentId,
@@ -325,7 +323,6 @@ pub(crate) enum InverseOfferAnswer {
 
 /// How `drain_agent` treats the tasks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg(test)]
 pub(crate) struct DrainOptions {
     /// The longest kill grace period a task gets; None keeps each task's
     /// own.

@@ -357,6 +357,7 @@ fn rolled_instance(
         agent_id,
         terminate_sent: false,
         reclaimed: false,
+        other_tasks: Default::default(),
     }
 }
 

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 pub(crate) use error::{EnvError, Origin};
 pub(crate) use groups::GroupSpec;
-pub(crate) use tables::{PagerSettings, Timeouts};
+pub(crate) use tables::{DEFAULT_MAX_GRACE_PERIOD, OtherTasksPolicy, PagerSettings, Timeouts};
 #[cfg(test)]
 pub(crate) use value::parse_duration;
 
@@ -76,6 +76,13 @@ pub(crate) struct Environment {
     /// What the roll does with instances protected from scale-in (key
     /// `protected`, flag `--protected`; default `replace`).
     pub(crate) protected: ProtectedPolicy,
+    /// What the roll does with other frameworks' tasks still on an emptied
+    /// old agent after `timeouts.other_tasks` (key `other_tasks`; default
+    /// `drain`).
+    pub(crate) other_tasks: OtherTasksPolicy,
+    /// The longest kill grace their tasks get from `DRAIN_AGENT` (key
+    /// `max_grace_period`, default 10 min).
+    pub(crate) max_grace_period: Duration,
     /// CloudWatch alarms whose ALARM state counts as a failure on the new
     /// image (key `alarms`, flag `--alarm`); `None`: not given (a new roll
     /// watches none; a resume keeps its own).
@@ -151,6 +158,8 @@ const KEYS: &[&str] = &[
     "failure_limit",
     "standby",
     "protected",
+    "other_tasks",
+    "max_grace_period",
     "alarms",
     "checkpoint_dir",
     "checkpoint_store",
@@ -164,6 +173,7 @@ const KEYS: &[&str] = &[
     "timeouts.task_move",
     "timeouts.retry",
     "timeouts.operator",
+    "timeouts.other_tasks",
     "pager.pagerduty",
     "pager.pagerduty_events_url",
     "pager.webhook",
@@ -249,6 +259,12 @@ impl Environment {
             protected: layers
                 .get("protected", value::protected)?
                 .unwrap_or_default(),
+            other_tasks: layers
+                .get("other_tasks", value::other_tasks)?
+                .unwrap_or_default(),
+            max_grace_period: layers
+                .get("max_grace_period", value::duration)?
+                .unwrap_or(DEFAULT_MAX_GRACE_PERIOD),
             alarms: layers.get("alarms", value::alarm_names)?,
             timeouts: layers.timeouts()?,
             pager: layers.pager()?,
@@ -341,6 +357,7 @@ impl Layers<'_> {
             task_move: timeout("timeouts.task_move", Timeouts::DEFAULT.task_move)?,
             retry: timeout("timeouts.retry", Timeouts::DEFAULT.retry)?,
             operator: timeout("timeouts.operator", Timeouts::DEFAULT.operator)?,
+            other_tasks: timeout("timeouts.other_tasks", Timeouts::DEFAULT.other_tasks)?,
         })
     }
 

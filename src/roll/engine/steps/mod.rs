@@ -45,6 +45,7 @@ mod drain_wave;
 mod finish;
 mod held;
 mod lifecycle_waits;
+mod other_tasks;
 mod prepare;
 mod replace;
 mod rollback;

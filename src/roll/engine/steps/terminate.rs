@@ -13,6 +13,7 @@ use std::collections::HashMap;
 
 use super::drain_wave::extend_drain;
 use super::lifecycle_waits::termination_held;
+use super::other_tasks;
 use super::{StepAction, StepContext, Tick};
 use crate::plan::Status;
 use crate::roll::decide::agent_contents;
@@ -66,6 +67,11 @@ impl StepAction for Terminate<'_> {
         }
         let seen = cx.tick.observation().await?;
         if let Some(why) = seen.busy(&record.agent_id) {
+            if drain_over(cx)
+                && let Some(tick) = other_tasks::hold(cx, &record, &seen).await?
+            {
+                return Ok(tick);
+            }
             let why = name_other_frameworks(cx, &record.agent_id, why, &seen).await;
             return Ok(not_empty(cx, &record, why, &seen));
         }
@@ -203,17 +209,21 @@ async fn name_other_frameworks<P: Ports>(
     }
 }
 
+/// Whether this group's drain phase is complete: nothing more will move
+/// Marathon's tasks off its old agents.
+fn drain_over<P: Ports>(cx: &StepContext<'_, '_, P>) -> bool {
+    cx.phase_of(DRAIN)
+        .map(|p| cx.roll().plan.phases[p].status())
+        == Some(Status::Complete)
+}
+
 fn not_empty<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
     record: &RolledInstance,
     why: String,
     seen: &Observation,
 ) -> Tick {
-    let drain_over = cx
-        .phase_of(DRAIN)
-        .map(|p| cx.roll().plan.phases[p].status())
-        == Some(Status::Complete);
-    if !drain_over {
+    if !drain_over(cx) {
         return Tick::NotYet(format!("waiting for the drain to empty it: {why}"));
     }
     // The drain ended with Marathon tasks still on an old agent (an

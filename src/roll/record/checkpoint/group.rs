@@ -109,6 +109,31 @@ pub struct RolledInstance {
     /// decrements. `terminate_sent` is set too: the roll is done with it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) reclaimed: bool,
+    /// Other frameworks' tasks found on its agent once Marathon's were
+    /// gone, and what the roll did about them.
+    #[serde(default, skip_serializing_if = "OtherTasks::is_none")]
+    pub(crate) other_tasks: OtherTasks,
+}
+
+/// An old agent still running other frameworks' tasks (a Metronome job
+/// run) once Marathon's tasks are off it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OtherTasks {
+    /// Since when (Unix ms) the roll has seen them there: their wait
+    /// (`timeouts.other_tasks`) counts from then, across reruns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) since_unix_ms: Option<u64>,
+    /// DRAIN_AGENT was decided (intent written before the calls): a
+    /// resume sends what is still to do, never decides again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) drain_sent: bool,
+}
+
+impl OtherTasks {
+    fn is_none(&self) -> bool {
+        *self == OtherTasks::default()
+    }
 }
 
 impl GroupRoll {

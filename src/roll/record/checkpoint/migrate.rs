@@ -227,6 +227,7 @@ mod tests {
             ip: None,
             terminate_sent: false,
             reclaimed: false,
+            other_tasks: Default::default(),
         };
         let plan = build(
             GroupIndex(0),

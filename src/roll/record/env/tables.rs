@@ -28,7 +28,40 @@ pub(crate) struct Timeouts {
     /// `protected = "wait"`: out of Standby, scale-in protection lifted
     /// (`operator`, default 1 h, as Instance Refresh waits).
     pub(crate) operator: Duration,
+    /// Other frameworks' tasks left alone on an emptied old agent (a
+    /// Metronome job run), waited for before the agent is drained with
+    /// `DRAIN_AGENT` (`other_tasks`, default 2 h: a nightly job ends).
+    pub(crate) other_tasks: Duration,
 }
+
+/// What the roll does once `timeouts.other_tasks` has passed on an old
+/// agent that still runs other frameworks' tasks (key `other_tasks`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum OtherTasksPolicy {
+    /// Mesos' `DRAIN_AGENT` with `max_grace_period`: their frameworks see
+    /// them killed with the grace they asked for (at most that), then the
+    /// agent goes.
+    #[default]
+    Drain,
+    /// Pause and page: a person decides.
+    Pause,
+}
+
+impl OtherTasksPolicy {
+    pub(crate) const NAMES: [&'static str; 2] = ["drain", "pause"];
+
+    pub(crate) fn parse(text: &str) -> Option<OtherTasksPolicy> {
+        match text.trim() {
+            "drain" => Some(OtherTasksPolicy::Drain),
+            "pause" => Some(OtherTasksPolicy::Pause),
+            _ => None,
+        }
+    }
+}
+
+/// `max_grace_period` when none is given: the longest kill grace a task of
+/// another framework gets when its agent is drained.
+pub(crate) const DEFAULT_MAX_GRACE_PERIOD: Duration = Duration::from_secs(10 * 60);
 
 /// Where pages go (table `[pager]`). Secrets are not here: the routing key
 /// comes from `ROLLER_PAGERDUTY_ROUTING_KEY(_FILE)`, the webhook URL from
@@ -55,5 +88,6 @@ impl Timeouts {
         task_move: Duration::from_secs(10 * 60),
         retry: Duration::from_secs(10 * 60),
         operator: Duration::from_secs(60 * 60),
+        other_tasks: Duration::from_secs(2 * 60 * 60),
     };
 }

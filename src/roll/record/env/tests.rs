@@ -71,6 +71,8 @@ fn a_file_with_only_the_required_keys_gets_every_default() {
             failure_limit: None,
             standby: StandbyPolicy::Wait,
             protected: ProtectedPolicy::Replace,
+            other_tasks: OtherTasksPolicy::Drain,
+            max_grace_period: Duration::from_secs(600),
             alarms: None,
             timeouts: Timeouts::DEFAULT,
             pager: PagerSettings::default(),
@@ -105,9 +107,12 @@ checkpoint_dir = "/var/lib/roller"
 suspend_processes = ["AZRebalance", "HealthCheck"]
 standby = "terminate"
 protected = "ignore"
+other_tasks = "pause"
+max_grace_period = "90s"
 
 [timeouts]
 operator = "2h"
+other_tasks = "30m"
 scale_up = "30m"
 deregister = 120
 healthy = "1h30m"
@@ -136,6 +141,8 @@ source = "roller@bastion-1"
     assert_eq!(env.poll_interval, Duration::from_secs(2));
     assert_eq!(env.standby, StandbyPolicy::Terminate);
     assert_eq!(env.protected, ProtectedPolicy::Ignore);
+    assert_eq!(env.other_tasks, OtherTasksPolicy::Pause);
+    assert_eq!(env.max_grace_period, Duration::from_secs(90));
     assert_eq!(env.checkpoint_dir, PathBuf::from("/var/lib/roller"));
     assert_eq!(
         env.suspend_processes,
@@ -150,6 +157,7 @@ source = "roller@bastion-1"
             task_move: Duration::from_secs(45),
             retry: Timeouts::DEFAULT.retry,
             operator: Duration::from_secs(2 * 3600),
+            other_tasks: Duration::from_secs(30 * 60),
         }
     );
     assert_eq!(

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use reqwest::Url;
 
+use super::tables::OtherTasksPolicy;
 use crate::roll::ports::auto_scaling::{AgentMatch, ScalingProcess};
 use crate::roll::record::held::{ProtectedPolicy, StandbyPolicy};
 
@@ -157,6 +158,15 @@ pub(super) fn protected(raw: Raw<'_>) -> Result<ProtectedPolicy, Expected> {
     text(raw)
         .ok()
         .and_then(|t| t.parse().ok())
+        .ok_or_else(expected)
+}
+
+/// `drain` or `pause` (`other_tasks`).
+pub(super) fn other_tasks(raw: Raw<'_>) -> Result<OtherTasksPolicy, Expected> {
+    let expected = || OtherTasksPolicy::NAMES.join(", ");
+    text(raw)
+        .ok()
+        .and_then(|t| OtherTasksPolicy::parse(&t))
         .ok_or_else(expected)
 }
 
