@@ -199,16 +199,20 @@ pub(crate) enum WaitKind {
     /// An operator handing back instances held out of the roll (Standby,
     /// scale-in protection) under `standby`/`protected = "wait"`.
     Operator,
+    /// Other frameworks' tasks on an emptied old agent, waited for
+    /// before it is drained with DRAIN_AGENT (or the roll pauses).
+    OtherTasks,
 }
 
 impl WaitKind {
-    pub(crate) const ALL: [WaitKind; 6] = [
+    pub(crate) const ALL: [WaitKind; 7] = [
         WaitKind::Registered,
         WaitKind::TaskMoves,
         WaitKind::Deregistered,
         WaitKind::Healthy,
         WaitKind::Retry,
         WaitKind::Operator,
+        WaitKind::OtherTasks,
     ];
 
     /// The name the checkpoint stores (and `/metrics` labels it with).
@@ -220,6 +224,7 @@ impl WaitKind {
             WaitKind::Healthy => "healthy",
             WaitKind::Retry => "retry",
             WaitKind::Operator => "operator",
+            WaitKind::OtherTasks => "other-tasks",
         }
     }
 
@@ -231,6 +236,7 @@ impl WaitKind {
             WaitKind::Healthy => timeouts.healthy,
             WaitKind::Retry => timeouts.retry,
             WaitKind::Operator => timeouts.operator,
+            WaitKind::OtherTasks => timeouts.other_tasks,
         }
     }
 }

@@ -16,6 +16,7 @@ mod hooks;
 pub(crate) mod in_process;
 mod mixed_instances;
 mod moto;
+mod other_tasks;
 mod production;
 mod reclaim;
 mod refresh;

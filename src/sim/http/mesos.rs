@@ -34,7 +34,7 @@ use axum::response::{IntoResponse, Response};
 use crate::sim::shared::{Peers, SharedWorld};
 use crate::sim::world::{MachineId, MaintenanceError, World};
 
-use frameworks::Snapshot;
+use frameworks::{Snapshot, job_frameworks};
 use wire::{
     ClusterStatus, FlagsResponse, FrameworksResponse, MachineIdJson, MasterInfo, Schedule, Slave,
     SlavesResponse, StateSummary, TasksResponse, V1Call,
@@ -195,14 +195,19 @@ async fn handle(State(master): State<Master>, method: Method, uri: Uri, body: By
         Endpoint::State => state(&master, &leader_authority),
         Endpoint::StateSummary => state_summary(&master),
         Endpoint::Frameworks => {
-            let snapshot = {
+            let (snapshot, runs, now) = {
                 let webui = master.world.marathon_webui_url();
-                master.world.with(|w| Snapshot::read(w, webui))
+                master
+                    .world
+                    .with(|w| (Snapshot::read(w, webui), w.job_runs(), w.unix_ms(w.now())))
             };
+            let host = own_host(&master);
+            let mut frameworks = vec![snapshot.framework(host)];
+            frameworks.extend(job_frameworks(&runs, host, now));
             json(
                 StatusCode::OK,
                 &FrameworksResponse {
-                    frameworks: vec![snapshot.framework(own_host(&master))],
+                    frameworks,
                     completed_frameworks: Vec::new(),
                     unregistered_frameworks: Vec::new(),
                 },

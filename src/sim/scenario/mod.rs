@@ -18,6 +18,7 @@ use super::world::{AlarmSpec, Faults};
 mod app;
 pub(crate) mod defaults;
 mod group;
+mod job;
 mod mixed;
 mod timings;
 mod validate;
@@ -31,6 +32,7 @@ pub(crate) use app::{AppSpec, ExpandedApp};
 pub(crate) use group::{AgentSpec, GroupSpec, PUBLIC_ROLE, scaling_processes};
 pub(crate) use group::{HOOK_LAUNCHING, HOOK_TERMINATING, LifecycleHookSpec};
 pub(crate) use group::{check_role, resolve_template_version};
+pub(crate) use job::JobSpec;
 pub(crate) use mixed::MixedInstancesSpec;
 pub(crate) use timings::Timings;
 pub(crate) use timings::millis;
@@ -123,6 +125,8 @@ pub struct Scenario {
     /// The agents' shape, unless a group gives its own.
     pub(crate) agent: AgentSpec,
     pub(crate) apps: Vec<AppSpec>,
+    /// Job runs of frameworks other than Marathon (`[[jobs]]`).
+    pub(crate) jobs: Vec<JobSpec>,
     pub(crate) faults: Faults,
     /// Errors, latency and throttling the HTTP facades inject from the
     /// start (switchable later through `/sim/faults`).
@@ -157,6 +161,8 @@ struct ScenarioFile {
     agent: AgentSpec,
     #[serde(default)]
     apps: Vec<AppSpec>,
+    #[serde(default)]
+    jobs: Vec<JobSpec>,
     #[serde(default)]
     faults: Faults,
     #[serde(default)]
@@ -247,6 +253,7 @@ impl Scenario {
             other_groups: groups.collect(),
             agent: file.agent,
             apps: file.apps,
+            jobs: file.jobs,
             faults: file.faults,
             api_faults: file.api_faults,
             roller: file.roller,

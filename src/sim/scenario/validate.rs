@@ -99,6 +99,11 @@ impl Scenario {
         self.check_timings()?;
         self.check_roller()?;
         self.check_alarms()?;
+        for (i, job) in self.jobs.iter().enumerate() {
+            if let Some((name, why)) = job.invalid() {
+                return Err(refuse(format!("jobs[{i}].{name}"), why));
+            }
+        }
         check_agent("agent", &self.agent)?;
         let mut names = BTreeSet::new();
         // The first reserved role met, and its group.

@@ -427,5 +427,6 @@ impl World {
         for t in tasks {
             self.end_task(t, how);
         }
+        self.lose_jobs_on(agent);
     }
 }

@@ -60,6 +60,12 @@ pub(crate) enum Event {
     LaunchDue(AppIdx),
     /// Marathon looks again at offers for apps still missing tasks.
     OfferCycle,
+    /// A job run of another framework starts (or looks for room again).
+    JobStarts(usize),
+    /// A job run has run its duration: it finishes, if still running.
+    JobEnds(usize),
+    /// A job run killed by a drain has used its grace: it is gone.
+    JobKilled(usize),
 }
 
 #[derive(Debug)]

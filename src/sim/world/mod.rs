@@ -27,6 +27,7 @@ mod clock;
 mod events;
 mod faults;
 pub(crate) mod ids;
+mod jobs;
 mod maintenance;
 mod marathon;
 mod monitor;
@@ -50,6 +51,7 @@ pub(crate) use clock::{Epoch, SimTime};
 pub(crate) use faults::Faults;
 #[cfg(test)]
 pub(crate) use faults::{BadImage, ImageEffect, LaunchFailure};
+pub use jobs::JobRunView;
 pub(crate) use maintenance::{MachineId, MaintenanceError, MaintenanceStatus, MaintenanceWindow};
 pub(crate) use marathon::{
     AppChange, AppView, DeploymentView, HealthCheckResultView, HealthCheckView, MarathonError,
@@ -111,6 +113,8 @@ pub struct World {
     /// CloudWatch's alarms (the AWS facade answers CloudWatch too).
     alarms: alarms::Alarms,
     monitor: Monitor,
+    /// Job runs of frameworks other than Marathon.
+    jobs: Vec<jobs::JobRun>,
     events_processed: u64,
 }
 
@@ -162,6 +166,7 @@ impl World {
             faults: scenario.faults.clone(),
             alarms: alarms::Alarms::default(),
             monitor: Monitor::new(apps.len(), scenario.groups().count()),
+            jobs: Vec::new(),
             events_processed: 0,
         };
         for app in &apps {
@@ -187,6 +192,7 @@ impl World {
         for gi in 0..world.groups.len() {
             world.observe_group(gi);
         }
+        world.add_jobs(&scenario.jobs);
         world
     }
 
@@ -340,6 +346,9 @@ impl World {
             Event::TaskExpunged(t) => self.on_task_expunged(t),
             Event::LaunchDue(app) => self.launch_missing(app),
             Event::OfferCycle => self.on_offer_cycle(),
+            Event::JobStarts(j) => self.on_job_starts(j),
+            Event::JobEnds(j) => self.on_job_ends(j),
+            Event::JobKilled(j) => self.on_job_killed(j),
         }
     }
 

@@ -28,6 +28,10 @@ use crate::roll::record::checkpoint::{EventKind, RolledInstance};
 use crate::roll::record::env::OtherTasksPolicy;
 use crate::roll::record::kinds::WaitKind;
 
+/// How much later than `timeouts.other_tasks` the wait's own deadline
+/// is: the step decides at `timeouts.other_tasks`, never the deadline.
+const DECIDE_MARGIN: Duration = Duration::from_secs(5 * 60);
+
 /// What the roll does about `record`'s agent once the drain is over and
 /// Marathon lists nothing there: `None` when Mesos shows no other
 /// framework's task on it (it is busy for another reason), else the tick.
@@ -83,14 +87,20 @@ pub(super) async fn hold<P: Ports>(
     let waited = cx.clock.since(since);
     let limit = cx.env.timeouts.other_tasks;
     if waited < limit {
-        return Ok(Some(Tick::NotYet(format!(
-            "Marathon lists nothing on agent {agent}, but Mesos runs {} there, which the drain \
-             does not move: waiting for them to end ({} of {}; then other_tasks = \"{}\")",
-            here.describe(),
-            human(waited),
-            human(limit),
-            policy_name(cx.env.other_tasks)
-        ))));
+        // The wait's own deadline is a little later than this one, which
+        // decides (drain or pause) first.
+        return Ok(Some(Tick::waiting_longer(
+            WaitKind::OtherTasks,
+            DECIDE_MARGIN,
+            format!(
+                "Marathon lists nothing on agent {agent}, but Mesos runs {} there, which the \
+                 drain does not move: waiting for them to end ({} of {}; then other_tasks = \"{}\")",
+                here.describe(),
+                human(waited),
+                human(limit),
+                policy_name(cx.env.other_tasks)
+            ),
+        )));
     }
     if cx.env.other_tasks == OtherTasksPolicy::Pause {
         return Ok(Some(Tick::Pause(format!(

@@ -4,9 +4,9 @@
 //! `/master/state-summary`, and the tasks of `/master/tasks`.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::sim::world::{AgentView, TaskView, World};
+use crate::sim::world::{AgentView, JobRunView, TaskView, World};
 
 use super::wire::{
     Framework, FrameworkSummary, Slave, SummaryFramework, SummarySlave, TaskCounts, TaskStatus,
@@ -161,7 +161,7 @@ impl Snapshot {
         }
         FrameworkSummary {
             id: self.framework_id.clone(),
-            name: NAME,
+            name: NAME.to_string(),
             used_resources: used,
             offered_resources: V0Resources::default(),
             capabilities: CAPABILITIES.to_vec(),
@@ -220,5 +220,107 @@ impl Snapshot {
             role: self.role.clone(),
             statuses,
         }
+    }
+}
+
+/// The frameworks of the world's job runs (`[[jobs]]`), as the master
+/// lists them beside Marathon's: each with its live runs as `tasks` and
+/// its ended ones as `completed_tasks`; a framework registers once its
+/// first run is launched.
+pub(crate) fn job_frameworks(
+    runs: &[JobRunView],
+    hostname: &str,
+    now_unix_ms: u64,
+) -> Vec<Framework> {
+    let mut by_name: BTreeMap<&str, Vec<&JobRunView>> = BTreeMap::new();
+    for run in runs.iter().filter(|r| r.state.is_some()) {
+        by_name.entry(run.framework.as_str()).or_default().push(run);
+    }
+    by_name
+        .into_iter()
+        .map(|(name, runs)| {
+            let (live, ended): (Vec<&JobRunView>, Vec<&JobRunView>) = runs
+                .into_iter()
+                .partition(|r| matches!(r.state, Some("TASK_RUNNING" | "TASK_KILLING")));
+            let mut used = V0Resources::default();
+            for r in &live {
+                used.cpus += r.cpus;
+                used.mem += r.mem;
+            }
+            let first = live
+                .iter()
+                .chain(&ended)
+                .filter_map(|r| r.started_unix_ms)
+                .min()
+                .unwrap_or(now_unix_ms);
+            Framework {
+                summary: FrameworkSummary {
+                    id: framework_id_of(&live, &ended),
+                    name: name.to_string(),
+                    used_resources: used.clone(),
+                    offered_resources: V0Resources::default(),
+                    capabilities: Vec::new(),
+                    hostname: hostname.to_string(),
+                    webui_url: String::new(),
+                    active: true,
+                    connected: true,
+                    recovered: false,
+                },
+                user: "root",
+                failover_timeout: FAILOVER_TIMEOUT_S,
+                checkpoint: true,
+                role: "*".to_string(),
+                registered_time: first as f64 / 1000.0,
+                unregistered_time: 0.0,
+                resources: used,
+                tasks: live.iter().map(|r| job_task(r, now_unix_ms)).collect(),
+                unreachable_tasks: Vec::new(),
+                completed_tasks: ended.iter().map(|r| job_task(r, now_unix_ms)).collect(),
+                offers: Vec::new(),
+                executors: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+fn framework_id_of(live: &[&JobRunView], ended: &[&JobRunView]) -> String {
+    live.iter()
+        .chain(ended)
+        .map(|r| r.framework_id.clone())
+        .next()
+        .unwrap_or_default()
+}
+
+/// A job run as `json(const Task&)` writes it: named after its job, run
+/// by the command executor, its status updates oldest first.
+fn job_task(r: &JobRunView, now_unix_ms: u64) -> V0Task {
+    let state = r.state.unwrap_or("TASK_STAGING");
+    let mut statuses = Vec::new();
+    if let Some(started) = r.started_unix_ms {
+        statuses.push(TaskStatus {
+            state: "TASK_RUNNING",
+            timestamp: started as f64 / 1000.0,
+        });
+    }
+    if state != "TASK_RUNNING" {
+        statuses.push(TaskStatus {
+            state,
+            timestamp: r.ended_unix_ms.unwrap_or(now_unix_ms) as f64 / 1000.0,
+        });
+    }
+    V0Task {
+        id: r.task_id.clone(),
+        name: r.job.clone(),
+        framework_id: r.framework_id.clone(),
+        executor_id: String::new(),
+        slave_id: r.agent_id.clone().unwrap_or_default(),
+        state,
+        resources: V0Resources {
+            cpus: r.cpus,
+            mem: r.mem,
+            ..V0Resources::default()
+        },
+        role: "*".to_string(),
+        statuses,
     }
 }

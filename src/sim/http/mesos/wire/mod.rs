@@ -121,7 +121,7 @@ pub(crate) struct TaskStatus {
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct FrameworkSummary {
     pub(crate) id: String,
-    pub(crate) name: &'static str,
+    pub(crate) name: String,
     pub(crate) used_resources: V0Resources,
     pub(crate) offered_resources: V0Resources,
     pub(crate) capabilities: Vec<&'static str>,
