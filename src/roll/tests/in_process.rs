@@ -98,6 +98,27 @@ pub(super) async fn roll_stoppable(
     }
 }
 
+/// Runs a roll with `ports` and `env` to its outcome (no stop signal,
+/// no observer).
+pub(super) async fn roll_to_end<P: crate::roll::ports::Ports>(
+    ports: P,
+    env: &crate::roll::record::env::Environment,
+    settings: RunSettings,
+) -> (Outcome, Checkpoint) {
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let result = run(ports, env, settings, stop, Box::new(|_: &Checkpoint| {}))
+        .await
+        .expect("the run");
+    match result {
+        RunResult::Finished {
+            outcome,
+            checkpoint,
+            ..
+        } => (outcome, *checkpoint),
+        RunResult::NothingToDo(message) => panic!("nothing to do: {message}"),
+    }
+}
+
 /// Each app's instance count, as the simulator has it.
 pub(super) fn app_counts(cluster: &SimulatedCluster) -> std::collections::BTreeMap<String, u32> {
     cluster.sim.world().with(|w| {

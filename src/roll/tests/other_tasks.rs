@@ -8,12 +8,11 @@
 
 use std::time::Duration;
 
-use super::in_process::{app_counts, cluster, in_service};
+use super::in_process::{app_counts, cluster, in_service, roll_to_end};
 use crate::roll::decide::roll_plan::RollStrategy;
 use crate::roll::engine::Outcome;
 use crate::roll::record::checkpoint::{Checkpoint, EventKind};
 use crate::roll::record::env::{Environment, OtherTasksPolicy};
-use crate::roll::run::{RunResult, run};
 use crate::simulated::SimulatedCluster;
 
 /// Rolls `cluster` with `env` (drain strategy) to its outcome.
@@ -25,25 +24,7 @@ async fn roll_with(
 ) -> (Outcome, Checkpoint) {
     let mut settings = super::in_process::settings(path, target, &[]);
     settings.request.strategy = Some(RollStrategy::Drain);
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let result = run(
-        cluster.ports(),
-        env,
-        settings,
-        stop,
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .await
-    .expect("the run");
-    let RunResult::Finished {
-        outcome,
-        checkpoint,
-        ..
-    } = result
-    else {
-        panic!("nothing to do");
-    };
-    (outcome, *checkpoint)
+    roll_to_end(cluster.ports(), env, settings).await
 }
 
 #[tokio::test(start_paused = true)]

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
-use super::in_process::{app_counts, cluster, in_service, roll, settings};
+use super::in_process::{app_counts, cluster, in_service, roll, roll_to_end, settings};
 use crate::marathon::MarathonClient;
 use crate::roll::decide::roll_plan::RollStrategy;
 use crate::roll::engine::Outcome;
@@ -19,7 +19,7 @@ use crate::roll::ports::marathon::{
 };
 use crate::roll::record::checkpoint::{Checkpoint, EventKind};
 use crate::roll::record::env::GroupSpec;
-use crate::roll::run::{RunResult, RunSettings, run};
+use crate::roll::run::RunSettings;
 use crate::simulated::SimulatedCluster;
 
 /// The `dcos` scenario's apps that may never run two tasks.
@@ -87,25 +87,7 @@ async fn rolls_without_a_second_task(
         &[],
     );
     settings.request.strategy = Some(strategy);
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let result = run(
-        cluster.ports(),
-        &env,
-        settings,
-        stop,
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .await
-    .expect("the run");
-    let RunResult::Finished {
-        outcome,
-        checkpoint,
-        ..
-    } = result
-    else {
-        panic!("nothing to do");
-    };
-    let done = *checkpoint;
+    let (outcome, done) = roll_to_end(cluster.ports(), &env, settings).await;
 
     assert!(
         matches!(outcome, Outcome::Complete { .. }),
@@ -235,25 +217,7 @@ async fn roll_with_labels_hidden(
         marathon: &marathon,
         pager: &cluster.pager,
     };
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let result = run(
-        ports,
-        &cluster.env,
-        settings,
-        stop,
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .await
-    .expect("the run");
-    let RunResult::Finished {
-        outcome,
-        checkpoint,
-        ..
-    } = result
-    else {
-        panic!("nothing to do");
-    };
-    (outcome, *checkpoint)
+    roll_to_end(ports, &cluster.env, settings).await
 }
 
 #[tokio::test(start_paused = true)]
