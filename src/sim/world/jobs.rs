@@ -18,6 +18,9 @@ use super::clock::SimTime;
 use super::events::{AgentIdx, Event};
 use crate::sim::scenario::{JobSpec, millis};
 
+#[cfg(test)]
+mod tests;
+
 /// Where a run is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum JobState {
@@ -68,6 +71,8 @@ pub(crate) struct JobRun {
     ended_at: Option<SimTime>,
     /// The grace a drain's kill gave it.
     kill_grace_ms: Option<u64>,
+    /// When the drain asked for that kill.
+    kill_asked_at: Option<SimTime>,
 }
 
 /// A run as the ground truth and the master's endpoints show it.
@@ -87,6 +92,8 @@ pub struct JobRunView {
     pub ended_unix_ms: Option<u64>,
     /// The kill grace a drain gave it (ms), if one killed it.
     pub kill_grace_ms: Option<u64>,
+    /// When the drain asked for that kill (its end is the grace later).
+    pub kill_asked_unix_ms: Option<u64>,
 }
 
 /// The framework id a framework named `name` registered with: stable
@@ -117,6 +124,7 @@ impl World {
                 started_at: None,
                 ended_at: None,
                 kill_grace_ms: None,
+                kill_asked_at: None,
             });
             self.schedule(
                 SimTime::from_millis(millis(spec.start_s)),
@@ -134,6 +142,7 @@ impl World {
         let (cpus, mem) = (self.jobs[j].cpus, self.jobs[j].mem);
         let found = self.mesos.agents.iter().position(|a| {
             a.is_registered()
+                && a.answering
                 && !a.deactivated
                 && a.drain.is_none()
                 && a.unavailability.is_none()
@@ -157,9 +166,15 @@ impl World {
         self.schedule_in(duration, Event::JobEnds(j));
     }
 
-    /// A run's end by itself, if it still runs.
+    /// A run's end by itself, if it still runs and its machine does (a
+    /// run on an instance that is gone reports nothing: its agent's ping
+    /// timeout loses it).
     pub(super) fn on_job_ends(&mut self, j: usize) {
-        if self.jobs[j].state == JobState::Running {
+        let Some(agent) = self.jobs[j].agent else {
+            return;
+        };
+        let reports = self.mesos.agents[agent].answering && self.agent_host_alive(agent);
+        if self.jobs[j].state == JobState::Running && reports {
             self.end_job(j, JobState::Finished);
         }
     }
@@ -182,6 +197,7 @@ impl World {
             let grace = max_grace_ms.map_or(run.grace_ms, |max| run.grace_ms.min(max));
             run.state = JobState::Killing;
             run.kill_grace_ms = Some(grace);
+            run.kill_asked_at = Some(self.now);
             self.schedule_in(grace, Event::JobKilled(j));
         }
     }
@@ -212,6 +228,12 @@ impl World {
             let a = &mut self.mesos.agents[agent];
             a.used_cpus = a.used_cpus.saturating_sub(cpus);
             a.used_mem = a.used_mem.saturating_sub(mem);
+            // A draining agent whose last task this was is DRAINED now,
+            // not at the drain's next look.
+            let draining = a.is_registered() && a.drain.is_some() && a.tasks.is_empty();
+            if draining && !self.jobs_live_on(agent) {
+                self.on_agent_drained(agent);
+            }
         }
         self.offers_changed();
     }
@@ -232,6 +254,7 @@ impl World {
                 started_unix_ms: r.started_at.map(|t| self.unix_ms(t)),
                 ended_unix_ms: r.ended_at.map(|t| self.unix_ms(t)),
                 kill_grace_ms: r.kill_grace_ms,
+                kill_asked_unix_ms: r.kill_asked_at.map(|t| self.unix_ms(t)),
             })
             .collect()
     }
