@@ -79,3 +79,45 @@ impl JobSpec {
         None
     }
 }
+
+impl super::Scenario {
+    /// What a job needs of the cluster: each (framework, job id) once,
+    /// and a run fitting on some agent a job framework takes (an
+    /// unreserved one: it registers with role `*`), else it would wait
+    /// for room forever.
+    pub(super) fn check_jobs(&self) -> Result<(), (String, String)> {
+        let mut seen = std::collections::BTreeSet::new();
+        let shapes: Vec<&super::AgentSpec> = self
+            .groups()
+            .filter(|g| g.role.is_none())
+            .map(|g| self.agent_of(g))
+            .collect();
+        for (i, job) in self.jobs.iter().enumerate() {
+            let field = |name: &str| format!("jobs[{i}].{name}");
+            if !seen.insert((job.framework.as_str(), job.id.as_str())) {
+                return Err((
+                    field("id"),
+                    format!(
+                        "job {} of framework {} appears more than once; give one [[jobs]] \
+                         table per job",
+                        job.id, job.framework
+                    ),
+                ));
+            }
+            if !shapes
+                .iter()
+                .any(|a| job.cpus <= a.cpus && job.mem <= a.mem)
+            {
+                return Err((
+                    field("cpus"),
+                    format!(
+                        "a run of {} cpus and {} MB fits on no unreserved agent (the job \
+                         framework's role is \"*\")",
+                        job.cpus, job.mem
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -461,3 +461,97 @@ fn a_bad_image_may_name_its_group_and_then_spares_the_others() {
     let message = refused(&text.replace("group = \"public\"", "group = \"private\""));
     assert!(message.contains("(1 to 1)"), "{message}");
 }
+
+#[test]
+fn a_job_gets_metronomes_defaults() {
+    let text = format!("{MINIMAL}\n[[jobs]]\nid = \"nightly-backup\"\nduration_s = 7200\n");
+    let s = Scenario::from_toml(&text, "jobs").expect("valid");
+    let job = &s.jobs[0];
+    assert_eq!(job.framework, "metronome");
+    assert_eq!((job.cpus, job.mem), (1.0, 128.0));
+    assert_eq!(job.start_s, 0.0);
+    assert_eq!(job.grace_s, 3.0);
+}
+
+#[test]
+fn a_bad_job_is_refused_by_field_name() {
+    let job = |fields: &str| {
+        format!("{MINIMAL}\n[[jobs]]\nid = \"backup\"\nstart_s = 200\nduration_s = 60\n{fields}\n")
+    };
+    let cases = [
+        (job("retries = 3"), "retries"),
+        (
+            job("framework = \"marathon\""),
+            "jobs[0].framework: must name a framework other than Marathon",
+        ),
+        (
+            job("").replace("id = \"backup\"", "id = \" \""),
+            "jobs[0].id: must not be empty",
+        ),
+        (
+            job("").replace("start_s = 200", "start_s = -1"),
+            "jobs[0].start_s: must be a number at least 0",
+        ),
+        (
+            job("").replace("duration_s = 60", "duration_s = 0"),
+            "jobs[0].duration_s: must be a number above 0",
+        ),
+        (
+            job("grace_s = -5"),
+            "jobs[0].grace_s: must be a number at least 0",
+        ),
+        (
+            job("cpus = 64"),
+            "jobs[0].cpus: a run of 64 cpus and 128 MB fits on no unreserved agent",
+        ),
+        (
+            format!("{}\n[[jobs]]\nid = \"backup\"\nduration_s = 1\n", job("")),
+            "jobs[1].id: job backup of framework metronome appears more than once",
+        ),
+    ];
+    for (text, expected) in cases {
+        let err = refused(&text);
+        assert!(err.contains(expected), "{expected}\n  got: {err}");
+    }
+    // Another framework may have a job of the same id.
+    let other = format!(
+        "{}\n[[jobs]]\nframework = \"chronos\"\nid = \"backup\"\nduration_s = 1\n",
+        job("")
+    );
+    Scenario::from_toml(&other, "two frameworks").expect("valid");
+}
+
+#[test]
+fn a_job_that_fits_only_on_agents_reserved_to_a_role_is_refused() {
+    let text = r#"
+        [[groups]]
+        name = "private"
+        min_size = 1
+        max_size = 2
+        desired_capacity = 1
+        [groups.agent]
+        cpus = 2
+        mem = 4096
+
+        [[groups]]
+        name = "public"
+        min_size = 1
+        max_size = 2
+        desired_capacity = 1
+        role = "slave_public"
+        [groups.agent]
+        cpus = 8
+        mem = 16384
+
+        [[jobs]]
+        id = "backup"
+        cpus = 4
+        duration_s = 60
+    "#;
+    let err = refused(text);
+    assert!(
+        err.contains("jobs[0].cpus: a run of 4 cpus and 128 MB fits on no unreserved agent"),
+        "{err}"
+    );
+    Scenario::from_toml(&text.replace("cpus = 4\n", "cpus = 2\n"), "fits").expect("valid");
+}

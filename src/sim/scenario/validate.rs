@@ -134,6 +134,7 @@ impl Scenario {
         for (i, app) in self.apps.iter().enumerate() {
             self.check_app(i, app)?;
         }
+        self.check_jobs()?;
         self.check_faults()
     }
 
