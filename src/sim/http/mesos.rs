@@ -12,7 +12,8 @@
 //! with libprocess' `MethodNotAllowed` text and an `Allow` header.
 //!
 //! - `wire`: the JSON the master writes and reads.
-//! - `frameworks`: Marathon's framework and tasks, as the master lists them.
+//! - `frameworks`: Marathon's framework and tasks, then the job
+//!   frameworks' runs, as the master lists them.
 //! - `operator_api`: the v1 operator calls (`POST /api/v1`).
 
 mod frameworks;
@@ -34,7 +35,7 @@ use axum::response::{IntoResponse, Response};
 use crate::sim::shared::{Peers, SharedWorld};
 use crate::sim::world::{MachineId, MaintenanceError, World};
 
-use frameworks::{Snapshot, job_frameworks};
+use frameworks::Snapshot;
 use wire::{
     ClusterStatus, FlagsResponse, FrameworksResponse, MachineIdJson, MasterInfo, Schedule, Slave,
     SlavesResponse, StateSummary, TasksResponse, V1Call,
@@ -195,19 +196,14 @@ async fn handle(State(master): State<Master>, method: Method, uri: Uri, body: By
         Endpoint::State => state(&master, &leader_authority),
         Endpoint::StateSummary => state_summary(&master),
         Endpoint::Frameworks => {
-            let (snapshot, runs, now) = {
+            let snapshot = {
                 let webui = master.world.marathon_webui_url();
-                master
-                    .world
-                    .with(|w| (Snapshot::read(w, webui), w.job_runs(), w.unix_ms(w.now())))
+                master.world.with(|w| Snapshot::read(w, webui))
             };
-            let host = own_host(&master);
-            let mut frameworks = vec![snapshot.framework(host)];
-            frameworks.extend(job_frameworks(&runs, host, now));
             json(
                 StatusCode::OK,
                 &FrameworksResponse {
-                    frameworks,
+                    frameworks: snapshot.frameworks(own_host(&master)),
                     completed_frameworks: Vec::new(),
                     unregistered_frameworks: Vec::new(),
                 },
@@ -280,11 +276,12 @@ fn state(master: &Master, leader_authority: &str) -> Response {
     let elected = master.world.with(|w| w.master_elected_unix_ms()) as f64 / 1000.0;
     // An agent is unreachable once it missed its pings; the world lists
     // only registered agents, so the ones counted are those whose tasks
-    // Marathon's framework holds as unreachable.
-    let framework = snapshot.framework(host);
-    let unreachable_slaves = framework
-        .unreachable_tasks
+    // the frameworks hold as unreachable (only Marathon's, which is
+    // partition-aware, keeps any).
+    let frameworks = snapshot.frameworks(host);
+    let unreachable_slaves = frameworks
         .iter()
+        .flat_map(|f| &f.unreachable_tasks)
         .map(|t| t.slave_id.as_str())
         .collect::<std::collections::BTreeSet<_>>()
         .len();
@@ -321,7 +318,7 @@ fn state(master: &Master, leader_authority: &str) -> Response {
             flags: flag_values(master),
             slaves: agents.iter().map(Slave::from_view).collect(),
             recovered_slaves: Vec::new(),
-            frameworks: vec![framework],
+            frameworks,
             completed_frameworks: Vec::new(),
             orphan_tasks: Vec::new(),
             unregistered_frameworks: Vec::new(),
@@ -341,7 +338,7 @@ fn state_summary(master: &Master) -> Response {
             hostname: host.to_string(),
             cluster: CLUSTER,
             slaves: snapshot.summary_slaves(),
-            frameworks: vec![snapshot.summary_framework(host)],
+            frameworks: snapshot.summary_frameworks(host),
         },
     )
 }

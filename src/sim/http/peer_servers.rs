@@ -38,7 +38,16 @@ impl PeerServers {
         let scenario = Scenario::builtin(name)
             .expect("the scenario is embedded")
             .expect("the scenario parses");
-        let world = SharedWorld::new(World::new(&scenario), SimClock::new(time_scale));
+        PeerServers::start_with(&scenario, time_scale, router).await
+    }
+
+    /// The world of `scenario` (one a test wrote), as `start`.
+    pub(crate) async fn start_with(
+        scenario: &Scenario,
+        time_scale: f64,
+        router: impl Fn(SharedWorld, Arc<Peers>, usize) -> Router,
+    ) -> PeerServers {
+        let world = SharedWorld::new(World::new(scenario), SimClock::new(time_scale));
         let mut listeners = Vec::new();
         for _ in 0..3 {
             listeners.push(

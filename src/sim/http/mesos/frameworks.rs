@@ -1,7 +1,9 @@
 //! Marathon's framework as the master lists it, built from the world's
 //! Marathon tasks under the framework id Marathon's `/v2/info` gives: the
 //! `frameworks` of `/master/state`, `/master/frameworks` and
-//! `/master/state-summary`, and the tasks of `/master/tasks`.
+//! `/master/state-summary`, and the tasks of `/master/tasks`; after it,
+//! the frameworks of the world's job runs (`[[jobs]]`), in every one of
+//! those endpoints.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -38,6 +40,8 @@ pub(crate) struct Snapshot {
     /// The role Marathon registered with: its tasks' resources are
     /// allocated to it.
     role: String,
+    /// Every job run of the other frameworks (launched or not).
+    runs: Vec<JobRunView>,
 }
 
 impl Snapshot {
@@ -55,7 +59,44 @@ impl Snapshot {
             now_unix_ms: w.unix_ms(w.now()),
             elected_unix_ms: w.master_elected_unix_ms(),
             role: w.marathon_role().to_string(),
+            runs: w.job_runs(),
         }
+    }
+
+    /// Every framework as `/master/state` and `/master/frameworks` list
+    /// them: Marathon's, then the job frameworks with a launched run.
+    pub(crate) fn frameworks(&self, hostname: &str) -> Vec<Framework> {
+        let mut all = vec![self.framework(hostname)];
+        all.extend(job_frameworks(&self.runs, hostname, self.now_unix_ms));
+        all
+    }
+
+    /// Every framework as `/master/state-summary` lists them: each with
+    /// its tasks' counts by state and the agents they are (or were) on.
+    pub(crate) fn summary_frameworks(&self, hostname: &str) -> Vec<SummaryFramework> {
+        let mut all = vec![self.summary_framework(hostname)];
+        for f in job_frameworks(&self.runs, hostname, self.now_unix_ms) {
+            let mut counts = TaskCounts::default();
+            let mut slave_ids = BTreeSet::new();
+            for t in f.tasks.iter().chain(&f.completed_tasks) {
+                counts.count(t.state);
+                slave_ids.insert(t.slave_id.clone());
+            }
+            all.push(SummaryFramework {
+                summary: f.summary,
+                counts,
+                slave_ids: slave_ids.into_iter().collect(),
+            });
+        }
+        all
+    }
+
+    /// The launched job runs, as tasks of their frameworks.
+    fn job_tasks(&self) -> impl Iterator<Item = V0Task> + '_ {
+        self.runs
+            .iter()
+            .filter(|r| r.state.is_some())
+            .map(|r| job_task(r, self.now_unix_ms))
     }
 
     /// Marathon's framework with its tasks, as `/master/state` and
@@ -109,36 +150,42 @@ impl Snapshot {
     }
 
     /// `/master/state-summary`'s slaves: each agent with its tasks' counts
-    /// and the frameworks running them.
+    /// (job runs' too) and the frameworks running them.
     pub(crate) fn summary_slaves(&self) -> Vec<SummarySlave> {
         self.agents
             .iter()
             .map(|agent| {
                 let mut counts = TaskCounts::default();
-                let mut any = false;
+                let mut framework_ids = Vec::new();
                 for t in self.tasks.iter().filter(|t| t.slave_id == agent.id) {
                     counts.count(t.state);
-                    any = true;
+                    if framework_ids.is_empty() {
+                        framework_ids.push(self.framework_id.clone());
+                    }
+                }
+                let here = self.job_tasks().filter(|t| t.slave_id == agent.id);
+                for t in here {
+                    counts.count(t.state);
+                    if !framework_ids.contains(&t.framework_id) {
+                        framework_ids.push(t.framework_id);
+                    }
                 }
                 SummarySlave {
                     slave: Slave::from_view(agent),
                     counts,
-                    framework_ids: if any {
-                        vec![self.framework_id.clone()]
-                    } else {
-                        Vec::new()
-                    },
+                    framework_ids,
                 }
             })
             .collect()
     }
 
-    /// `/master/tasks`: every task, sorted by its first status update
+    /// `/master/tasks`: every task (Marathon's and the job runs'), sorted by its first status update
     /// (newest first unless `ascending`; a task without one, still
     /// staging, comes last, or first when ascending), then
     /// `offset`/`limit` applied, as Mesos does.
     pub(crate) fn tasks(&self, ascending: bool, offset: usize, limit: usize) -> Vec<V0Task> {
         let mut tasks: Vec<V0Task> = self.tasks.iter().map(|t| self.task(t)).collect();
+        tasks.extend(self.job_tasks());
         let first = |t: &V0Task| t.statuses.first().map(|s| s.timestamp);
         tasks.sort_by(|a, b| match (first(a), first(b)) {
             (Some(x), Some(y)) if ascending => x.total_cmp(&y),
@@ -227,11 +274,7 @@ impl Snapshot {
 /// lists them beside Marathon's: each with its live runs as `tasks` and
 /// its ended ones as `completed_tasks`; a framework registers once its
 /// first run is launched.
-pub(crate) fn job_frameworks(
-    runs: &[JobRunView],
-    hostname: &str,
-    now_unix_ms: u64,
-) -> Vec<Framework> {
+fn job_frameworks(runs: &[JobRunView], hostname: &str, now_unix_ms: u64) -> Vec<Framework> {
     let mut by_name: BTreeMap<&str, Vec<&JobRunView>> = BTreeMap::new();
     for run in runs.iter().filter(|r| r.state.is_some()) {
         by_name.entry(run.framework.as_str()).or_default().push(run);

@@ -18,6 +18,7 @@ use crate::sim::shared::{ApiFaults, SystemFaults};
 
 mod agent_listing;
 mod drain_rules;
+mod job_frameworks;
 mod maintenance_matching;
 
 /// Three masters over one world; peer 0 leads. Servers stop when dropped.
