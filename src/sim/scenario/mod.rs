@@ -1,5 +1,6 @@
 //! The scenario format: one TOML file describing a simulated cluster (its
-//! timings, Auto Scaling groups, agent shapes, Marathon apps and faults), how
+//! timings, Auto Scaling groups, agent shapes, Marathon apps, other
+//! frameworks' job runs, DC/OS SDK services and faults), how
 //! it is read (strictly: an unknown or malformed field is refused with its
 //! name) and the scenarios shipped inside the binary.
 //!
@@ -20,6 +21,7 @@ pub(crate) mod defaults;
 mod group;
 mod job;
 mod mixed;
+mod service;
 mod timings;
 mod validate;
 mod warm_pool;
@@ -34,6 +36,7 @@ pub(crate) use group::{HOOK_LAUNCHING, HOOK_TERMINATING, LifecycleHookSpec};
 pub(crate) use group::{check_role, resolve_template_version};
 pub(crate) use job::JobSpec;
 pub(crate) use mixed::MixedInstancesSpec;
+use service::ServiceSpec;
 pub(crate) use timings::Timings;
 pub(crate) use timings::millis;
 pub(crate) use warm_pool::WarmPoolSpec;
@@ -127,6 +130,8 @@ pub struct Scenario {
     pub(crate) apps: Vec<AppSpec>,
     /// Job runs of frameworks other than Marathon (`[[jobs]]`).
     pub(crate) jobs: Vec<JobSpec>,
+    /// DC/OS SDK data services (`[[services]]`).
+    pub(crate) services: Vec<ServiceSpec>,
     pub(crate) faults: Faults,
     /// Errors, latency and throttling the HTTP facades inject from the
     /// start (switchable later through `/sim/faults`).
@@ -163,6 +168,8 @@ struct ScenarioFile {
     apps: Vec<AppSpec>,
     #[serde(default)]
     jobs: Vec<JobSpec>,
+    #[serde(default)]
+    services: Vec<ServiceSpec>,
     #[serde(default)]
     faults: Faults,
     #[serde(default)]
@@ -254,6 +261,7 @@ impl Scenario {
             agent: file.agent,
             apps: file.apps,
             jobs: file.jobs,
+            services: file.services,
             faults: file.faults,
             api_faults: file.api_faults,
             roller: file.roller,

@@ -135,6 +135,7 @@ impl Scenario {
             self.check_app(i, app)?;
         }
         self.check_jobs()?;
+        self.check_services()?;
         self.check_faults()
     }
 
