@@ -265,6 +265,7 @@ mod tests {
             aws_endpoint_url: port(40000),
             mesos: vec![port(40001), port(40002), port(40003)],
             marathon: vec![port(40004), port(40005), port(40006)],
+            dcos_url: port(40007),
         };
         let text = env_file(&args, &scenario, &endpoints);
 
@@ -308,6 +309,7 @@ mod tests {
             aws_endpoint_url: "http://127.0.0.1:40000".to_string(),
             mesos: vec!["http://127.0.0.1:40001".to_string()],
             marathon: vec!["http://127.0.0.1:40002".to_string()],
+            dcos_url: "http://127.0.0.1:40003".to_string(),
         };
         let text = env_file(&args, &scenario, &endpoints);
         assert!(!text.contains("\nasg ="), "{text}");

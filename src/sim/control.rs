@@ -6,6 +6,8 @@
 //! - `GET /sim/report`: the monitor's `Report` as JSON (simulated time in
 //!   `simulated_ms`).
 //! - `GET /sim/time`: the simulated time, its Unix time and the time scale.
+//! - `GET /sim/pods`: every DC/OS SDK service's pods as the ground truth
+//!   (where each is, its state, since when it is away).
 //! - `GET /sim/faults`: `{"world", "api", "mesos_leader", "marathon_leader"}`
 //!   (a leader is a peer index, or `null` during an election).
 //! - `POST /sim/faults`: the same keys, each optional; each one given
@@ -23,7 +25,7 @@ use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
 use super::shared::{ApiFaults, Peers, SharedWorld};
-use super::world::{Faults, Report};
+use super::world::{Faults, PodView, Report};
 
 /// What the control endpoints act on.
 #[derive(Clone)]
@@ -38,6 +40,7 @@ pub(crate) fn router(state: ControlState) -> Router {
     Router::new()
         .route("/sim/report", get(report))
         .route("/sim/time", get(time))
+        .route("/sim/pods", get(pods))
         .route("/sim/faults", get(faults).post(set_faults))
         .with_state(state)
 }
@@ -90,6 +93,10 @@ async fn time(State(state): State<ControlState>) -> axum::Json<TimeView> {
         unix_ms: world.unix_ms(world.now()),
         time_scale,
     }))
+}
+
+async fn pods(State(state): State<ControlState>) -> axum::Json<Vec<PodView>> {
+    axum::Json(state.world.with(|world| world.pods()))
 }
 
 async fn faults(State(state): State<ControlState>) -> axum::Json<FaultsView> {

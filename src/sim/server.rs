@@ -1,6 +1,7 @@
 //! The simulator as a set of servers: one world shared by an AWS endpoint
-//! (which also serves the `/sim` control routes), three Mesos masters and
-//! three Marathons, each on its own loopback port, until `shutdown`.
+//! (which also serves the `/sim` control routes), three Mesos masters,
+//! three Marathons and a DC/OS admin router (the SDK services' plan and
+//! pod APIs), each on its own loopback port, until `shutdown`.
 //!
 //! Every listener is bound before any router is built, so each facade
 //! knows its peers' real URLs (a non-leader redirects or proxies to the
@@ -70,6 +71,9 @@ pub struct Endpoints {
     pub mesos: Vec<String>,
     /// The three Marathons; the first leads at the start.
     pub marathon: Vec<String>,
+    /// The DC/OS admin router: `{dcos_url}/service/<name>/v1/...` reaches
+    /// the scheduler of SDK service `<name>`.
+    pub dcos_url: String,
 }
 
 impl Endpoints {
@@ -118,6 +122,7 @@ impl Simulator {
         options: SimOptions,
     ) -> Result<Simulator, SimServeError> {
         let aws = bind(options.bind).await?;
+        let dcos = bind(options.bind).await?;
         let mut mesos_listeners = Vec::with_capacity(PEERS);
         let mut marathon_listeners = Vec::with_capacity(PEERS);
         for _ in 0..PEERS {
@@ -133,6 +138,7 @@ impl Simulator {
                 .iter()
                 .map(|(_, url)| url.clone())
                 .collect(),
+            dcos_url: dcos.1.clone(),
         };
         let mesos = Arc::new(Peers::new(endpoints.mesos.clone()));
         let marathon = Arc::new(Peers::new(endpoints.marathon.clone()));
@@ -155,13 +161,14 @@ impl Simulator {
         world.set_marathons(marathon.clone());
 
         let (shutdown, _) = broadcast::channel(1);
-        let mut tasks = Vec::with_capacity(2 * PEERS + 2);
+        let mut tasks = Vec::with_capacity(2 * PEERS + 3);
         let aws_router = http::aws::router(world.clone()).merge(control::router(ControlState {
             world: world.clone(),
             mesos: mesos.clone(),
             marathon: marathon.clone(),
         }));
         tasks.push(serve(aws.0, aws_router, &shutdown));
+        tasks.push(serve(dcos.0, http::dcos::router(world.clone()), &shutdown));
         for (index, (listener, _)) in mesos_listeners.into_iter().enumerate() {
             let router = http::mesos::router(world.clone(), mesos.clone(), index);
             tasks.push(serve(listener, router, &shutdown));
@@ -290,7 +297,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn seven_servers_listen_on_distinct_loopback_ports_until_shutdown() {
+    async fn eight_servers_listen_on_distinct_loopback_ports_until_shutdown() {
         let scenario = Scenario::load("demo").unwrap();
         let sim = Simulator::start(&scenario, SimOptions::default())
             .await
@@ -301,7 +308,8 @@ mod tests {
         let mut all: BTreeSet<String> = endpoints.mesos.iter().cloned().collect();
         all.extend(endpoints.marathon.iter().cloned());
         all.insert(endpoints.aws_endpoint_url.clone());
-        assert_eq!(all.len(), 7, "{endpoints:?}");
+        all.insert(endpoints.dcos_url.clone());
+        assert_eq!(all.len(), 8, "{endpoints:?}");
         for url in &all {
             assert!(url.starts_with("http://127.0.0.1:"), "{url}");
         }

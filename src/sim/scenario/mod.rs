@@ -36,7 +36,7 @@ pub(crate) use group::{HOOK_LAUNCHING, HOOK_TERMINATING, LifecycleHookSpec};
 pub(crate) use group::{check_role, resolve_template_version};
 pub(crate) use job::JobSpec;
 pub(crate) use mixed::MixedInstancesSpec;
-use service::ServiceSpec;
+pub(crate) use service::{SDK_API_LABEL, SERVICE_NAME_LABEL, ServiceSpec};
 pub(crate) use timings::Timings;
 pub(crate) use timings::millis;
 pub(crate) use warm_pool::WarmPoolSpec;

@@ -404,6 +404,7 @@ impl World {
             return;
         }
         a.answering = false;
+        self.pods_host_stopped(agent);
         self.schedule_in(
             self.timing.unreachable_after_ms,
             Event::AgentPingTimeout(agent),
@@ -428,5 +429,6 @@ impl World {
             self.end_task(t, how);
         }
         self.lose_jobs_on(agent);
+        self.lose_pods_on(agent);
     }
 }

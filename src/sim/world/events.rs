@@ -11,6 +11,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use super::clock::SimTime;
+use super::services::PodStep;
 
 /// Index of an Auto Scaling group in the world (scenario order).
 pub(crate) type GroupIdx = usize;
@@ -66,6 +67,14 @@ pub(crate) enum Event {
     JobEnds(usize),
     /// A job run killed by a drain has used its grace: it is gone.
     JobKilled(usize),
+    /// The next step of an SDK service's pod (stale unless the pod is
+    /// still at `epoch`).
+    Pod {
+        service: usize,
+        pod: usize,
+        epoch: u64,
+        step: PodStep,
+    },
 }
 
 #[derive(Debug)]

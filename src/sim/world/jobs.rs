@@ -75,11 +75,15 @@ pub(crate) struct JobRun {
     kill_asked_at: Option<SimTime>,
 }
 
-/// A run as the ground truth and the master's endpoints show it.
+/// A run as the ground truth and the master's endpoints show it (and a
+/// task of an SDK service's pod, as the master lists it: `job` is then
+/// the task's name).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct JobRunView {
     pub framework: String,
     pub framework_id: String,
+    /// The role its framework registered with (its resources' role).
+    pub role: String,
     pub job: String,
     pub task_id: String,
     /// The agent it runs (or ran) on.
@@ -231,7 +235,7 @@ impl World {
             // A draining agent whose last task this was is DRAINED now,
             // not at the drain's next look.
             let draining = a.is_registered() && a.drain.is_some() && a.tasks.is_empty();
-            if draining && !self.jobs_live_on(agent) {
+            if draining && !self.other_frameworks_live_on(agent) {
                 self.on_agent_drained(agent);
             }
         }
@@ -245,6 +249,7 @@ impl World {
             .map(|r| JobRunView {
                 framework: r.framework.clone(),
                 framework_id: framework_id(&r.framework),
+                role: "*".to_string(),
                 job: r.job.clone(),
                 task_id: r.task_id.clone(),
                 agent_id: r.agent.map(|a| self.mesos.agents[a].id.clone()),

@@ -19,6 +19,8 @@
 //! - `monitor`: the ground truth (time below floor, outages) and `Report`.
 //! - `faults`: what the world can be told to get wrong.
 //! - `alarms`: CloudWatch alarms and their states (set, or scheduled).
+//! - `jobs`: job runs of a Metronome-like framework.
+//! - `services`: DC/OS SDK services, their pods and plans.
 
 mod agents;
 mod alarms;
@@ -33,6 +35,7 @@ mod marathon;
 mod monitor;
 mod placement;
 mod rng;
+mod services;
 
 #[cfg(test)]
 mod tests;
@@ -58,6 +61,11 @@ pub(crate) use marathon::{
     QueueView, TaskFailureView, TaskView,
 };
 pub use monitor::{AppReport, FinalState, GroupFinalState, GroupReport, Report, TaskMoves};
+pub(crate) use services::{
+    PhaseView, PlanCommand, PlanView, PodInfoView, PodInstanceStatus, PodTypeStatus, ServiceError,
+    StepView,
+};
+pub use services::{PodView, ServiceReport};
 #[cfg(test)]
 use std::collections::BTreeSet;
 
@@ -115,6 +123,8 @@ pub struct World {
     monitor: Monitor,
     /// Job runs of frameworks other than Marathon.
     jobs: Vec<jobs::JobRun>,
+    /// DC/OS SDK services and their pods.
+    services: Vec<services::Service>,
     events_processed: u64,
 }
 
@@ -167,6 +177,7 @@ impl World {
             alarms: alarms::Alarms::default(),
             monitor: Monitor::new(apps.len(), scenario.groups().count()),
             jobs: Vec::new(),
+            services: Vec::new(),
             events_processed: 0,
         };
         for app in &apps {
@@ -193,6 +204,7 @@ impl World {
             world.observe_group(gi);
         }
         world.add_jobs(&scenario.jobs);
+        world.add_services(&scenario.services);
         world
     }
 
@@ -349,6 +361,12 @@ impl World {
             Event::JobStarts(j) => self.on_job_starts(j),
             Event::JobEnds(j) => self.on_job_ends(j),
             Event::JobKilled(j) => self.on_job_killed(j),
+            Event::Pod {
+                service,
+                pod,
+                epoch,
+                step,
+            } => self.on_pod_event(service, pod, epoch, step),
         }
     }
 

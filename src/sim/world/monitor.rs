@@ -6,7 +6,9 @@
 //! at zero (an outage), integrated exactly in milliseconds between events; relaunches
 //! per app and per task lineage; peak and final instances per AZ and
 //! instances beyond desired, for the whole cluster and per group; task-time
-//! on agents an app's roles do not accept (misplaced); API calls by action.
+//! on agents an app's roles do not accept (misplaced); API calls by action;
+//! per DC/OS SDK service, its pods away at once and the longest absence
+//! (`services/watch`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -352,6 +354,8 @@ pub struct Report {
     pub(crate) final_state: FinalState,
     /// Each group's record, in scenario order.
     pub groups: Vec<GroupReport>,
+    /// Each DC/OS SDK service's record, in scenario order.
+    pub services: Vec<super::ServiceReport>,
 }
 
 impl Report {
@@ -397,6 +401,17 @@ impl Report {
             self.peak_instances_beyond_desired,
             secs(self.ms_beyond_desired)
         );
+        for s in &self.services {
+            let _ = writeln!(
+                out,
+                "service {}: at most {} of {} pods away at once, the longest {:.1} s; {} away now",
+                s.name,
+                s.max_pods_not_running,
+                s.pods,
+                secs(s.longest_pod_away_ms),
+                s.pods_not_running_now
+            );
+        }
         for app in self.apps.iter().filter(|a| a.at_zero_ms > 0) {
             let what = if app.single_instance {
                 "gap of a single-instance app"
@@ -497,6 +512,7 @@ impl World {
             repeated_terminations: m.repeated_terminations.clone(),
             terminations_of_gone: m.terminations_of_gone.clone(),
             groups,
+            services: self.service_reports(),
         }
     }
 

@@ -2,8 +2,9 @@
 //! Marathon tasks under the framework id Marathon's `/v2/info` gives: the
 //! `frameworks` of `/master/state`, `/master/frameworks` and
 //! `/master/state-summary`, and the tasks of `/master/tasks`; after it,
-//! the frameworks of the world's job runs (`[[jobs]]`), in every one of
-//! those endpoints.
+//! the frameworks of the world's job runs (`[[jobs]]`) and of its DC/OS
+//! SDK services (`[[services]]`, each named after its service, its pods'
+//! tasks as its tasks), in every one of those endpoints.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -40,7 +41,8 @@ pub(crate) struct Snapshot {
     /// The role Marathon registered with: its tasks' resources are
     /// allocated to it.
     role: String,
-    /// Every job run of the other frameworks (launched or not).
+    /// Every job run of the other frameworks (launched or not), then
+    /// every SDK service's pods' tasks Mesos knows.
     runs: Vec<JobRunView>,
 }
 
@@ -59,7 +61,7 @@ impl Snapshot {
             now_unix_ms: w.unix_ms(w.now()),
             elected_unix_ms: w.master_elected_unix_ms(),
             role: w.marathon_role().to_string(),
-            runs: w.job_runs(),
+            runs: w.job_runs().into_iter().chain(w.pod_tasks()).collect(),
         }
     }
 
@@ -282,9 +284,13 @@ fn job_frameworks(runs: &[JobRunView], hostname: &str, now_unix_ms: u64) -> Vec<
     by_name
         .into_iter()
         .map(|(name, runs)| {
-            let (live, ended): (Vec<&JobRunView>, Vec<&JobRunView>) = runs
-                .into_iter()
-                .partition(|r| matches!(r.state, Some("TASK_RUNNING" | "TASK_KILLING")));
+            let (live, ended): (Vec<&JobRunView>, Vec<&JobRunView>) =
+                runs.into_iter().partition(|r| {
+                    matches!(
+                        r.state,
+                        Some("TASK_STAGING" | "TASK_STARTING" | "TASK_RUNNING" | "TASK_KILLING")
+                    )
+                });
             let mut used = V0Resources::default();
             for r in &live {
                 used.cpus += r.cpus;
@@ -312,7 +318,12 @@ fn job_frameworks(runs: &[JobRunView], hostname: &str, now_unix_ms: u64) -> Vec<
                 user: "root",
                 failover_timeout: FAILOVER_TIMEOUT_S,
                 checkpoint: true,
-                role: "*".to_string(),
+                role: live
+                    .iter()
+                    .chain(&ended)
+                    .map(|r| r.role.clone())
+                    .next()
+                    .unwrap_or_else(|| "*".to_string()),
                 registered_time: first as f64 / 1000.0,
                 unregistered_time: 0.0,
                 resources: used,
@@ -334,18 +345,24 @@ fn framework_id_of(live: &[&JobRunView], ended: &[&JobRunView]) -> String {
         .unwrap_or_default()
 }
 
-/// A job run as `json(const Task&)` writes it: named after its job, run
-/// by the command executor, its status updates oldest first.
+/// A job run (or a pod's task) as `json(const Task&)` writes it: named
+/// after its job (task), its status updates oldest first: none while
+/// staging, TASK_STARTING alone while starting (a pod's task starts before
+/// it runs), else TASK_RUNNING at its start and the state it ended in.
 fn job_task(r: &JobRunView, now_unix_ms: u64) -> V0Task {
     let state = r.state.unwrap_or("TASK_STAGING");
     let mut statuses = Vec::new();
-    if let Some(started) = r.started_unix_ms {
+    if let Some(started) = r.started_unix_ms.filter(|_| state != "TASK_STAGING") {
         statuses.push(TaskStatus {
-            state: "TASK_RUNNING",
+            state: if state == "TASK_STARTING" {
+                "TASK_STARTING"
+            } else {
+                "TASK_RUNNING"
+            },
             timestamp: started as f64 / 1000.0,
         });
     }
-    if state != "TASK_RUNNING" {
+    if !matches!(state, "TASK_RUNNING" | "TASK_STARTING" | "TASK_STAGING") {
         statuses.push(TaskStatus {
             state,
             timestamp: r.ended_unix_ms.unwrap_or(now_unix_ms) as f64 / 1000.0,
@@ -363,7 +380,7 @@ fn job_task(r: &JobRunView, now_unix_ms: u64) -> V0Task {
             mem: r.mem,
             ..V0Resources::default()
         },
-        role: "*".to_string(),
+        role: r.role.clone(),
         statuses,
     }
 }

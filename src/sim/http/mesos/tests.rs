@@ -20,6 +20,7 @@ mod agent_listing;
 mod drain_rules;
 mod job_frameworks;
 mod maintenance_matching;
+mod sdk_frameworks;
 
 /// Three masters over one world; peer 0 leads. Servers stop when dropped.
 struct Masters(PeerServers);

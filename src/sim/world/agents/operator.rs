@@ -136,7 +136,8 @@ impl World {
             .max_grace_period_ns
             .map(|ns| u64::try_from(ns.max(0) / 1_000_000).unwrap_or(u64::MAX));
         self.kill_jobs_on(idx, max_grace_ms);
-        if tasks.is_empty() && !self.jobs_live_on(idx) {
+        self.kill_pods_on(idx, max_grace_ms);
+        if tasks.is_empty() && !self.other_frameworks_live_on(idx) {
             // Mesos' `checkAndTransitionDrainingAgent`, right away.
             self.on_agent_drained(idx);
             return Ok(());
@@ -187,10 +188,10 @@ impl World {
     /// with `mark_gone`, removed for good); one with tasks left is looked
     /// at again after another kill.
     pub(crate) fn on_agent_drained(&mut self, agent: AgentIdx) {
-        let jobs_live = self.jobs_live_on(agent);
+        let others_live = self.other_frameworks_live_on(agent);
         let a = &mut self.mesos.agents[agent];
         let registered = a.is_registered();
-        let idle = a.tasks.is_empty() && !jobs_live;
+        let idle = a.tasks.is_empty() && !others_live;
         let Some(drain) = a.drain.as_mut() else {
             return;
         };
