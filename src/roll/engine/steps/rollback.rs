@@ -125,14 +125,45 @@ impl StepAction for RollbackWindows {
         if !old.is_empty() {
             mesos.cancel_maintenance(&old).await?;
         }
+        let reactivated = reactivate_old(cx).await?;
         let note = kept_note(cx.group());
         Ok(Tick::Done(format!(
-            "{} new agent(s) under maintenance; {} old agent(s) open again ({} brought up){note}",
+            "{} new agent(s) under maintenance; {} old agent(s) open again ({} brought up, \
+             {reactivated} reactivated){note}",
             new.len(),
             old.len(),
             down.len()
         )))
     }
+}
+
+/// `REACTIVATE_AGENT` for this group's old agents that the roll
+/// deactivated (for the services' pods, or to drain other frameworks'
+/// tasks) and Mesos still lists deactivated: the tasks going back need
+/// their offers. How many were.
+async fn reactivate_old<P: Ports>(cx: &mut StepContext<'_, '_, P>) -> Result<usize, RollError> {
+    let ours: HashSet<&String> = cx.roll().services.deactivated.iter().collect();
+    let wanted: Vec<String> = cx
+        .group()
+        .instances
+        .iter()
+        .filter(|i| !i.terminate_sent)
+        .filter(|i| ours.contains(&i.agent_id) || i.other_tasks.drain_sent)
+        .map(|i| i.agent_id.clone())
+        .collect();
+    if wanted.is_empty() {
+        return Ok(0);
+    }
+    let agents = cx.tick.agents().await?;
+    let mut done = 0;
+    for agent in agents
+        .iter()
+        .filter(|a| a.deactivated && wanted.contains(&a.id.0))
+    {
+        cx.ports.mesos().reactivate_agent(&agent.id).await?;
+        done += 1;
+    }
+    Ok(done)
 }
 
 /// New agents that go and are not under the rollback's maintenance yet:
