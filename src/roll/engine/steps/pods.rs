@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::{StepContext, Tick};
 use crate::roll::decide::agent_contents;
+use crate::roll::decide::failure::Evidence;
 use crate::roll::engine::clock::human;
 use crate::roll::engine::tick_context::Observation;
 use crate::roll::error::RollError;
@@ -38,6 +39,19 @@ use crate::roll::record::kinds::WaitKind;
 /// Steps of a service's plan shown in a pause's evidence.
 const TREE_STEPS: usize = 20;
 
+/// The agent pods are replaced off, and where none may land.
+pub(super) struct Leaving<'a> {
+    pub(super) agent: &'a str,
+    pub(super) instance: &'a str,
+    /// Agents no pod may land on (each deactivated first): the roll's
+    /// old agents, or in a rollback the new agents that go.
+    pub(super) forbidden: HashSet<String>,
+    /// A rollback's replace: only the rollback's own replaces hold one
+    /// back, no pod failing is a new failure, and a pod that is not
+    /// running on the agent that goes is replaced all the same.
+    pub(super) rollback: bool,
+}
+
 /// Where one service stands on one agent this tick.
 enum Stand {
     /// Nothing of it left to do here.
@@ -48,6 +62,8 @@ enum Stand {
     /// deadline.
     Waiting(String),
     Pause(String),
+    /// A replaced pod failing on a new agent: the new image's failure.
+    Failed(Evidence),
 }
 
 /// What the roll does about the SDK services' pods on `record`'s agent:
@@ -58,7 +74,22 @@ pub(super) async fn replace_off<P: Ports>(
     record: &RolledInstance,
     seen: &Observation,
 ) -> Result<Option<Tick>, RollError> {
-    let agent = record.agent_id.as_str();
+    let leaving = Leaving {
+        agent: &record.agent_id,
+        instance: &record.id,
+        forbidden: cx.old_agents_everywhere(),
+        rollback: false,
+    };
+    replace_pods(cx, &leaving, seen).await
+}
+
+/// `replace_off` for any agent that goes (`leaving`).
+pub(super) async fn replace_pods<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    leaving: &Leaving<'_>,
+    seen: &Observation,
+) -> Result<Option<Tick>, RollError> {
+    let agent = leaving.agent;
     let services = agent_contents::sdk_services(&seen.apps);
     let frameworks = cx.tick.frameworks().await?;
     // The services' tasks on this agent, by service.
@@ -69,7 +100,10 @@ pub(super) async fn replace_off<P: Ports>(
         }
     }
     for open in cx.roll().services.replaces.iter() {
-        if open.from_agent == agent && open.done_unix_ms.is_none() {
+        if open.from_agent == agent
+            && open.done_unix_ms.is_none()
+            && open.rollback == leaving.rollback
+        {
             here.entry(open.service.clone()).or_default();
         }
     }
@@ -78,17 +112,18 @@ pub(super) async fn replace_off<P: Ports>(
     }
     if let Some(unknown) = here.keys().find(|s| !cx.ports.services().reachable(s)) {
         let unknown = unknown.clone();
-        return Ok(Some(Tick::Pause(by_hand(record, &unknown, &here))));
+        return Ok(Some(Tick::Pause(by_hand(leaving, &unknown, &here))));
     }
-    deactivate_old_agents(cx, seen).await?;
+    deactivate(cx, &leaving.forbidden, seen).await?;
     let mut queued = Vec::new();
     let mut waiting = Vec::new();
     for (service, tasks) in &here {
-        match service_on_agent(cx, record, service, tasks).await? {
+        match service_on_agent(cx, leaving, service, tasks).await? {
             Stand::Done => {}
             Stand::Queued(why) => queued.push(why),
             Stand::Waiting(why) => waiting.push(why),
             Stand::Pause(why) => return Ok(Some(Tick::Pause(why))),
+            Stand::Failed(found) => return Ok(Some(Tick::Failed(found))),
         }
     }
     if !waiting.is_empty() {
@@ -115,47 +150,41 @@ pub(super) async fn replace_off<P: Ports>(
     Ok(None)
 }
 
-/// One service's pods on `record`'s agent (`tasks`: its task ids there).
+/// One service's pods on the agent that goes (`tasks`: its task ids
+/// there).
 async fn service_on_agent<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
-    record: &RolledInstance,
+    leaving: &Leaving<'_>,
     service: &str,
     tasks: &BTreeSet<String>,
 ) -> Result<Stand, RollError> {
-    if let Some(open) = cx.roll().services.open_replace(service).cloned() {
-        if open.from_agent != record.agent_id {
+    let open = cx
+        .roll()
+        .services
+        .replaces
+        .iter()
+        .find(|r| {
+            r.service == service && r.done_unix_ms.is_none() && r.rollback == leaving.rollback
+        })
+        .cloned();
+    if let Some(open) = open {
+        if open.from_agent != leaving.agent {
             return Ok(Stand::Queued(format!(
                 "pod {} of {service} is being replaced off {} (one pod of a service at a time)",
                 open.pod, open.instance
             )));
         }
-        return follow(cx, &open).await;
+        return follow(cx, leaving, &open).await;
     }
     if tasks.is_empty() {
         return Ok(Stand::Done);
     }
     let ports = cx.ports;
     let api = ports.services();
-    let unhealthy = match healthy(api, service).await {
-        Ok(None) => None,
-        Ok(Some(stand)) => Some(stand),
-        Err(err) => Some(api_error(service, &err)),
-    };
-    if let Some(stand) = unhealthy {
-        return Ok(stand);
-    }
     let pods = match api.pods(service).await {
         Ok(pods) => pods,
         Err(err) => return Ok(api_error(service, &err)),
     };
-    if let Some(down) = pods.iter().find(|p| !p.running()) {
-        return Ok(Stand::Waiting(format!(
-            "pod {} of {service} is not running ({}): roller replaces no pod of a service \
-             while another is down",
-            down.name,
-            states(down)
-        )));
-    }
     let Some(pod) = pods
         .iter()
         .find(|p| p.tasks.iter().any(|t| tasks.contains(&t.id)))
@@ -165,25 +194,48 @@ async fn service_on_agent<P: Ports>(
         return Ok(Stand::Waiting(format!(
             "{} task(s) of {service} on agent {} belong to no pod the service lists",
             tasks.len(),
-            record.agent_id
+            leaving.agent
         )));
     };
+    // A rollback moves a pod failing on the agent that goes whatever the
+    // service's state (that pod is why it is not healthy).
+    let failing_here = leaving.rollback && !pod.running();
+    let unhealthy = match healthy(api, service).await {
+        _ if failing_here => None,
+        Ok(None) => None,
+        Ok(Some(stand)) => Some(stand),
+        Err(err) => Some(api_error(service, &err)),
+    };
+    if let Some(stand) = unhealthy {
+        return Ok(stand);
+    }
+    let others_down = pods.iter().filter(|p| p.name != pod.name || !failing_here);
+    if let Some(down) = others_down.into_iter().find(|p| !p.running()) {
+        return Ok(Stand::Waiting(format!(
+            "pod {} of {service} is not running ({}): roller replaces no pod of a service \
+             while another is down",
+            down.name,
+            states(down)
+        )));
+    }
     let replace = PodReplace {
         service: service.to_string(),
         pod: pod.name.clone(),
-        from_agent: record.agent_id.clone(),
-        instance: record.id.clone(),
+        from_agent: leaving.agent.to_string(),
+        instance: leaving.instance.to_string(),
         task_ids: pod.tasks.iter().map(|t| t.id.clone()).collect(),
         decided_unix_ms: cx.clock.now_unix_ms(),
         sent: false,
         done_unix_ms: None,
         to_agent: None,
+        rollback: leaving.rollback,
     };
     cx.services_mut().replaces.push(replace.clone());
+    let whither = if leaving.rollback { "rollback: " } else { "" };
     cx.intend(format!(
-        "replace pod {} of {service} off {} (agent {}): POST /v1/pod/{}/replace; its recovery \
-         plan relaunches it on a new agent",
-        pod.name, record.id, record.agent_id, pod.name
+        "{whither}replace pod {} of {service} off {} (agent {}): POST /v1/pod/{}/replace; its \
+         recovery plan relaunches it on an agent that stays",
+        pod.name, leaving.instance, leaving.agent, pod.name
     ))
     .await?;
     send(cx, &replace).await
@@ -258,6 +310,7 @@ async fn send<P: Ports>(
 /// else followed to its end.
 async fn follow<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
+    leaving: &Leaving<'_>,
     open: &PodReplace,
 ) -> Result<Stand, RollError> {
     let service = open.service.as_str();
@@ -295,7 +348,12 @@ async fn follow<P: Ports>(
             recovery.tree("recovery", TREE_STEPS)
         )));
     }
-    let old = cx.old_agents_everywhere();
+    if !leaving.rollback
+        && let Some(found) = failing(cx, open, &info, &leaving.forbidden)
+    {
+        return Ok(Stand::Failed(found));
+    }
+    let old = &leaving.forbidden;
     let landed: BTreeSet<&str> = info.iter().filter_map(|t| t.agent_id.as_deref()).collect();
     let running = !info.is_empty()
         && info.iter().all(|t| {
@@ -303,9 +361,9 @@ async fn follow<P: Ports>(
         });
     if running && let Some(on_old) = landed.iter().find(|a| old.contains(**a)) {
         return Ok(Stand::Pause(format!(
-            "pod {} of {service} was relaunched on agent {on_old}, an agent this roll \
-             replaces (it offered despite being deactivated?). Replace it again by hand \
-             once the old agents offer nothing, then rerun",
+            "pod {} of {service} was relaunched on agent {on_old}, an agent that goes (it \
+             offered despite being deactivated?). Replace it again by hand once that agent \
+             offers nothing, then rerun",
             open.pod
         )));
     }
@@ -356,17 +414,18 @@ async fn follow<P: Ports>(
     )))
 }
 
-/// Every old agent of the roll that Mesos still lists as offering is
+/// Every agent of `forbidden` that Mesos still lists as offering is
 /// deactivated, recorded first (see the module's doc). Repeated each
-/// tick for any old agent not deactivated yet.
-async fn deactivate_old_agents<P: Ports>(
+/// tick for any not deactivated yet.
+async fn deactivate<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
+    forbidden: &HashSet<String>,
     seen: &Observation,
 ) -> Result<(), RollError> {
-    let old = cx.old_agents_everywhere();
-    let mut offering: Vec<String> = old
-        .into_iter()
+    let mut offering: Vec<String> = forbidden
+        .iter()
         .filter(|a| seen.agent(a).is_some_and(|agent| !agent.deactivated))
+        .cloned()
         .collect();
     if offering.is_empty() {
         return Ok(());
@@ -381,7 +440,7 @@ async fn deactivate_old_agents<P: Ports>(
     if !new.is_empty() {
         cx.services_mut().deactivated.extend(new.iter().cloned());
         cx.intend(format!(
-            "DEACTIVATE_AGENT for {} old agent(s): SDK services relaunch pods on any agent \
+            "DEACTIVATE_AGENT for {} agent(s) that go: SDK services relaunch pods on any agent \
              that offers, maintenance windows or not, and none may land on an agent this roll \
              empties",
             new.len()
@@ -459,8 +518,8 @@ fn states(pod: &crate::roll::ports::services::Pod) -> String {
 }
 
 /// The pause for pods of a service roller has no route to.
-pub(super) fn by_hand(
-    record: &RolledInstance,
+fn by_hand(
+    leaving: &Leaving<'_>,
     service: &str,
     here: &BTreeMap<String, BTreeSet<String>>,
 ) -> String {
@@ -470,8 +529,44 @@ pub(super) fn by_hand(
          reserved resources and volumes on their agent, and roller has no route to {service}'s \
          API (set dcos_url, or add a [[service]] table with its url). Or replace them by hand \
          (`dcos {service} pod replace <pod>`), then rerun",
-        record.id,
-        record.agent_id,
+        leaving.instance,
+        leaving.agent,
         here.keys().cloned().collect::<Vec<_>>().join(", ")
     )
+}
+
+/// A task of the replaced pod failing (`TASK_FAILED`, `TASK_ERROR`) on an
+/// agent that stays: the new image failing, unless acknowledged.
+fn failing<P: Ports>(
+    cx: &StepContext<'_, '_, P>,
+    open: &PodReplace,
+    info: &[crate::roll::ports::services::PodTask],
+    forbidden: &HashSet<String>,
+) -> Option<Evidence> {
+    let key = format!("pod/{}/{}", open.service, open.pod);
+    if cx.roll().acknowledged_failures.contains(&key) {
+        return None;
+    }
+    let task = info.iter().find(|t| {
+        matches!(t.state.as_deref(), Some("TASK_FAILED" | "TASK_ERROR"))
+            && !open.task_ids.contains(&t.task_id)
+            && t.agent_id
+                .as_deref()
+                .is_some_and(|a| !forbidden.contains(a))
+    })?;
+    Some(Evidence {
+        key,
+        app: None,
+        task: Some(task.task_id.clone()),
+        agent: task.agent_id.clone(),
+        instance: None,
+        what: format!(
+            "pod {} of SDK service {} relaunched on a new agent: {} {}",
+            open.pod,
+            open.service,
+            task.name,
+            task.state.as_deref().unwrap_or_default()
+        ),
+        since: None,
+    })
 }

@@ -34,6 +34,7 @@ pub(super) use moves::RollbackMoves;
 use std::collections::HashSet;
 
 use super::lifecycle_waits;
+use super::pods;
 use super::terminate::machines_down;
 use super::{StepAction, StepContext, Tick};
 use crate::roll::error::RollError;
@@ -211,6 +212,9 @@ pub(crate) struct RollbackTerminate;
 
 impl StepAction for RollbackTerminate {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
+        if let Some(replacing) = pods_off_going(cx).await? {
+            return Ok(replacing);
+        }
         let asg = cx.group().asg.clone();
         let group = cx.ports.aws().describe_group(&asg).await?;
         let going = new_instances_going(cx.group(), &group);
@@ -271,6 +275,31 @@ fn new_instances_going(checkpoint: &GroupRoll, group: &AutoScalingGroup) -> Vec<
         .filter(|i| !original.contains(i.id.as_str()) && !kept.contains(&i.id))
         .map(|i| i.id.clone())
         .collect()
+}
+
+/// Pods of DC/OS SDK services on the new agents that go (replaced there
+/// by the roll, or failing there) are replaced onto agents that stay,
+/// through their services, before any of them is terminated: a pod
+/// terminated with its agent is never replaced by its service.
+async fn pods_off_going<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+) -> Result<Option<Tick>, RollError> {
+    let (_, going) = kept_and_going(cx.group());
+    let going: Vec<NewAgent> = going.into_iter().cloned().collect();
+    let forbidden: HashSet<String> = going.iter().map(|a| a.agent_id.clone()).collect();
+    let seen = cx.tick.observation().await?;
+    for agent in &going {
+        let leaving = pods::Leaving {
+            agent: &agent.agent_id,
+            instance: &agent.instance,
+            forbidden: forbidden.clone(),
+            rollback: true,
+        };
+        if let Some(tick) = pods::replace_pods(cx, &leaving, &seen).await? {
+            return Ok(Some(tick));
+        }
+    }
+    Ok(None)
 }
 
 /// Launches not made yet (failing, or still pending) are not wanted:

@@ -23,14 +23,6 @@ impl ServicesRecord {
     pub(crate) fn is_empty(&self) -> bool {
         *self == ServicesRecord::default()
     }
-
-    /// The replace of `service` under way (decided, not seen done), if
-    /// any: one pod of a service at a time.
-    pub(crate) fn open_replace(&self, service: &str) -> Option<&PodReplace> {
-        self.replaces
-            .iter()
-            .find(|r| r.service == service && r.done_unix_ms.is_none())
-    }
 }
 
 /// One `pod replace` the roll decided: recorded (intent) before the POST,
@@ -61,4 +53,7 @@ pub(crate) struct PodReplace {
     /// The agent it runs on since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) to_agent: Option<String>,
+    /// A rollback's replace (off a new agent that goes).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) rollback: bool,
 }
