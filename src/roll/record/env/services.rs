@@ -16,6 +16,7 @@
 use std::path::Path;
 
 use super::error::{EnvError, Origin};
+use super::groups::bad;
 use super::value::{self, Raw};
 
 /// One `[[service]]` table.
@@ -103,14 +104,5 @@ fn missing(path: &Path, key: String, expected: &str) -> EnvError {
         origin: Origin::File(path.to_path_buf()),
         expected: expected.to_string(),
         given: "nothing".to_string(),
-    }
-}
-
-fn bad(path: &Path, key: String, expected: &str, given: &toml::Value) -> EnvError {
-    EnvError::BadValue {
-        key,
-        origin: Origin::File(path.to_path_buf()),
-        expected: expected.to_string(),
-        given: Raw::Toml(given).given(),
     }
 }
