@@ -201,6 +201,25 @@ fn read_ca_bundle(path: &Path) -> Result<Vec<reqwest::Certificate>, HttpConfigEr
     Ok(certificates)
 }
 
+/// A reqwest error with its causes (reqwest's own text stops at "error
+/// sending request").
+pub(crate) fn describe_error(err: &reqwest::Error) -> String {
+    let mut text = if err.is_timeout() {
+        "timed out".to_string()
+    } else if err.is_connect() {
+        "cannot connect".to_string()
+    } else {
+        "request failed".to_string()
+    };
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;

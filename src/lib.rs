@@ -26,6 +26,7 @@ pub(crate) mod atomic_file;
 pub mod aws;
 pub mod cli;
 pub mod crash_point;
+pub(crate) mod dcos;
 pub(crate) mod demo;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]

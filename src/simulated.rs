@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::aws::AwsAutoScaling;
+use crate::dcos::ServicesClient;
 use crate::http::{HttpAuth, HttpSettings};
 use crate::marathon::MarathonClient;
 use crate::mesos::{MesosClient, MesosSettings};
@@ -31,6 +32,8 @@ pub(crate) struct SimulatedCluster {
     pub(crate) marathon: MarathonClient,
     /// No sink: pages go nowhere (and are never said to have gone out).
     pub(crate) pager: Sinks,
+    /// The SDK services behind the simulator's admin router.
+    pub(crate) services: ServicesClient,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +81,8 @@ impl SimulatedCluster {
             aws_endpoint_url: Some(endpoints.aws_endpoint_url.clone()),
             mesos: endpoints.mesos.clone(),
             marathon: endpoints.marathon.clone(),
+            dcos_url: None,
+            services: Vec::new(),
             agent_match: AgentMatch::PrivateIp,
             time_scale,
             poll_interval: Duration::from_secs(5),
@@ -130,6 +135,8 @@ impl SimulatedCluster {
         let marathon = MarathonClient::new(&env.marathon, &http)
             .map_err(|e| SimulatedError::Client(e.to_string()))?
             .with_backoff(quick);
+        let services = ServicesClient::new(env.dcos_url.as_deref(), &[], &http)
+            .map_err(|e| SimulatedError::Client(e.to_string()))?;
         Ok(SimulatedCluster {
             sim,
             env,
@@ -137,15 +144,19 @@ impl SimulatedCluster {
             mesos,
             marathon,
             pager: Sinks::default(),
+            services,
         })
     }
 
-    pub(crate) fn ports(&self) -> PortSet<'_, AwsAutoScaling, MesosClient, MarathonClient, Sinks> {
+    pub(crate) fn ports(
+        &self,
+    ) -> PortSet<'_, AwsAutoScaling, MesosClient, MarathonClient, Sinks, ServicesClient> {
         PortSet {
             aws: &self.aws,
             mesos: &self.mesos,
             marathon: &self.marathon,
             pager: &self.pager,
+            services: &self.services,
         }
     }
 }

@@ -36,6 +36,7 @@ fn timeouts() -> Timeouts {
         retry: Duration::from_secs(600),
         operator: Duration::from_secs(3600),
         other_tasks: Duration::from_secs(7200),
+        pod_replace: Duration::from_secs(1800),
     }
 }
 

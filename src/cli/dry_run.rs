@@ -126,7 +126,9 @@ async fn first_waves(
             if let Some(others) = agent_contents::not_marathon_on(&contents, &old) {
                 text.push_str(&format!(
                     "; the old agents also run {others}, which the drain does not move: \
-                     each such agent is terminated once they have ended"
+                     SDK services' pods are replaced one pod of a service at a time through \
+                     the service's API, other frameworks' tasks waited for (timeouts.other_tasks) \
+                     then drained with DRAIN_AGENT"
                 ));
             }
             text

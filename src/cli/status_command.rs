@@ -391,6 +391,7 @@ mod tests {
             open_page: None,
             progress: BTreeMap::new(),
             operations_applied: Vec::new(),
+            services: Default::default(),
             summary: None,
             plan,
             events: events

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::CliError;
 use crate::aws::{AwsAutoScaling, AwsSettings, S3Checkpoint, S3Location};
+use crate::dcos::ServicesClient;
 use crate::http::{HttpAuth, HttpSettings};
 use crate::marathon::MarathonClient;
 use crate::mesos::{MesosClient, MesosSettings};
@@ -137,16 +138,20 @@ pub(super) struct Clients {
     pub(super) mesos: MesosClient,
     pub(super) marathon: MarathonClient,
     pub(super) pager: Sinks,
+    pub(super) services: ServicesClient,
 }
 
 impl Clients {
     /// The roll's ports, borrowed from these clients.
-    pub(super) fn ports(&self) -> PortSet<'_, AwsAutoScaling, MesosClient, MarathonClient, Sinks> {
+    pub(super) fn ports(
+        &self,
+    ) -> PortSet<'_, AwsAutoScaling, MesosClient, MarathonClient, Sinks, ServicesClient> {
         PortSet {
             aws: &self.aws,
             mesos: &self.mesos,
             marathon: &self.marathon,
             pager: &self.pager,
+            services: &self.services,
         }
     }
 }
@@ -176,6 +181,15 @@ pub(super) async fn clients(env: &Environment) -> Result<Clients, CliError> {
     .map_err(|e| CliError::Adapter(format!("Mesos: {e}")))?;
     let marathon = MarathonClient::new(&env.marathon, &http("MARATHON")?)
         .map_err(|e| CliError::Adapter(format!("Marathon: {e}")))?;
+    // Behind the admin router, the token that reaches Marathon reaches the
+    // services too.
+    let listed: Vec<(String, String)> = env
+        .services
+        .iter()
+        .map(|s| (s.name.clone(), s.url.clone()))
+        .collect();
+    let services = ServicesClient::new(env.dcos_url.as_deref(), &listed, &http("MARATHON")?)
+        .map_err(|e| CliError::Adapter(format!("DC/OS services: {e}")))?;
     let mut sinks = Vec::new();
     let client = HttpSettings {
         ca_bundle: env.ca_bundle.clone(),
@@ -213,5 +227,6 @@ pub(super) async fn clients(env: &Environment) -> Result<Clients, CliError> {
         mesos,
         marathon,
         pager: Sinks(sinks),
+        services,
     })
 }

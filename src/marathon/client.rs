@@ -282,8 +282,10 @@ impl MarathonClient {
         let response = match sent {
             Ok(response) => response,
             // Nothing reached Marathon when the connection itself failed.
-            Err(err) if err.is_connect() => return Attempt::NotProcessed(describe(&err)),
-            Err(err) => return Attempt::MaybeProcessed(describe(&err)),
+            Err(err) if err.is_connect() => {
+                return Attempt::NotProcessed(crate::http::describe_error(&err));
+            }
+            Err(err) => return Attempt::MaybeProcessed(crate::http::describe_error(&err)),
         };
         let status = response.status();
         let leader = response
@@ -293,7 +295,7 @@ impl MarathonClient {
             .and_then(|value| Url::parse(value).ok());
         let body = match response.bytes().await {
             Ok(body) => body.to_vec(),
-            Err(err) => return Attempt::MaybeProcessed(describe(&err)),
+            Err(err) => return Attempt::MaybeProcessed(crate::http::describe_error(&err)),
         };
         if status == StatusCode::SERVICE_UNAVAILABLE || status == StatusCode::TOO_MANY_REQUESTS {
             return Attempt::NotProcessed(format!("HTTP {status}: {}", message(&body)));
@@ -658,23 +660,4 @@ pub(super) fn message(body: &[u8]) -> String {
         None if line.is_empty() => "(empty body)".to_string(),
         None => line.to_string(),
     }
-}
-
-/// A reqwest error with its causes (reqwest's own text stops at "error
-/// sending request").
-fn describe(err: &reqwest::Error) -> String {
-    let mut text = if err.is_timeout() {
-        "timed out".to_string()
-    } else if err.is_connect() {
-        "cannot connect".to_string()
-    } else {
-        "request failed".to_string()
-    };
-    let mut source = std::error::Error::source(err);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

@@ -91,6 +91,13 @@ impl MesosMaster for MesosClient {
             .await
             .map(drop)
     }
+
+    async fn reactivate_agent(&self, agent: &AgentId) -> Result<(), MesosError> {
+        let call = V1Call::reactivate_agent(agent);
+        self.call_v1(&call, Replay::IfNotProcessed, "Mesos 1.9 or later")
+            .await
+            .map(drop)
+    }
 }
 
 impl MesosClient {

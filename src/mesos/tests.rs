@@ -416,6 +416,20 @@ fn deactivate_agent_body_matches_the_documented_request() {
     );
 }
 
+#[test]
+fn reactivate_agent_body_is_deactivate_agents_with_its_own_type() {
+    // Mesos' v1 master.proto: `ReactivateAgent { required AgentID agent_id }`
+    // in the field `reactivate_agent`, as DeactivateAgent is.
+    let id = AgentId("3192b9d1-db71-4699-ae25-e28dfbf42de1".into());
+    let mut expected = json_fixture("mesos-v1-DEACTIVATE_AGENT-request-docs-example.json");
+    let body = expected["deactivate_agent"].take();
+    let expected = json!({"type": "REACTIVATE_AGENT", "reactivate_agent": body});
+    assert_eq!(
+        serde_json::to_value(V1Call::reactivate_agent(&id)).unwrap(),
+        expected
+    );
+}
+
 // ---- leader discovery and failover
 
 #[tokio::test]

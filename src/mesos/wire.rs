@@ -485,6 +485,8 @@ pub(crate) struct V1Call {
     pub(crate) drain_agent: Option<DrainAgent>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) deactivate_agent: Option<DeactivateAgent>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) reactivate_agent: Option<DeactivateAgent>,
 }
 
 impl V1Call {
@@ -493,6 +495,7 @@ impl V1Call {
             kind: "GET_AGENTS",
             drain_agent: None,
             deactivate_agent: None,
+            reactivate_agent: None,
         }
     }
 
@@ -511,6 +514,7 @@ impl V1Call {
                 mark_gone,
             }),
             deactivate_agent: None,
+            reactivate_agent: None,
         }
     }
 
@@ -519,6 +523,21 @@ impl V1Call {
             kind: "DEACTIVATE_AGENT",
             drain_agent: None,
             deactivate_agent: Some(DeactivateAgent {
+                agent_id: Value {
+                    value: agent.0.clone(),
+                },
+            }),
+            reactivate_agent: None,
+        }
+    }
+
+    /// `REACTIVATE_AGENT {agent_id}` (the same body as DEACTIVATE's).
+    pub(crate) fn reactivate_agent(agent: &AgentId) -> V1Call {
+        V1Call {
+            kind: "REACTIVATE_AGENT",
+            drain_agent: None,
+            deactivate_agent: None,
+            reactivate_agent: Some(DeactivateAgent {
                 agent_id: Value {
                     value: agent.0.clone(),
                 },

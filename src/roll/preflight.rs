@@ -8,6 +8,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 mod group;
+mod services;
 
 use super::decide::alarms;
 use super::decide::cluster_lock::{Verdict, judge, refusal};
@@ -191,6 +192,7 @@ pub(crate) async fn preflight<P: Ports>(
     );
     notes.extend(foreign_agents_note(env, &looks.rolls, &agents));
     refuse_unhealthy_marathon(ports.marathon(), request).await?;
+    notes.extend(services::check_services(ports).await?);
     let checkpoint = first_checkpoint(env, request, run_id, looks.rolls, &looks.raise_max);
     Ok(Preflight::Ready(Box::new(checkpoint), notes))
 }
@@ -397,6 +399,7 @@ fn first_checkpoint(
         open_page: None,
         progress: Default::default(),
         operations_applied: Vec::new(),
+        services: Default::default(),
         summary: None,
         groups: rolls,
         plan,

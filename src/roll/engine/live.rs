@@ -223,6 +223,7 @@ mod tests {
             retry: minute,
             operator: minute,
             other_tasks: minute,
+            pod_replace: minute,
         }
     }
 

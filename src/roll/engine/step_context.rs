@@ -26,7 +26,8 @@ use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::AutoScalingGroup;
 use crate::roll::record::checkpoint::{
-    CheckpointError, EventKind, GroupRoll, RollView, RolledInstance, StepProgress, group_phase_id,
+    CheckpointError, EventKind, GroupRoll, RollView, RolledInstance, ServicesRecord, StepProgress,
+    group_phase_id,
 };
 use crate::roll::record::env::Environment;
 use crate::roll::record::kinds::{GroupIndex, GroupStep};
@@ -122,6 +123,26 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
     /// the roll changes on the group is recorded first).
     pub(crate) fn group_mut(&mut self) -> &mut GroupRoll {
         self.journal.checkpoint.group_mut(self.group)
+    }
+
+    /// The roll-wide record of the DC/OS SDK services' side (agents
+    /// deactivated, pods replaced), to change before an intent: a
+    /// service's pods span groups.
+    pub(crate) fn services_mut(&mut self) -> &mut ServicesRecord {
+        &mut self.journal.checkpoint.services
+    }
+
+    /// The agents of every group's instances being replaced that are not
+    /// terminated yet (a pod must land on none of them).
+    pub(crate) fn old_agents_everywhere(&self) -> HashSet<String> {
+        self.journal
+            .checkpoint
+            .groups
+            .iter()
+            .flat_map(|g| &g.instances)
+            .filter(|i| !i.terminate_sent && !i.agent_id.is_empty())
+            .map(|i| i.agent_id.clone())
+            .collect()
     }
 
     /// The roll-wide record, read-only: the settings fixed for the roll,

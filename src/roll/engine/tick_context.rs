@@ -4,7 +4,8 @@
 //! every tick: here Marathon's apps, Mesos' agents, the group and Mesos'
 //! maintenance status are each read at most once per tick, on first ask
 //! (a tick whose steps need none of them reads none); so is the launch
-//! queue the failure watch reads. A new tick starts
+//! queue the failure watch reads, and the frameworks' tasks per agent
+//! (`/master/frameworks`). A new tick starts
 //! with a new context, so nothing read in one tick is trusted in the next.
 //!
 //! One tick's context serves every step of it, whatever group each acts
@@ -24,7 +25,7 @@ use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AgentIdentity, AlarmState, AutoScaling, AutoScalingGroup};
 use crate::roll::ports::marathon::{App, Marathon, QueuedLaunch};
-use crate::roll::ports::mesos::{Agent, MaintenanceStatus, MesosMaster};
+use crate::roll::ports::mesos::{Agent, Framework, MaintenanceStatus, MesosMaster};
 use crate::roll::record::checkpoint::GroupRoll;
 use crate::roll::record::kinds::{GroupIndex, RollPlan, StepKind};
 
@@ -36,6 +37,7 @@ pub(crate) struct TickContext<P> {
     groups: HashMap<String, Arc<AutoScalingGroup>>,
     maintenance: Option<Arc<MaintenanceStatus>>,
     queue: Option<Arc<Vec<QueuedLaunch>>>,
+    frameworks: Option<Arc<Vec<Framework>>>,
     /// Old agents per AZ being terminated (sent, step not complete), per
     /// group, counted on first ask and kept up to date by this tick's
     /// sends.
@@ -56,6 +58,7 @@ impl<P: Ports> TickContext<P> {
             groups: HashMap::new(),
             maintenance: None,
             queue: None,
+            frameworks: None,
             terminating: HashMap::new(),
             sent: HashSet::new(),
             no_refresh: HashSet::new(),
@@ -116,6 +119,17 @@ impl<P: Ports> TickContext<P> {
         let status = Arc::new(self.ports.mesos().maintenance_status().await?);
         self.maintenance = Some(status.clone());
         Ok(status)
+    }
+
+    /// The frameworks and their tasks not yet terminal, as this tick sees
+    /// them.
+    pub(crate) async fn frameworks(&mut self) -> Result<Arc<Vec<Framework>>, RollError> {
+        if let Some(frameworks) = &self.frameworks {
+            return Ok(frameworks.clone());
+        }
+        let frameworks = Arc::new(self.ports.mesos().frameworks().await?);
+        self.frameworks = Some(frameworks.clone());
+        Ok(frameworks)
     }
 
     /// Marathon's launch queue as this tick sees it.

@@ -75,6 +75,14 @@ pub(crate) trait MesosMaster {
         &self,
         agent: &AgentId,
     ) -> impl Future<Output = Result<(), MesosError>> + Send;
+
+    /// Offers the agent's resources again, a drain forgotten (v1
+    /// `REACTIVATE_AGENT`; Mesos refuses it for an agent that is not
+    /// deactivated).
+    fn reactivate_agent(
+        &self,
+        agent: &AgentId,
+    ) -> impl Future<Output = Result<(), MesosError>> + Send;
 }
 
 /// A framework as the master lists it, with its tasks not yet terminal.

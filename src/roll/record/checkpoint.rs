@@ -36,6 +36,7 @@ mod failure;
 mod group;
 mod migrate;
 mod moves;
+mod pods;
 mod run_lock;
 mod store;
 
@@ -44,6 +45,7 @@ pub use events::{Event, EventKind};
 pub(crate) use failure::{FailureRecord, NewAgent, OnFailure};
 pub(crate) use group::{GroupRoll, MaintenanceRecord, OriginalGroup, RolledInstance};
 pub(crate) use moves::{Surge, SurgeState, WaveRecord};
+pub(crate) use pods::{PodReplace, ServicesRecord};
 pub(crate) use run_lock::{RunLock, RunLockError};
 pub(crate) use store::CheckpointStore;
 
@@ -127,6 +129,9 @@ pub struct Checkpoint {
     /// applied (`roller plan …` while a run holds the checkpoint).
     #[serde(default)]
     pub(crate) operations_applied: Vec<String>,
+    /// Old agents deactivated and pods replaced for DC/OS SDK services.
+    #[serde(default, skip_serializing_if = "ServicesRecord::is_empty")]
+    pub(crate) services: ServicesRecord,
     /// What the roll concluded (the AZ rebalance report), once known.
     #[serde(default)]
     pub(crate) summary: Option<String>,
@@ -287,6 +292,7 @@ pub(crate) struct RollView<'a> {
     pub(crate) acknowledged_failures: &'a [String],
     pub(crate) plan: &'a RollPlan,
     pub(crate) standby: StandbyPolicy,
+    pub(crate) services: &'a ServicesRecord,
 }
 
 impl Checkpoint {
@@ -317,6 +323,7 @@ impl Checkpoint {
             acknowledged_failures: &self.acknowledged_failures,
             plan: &self.plan,
             standby: self.standby,
+            services: &self.services,
         }
     }
 

@@ -13,6 +13,7 @@
 
 mod error;
 mod groups;
+mod services;
 mod tables;
 mod value;
 
@@ -24,6 +25,7 @@ use std::time::Duration;
 
 pub(crate) use error::{EnvError, Origin};
 pub(crate) use groups::GroupSpec;
+pub(crate) use services::ServiceSpec;
 pub(crate) use tables::{DEFAULT_MAX_GRACE_PERIOD, OtherTasksPolicy, PagerSettings, Timeouts};
 #[cfg(test)]
 pub(crate) use value::parse_duration;
@@ -49,6 +51,11 @@ pub(crate) struct Environment {
     pub(crate) mesos: Vec<String>,
     /// Marathon URLs (at least one).
     pub(crate) marathon: Vec<String>,
+    /// The DC/OS admin router (key `dcos_url`): SDK services are reached
+    /// at `<dcos_url>/service/<name>/v1/…` with Marathon's credentials.
+    pub(crate) dcos_url: Option<String>,
+    /// SDK services reached at a URL of their own (`[[service]]` tables).
+    pub(crate) services: Vec<ServiceSpec>,
     /// How an EC2 instance is matched to its Mesos agent (key `match`).
     pub(crate) agent_match: AgentMatch,
     /// Simulated seconds per real second: every wait, poll interval and
@@ -150,6 +157,7 @@ const KEYS: &[&str] = &[
     "aws_endpoint_url",
     "mesos",
     "marathon",
+    "dcos_url",
     "match",
     "time_scale",
     "poll_interval",
@@ -174,6 +182,7 @@ const KEYS: &[&str] = &[
     "timeouts.retry",
     "timeouts.operator",
     "timeouts.other_tasks",
+    "timeouts.pod_replace",
     "pager.pagerduty",
     "pager.pagerduty_events_url",
     "pager.webhook",
@@ -225,6 +234,10 @@ impl Environment {
             Some((path, table)) => groups::read(path, table)?,
             None => Vec::new(),
         };
+        let services = match &file {
+            Some((path, table)) => services::read(path, table)?,
+            None => Vec::new(),
+        };
         let layers = Layers { file, vars, flags };
         let mut groups = groups::resolve(listed, &layers)?;
         // Hooks named at the top level are roller's in every group.
@@ -245,6 +258,8 @@ impl Environment {
             aws_endpoint_url: layers.get("aws_endpoint_url", value::url)?,
             mesos: layers.required("mesos", "the Mesos master URLs", value::urls)?,
             marathon: layers.required("marathon", "the Marathon URLs", value::urls)?,
+            dcos_url: layers.get("dcos_url", value::url)?,
+            services,
             agent_match: layers.get("match", value::agent_match)?.unwrap_or_default(),
             time_scale: layers.get("time_scale", value::time_scale)?.unwrap_or(1.0),
             poll_interval: layers
@@ -358,6 +373,7 @@ impl Layers<'_> {
             retry: timeout("timeouts.retry", Timeouts::DEFAULT.retry)?,
             operator: timeout("timeouts.operator", Timeouts::DEFAULT.operator)?,
             other_tasks: timeout("timeouts.other_tasks", Timeouts::DEFAULT.other_tasks)?,
+            pod_replace: timeout("timeouts.pod_replace", Timeouts::DEFAULT.pod_replace)?,
         })
     }
 
@@ -465,7 +481,7 @@ fn check_file_keys(path: &Path, table: &toml::Table) -> Result<(), EnvError> {
                     });
                 }
             }
-        } else if !KEYS.contains(&name.as_str()) && name != groups::KEY {
+        } else if !KEYS.contains(&name.as_str()) && name != groups::KEY && name != services::KEY {
             return Err(EnvError::UnknownKey {
                 key: name.clone(),
                 origin: origin(),
@@ -508,6 +524,7 @@ fn known_in(table: Option<&str>) -> String {
             .map(|key| key.to_string())
             .chain(TABLES.iter().map(|name| format!("[{name}]")))
             .chain(std::iter::once(format!("[[{}]]", groups::KEY)))
+            .chain(std::iter::once(format!("[[{}]]", services::KEY)))
             .collect::<Vec<_>>()
             .join(", "),
         Some(table) => KEYS

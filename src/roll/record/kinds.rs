@@ -202,10 +202,13 @@ pub(crate) enum WaitKind {
     /// Other frameworks' tasks on an emptied old agent, waited for
     /// before it is drained with DRAIN_AGENT (or the roll pauses).
     OtherTasks,
+    /// A DC/OS SDK service's pod replaced off an old agent: the service
+    /// healthy before, the pod running on a new agent after.
+    PodReplace,
 }
 
 impl WaitKind {
-    pub(crate) const ALL: [WaitKind; 7] = [
+    pub(crate) const ALL: [WaitKind; 8] = [
         WaitKind::Registered,
         WaitKind::TaskMoves,
         WaitKind::Deregistered,
@@ -213,6 +216,7 @@ impl WaitKind {
         WaitKind::Retry,
         WaitKind::Operator,
         WaitKind::OtherTasks,
+        WaitKind::PodReplace,
     ];
 
     /// The name the checkpoint stores (and `/metrics` labels it with).
@@ -225,6 +229,7 @@ impl WaitKind {
             WaitKind::Retry => "retry",
             WaitKind::Operator => "operator",
             WaitKind::OtherTasks => "other-tasks",
+            WaitKind::PodReplace => "pod-replace",
         }
     }
 
@@ -237,6 +242,7 @@ impl WaitKind {
             WaitKind::Retry => timeouts.retry,
             WaitKind::Operator => timeouts.operator,
             WaitKind::OtherTasks => timeouts.other_tasks,
+            WaitKind::PodReplace => timeouts.pod_replace,
         }
     }
 }

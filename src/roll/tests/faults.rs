@@ -87,6 +87,7 @@ impl Case {
             mesos: &self.cluster.mesos,
             marathon: &self.cluster.marathon,
             pager: &pages,
+            services: &crate::roll::ports::services::NoServices,
         };
         let mut settings = settings(&self.dir.path().join("roll.json"), self.target, &[]);
         settings.request.strategy = Some(self.strategy);

@@ -123,6 +123,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         open_page: None,
         progress: Default::default(),
         operations_applied: Vec::new(),
+        services: Default::default(),
         summary: None,
         plan,
         events: Vec::new(),
@@ -156,6 +157,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         mesos: &sim.mesos,
         marathon: &sim.marathon,
         pager: &sim.pager,
+        services: &crate::roll::ports::services::NoServices,
     };
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     let step = |checkpoint: Checkpoint| {

@@ -30,6 +30,7 @@ async fn roll(
         mesos: &cluster.mesos,
         marathon: &cluster.marathon,
         pager: &cluster.pager,
+        services: &crate::roll::ports::services::NoServices,
     };
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     run(ports, &cluster.env, settings, stop, Box::new(observer)).await

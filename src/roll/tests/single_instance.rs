@@ -216,6 +216,7 @@ async fn roll_with_labels_hidden(
         mesos: &cluster.mesos,
         marathon: &marathon,
         pager: &cluster.pager,
+        services: &cluster.services,
     };
     roll_to_end(ports, &cluster.env, settings).await
 }

@@ -46,6 +46,7 @@ mod finish;
 mod held;
 mod lifecycle_waits;
 mod other_tasks;
+mod pods;
 mod prepare;
 mod replace;
 mod rollback;

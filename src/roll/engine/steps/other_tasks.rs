@@ -44,7 +44,7 @@ pub(super) async fn hold<P: Ports>(
     if seen.tasks_on(agent) > 0 {
         return Ok(None);
     }
-    let frameworks = cx.ports.mesos().frameworks().await?;
+    let frameworks = cx.tick.frameworks().await?;
     let contents = agent_contents::by_agent(
         &frameworks,
         &seen.task_ids(),
@@ -98,7 +98,7 @@ pub(super) async fn hold<P: Ports>(
                 here.describe(),
                 human(waited),
                 human(limit),
-                policy_name(cx.env.other_tasks)
+                cx.env.other_tasks.as_str()
             ),
         )));
     }
@@ -188,11 +188,4 @@ fn service_pause(record: &RolledInstance, here: &AgentContents) -> String {
         here.describe(),
         services.first().copied().unwrap_or("<service>")
     )
-}
-
-fn policy_name(policy: OtherTasksPolicy) -> &'static str {
-    match policy {
-        OtherTasksPolicy::Drain => "drain",
-        OtherTasksPolicy::Pause => "pause",
-    }
 }

@@ -4,6 +4,7 @@
 //! it with a decrement, then wait for Mesos to drop the agent and for
 //! Marathon to report every app healthy.
 
+use super::pods;
 use super::terminate::left_without_decrement;
 use super::{StepAction, StepContext, Tick, excused_note};
 use crate::roll::decide::{health, placement};
@@ -51,7 +52,8 @@ impl StepAction for Replace<'_> {
 
 /// Before the termination of an instance still in service: what holds it
 /// back (an app with nowhere to go, tasks still moving off its agent, a
-/// stop signal, the first replacement's bake); `None` once it may go.
+/// stop signal, the first replacement's bake, pods of SDK services being
+/// replaced off it); `None` once it may go.
 async fn before_termination<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
     record: &RolledInstance,
@@ -80,7 +82,11 @@ async fn before_termination<P: Ports>(
     }
     // Its tasks are on the new agents now: the first
     // replacement bakes there before its instance goes.
-    Ok(cx.bake_gate(true).await?.map(Tick::Waiting))
+    if let Some(baking) = cx.bake_gate(true).await? {
+        return Ok(Some(Tick::Waiting(baking)));
+    }
+    // Then the pods of DC/OS SDK services it holds, through their APIs.
+    pods::replace_off(cx, record, &seen).await
 }
 
 /// The termination, recorded before it is sent. Also when the instance

@@ -34,6 +34,7 @@ pub(super) use moves::RollbackMoves;
 use std::collections::HashSet;
 
 use super::lifecycle_waits;
+use super::pods;
 use super::terminate::machines_down;
 use super::{StepAction, StepContext, Tick};
 use crate::roll::error::RollError;
@@ -125,14 +126,45 @@ impl StepAction for RollbackWindows {
         if !old.is_empty() {
             mesos.cancel_maintenance(&old).await?;
         }
+        let reactivated = reactivate_old(cx).await?;
         let note = kept_note(cx.group());
         Ok(Tick::Done(format!(
-            "{} new agent(s) under maintenance; {} old agent(s) open again ({} brought up){note}",
+            "{} new agent(s) under maintenance; {} old agent(s) open again ({} brought up, \
+             {reactivated} reactivated){note}",
             new.len(),
             old.len(),
             down.len()
         )))
     }
+}
+
+/// `REACTIVATE_AGENT` for this group's old agents that the roll
+/// deactivated (for the services' pods, or to drain other frameworks'
+/// tasks) and Mesos still lists deactivated: the tasks going back need
+/// their offers. How many were.
+async fn reactivate_old<P: Ports>(cx: &mut StepContext<'_, '_, P>) -> Result<usize, RollError> {
+    let ours: HashSet<&String> = cx.roll().services.deactivated.iter().collect();
+    let wanted: Vec<String> = cx
+        .group()
+        .instances
+        .iter()
+        .filter(|i| !i.terminate_sent)
+        .filter(|i| ours.contains(&i.agent_id) || i.other_tasks.drain_sent)
+        .map(|i| i.agent_id.clone())
+        .collect();
+    if wanted.is_empty() {
+        return Ok(0);
+    }
+    let agents = cx.tick.agents().await?;
+    let mut done = 0;
+    for agent in agents
+        .iter()
+        .filter(|a| a.deactivated && wanted.contains(&a.id.0))
+    {
+        cx.ports.mesos().reactivate_agent(&agent.id).await?;
+        done += 1;
+    }
+    Ok(done)
 }
 
 /// New agents that go and are not under the rollback's maintenance yet:
@@ -180,6 +212,9 @@ pub(crate) struct RollbackTerminate;
 
 impl StepAction for RollbackTerminate {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
+        if let Some(replacing) = pods_off_going(cx).await? {
+            return Ok(replacing);
+        }
         let asg = cx.group().asg.clone();
         let group = cx.ports.aws().describe_group(&asg).await?;
         let going = new_instances_going(cx.group(), &group);
@@ -240,6 +275,31 @@ fn new_instances_going(checkpoint: &GroupRoll, group: &AutoScalingGroup) -> Vec<
         .filter(|i| !original.contains(i.id.as_str()) && !kept.contains(&i.id))
         .map(|i| i.id.clone())
         .collect()
+}
+
+/// Pods of DC/OS SDK services on the new agents that go (replaced there
+/// by the roll, or failing there) are replaced onto agents that stay,
+/// through their services, before any of them is terminated: a pod
+/// terminated with its agent is never replaced by its service.
+async fn pods_off_going<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+) -> Result<Option<Tick>, RollError> {
+    let (_, going) = kept_and_going(cx.group());
+    let going: Vec<NewAgent> = going.into_iter().cloned().collect();
+    let forbidden: HashSet<String> = going.iter().map(|a| a.agent_id.clone()).collect();
+    let seen = cx.tick.observation().await?;
+    for agent in &going {
+        let leaving = pods::Leaving {
+            agent: &agent.agent_id,
+            instance: &agent.instance,
+            forbidden: forbidden.clone(),
+            rollback: true,
+        };
+        if let Some(tick) = pods::replace_pods(cx, &leaving, &seen).await? {
+            return Ok(Some(tick));
+        }
+    }
+    Ok(None)
 }
 
 /// Launches not made yet (failing, or still pending) are not wanted:

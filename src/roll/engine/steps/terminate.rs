@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use super::drain_wave::extend_drain;
 use super::lifecycle_waits::termination_held;
 use super::other_tasks;
+use super::pods;
 use super::{StepAction, StepContext, Tick};
 use crate::plan::Status;
 use crate::roll::decide::agent_contents;
@@ -66,6 +67,9 @@ impl StepAction for Terminate<'_> {
             return Ok(Tick::Waiting(baking));
         }
         let seen = cx.tick.observation().await?;
+        if let Some(tick) = pods::replace_off(cx, &record, &seen).await? {
+            return Ok(tick);
+        }
         if let Some(why) = seen.busy(&record.agent_id) {
             if drain_over(cx)
                 && let Some(tick) = other_tasks::hold(cx, &record, &seen).await?
@@ -191,7 +195,7 @@ async fn name_other_frameworks<P: Ports>(
     if seen.tasks_on(agent) > 0 {
         return why;
     }
-    let Ok(frameworks) = cx.ports.mesos().frameworks().await else {
+    let Ok(frameworks) = cx.tick.frameworks().await else {
         return why;
     };
     let contents = agent_contents::by_agent(

@@ -216,7 +216,7 @@ fn select(
 }
 
 /// A value of the file's `[[group]]` tables that is not what `key` takes.
-fn bad(path: &Path, key: String, expected: &str, given: &toml::Value) -> EnvError {
+pub(super) fn bad(path: &Path, key: String, expected: &str, given: &toml::Value) -> EnvError {
     EnvError::BadValue {
         key,
         origin: Origin::File(path.to_path_buf()),

@@ -32,6 +32,11 @@ pub(crate) struct Timeouts {
     /// Metronome job run), waited for before the agent is drained with
     /// `DRAIN_AGENT` (`other_tasks`, default 2 h: a nightly job ends).
     pub(crate) other_tasks: Duration,
+    /// One pod of a DC/OS SDK service replaced (`pod replace`): its
+    /// service healthy first, then its recovery plan COMPLETE with the
+    /// pod running on a new agent (`pod_replace`, default 30 min: a
+    /// broker's volume replicated again takes a while).
+    pub(crate) pod_replace: Duration,
 }
 
 /// What the roll does once `timeouts.other_tasks` has passed on an old
@@ -49,6 +54,13 @@ pub(crate) enum OtherTasksPolicy {
 
 impl OtherTasksPolicy {
     pub(crate) const NAMES: [&'static str; 2] = ["drain", "pause"];
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            OtherTasksPolicy::Drain => "drain",
+            OtherTasksPolicy::Pause => "pause",
+        }
+    }
 
     pub(crate) fn parse(text: &str) -> Option<OtherTasksPolicy> {
         match text.trim() {
@@ -89,5 +101,6 @@ impl Timeouts {
         retry: Duration::from_secs(10 * 60),
         operator: Duration::from_secs(60 * 60),
         other_tasks: Duration::from_secs(2 * 60 * 60),
+        pod_replace: Duration::from_secs(30 * 60),
     };
 }

@@ -63,6 +63,8 @@ fn a_file_with_only_the_required_keys_gets_every_default() {
             aws_endpoint_url: None,
             mesos: vec!["http://mesos-master-1.internal:5050".to_string()],
             marathon: vec!["http://marathon-1.internal:8080".to_string()],
+            dcos_url: None,
+            services: Vec::new(),
             agent_match: AgentMatch::PrivateIp,
             time_scale: 1.0,
             poll_interval: Duration::from_secs(5),
@@ -158,6 +160,7 @@ source = "roller@bastion-1"
             retry: Timeouts::DEFAULT.retry,
             operator: Duration::from_secs(2 * 3600),
             other_tasks: Duration::from_secs(30 * 60),
+            pod_replace: Timeouts::DEFAULT.pod_replace,
         }
     );
     assert_eq!(
@@ -1071,4 +1074,59 @@ fn a_bad_alarm_name_is_refused_naming_the_key_and_the_flag() {
         "env_bad_value",
     );
     assert!(said.contains("--alarm"), "{said}");
+}
+
+#[test]
+fn services_are_reached_through_dcos_url_or_a_service_table_each() {
+    let env = from_file(&with_minimal(
+        r#"
+dcos_url = "https://dcos.example.com"
+
+[[service]]
+name = "/kafka"
+url = "http://kafka.marathon.l4lb.thisdcos.directory:80"
+
+[[service]]
+name = "cassandra"
+url = "https://cassandra.internal"
+"#,
+    ))
+    .unwrap();
+    assert_eq!(env.dcos_url.as_deref(), Some("https://dcos.example.com"));
+    let names: Vec<&str> = env.services.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["kafka", "cassandra"], "a leading / is dropped");
+    assert_eq!(
+        env.services[0].url,
+        "http://kafka.marathon.l4lb.thisdcos.directory:80"
+    );
+    assert_eq!(env.timeouts.pod_replace, Duration::from_secs(30 * 60));
+}
+
+#[test]
+fn a_bad_service_table_is_refused_by_its_key() {
+    let text = |tables: &str| with_minimal(tables);
+    let missing_url = refused(
+        from_file(&text("[[service]]\nname = \"kafka\"\n")),
+        "env_bad_value",
+    );
+    assert!(missing_url.contains("service[1].url"), "{missing_url}");
+    let twice = refused(
+        from_file(&text(
+            "[[service]]\nname = \"kafka\"\nurl = \"http://a\"\n[[service]]\nname = \"kafka\"\nurl = \"http://b\"\n",
+        )),
+        "env_bad_value",
+    );
+    assert!(twice.contains("service[2].name"), "{twice}");
+    let unknown = refused(
+        from_file(&text(
+            "[[service]]\nname = \"kafka\"\nurl = \"http://a\"\nport = 1\n",
+        )),
+        "env_unknown_key",
+    );
+    assert!(unknown.contains("service[1].port"), "{unknown}");
+    let not_http = refused(
+        from_file(&text("dcos_url = \"ftp://x\"\n")),
+        "env_bad_value",
+    );
+    assert!(not_http.contains("dcos_url"), "{not_http}");
 }
