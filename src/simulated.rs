@@ -81,7 +81,7 @@ impl SimulatedCluster {
             aws_endpoint_url: Some(endpoints.aws_endpoint_url.clone()),
             mesos: endpoints.mesos.clone(),
             marathon: endpoints.marathon.clone(),
-            dcos_url: None,
+            dcos_url: Some(endpoints.dcos_url.clone()),
             services: Vec::new(),
             agent_match: AgentMatch::PrivateIp,
             time_scale,

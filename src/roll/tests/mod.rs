@@ -21,6 +21,7 @@ mod production;
 mod reclaim;
 mod refresh;
 mod rollback;
+mod sdk_services;
 mod single_instance;
 mod surge;
 mod warm_pool;
