@@ -260,7 +260,7 @@ impl Observation {
         }
         let active: HashSet<String> = agents
             .iter()
-            .filter(|a| a.active)
+            .filter(|a| a.connected())
             .map(|a| a.id.0.clone())
             .collect();
         let lost = health::drop_tasks_on_lost_agents(&mut apps, &active);
@@ -288,7 +288,7 @@ impl Observation {
     }
 
     pub(crate) fn is_active(&self, id: &str) -> bool {
-        self.agent(id).is_some_and(|a| a.active)
+        self.agent(id).is_some_and(|a| a.connected())
     }
 
     /// Ids of every task Marathon lists.

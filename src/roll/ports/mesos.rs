@@ -161,6 +161,13 @@ pub(crate) struct Agent {
 }
 
 impl Agent {
+    /// Registered and connected: active, or deactivated by an operator
+    /// (its tasks run on; only its offers stop). A disconnected agent is
+    /// neither.
+    pub(crate) fn connected(&self) -> bool {
+        self.active || self.deactivated
+    }
+
     /// The agent as instances are matched against it
     /// (`auto_scaling::match_agents`), attributes as text.
     pub(crate) fn identity(&self) -> super::auto_scaling::AgentIdentity {
