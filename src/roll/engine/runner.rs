@@ -149,6 +149,7 @@ impl<'a, P: Ports> Runner<'a, P> {
                 continue;
             }
             let steps_before = self.journal.checkpoint.plan.steps().count();
+            let offered = candidates.clone();
             let (mut finished, begun) = match self.advance_all(candidates, &mut tick).await? {
                 Round::Ticked { finished, begun } => (finished, begun),
                 Round::Failed(at, found) => {
@@ -167,9 +168,16 @@ impl<'a, P: Ports> Runner<'a, P> {
             // drain's terminations while an operator or a canary holds the
             // drain): nothing moves until the hold is released.
             if !finished && !begun && !self.stopped() {
+                let plan = &self.journal.checkpoint.plan;
+                let waits: Vec<String> = offered
+                    .iter()
+                    .map(|at| plan.step(*at))
+                    .map(|s| format!("{}: {}", s.id, s.message))
+                    .collect();
                 let reason = format!(
                     "the plan is held (an operator's `roller plan interrupt`, or a canary waiting): \
-                     no step can begin; let it go on with: {}",
+                     no step can begin ({}); let it go on with: {}",
+                    waits.join("; "),
                     self.continue_command()
                 );
                 return self.held(reason).await;

@@ -54,6 +54,9 @@ pub(crate) struct Memory {
     /// Instances whose wait for someone else's lifecycle hook this
     /// process has logged (once, not once per tick).
     pub(crate) hook_waits_logged: HashSet<String>,
+    /// Services whose deploy or recovery this process has said it waits
+    /// for, by what it waits for (once, not once per tick).
+    pub(crate) service_waits_logged: HashSet<String>,
     /// Marathon's clock, as late as its reports so far prove it.
     pub(crate) marathon_clock: MarathonClock,
 }

@@ -119,10 +119,15 @@ async fn a_service_that_is_deploying_loses_no_pod_until_its_deploy_is_complete()
         }
     })
     .await;
-    let epoch_ms = cluster
-        .sim
-        .world()
-        .with(|w| w.unix_ms(crate::sim::world::SimTime::from_millis(0)));
+    // The deploy runs from when the world placed the service, on the
+    // world's clock; roller's clock starts from the wall clock with the
+    // same pace, so the two differ by what they read now.
+    let (world_now, deployed) = cluster.sim.world().with(|w| {
+        let now = w.unix_ms(w.now());
+        (now, w.deploy_done_unix_ms("kafka").expect("kafka deploys"))
+    });
+    let roller_now = crate::roll::engine::clock::RollClock::new(1.0).now_unix_ms();
+    let deployed = deployed - world_now + roller_now;
 
     let (outcome, done) = roll_all(&cluster, dir.path()).await;
 
@@ -135,7 +140,6 @@ async fn a_service_that_is_deploying_loses_no_pod_until_its_deploy_is_complete()
         .map(|r| r.decided_unix_ms)
         .collect();
     assert_eq!(kafka.len(), 5);
-    let deployed = epoch_ms + (deploy_s * 1000.0) as u64;
     assert!(
         kafka.iter().all(|&t| t >= deployed),
         "a broker replaced while kafka deployed: {kafka:?} (deployed at {deployed})"

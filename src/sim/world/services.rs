@@ -428,6 +428,18 @@ impl World {
             .any(|t| t.state == super::marathon::TaskState::Running)
     }
 
+    /// When the service's deploy plan will have run its `deploy_s` (as a
+    /// Unix time), if it is not interrupted; `None` for an unknown
+    /// service or an interrupted deploy.
+    #[cfg(test)]
+    pub(crate) fn deploy_done_unix_ms(&self, name: &str) -> Option<u64> {
+        let service = self.services.iter().find(|s| s.name == name)?;
+        let d = &service.deploy;
+        let left = d.deploy_ms.saturating_sub(d.elapsed_before_ms);
+        let at = d.resumed_at?;
+        Some(self.unix_ms(at) + left)
+    }
+
     /// Every pod, service by service, as the ground truth.
     pub(crate) fn pods(&self) -> Vec<PodView> {
         let mut out = Vec::new();

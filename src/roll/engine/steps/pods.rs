@@ -83,6 +83,15 @@ pub(super) async fn replace_off<P: Ports>(
     replace_pods(cx, &leaving, seen).await
 }
 
+/// Whether a pod replaced off `agent` is not back yet: only the agent's
+/// own step follows it, so the agent goes with no other's batch.
+pub(super) fn replacing_off<P: Ports>(cx: &StepContext<'_, '_, P>, agent: &str) -> bool {
+    let replaces = &cx.roll().services.replaces;
+    replaces
+        .iter()
+        .any(|r| r.from_agent == agent && r.done_unix_ms.is_none())
+}
+
 /// `replace_off` for any agent that goes (`leaving`).
 pub(super) async fn replace_pods<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
@@ -207,6 +216,14 @@ async fn service_on_agent<P: Ports>(
         Err(err) => Some(api_error(service, &err)),
     };
     if let Some(stand) = unhealthy {
+        if let Stand::Waiting(why) = &stand {
+            // Said once per process and plan state: a deploy can hold the
+            // roll for as long as it runs.
+            let key = why.split(" (").next().unwrap_or(why).to_string();
+            if cx.memory.service_waits_logged.insert(key) {
+                cx.record(EventKind::Step, format!("pod {} waits: {why}", pod.name));
+            }
+        }
         return Ok(stand);
     }
     let others_down = pods.iter().filter(|p| p.name != pod.name || !failing_here);

@@ -281,7 +281,13 @@ fn releasable_with<P: Ports>(
         .filter_map(|id| cx.group().instances.iter().find(|i| i.id == *id).cloned())
         .collect();
     for i in &open {
-        if i.terminate_sent || !group.still_has(&i.id) || seen.busy(&i.agent_id).is_some() {
+        if i.terminate_sent
+            || !group.still_has(&i.id)
+            || seen.busy(&i.agent_id).is_some()
+            || pods::replacing_off(cx, &i.agent_id)
+        {
+            // Its own step decides when it goes: still holding tasks, or
+            // a pod replaced off it not back yet (its step follows it).
             continue;
         }
         let now = match going.get(&i.availability_zone) {
