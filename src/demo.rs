@@ -287,10 +287,16 @@ async fn started(
     out: &mut dyn Write,
 ) -> Result<Option<Arc<Live>>, DemoError> {
     let endpoints = cluster.sim.endpoints().clone();
+    let services = cluster.sim.world().with(|w| !w.pods().is_empty());
+    let dcos = if services {
+        format!("\n  DCOS={}", endpoints.dcos_url)
+    } else {
+        String::new()
+    };
     writeln!(
         out,
         "\nendpoints (loopback only; the caller's AWS_* variables are ignored):\n  \
-         AWS_ENDPOINT_URL={}\n  MESOS={}\n  MARATHON={}\n  SIM={}",
+         AWS_ENDPOINT_URL={}\n  MESOS={}\n  MARATHON={}{dcos}\n  SIM={}",
         endpoints.aws_endpoint_url,
         endpoints.mesos.join(","),
         endpoints.marathon.join(","),

@@ -14,10 +14,12 @@ Scenarios (--scenario; `roller sim --scenario NAME` serves the same cluster for
 a `roller run` of your own). Each roll is the one `roller run` would make, with
 its default flags, and ends as that one would:
   demo-cluster  the default: a cluster of two groups, demo's 12 private agents
-                and 3 public agents (slave_public) running the edge load
+                (with a DC/OS SDK service, hello-world: its scheduler and 2
+                pods) and 3 public agents (slave_public) running the edge load
                 balancer, rolled by one plan (every group locked, then each
                 group's agents replaced in turn, then every group finished):
-                exit 0, public tasks only ever on public agents
+                exit 0, public tasks only ever on public agents, the pods
+                replaced through the service's API one at a time
   demo          12 agents over 3 AZs, 10 apps (health checks, none, UNIQUE, a
                 single instance): every agent replaced without an outage (exit
                 0), in a few seconds
@@ -45,10 +47,13 @@ its default flags, and ends as that one would:
   cluster       msr-55's private group plus a group of 5 public agents
                 (slave_public) running the edge load balancer: both rolled by
                 one plan (exit 0)
-  dcos          msr-55 plus two DC/OS SDK schedulers (single-instance apps:
-                Marathon refuses them a second instance) and a leader whose
-                upgradeStrategy is 0/0: each moved by kill and relaunch, never
-                surged, its gap reported (exit 0)
+  dcos          msr-55 plus two DC/OS SDK services (hello-world, 3 pods;
+                kafka, 5 brokers) whose schedulers are single-instance apps
+                (Marathon refuses them a second instance), a leader whose
+                upgradeStrategy is 0/0 and a job framework's runs: schedulers
+                and leader moved by kill and relaunch, never surged, their gap
+                reported; each pod replaced through its service's API, one pod
+                of a service at a time (exit 0)
 
 Time scale (--time-scale K, simulated seconds per real second, default 300,
 from 0.01 to 10000): the cluster settles for 5 simulated minutes before the

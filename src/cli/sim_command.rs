@@ -94,7 +94,7 @@ async fn serve(args: &SimArgs, scenario: &Scenario, out: &mut dyn Write) -> Resu
         },
         args.time_scale
     )?;
-    out.write_all(endpoint_lines(&endpoints).as_bytes())?;
+    out.write_all(endpoint_lines(&endpoints, !scenario.services.is_empty()).as_bytes())?;
     if let Some(path) = &args.write_env {
         let text = env_file(args, scenario, &endpoints);
         atomic_file::replace(path, text.as_bytes(), FILE_MODE).map_err(|source| {
@@ -117,9 +117,16 @@ async fn serve(args: &SimArgs, scenario: &Scenario, out: &mut dyn Write) -> Resu
     Ok(())
 }
 
-fn endpoint_lines(endpoints: &Endpoints) -> String {
+/// The endpoints, one `KEY=value` line each; `DCOS` (the admin router
+/// in front of the SDK services) only when the scenario has services.
+fn endpoint_lines(endpoints: &Endpoints, services: bool) -> String {
+    let dcos = if services {
+        format!("DCOS={}\n", endpoints.dcos_url)
+    } else {
+        String::new()
+    };
     format!(
-        "AWS_ENDPOINT_URL={}\nMESOS={}\nMARATHON={}\nSIM={}\n",
+        "AWS_ENDPOINT_URL={}\nMESOS={}\nMARATHON={}\n{dcos}SIM={}\n",
         endpoints.aws_endpoint_url,
         endpoints.mesos.join(","),
         endpoints.marathon.join(","),
@@ -138,6 +145,10 @@ struct EnvFile<'a> {
     aws_endpoint_url: &'a str,
     mesos: &'a [String],
     marathon: &'a [String],
+    /// The admin router in front of the scenario's DC/OS SDK services
+    /// (`<dcos_url>/service/<name>/v1/...`), when it has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dcos_url: Option<&'a str>,
     /// How EC2 instances are matched to Mesos agents: the simulated agents'
     /// hostnames are their instances' private IPs.
     #[serde(rename = "match")]
@@ -183,6 +194,7 @@ fn env_file(args: &SimArgs, scenario: &Scenario, endpoints: &Endpoints) -> Strin
         aws_endpoint_url: &endpoints.aws_endpoint_url,
         mesos: &endpoints.mesos,
         marathon: &endpoints.marathon,
+        dcos_url: (!scenario.services.is_empty()).then_some(endpoints.dcos_url.as_str()),
         match_by: "ip",
         time_scale: args.time_scale,
         complete_lifecycle_hooks: &scenario.roller.complete_lifecycle_hooks,
@@ -195,7 +207,7 @@ fn env_file(args: &SimArgs, scenario: &Scenario, endpoints: &Endpoints) -> Strin
          # valid while that simulator runs.\n\
          # Credentials are dummies: the simulator checks no signature, so any\n\
          # AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY will do (e.g. both \"simulated\"),\n\
-         # and its Mesos masters and Marathons ask for none.\n{body}",
+         # and its Mesos masters, Marathons and admin router ask for none.\n{body}",
         args.scenario
     )
 }
@@ -282,6 +294,7 @@ mod tests {
         );
         assert_eq!(env.mesos, endpoints.mesos);
         assert_eq!(env.marathon, endpoints.marathon);
+        assert_eq!(env.dcos_url, None, "demo has no SDK service");
         assert_eq!(env.agent_match, AgentMatch::PrivateIp);
         assert_eq!(env.time_scale, 60.0);
         assert_eq!(env.groups, vec![GroupSpec::named(&scenario.group.name)]);
@@ -330,5 +343,10 @@ mod tests {
             [Some(12), Some(3)]
         );
         assert_eq!(env.mesos, endpoints.mesos);
+        // demo-cluster runs hello-world: its pods are replaced through the
+        // admin router.
+        assert_eq!(env.dcos_url.as_deref(), Some(endpoints.dcos_url.as_str()));
+        assert!(endpoint_lines(&endpoints, true).contains("\nDCOS=http://127.0.0.1:40003\n"));
+        assert!(!endpoint_lines(&endpoints, false).contains("DCOS="));
     }
 }

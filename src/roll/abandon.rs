@@ -98,6 +98,20 @@ pub(crate) fn plan_of(checkpoint: &Checkpoint, groups: &[GroupIndex]) -> Vec<Str
         } else {
             String::new()
         };
+        let deactivated = group
+            .instances
+            .iter()
+            .filter(|i| !i.terminate_sent)
+            .filter(|i| {
+                checkpoint.services.deactivated.contains(&i.agent_id) || i.other_tasks.drain_sent
+            })
+            .count();
+        if deactivated > 0 {
+            lines.push(format!(
+                "{named}reactivate the old agents the roll deactivated or drained that Mesos \
+                 still lists deactivated (up to {deactivated}; REACTIVATE_AGENT)"
+            ));
+        }
         lines.extend(
             group_plan(group, &checkpoint.run_id)
                 .into_iter()
@@ -228,6 +242,17 @@ async fn undo_group<P: Ports>(runner: &mut Runner<'_, P>, group: GroupIndex, rep
             .extend(lines.into_iter().map(|l| format!("{named}{l}"))),
         Err(error) => report.failed(
             &format!("{named}complete roller's lifecycle hooks for the instances it terminated"),
+            error,
+        ),
+    }
+    match runner.reactivate_old_agents(group).await {
+        Ok(0) => {}
+        Ok(n) => report.done.push(format!(
+            "{named}reactivated {n} old agent(s) the roll had deactivated or drained \
+             (REACTIVATE_AGENT): Mesos offers them again"
+        )),
+        Err(error) => report.failed(
+            &format!("{named}reactivate the old agents the roll deactivated or drained"),
             error,
         ),
     }

@@ -99,10 +99,12 @@ impl Cluster {
         };
         let text = format!(
             "{asg}region = \"us-east-1\"\naws_endpoint_url = \"{}\"\nmesos = [{}]\nmarathon = [{}]\n\
-             match = \"ip\"\ntime_scale = {time_scale}\ncheckpoint_dir = \"{}\"\n{extra_toml}\n",
+             dcos_url = \"{}\"\nmatch = \"ip\"\ntime_scale = {time_scale}\ncheckpoint_dir = \"{}\"\n\
+             {extra_toml}\n",
             endpoints.aws_endpoint_url,
             list(&endpoints.mesos),
             list(&endpoints.marathon),
+            endpoints.dcos_url,
             dir.path().join("checkpoints").display(),
         );
         // Waits get an hour (simulated) unless a test sets its own: a

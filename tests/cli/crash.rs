@@ -468,6 +468,31 @@ fn ground_truth(
             report.misplaced_task_ms
         ));
     }
+    // DC/OS SDK services: every pod back, one of a service away at a
+    // time, each replaced once (a rollback may move a pod back).
+    for service in &report.services {
+        if service.pods_not_running_now > 0 {
+            problems.push(format!(
+                "service {}: {} of {} pods not running at the end",
+                service.name, service.pods_not_running_now, service.pods
+            ));
+        }
+        if end == End::RolledBack {
+            continue;
+        }
+        if service.max_pods_not_running > 1 {
+            problems.push(format!(
+                "service {}: {} pods away at once",
+                service.name, service.max_pods_not_running
+            ));
+        }
+        if service.most_replaces_of_one_pod > 1 {
+            problems.push(format!(
+                "service {}: a pod replaced {} times",
+                service.name, service.most_replaces_of_one_pod
+            ));
+        }
+    }
     for app in &report.apps {
         let before = cluster.instances.get(&app.id).copied();
         if before != Some(app.instances) {

@@ -414,6 +414,19 @@ impl<'a, P: Ports> Runner<'a, P> {
         self.context(&mut tick, None, group).release_hooks().await
     }
 
+    /// `roller abandon`: the group's old agents that the roll deactivated
+    /// (for pods) or drained (other frameworks' tasks) reactivated, so
+    /// Mesos offers them again; how many were.
+    pub(crate) async fn reactivate_old_agents(
+        &mut self,
+        group: GroupIndex,
+    ) -> Result<usize, RollError> {
+        let mut tick = TickContext::new(self.ports);
+        self.context(&mut tick, None, group)
+            .reactivate_old_agents()
+            .await
+    }
+
     /// `<asg>: ` before what is said of the group `group` in a roll of
     /// several groups; nothing for one.
     pub(crate) fn group_label(&self, group: GroupIndex) -> String {

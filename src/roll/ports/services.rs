@@ -99,6 +99,16 @@ impl ServicePlan {
             .find(|s| s.name.starts_with(&prefix))
     }
 
+    /// Whether a step of the plan relaunches `pod` and is not COMPLETE
+    /// (the recovery plan's step for a pod a replace landed on).
+    pub(crate) fn recovering(&self, pod: &str) -> bool {
+        let prefix = format!("{pod}:");
+        self.phases
+            .iter()
+            .flat_map(|p| &p.steps)
+            .any(|s| s.name.starts_with(&prefix) && s.status != "COMPLETE")
+    }
+
     /// The tree as `dcos <service> plan show <plan>` prints it, one line
     /// per element, for a pause's evidence (at most `limit` steps).
     pub(crate) fn tree(&self, name: &str, limit: usize) -> String {
@@ -284,6 +294,22 @@ mod tests {
         );
         assert_eq!(p.step_of("kafka-1").unwrap().status, "STARTING");
         assert!(p.step_of("kafka-2").is_none());
+    }
+
+    #[test]
+    fn a_pod_is_recovering_while_any_step_of_it_is_not_complete() {
+        let p = plan(
+            "IN_PROGRESS",
+            &[
+                ("kafka-1:[broker]", "COMPLETE"),
+                ("kafka-10:[broker]", "PENDING"),
+                ("kafka-1:[broker]", "PREPARED"),
+            ],
+        );
+        assert!(p.recovering("kafka-1"));
+        assert!(p.recovering("kafka-10"));
+        let done = plan("COMPLETE", &[("kafka-1:[broker]", "COMPLETE")]);
+        assert!(!done.recovering("kafka-1") && !done.recovering("kafka-2"));
     }
 
     #[test]

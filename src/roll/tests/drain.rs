@@ -257,7 +257,7 @@ async fn a_default_drain_of_hazards_with_its_broken_app_allowed_completes_with_e
 /// Runs the roll until `kill_at` first holds for a written checkpoint,
 /// then drops the run (its next await never comes back, as after a
 /// SIGKILL). Returns whether it was killed.
-async fn roll_until(
+pub(super) async fn roll_until(
     cluster: &SimulatedCluster,
     settings: RunSettings,
     kill_at: impl Fn(&Checkpoint) -> bool + Send + 'static,

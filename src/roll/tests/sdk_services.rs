@@ -186,3 +186,57 @@ async fn without_a_route_to_a_service_the_roll_is_refused_naming_it() {
     assert!(message.contains("dcos_url"), "{message}");
     assert!(!dir.path().join("roll.json").exists(), "nothing recorded");
 }
+
+/// An abandon leaves no old agent deactivated: Mesos would never offer
+/// its resources again (pods, job runs and Marathon's tasks all need
+/// offers), and nothing but REACTIVATE_AGENT brings it back.
+#[tokio::test(start_paused = true)]
+async fn an_abandoned_roll_reactivates_the_old_agents_it_deactivated() {
+    use crate::roll::record::checkpoint::CheckpointStore;
+    use crate::roll::record::kinds::GroupIndex;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = dcos(dir.path(), |_| {}).await;
+    let n = u32::try_from(in_service(&cluster).await.len()).unwrap();
+    let path = dir.path().join("roll.json");
+    let hit = super::drain::roll_until(&cluster, settings(&path, n, &[]), |c| {
+        c.services.replaces.iter().any(|r| r.sent)
+    })
+    .await;
+    assert!(hit, "no pod was replaced");
+    let deactivated = || {
+        cluster
+            .sim
+            .world()
+            .with(|w| w.agents().iter().filter(|a| a.deactivated).count())
+    };
+    assert!(deactivated() > 0, "no agent deactivated before the abandon");
+
+    let checkpoint = Checkpoint::load(&path).unwrap().expect("the checkpoint");
+    let dry = crate::roll::abandon::plan_of(&checkpoint, &[GroupIndex(0)]);
+    assert!(
+        dry.iter().any(|l| l.starts_with("reactivate the old agents")),
+        "{dry:#?}"
+    );
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let runner = crate::roll::engine::Runner::new(
+        cluster.ports(),
+        &cluster.env,
+        crate::roll::engine::RunOptions::default(),
+        checkpoint,
+        CheckpointStore::file(path.clone()),
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .expect("a runner");
+    let (abandoned, _) = crate::roll::abandon::abandon(runner, &[GroupIndex(0)])
+        .await
+        .expect("abandon");
+
+    assert_eq!(deactivated(), 0, "{:#?}", abandoned.lines);
+    assert!(
+        abandoned.lines.iter().any(|l| l.starts_with("reactivated ")),
+        "{:#?}",
+        abandoned.lines
+    );
+}

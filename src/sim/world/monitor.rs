@@ -404,12 +404,15 @@ impl Report {
         for s in &self.services {
             let _ = writeln!(
                 out,
-                "service {}: at most {} of {} pods away at once, the longest {:.1} s; {} away now",
+                "service {}: at most {} of {} pods away at once, the longest {:.1} s; {} away now; \
+                 {} pod replaces, at most {} of one pod",
                 s.name,
                 s.max_pods_not_running,
                 s.pods,
                 secs(s.longest_pod_away_ms),
-                s.pods_not_running_now
+                s.pods_not_running_now,
+                s.replaces,
+                s.most_replaces_of_one_pod
             );
         }
         for app in self.apps.iter().filter(|a| a.at_zero_ms > 0) {

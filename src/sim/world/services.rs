@@ -138,6 +138,9 @@ pub(crate) struct Pod {
     /// Since when it has not been running and ready (ground truth: from
     /// its host's death, before Mesos knows).
     away_since: Option<SimTime>,
+    /// `POST /v1/pod/<pod>/replace` calls it answered (a roll replaces
+    /// each pod once).
+    replaces: u32,
 }
 
 impl Pod {
@@ -270,6 +273,7 @@ impl World {
                         tasks: Vec::new(),
                         ended: Vec::new(),
                         away_since: Some(self.now),
+                        replaces: 0,
                     });
                 }
             }

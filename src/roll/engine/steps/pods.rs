@@ -343,18 +343,21 @@ async fn follow<P: Ports>(
                 && t.agent_id.as_deref() == Some(open.from_agent.as_str())
                 && t.state.as_deref() == Some("TASK_RUNNING")
         });
+    let recovery = match api.plan(service, "recovery").await {
+        Ok(plan) => plan,
+        Err(err) => return Ok(api_error(service, &err)),
+    };
     if !open.sent {
-        if untouched {
+        // Sent again only if nothing shows it landed: its tasks still run
+        // untouched where they were and no recovery step relaunches it
+        // (the scheduler may list a task it is killing as running).
+        if untouched && !recovery.recovering(&open.pod) {
             return send(cx, open).await;
         }
         // It landed before the crash that lost its answer.
         mark(cx, open, |r| r.sent = true);
         cx.save().await?;
     }
-    let recovery = match api.plan(service, "recovery").await {
-        Ok(plan) => plan,
-        Err(err) => return Ok(api_error(service, &err)),
-    };
     if recovery.has_errors() || recovery.is_interrupted() {
         return Ok(Stand::Pause(format!(
             "pod {} of {service} is being replaced and its recovery plan is {}: roller \
@@ -387,8 +390,9 @@ async fn follow<P: Ports>(
     let waited = cx.clock.since(open.decided_unix_ms);
     if running && recovery.is_complete() {
         let to = landed.iter().next().map(|a| a.to_string());
+        let now = cx.clock.now_unix_ms();
         mark(cx, open, |r| {
-            r.done_unix_ms = Some(r.decided_unix_ms + waited.as_millis() as u64);
+            r.done_unix_ms = Some(now);
             r.to_agent = to.clone();
         });
         cx.record(

@@ -138,6 +138,14 @@ impl StepAction for RollbackWindows {
     }
 }
 
+impl<P: Ports> StepContext<'_, '_, P> {
+    /// `roller abandon`: the group's old agents the roll deactivated or
+    /// drained, reactivated (see `reactivate_old`); how many were.
+    pub(crate) async fn reactivate_old_agents(&mut self) -> Result<usize, RollError> {
+        reactivate_old(self).await
+    }
+}
+
 /// `REACTIVATE_AGENT` for this group's old agents that the roll
 /// deactivated (for the services' pods, or to drain other frameworks'
 /// tasks) and Mesos still lists deactivated: the tasks going back need

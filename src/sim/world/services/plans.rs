@@ -458,6 +458,7 @@ impl World {
     ) -> Result<Vec<String>, ServiceError> {
         let s = self.service_index(service)?;
         let p = self.pod_index(s, pod)?;
+        self.services[s].pods[p].replaces += 1;
         Ok(self.replace_pod_at(s, p))
     }
 }

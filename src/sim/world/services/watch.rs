@@ -46,6 +46,11 @@ pub struct ServiceReport {
     /// The longest one pod was away (an absence still going counts up
     /// to now).
     pub longest_pod_away_ms: u64,
+    /// `pod replace` calls answered, all pods together.
+    pub replaces: u32,
+    /// The most `pod replace` calls one pod was sent (a roll that
+    /// replaces each pod once: 1).
+    pub most_replaces_of_one_pod: u32,
 }
 
 impl World {
@@ -89,6 +94,13 @@ impl World {
                     max_pods_not_running: service.watch.away_peak,
                     pods_not_running_now: service.watch.away_now,
                     longest_pod_away_ms: service.watch.longest_ended_ms.max(open),
+                    replaces: service.pods.iter().map(|p| p.replaces).sum(),
+                    most_replaces_of_one_pod: service
+                        .pods
+                        .iter()
+                        .map(|p| p.replaces)
+                        .max()
+                        .unwrap_or(0),
                 }
             })
             .collect()
