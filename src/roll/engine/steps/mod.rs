@@ -34,6 +34,11 @@
 //!   on the new agents for a bake time.
 //! - `task_moves.rs`: moving tasks off an agent (kills, surges, a
 //!   maintenance window), shared by `Replace` and `DrainWave`.
+//! - `other_tasks.rs`: other frameworks' tasks (job runs) on an agent
+//!   that goes, waited for, then drained (`DRAIN_AGENT`).
+//! - `pods.rs`: DC/OS SDK services' pods on an agent that goes, replaced
+//!   through the service's API one pod of a service at a time (the
+//!   replace under way in `pods/replace.rs`).
 //!
 //! May import: what the engine may, but never the runner or the journal:
 //! a step gets all it uses through its `StepContext`
