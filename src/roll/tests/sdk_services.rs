@@ -215,7 +215,8 @@ async fn an_abandoned_roll_reactivates_the_old_agents_it_deactivated() {
     let checkpoint = Checkpoint::load(&path).unwrap().expect("the checkpoint");
     let dry = crate::roll::abandon::plan_of(&checkpoint, &[GroupIndex(0)]);
     assert!(
-        dry.iter().any(|l| l.starts_with("reactivate the old agents")),
+        dry.iter()
+            .any(|l| l.starts_with("reactivate the old agents")),
         "{dry:#?}"
     );
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
@@ -235,7 +236,10 @@ async fn an_abandoned_roll_reactivates_the_old_agents_it_deactivated() {
 
     assert_eq!(deactivated(), 0, "{:#?}", abandoned.lines);
     assert!(
-        abandoned.lines.iter().any(|l| l.starts_with("reactivated ")),
+        abandoned
+            .lines
+            .iter()
+            .any(|l| l.starts_with("reactivated ")),
         "{:#?}",
         abandoned.lines
     );
