@@ -244,3 +244,52 @@ async fn an_abandoned_roll_reactivates_the_old_agents_it_deactivated() {
         abandoned.lines
     );
 }
+
+/// Killed right after a replace's intent (before its POST, or before its
+/// answer is known), and right after its answer (before the pod is back):
+/// the resume finishes the roll, and the service's own count of replace
+/// calls says every pod was replaced exactly once.
+async fn killed_around_a_replace(sent: bool) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = dcos(dir.path(), |_| {}).await;
+    let n = u32::try_from(in_service(&cluster).await.len()).unwrap();
+    let path = dir.path().join("roll.json");
+    let hit = super::drain::roll_until(&cluster, settings(&path, n, &[]), move |c| {
+        c.services
+            .replaces
+            .iter()
+            .any(|r| r.sent == sent && r.done_unix_ms.is_none())
+    })
+    .await;
+    assert!(hit, "the kill point never came");
+
+    let mut env = cluster.env.clone();
+    env.timeouts.other_tasks = Duration::from_secs(5 * 60);
+    let mut resume = settings(&path, n, &[]);
+    resume.request.target = None;
+    let (outcome, done) = roll_to_end(cluster.ports(), &env, resume).await;
+
+    assert!(matches!(outcome, Outcome::Complete { .. }), "{outcome:?}");
+    let report = cluster.sim.report();
+    assert_eq!(report.services.len(), 2);
+    for s in &report.services {
+        assert_eq!(
+            (s.replaces, s.most_replaces_of_one_pod, s.pods_not_running_now),
+            (s.pods, 1, 0),
+            "{}: {s:?}\n{:#?}",
+            s.name,
+            done.services.replaces
+        );
+        assert!(s.max_pods_not_running <= 1, "{s:?}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kill_between_a_replaces_intent_and_its_answer_replaces_no_pod_twice() {
+    killed_around_a_replace(false).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kill_after_a_replace_was_sent_replaces_no_pod_twice() {
+    killed_around_a_replace(true).await;
+}
