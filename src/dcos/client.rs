@@ -137,18 +137,43 @@ impl ServicesClient {
     }
 }
 
-/// A refusal, its body cut short (an admin router's HTML page).
+/// A refusal, its body said on one line (see `said`).
 fn refused(service: &str, call: String, status: u16, body: &str) -> ServiceError {
-    let mut body: String = body.trim().chars().take(300).collect();
-    if body.is_empty() {
-        body = "(no body)".to_string();
-    }
     ServiceError::Status {
         service: service.to_string(),
         call,
         status,
-        body,
+        body: said(body),
     }
+}
+
+/// A body for an error message, on one line: an HTML page (the admin
+/// router's 502 while a scheduler is down) by its title, anything else
+/// cut at 300 characters.
+pub(super) fn said(body: &str) -> String {
+    let text = body.trim();
+    if text.starts_with('<') {
+        // ASCII lowercasing keeps every byte offset.
+        let lower = text.to_ascii_lowercase();
+        let title = lower.find("<title>").and_then(|at| {
+            let from = at + "<title>".len();
+            let len = lower[from..].find("</title>")?;
+            Some(text[from..from + len].trim().to_string())
+        });
+        return match title {
+            Some(title) if !title.is_empty() => format!("an HTML page, \"{title}\""),
+            _ => "an HTML page".to_string(),
+        };
+    }
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out: String = line.chars().take(300).collect();
+    if line.chars().count() > 300 {
+        out.push('…');
+    }
+    if out.is_empty() {
+        out = "(no body)".to_string();
+    }
+    out
 }
 
 /// `url` as a base: http(s), ending in `/` so that paths join under it.
