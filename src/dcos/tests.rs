@@ -207,9 +207,18 @@ fn an_html_refusal_is_said_by_its_title_and_any_other_body_on_one_line() {
     let page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n\
                 <center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>openresty</center>\r\n\
                 </body>\r\n</html>\r\n";
-    assert_eq!(super::client::said(page), "an HTML page, \"502 Bad Gateway\"");
-    assert_eq!(super::client::said("<html><body>x</body></html>"), "an HTML page");
-    assert_eq!(super::client::said("Pod kafka-9\n not found"), "Pod kafka-9 not found");
+    assert_eq!(
+        super::client::said(page),
+        "an HTML page, \"502 Bad Gateway\""
+    );
+    assert_eq!(
+        super::client::said("<html><body>x</body></html>"),
+        "an HTML page"
+    );
+    assert_eq!(
+        super::client::said("Pod kafka-9\n not found"),
+        "Pod kafka-9 not found"
+    );
     assert_eq!(super::client::said("  "), "(no body)");
     let long = "x".repeat(400);
     assert_eq!(super::client::said(&long).chars().count(), 301);

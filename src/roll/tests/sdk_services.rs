@@ -274,7 +274,11 @@ async fn killed_around_a_replace(sent: bool) {
     assert_eq!(report.services.len(), 2);
     for s in &report.services {
         assert_eq!(
-            (s.replaces, s.most_replaces_of_one_pod, s.pods_not_running_now),
+            (
+                s.replaces,
+                s.most_replaces_of_one_pod,
+                s.pods_not_running_now
+            ),
             (s.pods, 1, 0),
             "{}: {s:?}\n{:#?}",
             s.name,
