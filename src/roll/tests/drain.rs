@@ -287,6 +287,30 @@ pub(super) async fn roll_until(
     }
 }
 
+/// `roller abandon` of the first group of the roll checkpointed at
+/// `path` (`checkpoint`, as loaded from there), on `cluster`.
+pub(super) async fn abandon_first_group(
+    cluster: &SimulatedCluster,
+    path: &Path,
+    checkpoint: Checkpoint,
+) -> crate::roll::abandon::Abandoned {
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let runner = crate::roll::engine::Runner::new(
+        cluster.ports(),
+        &cluster.env,
+        crate::roll::engine::RunOptions::default(),
+        checkpoint,
+        CheckpointStore::file(path.to_path_buf()),
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .expect("a runner");
+    let (abandoned, _) = crate::roll::abandon::abandon(runner, &[GroupIndex(0)])
+        .await
+        .expect("abandon");
+    abandoned
+}
+
 /// Kills the roll at `kill_at`, then resumes it to the end and checks
 /// the ground truth.
 async fn killed_and_resumed(kill_at: impl Fn(&Checkpoint) -> bool + Send + 'static) {
@@ -489,20 +513,7 @@ async fn abandoned_at(at: KillPoint) {
             "{dry:?}"
         );
     }
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let runner = crate::roll::engine::Runner::new(
-        cluster.ports(),
-        &cluster.env,
-        crate::roll::engine::RunOptions::default(),
-        checkpoint,
-        CheckpointStore::file(path.clone()),
-        stop,
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .expect("a runner");
-    let (abandoned, _) = crate::roll::abandon::abandon(runner, &[GroupIndex(0)])
-        .await
-        .expect("abandon");
+    let abandoned = abandon_first_group(&cluster, &path, checkpoint).await;
     if at == KillPoint::Surged {
         assert!(
             abandoned

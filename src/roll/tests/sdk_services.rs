@@ -192,7 +192,6 @@ async fn without_a_route_to_a_service_the_roll_is_refused_naming_it() {
 /// offers), and nothing but REACTIVATE_AGENT brings it back.
 #[tokio::test(start_paused = true)]
 async fn an_abandoned_roll_reactivates_the_old_agents_it_deactivated() {
-    use crate::roll::record::checkpoint::CheckpointStore;
     use crate::roll::record::kinds::GroupIndex;
 
     let dir = tempfile::tempdir().expect("tempdir");
@@ -219,20 +218,7 @@ async fn an_abandoned_roll_reactivates_the_old_agents_it_deactivated() {
             .any(|l| l.starts_with("reactivate the old agents")),
         "{dry:#?}"
     );
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let runner = crate::roll::engine::Runner::new(
-        cluster.ports(),
-        &cluster.env,
-        crate::roll::engine::RunOptions::default(),
-        checkpoint,
-        CheckpointStore::file(path.clone()),
-        stop,
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .expect("a runner");
-    let (abandoned, _) = crate::roll::abandon::abandon(runner, &[GroupIndex(0)])
-        .await
-        .expect("abandon");
+    let abandoned = super::drain::abandon_first_group(&cluster, &path, checkpoint).await;
 
     assert_eq!(deactivated(), 0, "{:#?}", abandoned.lines);
     assert!(
