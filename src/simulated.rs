@@ -89,6 +89,7 @@ impl SimulatedCluster {
             settle_time: crate::roll::record::env::DEFAULT_SETTLE_TIME,
             bake: None,
             failure_limit: None,
+            max_surge: None,
             standby: roller
                 .standby
                 .as_deref()

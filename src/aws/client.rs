@@ -17,7 +17,7 @@ use crate::retry::{Backoff, retry};
 use crate::roll::ports::auto_scaling::{
     AlarmState, AutoScaling, AutoScalingGroup, Ec2Instance, GroupInstance, GroupTag,
     InstanceRefresh, LaunchSource, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook,
-    LifecycleState, ScalingActivity, ScalingProcess, Termination, WarmPool,
+    LifecycleState, MaintenancePolicy, ScalingActivity, ScalingProcess, Termination, WarmPool,
 };
 use crate::roll::ports::mixed_instances::TemplateRef;
 
@@ -681,6 +681,14 @@ fn group_from(g: &asg::AutoScalingGroup, group: &str) -> Result<AutoScalingGroup
             })
             .collect(),
         launch_source: launch_source::group_source(g),
+        maintenance_policy: g.instance_maintenance_policy().map(|p| {
+            // AWS's -1 (or nothing) clears a bound.
+            let bound = |v: Option<i32>| v.and_then(|v| u32::try_from(v).ok());
+            MaintenancePolicy {
+                min_healthy_percentage: bound(p.min_healthy_percentage()),
+                max_healthy_percentage: bound(p.max_healthy_percentage()),
+            }
+        }),
     })
 }
 

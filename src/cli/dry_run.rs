@@ -208,7 +208,13 @@ impl NewRoll<'_> {
                     "asg": g.asg,
                     "instances": g.instances.iter().map(|i| &i.id).collect::<Vec<_>>(),
                     "target": g.target,
-                    "desired_peak": g.scale_up_desired(),
+                    "desired_peak": g.peak_desired(),
+                    "surge": g.surge.as_ref().map(|s| serde_json::json!({
+                        "cap": s.cap,
+                        "from": s.from,
+                        "ceiling": s.ceiling,
+                        "batches": s.batches,
+                    })),
                     "preview": self.previews.get(n),
                 })
             })
@@ -259,12 +265,22 @@ impl NewRoll<'_> {
 /// group; for several, a line per group under one that counts them all.
 fn dry_run_message(checkpoint: &Checkpoint) -> String {
     let one = |g: &GroupRoll| {
+        let batches = g
+            .surge
+            .as_ref()
+            .map(|s| {
+                format!(
+                    "; in {} batches of {} (surge capped at {} by {})",
+                    s.batches, s.cap, s.cap, s.from
+                )
+            })
+            .unwrap_or_default();
         format!(
-            "{} instance(s) of {} and end with {} agents (desired peaks at {})",
+            "{} instance(s) of {} and end with {} agents (desired peaks at {}{batches})",
             g.instances.len(),
             g.asg,
             g.target,
-            g.scale_up_desired()
+            g.peak_desired()
         )
     };
     match checkpoint.groups.as_slice() {

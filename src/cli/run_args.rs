@@ -53,6 +53,17 @@ pub(crate) struct RunArgs {
     /// the old agents of the largest AZ, at least 5.
     #[arg(long, value_name = "N")]
     pub(crate) max_unavailable: Option<u32>,
+    /// At most this many instances above each group's size at any time,
+    /// pending or in service: N instances, or P% of the group's size
+    /// (rounded up). Below the number of instances to replace, the drain
+    /// goes in batches: launch N, move the tasks of N old agents onto
+    /// them (each task still moves once: every old agent is under
+    /// maintenance from the first batch), terminate those, launch the
+    /// next N. Default: the group's instance maintenance policy
+    /// (MaxHealthyPercentage - 100), else every new instance at once.
+    /// Drain only. Env file key `max_surge`.
+    #[arg(long, value_name = "N|P%")]
+    pub(crate) max_surge: Option<String>,
     /// Serial: replace the first N instances (at least 1) as canaries,
     /// each waiting for `roller plan continue --file <checkpoint> --phase
     /// replace`. Drain: replace N instances alone first, then wait for

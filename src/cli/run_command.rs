@@ -127,6 +127,9 @@ pub(super) fn flags(args: &RunArgs) -> Vec<(&'static str, String)> {
     if let Some(limit) = args.failure_limit {
         flags.push(("failure_limit", limit.to_string()));
     }
+    if let Some(surge) = &args.max_surge {
+        flags.push(("max_surge", surge.clone()));
+    }
     if let Some(standby) = &args.standby {
         flags.push(("standby", standby.clone()));
     }

@@ -426,6 +426,8 @@ mod tests {
                 new_agents: Vec::new(),
                 bake_until_unix_ms: None,
                 held: Vec::new(),
+                surge: None,
+                opened_batches: 0,
             }],
         }
     }

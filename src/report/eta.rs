@@ -17,6 +17,10 @@
 //!   termination after the drain's last wave), else, as agents empty
 //!   mostly once the bulk wave is done, after the drain in batches of
 //!   `max_unavailable` per AZ of `TERMINATE` each;
+//! - a capped surge's batches (`batch-N`), one after another: each left
+//!   at the pace seen between batches opening (two or more), else
+//!   `BATCH` (a launch, a move cycle, the terminations); the last one's
+//!   moves and terminations after it;
 //! - the rollback's moves and terminations: `ROLLBACK_STEP` each.
 //!
 //! The checkpoint says what is left; `Pace` keeps what this process saw
@@ -45,6 +49,9 @@ pub(crate) const BAKE: Duration = Duration::from_secs(60);
 /// One termination: the machine put down (Mesos drops its agent at
 /// once) and the instance terminated, seen at the next poll or two.
 pub(crate) const TERMINATE: Duration = Duration::from_secs(20);
+/// One batch of a capped surge: its new instances launched and
+/// registered, its old agents' tasks moved, those agents terminated.
+pub(crate) const BATCH: Duration = Duration::from_secs(4 * 60 + 2 * 60 + 20);
 /// A rollback's moves, or its terminations.
 pub(crate) const ROLLBACK_STEP: Duration = Duration::from_secs(3 * 60);
 
@@ -71,6 +78,8 @@ pub(crate) struct Pace {
     took: HashMap<Class, (u32, Duration)>,
     /// When terminations were seen complete.
     terminated: Vec<SystemTime>,
+    /// When a capped surge's batches were seen open.
+    opened: Vec<SystemTime>,
 }
 
 impl Pace {
@@ -117,6 +126,10 @@ impl Pace {
                         None => continue,
                     }
                 }
+                Some(StepKind::OpenBatch { .. }) => {
+                    self.opened.push(now);
+                    continue;
+                }
                 Some(StepKind::WaitRegistered) | Some(StepKind::RollbackMoves) => continue,
                 Some(StepKind::RollbackTerminate) => continue,
                 _ => (Class::Quick, begun),
@@ -162,6 +175,7 @@ impl Pace {
         let mut wave_two_begun = false;
         let mut terminations_left = 0usize;
         let mut drains = false;
+        let mut batches_left = 0u32;
         for (index, step) in plan.steps() {
             let name = format!("{}/{}", plan.phases[index.phase].id, step.id);
             let kind = kind_of(step);
@@ -184,6 +198,7 @@ impl Pace {
                     drain += wave.saturating_sub(since_bake);
                 }
                 Some(StepKind::Terminate { .. }) => terminations_left += 1,
+                Some(StepKind::OpenBatch { .. }) => batches_left += 1,
                 Some(StepKind::RollbackMoves) | Some(StepKind::RollbackTerminate) => {
                     serial += left(ROLLBACK_STEP, &name)
                 }
@@ -193,7 +208,26 @@ impl Pace {
         if drains {
             drain += drain_not_planned_yet(checkpoint, now, wave, waves_seen, wave_two_begun);
         }
-        serial + self.terminations_end(checkpoint, drain, terminations_left)
+        let batches = match batches_left {
+            0 => Duration::ZERO,
+            // The last batch's moves and terminations come after it opens.
+            n => self.batch_pace() * n + wave + self.mean(Class::Terminate, TERMINATE),
+        };
+        serial
+            + self
+                .terminations_end(checkpoint, drain, terminations_left)
+                .max(batches)
+    }
+
+    /// The time from one batch opening to the next, as seen (two or more
+    /// opened), else `BATCH`.
+    fn batch_pace(&self) -> Duration {
+        match self.opened.as_slice() {
+            [first, .., last] => {
+                last.duration_since(*first).unwrap_or_default() / (self.opened.len() as u32 - 1)
+            }
+            _ => BATCH,
+        }
     }
 
     /// When the last of `left` terminations should be done, `drain` being

@@ -684,6 +684,7 @@ mod tests {
                         terminate_sent: false,
                         reclaimed: false,
                         other_tasks: Default::default(),
+                        batch: 0,
                     })
                 })
                 .collect()

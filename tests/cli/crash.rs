@@ -188,6 +188,9 @@ struct GroupBefore {
     n: u32,
     suspended: BTreeSet<String>,
     max_size: u32,
+    /// With a capped surge (a strategy `drain+surgeX`): the most
+    /// instances it may ever hold, pending or in service.
+    ceiling: Option<u32>,
 }
 
 /// Every group of `cluster` as it is now. A group rolled alone ends at
@@ -220,6 +223,7 @@ fn groups_before(cluster: &Cluster) -> Vec<GroupBefore> {
                     .map(|p| p.as_str().to_string())
                     .collect(),
                 max_size: group.max_size,
+                ceiling: None,
             }
         })
         .collect()
@@ -233,8 +237,35 @@ fn run_args(groups: &[GroupBefore], strategy: &str) -> Vec<String> {
     if let [one] = groups {
         args.extend(["--target".to_string(), one.n.to_string()]);
     }
-    args.extend(["--strategy".to_string(), strategy.to_string()]);
+    // `drain+surge4`, `drain+surge10%`: the drain with `--max-surge`.
+    match strategy.split_once("+surge") {
+        Some((strategy, surge)) => args.extend([
+            "--strategy".to_string(),
+            strategy.to_string(),
+            "--max-surge".to_string(),
+            surge.to_string(),
+        ]),
+        None => args.extend(["--strategy".to_string(), strategy.to_string()]),
+    }
     args
+}
+
+/// Sets each group's ceiling when `strategy` caps the surge
+/// (`drain+surge4`, `drain+surge10%`: a share of its size, rounded up).
+fn cap_groups(groups: &mut [GroupBefore], strategy: &str) {
+    let Some((_, surge)) = strategy.split_once("+surge") else {
+        return;
+    };
+    for g in groups {
+        let size = g.originals.len() as u32;
+        let cap = match surge.strip_suffix('%') {
+            Some(p) => (size * p.parse::<u32>().expect("a share"))
+                .div_ceil(100)
+                .max(1),
+            None => surge.parse().expect("a count"),
+        };
+        g.ceiling = Some(size.max(g.n) + cap);
+    }
 }
 
 /// Runs `roller run …` with `kill` applied; the exit status and output.
@@ -299,7 +330,8 @@ fn trial_verdict(trial: &Trial) -> Verdict {
     if let Some(bucket) = &bucket {
         bucket.use_for(&cluster);
     }
-    let groups = groups_before(&cluster);
+    let mut groups = groups_before(&cluster);
+    cap_groups(&mut groups, &trial.strategy);
     let args = run_args(&groups, &trial.strategy);
     let mut log = String::new();
     let mut finished = false;
@@ -608,6 +640,14 @@ fn group_truth(
         problems.push(format!(
             "{} agents registered, not {n}",
             record.final_state.agents_registered
+        ));
+    }
+    if let Some(ceiling) = before.ceiling
+        && record.peak_instances > ceiling
+    {
+        problems.push(format!(
+            "{} instances pending or in service at once, above the surge's ceiling {ceiling}",
+            record.peak_instances
         ));
     }
     let k = before.originals.len() as u32;

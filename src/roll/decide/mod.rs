@@ -38,5 +38,6 @@ pub(crate) mod rebalance;
 pub(crate) mod refresh;
 pub(crate) mod roll_plan;
 pub(crate) mod safety;
+pub(crate) mod surge_cap;
 #[cfg(test)]
 pub(crate) mod test_apps;

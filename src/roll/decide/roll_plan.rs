@@ -20,6 +20,13 @@
 //!               report-rebalance, unlock
 //! ```
 //!
+//! With a surge cap below the instances to replace (`--max-surge`, or
+//! the group's instance maintenance policy), the scale-up launches only
+//! the first batch and a `batches` phase (serial, alongside drain and
+//! terminate) holds one `batch-N` step per later batch: each waits for
+//! the batch before to be terminated, launches its own new instances into
+//! the room, and opens its old agents to the drain's waves.
+//!
 //! With `--canary N` the drain phase is created interrupted: after the
 //! canaries it waits for `roller plan continue --phase drain`, and no
 //! termination starts before the drain does.
@@ -50,6 +57,7 @@ pub(crate) const CANARY: &str = "canary";
 pub(crate) const DRAIN: &str = "drain";
 pub(crate) const TERMINATE: &str = "terminate";
 pub(crate) const ROLLBACK: &str = "rollback";
+pub(crate) const BATCHES: &str = "batches";
 
 pub(crate) const LOCK: &str = "lock";
 pub(crate) const SUSPEND: &str = "suspend-processes";
@@ -362,7 +370,18 @@ fn drain_plan(
     terminate.depends_on = after_scale_up;
     let mut finish = finish;
     finish.depends_on = vec![DRAIN.to_string(), TERMINATE.to_string()];
-    phases.extend([drain, terminate, finish]);
+    phases.extend([drain, terminate]);
+    let batches = instances.iter().map(|i| i.batch).max().unwrap_or(0);
+    if batches > 1 {
+        let steps = (2..=batches)
+            .map(|b| batch_step(group, b, instances))
+            .collect();
+        let mut batches = phase(BATCHES, Strategy::Serial, steps);
+        batches.depends_on = vec![SCALE_UP.to_string()];
+        finish.depends_on.push(BATCHES.to_string());
+        phases.push(batches);
+    }
+    phases.push(finish);
     // Each phase waits for the one before it, except terminate,
     // which runs alongside drain.
     for n in 1..phases.len() {
@@ -371,6 +390,35 @@ fn drain_plan(
         }
     }
     Plan::new(plan_name(asg), Strategy::Dependency, phases)
+}
+
+pub(crate) fn batch_id(batch: u32) -> String {
+    format!("batch-{batch}")
+}
+
+/// The step that opens batch `batch` of the instances to replace.
+fn batch_step(group: GroupIndex, batch: u32, instances: &[RolledInstance]) -> Step<GroupStep> {
+    let old: Vec<&str> = instances
+        .iter()
+        .filter(|i| i.batch == batch)
+        .map(|i| i.id.as_str())
+        .collect();
+    let named = if old.len() > 3 {
+        format!("{}, … ({} in all)", old[..3].join(", "), old.len())
+    } else {
+        old.join(", ")
+    };
+    step(
+        group,
+        &batch_id(batch),
+        StepKind::OpenBatch { batch },
+        &format!(
+            "once batch {} is terminated, launch {} new instance(s) into its room, then move the \
+             tasks off {named}",
+            batch - 1,
+            old.len()
+        ),
+    )
 }
 
 /// A drain's termination of instance `i`, released once its agent is
@@ -550,6 +598,7 @@ mod tests {
             terminate_sent: false,
             reclaimed: false,
             other_tasks: Default::default(),
+            batch: 0,
         }
     }
 

@@ -320,6 +320,20 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
             .collect()
     }
 
+    /// The agents of this group's instances the drain may empty now: every
+    /// old agent, or, with a capped surge, those of the batches opened so
+    /// far (`GroupRoll::batch_open`).
+    pub(crate) fn open_old_agents(&self) -> HashSet<String> {
+        let group = self.group();
+        group
+            .instances
+            .iter()
+            .filter(|i| group.batch_open(i))
+            .map(|i| i.agent_id.clone())
+            .filter(|a| !a.is_empty())
+            .collect()
+    }
+
     /// Apps the operator allowed to be unhealthy.
     pub(crate) fn allowed_unhealthy(&self) -> &[String] {
         &self.journal.checkpoint.allow_unhealthy

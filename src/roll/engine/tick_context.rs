@@ -160,7 +160,7 @@ impl<P: Ports> TickContext<P> {
             .filter(|i| i.terminate_sent && !i.reclaimed)
             .filter(|i| !group.still_has(&i.id))
             .count();
-        let expected = record.desired_after(u32::try_from(landed).unwrap_or(u32::MAX));
+        let expected = record.expected_desired(u32::try_from(landed).unwrap_or(u32::MAX));
         other_writer(record, &group, expected)
     }
 
@@ -332,7 +332,7 @@ pub(crate) fn other_writer(
     let min = checkpoint.original.min_size;
     // `--raise-max` sets MaxSize to N + K.
     let max = match checkpoint.raised_max_from {
-        Some(_) => checkpoint.desired_after(0),
+        Some(_) => checkpoint.peak_desired(),
         None => checkpoint.original.max_size,
     };
     let suspended: BTreeSet<&str> = checkpoint
@@ -349,8 +349,13 @@ pub(crate) fn other_writer(
     let mut changes = Vec::new();
     if group.desired_capacity != expected {
         changes.push(format!(
-            "desired capacity is {}, not {expected} (N + K - terminated)",
-            group.desired_capacity
+            "desired capacity is {}, not {expected} ({})",
+            group.desired_capacity,
+            if checkpoint.surge.is_some() {
+                "what the last batch set, less the terminations since"
+            } else {
+                "N + K - terminated"
+            }
         ));
     }
     if group.min_size != min {

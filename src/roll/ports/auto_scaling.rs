@@ -203,6 +203,18 @@ pub struct AutoScalingGroup {
     /// What new instances launch from; `None` only for groups whose source
     /// this port does not model.
     pub launch_source: Option<LaunchSource>,
+    /// Its instance maintenance policy, when it has one.
+    pub(crate) maintenance_policy: Option<MaintenancePolicy>,
+}
+
+/// A group's instance maintenance policy: how far below and above its
+/// desired capacity, in percent of it, the group may go while its
+/// instances are replaced (`MinHealthyPercentage` 0–100,
+/// `MaxHealthyPercentage` 100–200; AWS's −1, unset, is `None`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct MaintenancePolicy {
+    pub(crate) min_healthy_percentage: Option<u32>,
+    pub(crate) max_healthy_percentage: Option<u32>,
 }
 
 impl AutoScalingGroup {

@@ -8,7 +8,8 @@ use std::time::SystemTime;
 
 use super::{MAX_GROUP_SIZE, Request, Selection, peak_size};
 use crate::roll::decide::held::{self, Policies, Sorted};
-use crate::roll::decide::refresh;
+use crate::roll::decide::roll_plan::RollStrategy;
+use crate::roll::decide::{refresh, surge_cap};
 use crate::roll::engine::clock::human;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
@@ -18,7 +19,7 @@ use crate::roll::ports::auto_scaling::{
 };
 use crate::roll::ports::mesos::MaintenanceSchedule;
 use crate::roll::record::RUN_ID_TAG;
-use crate::roll::record::checkpoint::{GroupRoll, OriginalGroup, RolledInstance};
+use crate::roll::record::checkpoint::{GroupRoll, OriginalGroup, RolledInstance, SurgeCap};
 use crate::roll::record::env::{Environment, GroupSpec};
 
 /// What the preflight found in one group.
@@ -142,10 +143,25 @@ pub(super) async fn look<P: Ports>(
             "no instance of {asg} is selected by --select {select}: nothing to replace"
         )));
     }
-    let peak = check_sizes(asg, &group, n, selected.len(), request.raise_max)?;
-    let instances = matched_instances(shared, asg, &selected, &ec2)?;
+    let surge = capped_surge(shared, asg, &group, n, selected.len())?;
+    let peak = check_sizes(
+        asg,
+        &group,
+        n,
+        selected.len(),
+        surge.as_ref(),
+        request.raise_max,
+    )?;
+    let mut instances = matched_instances(shared, asg, &selected, &ec2)?;
     refuse_foreign_windows(shared.schedule, asg, &instances)?;
-    let roll = group_roll(asg, &group, n, &select, &sorted, instances);
+    if let Some(surge) = &surge {
+        surge_cap::assign(&mut instances, surge.cap);
+    }
+    let mut roll = group_roll(asg, &group, n, &select, &sorted, instances);
+    if surge.is_some() {
+        roll.opened_batches = 1;
+    }
+    roll.surge = surge;
     Ok(Found::Ready {
         roll: Box::new(roll),
         raise_max: request.raise_max && group.max_size < peak,
@@ -282,13 +298,19 @@ fn check_sizes(
     group: &AutoScalingGroup,
     n: u32,
     selected: usize,
+    surge: Option<&SurgeCap>,
     raise_max: bool,
 ) -> Result<u32, RollError> {
     let k = u32::try_from(selected).unwrap_or(u32::MAX);
-    let peak = peak_size(n, k).map_err(RollError::refused)?;
+    let uncapped = peak_size(n, k).map_err(RollError::refused)?;
+    let peak = surge.map_or(uncapped, |s| uncapped.min(s.ceiling));
     if group.max_size < peak && !raise_max {
+        let what = match surge {
+            Some(s) => format!("the surge's ceiling {peak} (its size + {})", s.cap),
+            None => format!("N + K = {n} + {k}"),
+        };
         return Err(RollError::refused(format!(
-            "ASG {asg}: MaxSize {} < N + K = {n} + {k}: the scale-up would be refused; raise MaxSize or pass --raise-max (restored at finish)",
+            "ASG {asg}: MaxSize {} < {what}: the scale-up would be refused; raise MaxSize or pass --raise-max (restored at finish)",
             group.max_size
         )));
     }
@@ -299,6 +321,54 @@ fn check_sizes(
         )));
     }
     Ok(peak)
+}
+
+/// The group's surge cap (`--max-surge`, else its instance maintenance
+/// policy) when it is below the `selected` instances to replace: the roll
+/// then goes in batches. `None` when there is no cap or it lets every new
+/// instance launch at once (today's roll exactly). Refused with the
+/// strategies and options batches do not take yet.
+fn capped_surge(
+    shared: &Shared<'_>,
+    asg: &str,
+    group: &AutoScalingGroup,
+    n: u32,
+    selected: usize,
+) -> Result<Option<SurgeCap>, RollError> {
+    let size = group.desired_capacity;
+    let Some(cap) = surge_cap::cap(asg, size, shared.env.max_surge, group.maintenance_policy)
+        .map_err(RollError::refused)?
+    else {
+        return Ok(None);
+    };
+    let k = u32::try_from(selected).unwrap_or(u32::MAX);
+    if cap.instances >= k {
+        return Ok(None);
+    }
+    let request = shared.request;
+    let lift = format!("or --max-surge {k} to launch every new instance at once");
+    if request.strategy == Some(RollStrategy::Serial) {
+        return Err(RollError::refused(format!(
+            "ASG {asg}: a surge of {} (from {}) is below the {k} instances to replace, so the roll \
+             goes in batches, which --strategy serial does not do: use --strategy drain, {lift}",
+            cap.instances, cap.from
+        )));
+    }
+    if request.canary.is_some_and(|c| c > 0) {
+        return Err(RollError::refused(format!(
+            "ASG {asg}: a surge of {} (from {}) is below the {k} instances to replace, so the roll \
+             goes in batches, which --canary does not take yet: the first batch's sample and its \
+             bake stand for the canary; drop --canary, {lift}",
+            cap.instances, cap.from
+        )));
+    }
+    Ok(Some(SurgeCap {
+        cap: cap.instances,
+        from: cap.from,
+        ceiling: surge_cap::ceiling(size, n, cap.instances),
+        batches: surge_cap::batch_count(selected, cap.instances),
+        raised: None,
+    }))
 }
 
 /// The selected instances, each with the one active Mesos agent it
@@ -358,6 +428,7 @@ fn rolled_instance(
         terminate_sent: false,
         reclaimed: false,
         other_tasks: Default::default(),
+        batch: 0,
     }
 }
 
@@ -442,5 +513,7 @@ fn group_roll(
         new_agents: Vec::new(),
         bake_until_unix_ms: None,
         held: sorted.held.clone(),
+        surge: None,
+        opened_batches: 0,
     }
 }

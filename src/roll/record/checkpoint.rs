@@ -43,7 +43,9 @@ mod store;
 pub(crate) use error::CheckpointError;
 pub use events::{Event, EventKind};
 pub(crate) use failure::{FailureRecord, NewAgent, OnFailure};
-pub(crate) use group::{GroupRoll, MaintenanceRecord, OriginalGroup, RolledInstance};
+pub(crate) use group::{
+    GroupRoll, MaintenanceRecord, OriginalGroup, Raised, RolledInstance, SurgeCap,
+};
 pub(crate) use moves::{Surge, SurgeState, WaveRecord};
 pub(crate) use pods::{PodReplace, ServicesRecord};
 pub(crate) use run_lock::{RunLock, RunLockError};

@@ -13,6 +13,8 @@
 
 mod error;
 mod groups;
+mod max_surge;
+mod secrets;
 mod services;
 mod tables;
 mod value;
@@ -25,6 +27,8 @@ use std::time::Duration;
 
 pub(crate) use error::{EnvError, Origin};
 pub(crate) use groups::GroupSpec;
+pub(crate) use max_surge::MaxSurge;
+use secrets::{find_secret, secret_instead};
 pub(crate) use services::ServiceSpec;
 pub(crate) use tables::{DEFAULT_MAX_GRACE_PERIOD, OtherTasksPolicy, PagerSettings, Timeouts};
 #[cfg(test)]
@@ -77,6 +81,10 @@ pub(crate) struct Environment {
     /// flag `--failure-limit`); `None`: not given (a new roll takes 0, the
     /// first failure; a resume keeps its own).
     pub(crate) failure_limit: Option<u32>,
+    /// How many instances above its size each group may hold during the
+    /// roll (key `max_surge`, flag `--max-surge`: `6` or `10%`); `None`:
+    /// the group's instance maintenance policy, else no cap.
+    pub(crate) max_surge: Option<MaxSurge>,
     /// What the roll does with instances in Standby (key `standby`, flag
     /// `--standby`; default `wait`, as Instance Refresh).
     pub(crate) standby: StandbyPolicy,
@@ -164,6 +172,7 @@ const KEYS: &[&str] = &[
     "settle_time",
     "bake",
     "failure_limit",
+    "max_surge",
     "standby",
     "protected",
     "other_tasks",
@@ -270,6 +279,7 @@ impl Environment {
                 .unwrap_or(DEFAULT_SETTLE_TIME),
             bake: layers.get("bake", value::duration)?,
             failure_limit: layers.get("failure_limit", value::count)?,
+            max_surge: layers.get("max_surge", value::max_surge)?,
             standby: layers.get("standby", value::standby)?.unwrap_or_default(),
             protected: layers
                 .get("protected", value::protected)?
@@ -532,61 +542,5 @@ fn known_in(table: Option<&str>) -> String {
             .filter_map(|key| key.strip_prefix(table)?.strip_prefix('.'))
             .collect::<Vec<_>>()
             .join(", "),
-    }
-}
-
-/// The first key, at any depth, that looks like a secret, dotted, with
-/// where that secret belongs.
-fn find_secret(table: &toml::Table, prefix: &str) -> Option<(String, &'static str)> {
-    for (name, value) in table {
-        let key = format!("{prefix}{name}");
-        if let Some(instead) = secret_instead(name) {
-            return Some((key, instead));
-        }
-        let nested: Vec<&toml::Table> = match value {
-            toml::Value::Table(inner) => vec![inner],
-            toml::Value::Array(items) => items.iter().filter_map(toml::Value::as_table).collect(),
-            _ => Vec::new(),
-        };
-        for inner in nested {
-            if let Some(found) = find_secret(inner, &format!("{key}.")) {
-                return Some(found);
-            }
-        }
-    }
-    None
-}
-
-/// Where a secret named like `name` belongs, or `None` when `name` does not
-/// look like a secret. Matched loosely (`pagerduty_routing_key`,
-/// `marathon_token`): a false alarm costs a rename, a miss leaks a secret
-/// into a file that gets copied around.
-fn secret_instead(name: &str) -> Option<&'static str> {
-    let name = name.to_ascii_lowercase().replace('-', "_");
-    let is = |word: &str| name == word || name.ends_with(&format!("_{word}"));
-    if is("routing_key") {
-        Some("ROLLER_PAGERDUTY_ROUTING_KEY or ROLLER_PAGERDUTY_ROUTING_KEY_FILE")
-    } else if is("webhook_url") {
-        Some("ROLLER_WEBHOOK_URL or ROLLER_WEBHOOK_URL_FILE")
-    } else if name.starts_with("aws_")
-        && (name.contains("secret") || name.contains("access_key") || name.contains("token"))
-    {
-        Some(
-            "the AWS credential chain (AWS_PROFILE, AWS_ACCESS_KEY_ID with AWS_SECRET_ACCESS_KEY, or an instance role)",
-        )
-    } else if is("api_token") || is("listen_token") {
-        Some("ROLLER_API_TOKEN or ROLLER_API_TOKEN_FILE (the plan API's token, for --listen)")
-    } else if is("token") {
-        Some(
-            "ROLLER_MARATHON_TOKEN or ROLLER_MARATHON_TOKEN_FILE (ROLLER_MESOS_TOKEN(_FILE) for Mesos)",
-        )
-    } else if is("password") || is("passwd") {
-        Some(
-            "ROLLER_MARATHON_USER with ROLLER_MARATHON_PASSWORD or ROLLER_MARATHON_PASSWORD_FILE (ROLLER_MESOS_* for Mesos)",
-        )
-    } else if is("secret") || is("api_key") || is("credentials") {
-        Some("a ROLLER_* variable or its _FILE form (see docs/reference.md#the-environment-file)")
-    } else {
-        None
     }
 }

@@ -110,6 +110,11 @@ pub(crate) enum StepKind {
     DrainWave { wave: u32 },
     /// Put one emptied agent down and terminate its instance (drain).
     Terminate { instance: String },
+    /// A capped surge's next batch (drain, `--max-surge`): once the batch
+    /// before has terminated its old agents, launch this batch's new
+    /// instances into the room they left, wait for them as agents, and
+    /// open this batch's old agents to the drain.
+    OpenBatch { batch: u32 },
     /// Rollback: the new agents under maintenance, the old agents' windows
     /// lifted (machines brought up).
     RollbackWindows,

@@ -24,5 +24,6 @@ mod rollback;
 mod sdk_services;
 mod single_instance;
 mod surge;
+mod surge_cap;
 mod warm_pool;
 mod wrapped_aws;

@@ -84,6 +84,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
             terminate_sent: false,
             reclaimed: false,
             other_tasks: Default::default(),
+            batch: 0,
         })
         .collect();
     let mut plan = roll_plan::build(
@@ -149,6 +150,8 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
             new_agents: Vec::new(),
             bake_until_unix_ms: None,
             held: Vec::new(),
+            surge: None,
+            opened_batches: 0,
         }],
     };
     let path = dir.path().join("moto.json");

@@ -63,6 +63,41 @@ pub struct GroupSpec {
     /// group's launch template.
     #[serde(default)]
     pub(crate) warm_pool: Option<WarmPoolSpec>,
+    /// The group's instance maintenance policy
+    /// (`[group.instance_maintenance_policy]`), as CreateAutoScalingGroup
+    /// takes it: unset, the group has none.
+    #[serde(default)]
+    pub(crate) instance_maintenance_policy: Option<MaintenancePolicySpec>,
+}
+
+/// An instance maintenance policy: how far below and above its desired
+/// capacity (in percent of it) the group may go while instances are
+/// replaced. AWS's ranges: `min_healthy_percentage` 0–100,
+/// `max_healthy_percentage` 100–200, both given, at most 100 apart.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MaintenancePolicySpec {
+    pub(crate) min_healthy_percentage: i32,
+    pub(crate) max_healthy_percentage: i32,
+}
+
+impl MaintenancePolicySpec {
+    /// What AWS refuses in the policy, in words of its API reference.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let (min, max) = (self.min_healthy_percentage, self.max_healthy_percentage);
+        if !(0..=100).contains(&min) {
+            return Err(format!("MinHealthyPercentage {min} is outside 0 to 100"));
+        }
+        if !(100..=200).contains(&max) {
+            return Err(format!("MaxHealthyPercentage {max} is outside 100 to 200"));
+        }
+        if max - min > 100 {
+            return Err(format!(
+                "MaxHealthyPercentage {max} and MinHealthyPercentage {min} are more than 100 apart"
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// One lifecycle hook, as PutLifecycleHook takes it: a name, the

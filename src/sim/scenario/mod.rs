@@ -31,7 +31,9 @@ mod tests;
 
 pub(crate) use app::accepts;
 pub(crate) use app::{AppSpec, ExpandedApp};
-pub(crate) use group::{AgentSpec, GroupSpec, PUBLIC_ROLE, scaling_processes};
+pub(crate) use group::{
+    AgentSpec, GroupSpec, MaintenancePolicySpec, PUBLIC_ROLE, scaling_processes,
+};
 pub(crate) use group::{HOOK_LAUNCHING, HOOK_TERMINATING, LifecycleHookSpec};
 pub(crate) use group::{check_role, resolve_template_version};
 pub(crate) use job::JobSpec;

@@ -232,6 +232,11 @@ impl Scenario {
                 return Err(refuse(at, format!("a second hook named {}", hook.name)));
             }
         }
+        if let Some(policy) = &g.instance_maintenance_policy {
+            policy
+                .check()
+                .map_err(|why| refuse(field("instance_maintenance_policy"), why))?;
+        }
         if let Some(pool) = &g.warm_pool {
             pool.check()
                 .map_err(|why| refuse(field("warm_pool.pool_state"), why))?;

@@ -48,6 +48,9 @@ struct Shape {
     beyond_since: Option<SimTime>,
     beyond_ms: u64,
     peak_desired: u32,
+    /// The most instances pending or in service at once (every AZ's
+    /// summed at the same moment, not each AZ's own peak).
+    peak_live: u32,
 }
 
 impl Shape {
@@ -58,6 +61,7 @@ impl Shape {
         }
         self.peak_desired = self.peak_desired.max(desired);
         let live: u32 = counts.values().sum();
+        self.peak_live = self.peak_live.max(live);
         self.az_now = counts;
         let beyond = live.saturating_sub(desired);
         self.beyond_peak = self.beyond_peak.max(beyond);
@@ -286,6 +290,9 @@ pub struct GroupReport {
     pub(crate) ms_beyond_desired: u64,
     /// The highest desired capacity the group ever had.
     pub peak_desired_capacity: u32,
+    /// The most instances it had pending or in service at once, looked
+    /// at on every change (what a surge cap bounds).
+    pub peak_instances: u32,
     pub(crate) instances_launched: u32,
     pub(crate) instances_terminated: u32,
     pub final_state: GroupFinalState,
@@ -346,6 +353,9 @@ pub struct Report {
     /// The highest desired capacity the cluster ever had (the groups'
     /// summed).
     pub(crate) peak_desired_capacity: u32,
+    /// The most instances pending or in service at once, every group's
+    /// summed at the same moment.
+    pub peak_instances: u32,
     /// Instances a termination was asked for again after it had begun,
     /// one entry per repeated call (a roller must send each one once).
     pub repeated_terminations: Vec<String>,
@@ -395,7 +405,9 @@ impl Report {
         };
         let _ = writeln!(
             out,
-            "instances per AZ: peak {}; final {}; beyond desired: peak {} for {:.1} s",
+            "instances: at most {} pending or in service at once; per AZ: peak {}; final {}; \
+             beyond desired: peak {} for {:.1} s",
+            self.peak_instances,
             per_az(&self.az_peak),
             per_az(&self.az_final),
             self.peak_instances_beyond_desired,
@@ -512,6 +524,7 @@ impl World {
             api_calls: m.api_calls.clone(),
             injected_faults: m.injected_faults.clone(),
             peak_desired_capacity: m.cluster.peak_desired,
+            peak_instances: m.cluster.peak_live,
             repeated_terminations: m.repeated_terminations.clone(),
             terminations_of_gone: m.terminations_of_gone.clone(),
             groups,
@@ -535,6 +548,7 @@ impl World {
                     peak_instances_beyond_desired: watch.shape.beyond_peak,
                     ms_beyond_desired: watch.shape.beyond_ms(now),
                     peak_desired_capacity: watch.shape.peak_desired,
+                    peak_instances: watch.shape.peak_live,
                     instances_launched: watch.launched,
                     instances_terminated: watch.terminated,
                     final_state: GroupFinalState {

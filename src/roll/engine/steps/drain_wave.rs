@@ -229,7 +229,9 @@ fn choose_moves<P: Ports>(
     wave: u32,
     seen: &Observation,
 ) -> ChosenMoves {
-    let old = cx.old_agents();
+    // With a capped surge, only the open batches' old agents are emptied
+    // (every old agent is under maintenance all the same).
+    let old = cx.open_old_agents();
     let allowed = cx.allowed_unhealthy().to_vec();
     let (guarded, free): (Vec<App>, Vec<App>) = seen
         .apps
@@ -294,9 +296,21 @@ fn nothing_to_move<P: Ports>(
     seen: &Observation,
 ) -> Tick {
     let planned = &chosen.planned;
-    if planned.waiting.is_empty() && chosen.surging.is_empty() && tasks_on_old_agents(cx, seen) == 0
-    {
+    let idle = planned.waiting.is_empty() && chosen.surging.is_empty();
+    if idle && tasks_on_old_agents(cx, seen) == 0 {
         return Tick::Done("nothing left on the old agents".to_string());
+    }
+    let open = cx.open_old_agents();
+    if idle && open.iter().map(|a| seen.tasks_on(a)).sum::<usize>() == 0 {
+        // Not begun: a batch still to open holds what is left, which may
+        // take a batch's terminations and launches (no deadline of its own).
+        let group = cx.group();
+        return Tick::NotYet(format!(
+            "{}: the open batches' old agents are empty; the rest wait for batch {} of {}",
+            cx.id_of(&wave_id(wave)),
+            group.opened_batches + 1,
+            group.surge.as_ref().map_or(0, |s| s.batches)
+        ));
     }
     let why: Vec<String> = planned
         .waiting

@@ -21,6 +21,8 @@
 //!   agent at once.
 //! - `terminate.rs`: `Terminate`, one emptied agent put down and its
 //!   instance terminated.
+//! - `batch.rs`: `OpenBatch`, a capped surge's next batch launched and
+//!   its old agents opened to the drain.
 //! - `finish.rs`: `ResumeProcesses`, `RestoreMaxSize`, `EndMaintenance`,
 //!   `ReportRebalance`, `Unlock` (also what `roller abandon` runs).
 //! - `rollback.rs`: `RollbackWindows`, `RollbackMoves` (in
@@ -46,6 +48,7 @@
 //! narrow ways to write the rest.
 
 mod bake;
+mod batch;
 mod drain_wave;
 mod finish;
 mod held;
@@ -102,6 +105,7 @@ pub(crate) async fn tick<P: Ports>(
         StepKind::Replace { instance } => replace::Replace { instance }.tick(cx).await,
         StepKind::DrainWave { wave } => drain_wave::DrainWave { wave: *wave }.tick(cx).await,
         StepKind::Terminate { instance } => terminate::Terminate { instance }.tick(cx).await,
+        StepKind::OpenBatch { batch } => batch::OpenBatch { batch: *batch }.tick(cx).await,
         StepKind::RollbackWindows => rollback::RollbackWindows.tick(cx).await,
         StepKind::RollbackMoves => rollback::RollbackMoves.tick(cx).await,
         StepKind::RollbackTerminate => rollback::RollbackTerminate.tick(cx).await,

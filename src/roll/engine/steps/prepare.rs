@@ -156,7 +156,7 @@ pub(crate) struct RaiseMaxSize;
 impl StepAction for RaiseMaxSize {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
         let group = cx.group_mut();
-        let needed = group.desired_after(0);
+        let needed = group.peak_desired();
         let original = group.original.clone();
         if needed <= original.max_size {
             return Ok(Tick::Done(format!(

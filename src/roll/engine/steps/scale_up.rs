@@ -15,7 +15,9 @@ use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{
     AgentIdentity, AutoScaling, AutoScalingGroup, LifecycleState, match_agents,
 };
-use crate::roll::record::checkpoint::{GroupRoll, MaintenanceRecord, NewAgent, RolledInstance};
+use crate::roll::record::checkpoint::{
+    GroupRoll, MaintenanceRecord, NewAgent, Raised, RolledInstance,
+};
 use crate::roll::record::kinds::WaitKind;
 
 /// Sets the desired capacity to N + K − terminated.
@@ -28,11 +30,38 @@ impl StepAction for SetDesired {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
         let desired = cx.group().scale_up_desired();
         let asg = cx.group().asg.clone();
-        cx.intend(format!("set desired capacity of {asg} to {desired}"))
+        // Capped: the first batch; what the group's desired capacity must
+        // be from now on is recorded with the intent.
+        let batch = record_raise(cx, 1, desired);
+        cx.intend(format!("set desired capacity of {asg} to {desired}{batch}"))
             .await?;
         cx.ports.aws().set_desired_capacity(&asg, desired).await?;
-        Ok(Tick::Done(format!("desired capacity {desired}")))
+        Ok(Tick::Done(format!("desired capacity {desired}{batch}")))
     }
+}
+
+/// Records batch `batch`'s raise of the desired capacity to `desired`
+/// when the surge is capped (with the terminations sent so far, all
+/// landed: a batch raises only then); what the intent says of it.
+pub(super) fn record_raise<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    batch: u32,
+    desired: u32,
+) -> String {
+    let group = cx.group_mut();
+    let terminated = group.terminated();
+    let Some(surge) = group.surge.as_mut() else {
+        return String::new();
+    };
+    surge.raised = Some(Raised {
+        batch,
+        desired,
+        terminated,
+    });
+    format!(
+        " (batch {batch} of {}: at most {} instances, {})",
+        surge.batches, surge.ceiling, surge.from
+    )
 }
 
 /// Waits until the new instances (those not in the group when the roll
@@ -44,50 +73,60 @@ pub(crate) struct WaitRegistered;
 
 impl StepAction for WaitRegistered {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        let record = cx.group();
-        let expected = record
-            .scale_up_desired()
-            .saturating_sub(record.original_remaining());
-        let asg = record.asg.clone();
-        let group = cx.ports.aws().describe_group(&asg).await?;
-        let new = new_in_service(cx.group(), &group);
-        let progress = cx.progress_of(WAIT_REGISTERED);
-        let wait = Registering {
-            expected,
-            waited: progress
-                .map(|p| cx.clock.since(p.started_unix_ms))
-                .unwrap_or_default(),
-            waited_this_run: progress
-                .map(|p| {
-                    let since = p
-                        .wait
-                        .as_ref()
-                        .map_or(p.started_unix_ms, |w| w.since_unix_ms);
-                    cx.clock.since(since)
-                })
-                .unwrap_or_default(),
-            // A launch hook's hold is no slow boot: the time it may hold
-            // the new instances (the wait's extension) is added.
-            grace: failure::register_grace(cx.env.timeouts.scale_up)
-                + progress
-                    .and_then(|p| p.wait.as_ref())
-                    .map(|w| Duration::from_millis(w.extended_ms))
-                    .unwrap_or_default(),
-        };
-        if new.len() < expected as usize {
-            let held = new_held_at_launch(cx.group(), &group);
-            return too_few_in_service(cx, &asg, new.len(), &held, &wait).await;
-        }
-        let ec2 = cx.ports.aws().describe_instances(&new).await?;
-        let agents = cx.tick.active_identities().await?;
-        let pairs = match_agents(&cx.env.agent_match, &ec2, &agents).matched;
-        if pairs.len() < expected as usize {
-            return Ok(too_few_registered(cx, &asg, &new, &pairs, &wait).await);
-        }
-        let matched = pairs.len();
-        record_new_agents(cx, pairs, &agents);
-        Ok(Tick::Done(format!("{matched} new agents registered")))
+        wait_registered(cx, WAIT_REGISTERED).await
     }
+}
+
+/// The new instances the desired capacity asks for, awaited as active
+/// Mesos agents and recorded; `step` is the step whose progress times the
+/// wait (the scale-up's, or a batch's).
+pub(super) async fn wait_registered<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    step: &str,
+) -> Result<Tick, RollError> {
+    let record = cx.group();
+    let expected = record
+        .scale_up_desired()
+        .saturating_sub(record.original_remaining());
+    let asg = record.asg.clone();
+    let group = cx.ports.aws().describe_group(&asg).await?;
+    let new = new_in_service(cx.group(), &group);
+    let progress = cx.progress_of(step);
+    let wait = Registering {
+        expected,
+        waited: progress
+            .map(|p| cx.clock.since(p.started_unix_ms))
+            .unwrap_or_default(),
+        waited_this_run: progress
+            .map(|p| {
+                let since = p
+                    .wait
+                    .as_ref()
+                    .map_or(p.started_unix_ms, |w| w.since_unix_ms);
+                cx.clock.since(since)
+            })
+            .unwrap_or_default(),
+        // A launch hook's hold is no slow boot: the time it may hold
+        // the new instances (the wait's extension) is added.
+        grace: failure::register_grace(cx.env.timeouts.scale_up)
+            + progress
+                .and_then(|p| p.wait.as_ref())
+                .map(|w| Duration::from_millis(w.extended_ms))
+                .unwrap_or_default(),
+    };
+    if new.len() < expected as usize {
+        let held = new_held_at_launch(cx.group(), &group);
+        return too_few_in_service(cx, &asg, new.len(), &held, &wait).await;
+    }
+    let ec2 = cx.ports.aws().describe_instances(&new).await?;
+    let agents = cx.tick.active_identities().await?;
+    let pairs = match_agents(&cx.env.agent_match, &ec2, &agents).matched;
+    if pairs.len() < expected as usize {
+        return Ok(too_few_registered(cx, &asg, &new, &pairs, &wait).await);
+    }
+    let matched = pairs.len();
+    record_new_agents(cx, pairs, &agents);
+    Ok(Tick::Done(format!("{matched} new agents registered")))
 }
 
 /// What the scale-up waits for, and how long it has: the new instances

@@ -62,6 +62,16 @@ impl StepAction for Terminate<'_> {
                 "waiting for the drain to begin (no old agent goes before it does)".to_string(),
             ));
         }
+        if !cx.group().batch_open(&record) {
+            // Even empty, it waits for its batch: the group's size goes
+            // down only as each batch's new agents take the place of its
+            // old ones (a decrement sooner could cross MinSize).
+            return Ok(Tick::NotYet(format!(
+                "waiting for its batch ({} of {}) to open",
+                record.batch,
+                cx.group().surge.as_ref().map_or(0, |s| s.batches)
+            )));
+        }
         let first_wave_done = wave_one_complete(cx);
         if let Some(baking) = cx.bake_gate(first_wave_done).await? {
             return Ok(Tick::Waiting(baking));
@@ -283,6 +293,7 @@ fn releasable_with<P: Ports>(
     for i in &open {
         if i.terminate_sent
             || !group.still_has(&i.id)
+            || !cx.group().batch_open(i)
             || seen.busy(&i.agent_id).is_some()
             || pods::replacing_off(cx, &i.agent_id)
         {

@@ -56,6 +56,13 @@ pub struct GroupRoll {
     /// the `held-instances` step brings them in before the scale-up.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) held: Vec<HeldInstance>,
+    /// The surge cap, when the roll has one (it then goes in batches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) surge: Option<SurgeCap>,
+    /// Batches open to the drain (capped surge): the first once the
+    /// scale-up is done, each next once its new agents are registered.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) opened_batches: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,6 +120,45 @@ pub struct RolledInstance {
     /// gone, and what the roll did about them.
     #[serde(default, skip_serializing_if = "OtherTasks::is_none")]
     pub(crate) other_tasks: OtherTasks,
+    /// The batch it is replaced in (from 1) when the roll's surge is
+    /// capped (`GroupRoll::surge`); 0 when it is not.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) batch: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A capped surge (`--max-surge`, or the group's instance maintenance
+/// policy): the group never holds more than `ceiling` instances pending
+/// or in service, so the roll goes in batches of `cap`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SurgeCap {
+    /// How many instances above its size the group may hold.
+    pub(crate) cap: u32,
+    /// Where the cap came from (the flag, the group's policy).
+    pub(crate) from: String,
+    /// The most instances it may hold: max(size, target) + cap.
+    pub(crate) ceiling: u32,
+    /// How many batches the old instances are in.
+    pub(crate) batches: u32,
+    /// The desired capacity the last batch set, and how many of the
+    /// roll's terminations had landed then: what the group's desired
+    /// capacity must be now is that, less the terminations landed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) raised: Option<Raised>,
+}
+
+/// A batch's raise of the desired capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Raised {
+    /// The batch (from 1) that raised it.
+    pub(crate) batch: u32,
+    pub(crate) desired: u32,
+    pub(crate) terminated: u32,
 }
 
 /// An old agent still running other frameworks' tasks (a Metronome job
@@ -155,13 +201,46 @@ impl GroupRoll {
         .unwrap_or(u32::MAX)
     }
 
-    /// The absolute desired capacity of the scale-up: N + K − terminated.
+    /// The absolute desired capacity of the scale-up: N + K − terminated,
+    /// at most the surge's ceiling when it is capped.
     /// Computed from the checkpoint, so no rerun of the step can overshoot.
     /// Saturating: preflight keeps N + K far below `u32::MAX`, but a
     /// checkpoint is a file anyone may edit, and a panic mid-roll is worse
     /// than a desired capacity AWS then refuses.
     pub(crate) fn scale_up_desired(&self) -> u32 {
-        self.desired_after(self.terminated())
+        let uncapped = self.desired_after(self.terminated());
+        match &self.surge {
+            Some(surge) => uncapped.min(surge.ceiling),
+            None => uncapped,
+        }
+    }
+
+    /// The most instances the roll asks the group for: N + K, at most the
+    /// surge's ceiling (what `--raise-max` raises MaxSize to).
+    pub(crate) fn peak_desired(&self) -> u32 {
+        let uncapped = self.desired_after(0);
+        self.surge
+            .as_ref()
+            .map_or(uncapped, |s| uncapped.min(s.ceiling))
+    }
+
+    /// The desired capacity the group must have once `landed` of the
+    /// roll's terminations have landed: N + K − landed, or, capped, what
+    /// the last batch set less the terminations landed since.
+    pub(crate) fn expected_desired(&self, landed: u32) -> u32 {
+        match self.surge.as_ref().and_then(|s| s.raised) {
+            Some(raised) => raised
+                .desired
+                .saturating_sub(landed.saturating_sub(raised.terminated)),
+            None => self.desired_after(landed),
+        }
+    }
+
+    /// The batches whose old agents the drain may empty: the first, and
+    /// each one whose new instances have been launched and registered
+    /// (`opened`); every batch when the surge is not capped.
+    pub(crate) fn batch_open(&self, instance: &RolledInstance) -> bool {
+        self.surge.is_none() || instance.batch <= self.opened_batches
     }
 
     /// N + K − `terminated`.

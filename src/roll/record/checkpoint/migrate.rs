@@ -228,6 +228,7 @@ mod tests {
             terminate_sent: false,
             reclaimed: false,
             other_tasks: Default::default(),
+            batch: 0,
         };
         let plan = build(
             GroupIndex(0),

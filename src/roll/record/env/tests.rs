@@ -71,6 +71,7 @@ fn a_file_with_only_the_required_keys_gets_every_default() {
             settle_time: DEFAULT_SETTLE_TIME,
             bake: None,
             failure_limit: None,
+            max_surge: None,
             standby: StandbyPolicy::Wait,
             protected: ProtectedPolicy::Replace,
             other_tasks: OtherTasksPolicy::Drain,

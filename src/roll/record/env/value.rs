@@ -180,6 +180,22 @@ pub(super) fn count(raw: Raw<'_>) -> Result<u32, Expected> {
     }
 }
 
+/// A surge cap: a number of instances (at least 1) or a share of the
+/// group's size, `6` or `"10%"`.
+pub(super) fn max_surge(raw: Raw<'_>) -> Result<super::MaxSurge, Expected> {
+    let text = match raw {
+        Raw::Toml(toml::Value::Integer(n)) => n.to_string(),
+        Raw::Toml(toml::Value::String(s)) => s.clone(),
+        Raw::Text(text) => text.to_string(),
+        Raw::Toml(_) => String::new(),
+    };
+    super::MaxSurge::parse(&text).map_err(|_| {
+        "a number of instances (at least 1) or a share of the group's size (1% to 100%), \
+         such as 6 or \"10%\""
+            .to_string()
+    })
+}
+
 /// A duration > 0: a whole number of seconds, or text such as "90s",
 /// "15m", "1h", "1h30m".
 pub(super) fn duration(raw: Raw<'_>) -> Result<Duration, Expected> {

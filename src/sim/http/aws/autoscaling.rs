@@ -154,8 +154,14 @@ fn group_xml(x: &mut Xml, w: &World, flags: &TagFlags, g: &GroupView) {
             "ServiceLinkedRoleARN",
             format!("arn:aws:iam::{ACCOUNT}:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"),
         )
-        .leaf("CapacityRebalance", false)
-        .close("member");
+        .leaf("CapacityRebalance", false);
+    if let Some(policy) = &g.instance_maintenance_policy {
+        x.open("InstanceMaintenancePolicy")
+            .leaf("MinHealthyPercentage", policy.min_healthy_percentage)
+            .leaf("MaxHealthyPercentage", policy.max_healthy_percentage)
+            .close("InstanceMaintenancePolicy");
+    }
+    x.close("member");
 }
 
 /// One filter of DescribeAutoScalingGroups: `tag-key`, `tag-value` or

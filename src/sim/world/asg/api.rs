@@ -58,6 +58,7 @@ impl World {
                 })
                 .collect(),
             role: g.role.clone(),
+            instance_maintenance_policy: g.maintenance_policy,
         }
     }
 

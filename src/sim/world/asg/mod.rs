@@ -45,7 +45,7 @@ use serde::Serialize;
 use super::World;
 use super::clock::SimTime;
 use super::events::{AgentIdx, Event, GroupIdx, InstanceIdx};
-use crate::sim::scenario::{AgentSpec, GroupSpec, resolve_template_version};
+use crate::sim::scenario::{AgentSpec, GroupSpec, MaintenancePolicySpec, resolve_template_version};
 
 /// An instance's Auto Scaling lifecycle state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -223,6 +223,8 @@ pub(crate) struct Group {
     hooks: Vec<hooks::Hook>,
     /// Its warm pool, if it has one.
     warm: Option<WarmPool>,
+    /// Its instance maintenance policy, if it has one.
+    pub(crate) maintenance_policy: Option<MaintenancePolicySpec>,
 }
 
 impl Group {
@@ -260,6 +262,7 @@ impl Group {
                 .map(hooks::Hook::from_spec)
                 .collect(),
             warm: spec.warm_pool.as_ref().map(WarmPool::from_spec),
+            maintenance_policy: spec.instance_maintenance_policy,
         }
     }
 
@@ -431,6 +434,7 @@ pub(crate) struct GroupView {
     /// The role its agents' resources are reserved to (not AWS's: the
     /// scenario's, for tests and the report).
     pub(crate) role: Option<String>,
+    pub(crate) instance_maintenance_policy: Option<MaintenancePolicySpec>,
 }
 
 /// DescribeScalingActivities' view of one activity.

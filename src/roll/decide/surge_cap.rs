@@ -1,0 +1,183 @@
+//! The surge cap (`--max-surge N|P%`, key `max_surge`; by default the
+//! group's instance maintenance policy): how many instances above its
+//! size a group may hold during the roll, and the batches that follow
+//! from it. Uncapped (no flag, no policy), every new instance is asked
+//! for at once, as always; capped below the number of old instances, the
+//! roll goes in batches: each batch's new instances are launched, the
+//! tasks of as many old agents moved onto them, those old agents
+//! terminated, and the next batch launched into the room they left.
+
+use crate::roll::ports::auto_scaling::MaintenancePolicy;
+use crate::roll::record::checkpoint::RolledInstance;
+use crate::roll::record::env::MaxSurge;
+
+/// A group's cap, and where it came from (said in the plan and `status`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Cap {
+    pub(crate) instances: u32,
+    pub(crate) from: String,
+}
+
+/// The cap of a group of `size` instances when the roll began: the flag
+/// (or key) when given, else the group's instance maintenance policy
+/// (`MaxHealthyPercentage` − 100, of its size, rounded down as the
+/// policy's bound is a ceiling, at least one), else none. A policy that
+/// allows nothing above the group's size (100 %) is refused: roller needs
+/// room for one new agent to move tasks onto, and says how to give it.
+pub(crate) fn cap(
+    asg: &str,
+    size: u32,
+    flag: Option<MaxSurge>,
+    policy: Option<MaintenancePolicy>,
+) -> Result<Option<Cap>, String> {
+    if let Some(surge) = flag {
+        return Ok(Some(Cap {
+            instances: surge.instances(size),
+            from: format!("--max-surge {surge}"),
+        }));
+    }
+    let Some(max) = policy.and_then(|p| p.max_healthy_percentage) else {
+        return Ok(None);
+    };
+    if max <= 100 {
+        return Err(format!(
+            "ASG {asg}: its instance maintenance policy allows no instance above its desired \
+             capacity (MaxHealthyPercentage {max}); roller launches new agents before it \
+             terminates old ones. Give it room: pass --max-surge N (or set max_surge), or raise \
+             the policy's MaxHealthyPercentage"
+        ));
+    }
+    let above = u64::from(size) * u64::from(max - 100) / 100;
+    Ok(Some(Cap {
+        instances: (above as u32).max(1),
+        from: format!("the group's instance maintenance policy (MaxHealthyPercentage {max})"),
+    }))
+}
+
+/// The most instances the group may hold, pending or in service: the
+/// larger of its size when the roll began and its target, plus the cap.
+pub(crate) fn ceiling(size: u32, target: u32, cap: u32) -> u32 {
+    size.max(target).saturating_add(cap)
+}
+
+/// How many batches `old` instances take when each batch may launch
+/// `room` new ones (the first batch's room is the cap; each old agent a
+/// batch empties makes room for one more in the next).
+pub(crate) fn batch_count(old: usize, room: u32) -> u32 {
+    let room = room.max(1) as usize;
+    u32::try_from(old.div_ceil(room)).unwrap_or(u32::MAX).max(1)
+}
+
+/// Puts the instances to replace into batches of `room` (from 1, in
+/// place), taking the AZs in turn so that each batch empties every AZ
+/// alike, as the group launches each batch's new instances across them.
+pub(crate) fn assign(instances: &mut [RolledInstance], room: u32) {
+    let room = room.max(1) as usize;
+    let mut azs: Vec<String> = instances
+        .iter()
+        .map(|i| i.availability_zone.clone())
+        .collect();
+    azs.sort();
+    azs.dedup();
+    // Round-robin over the AZs, each AZ's instances in plan order.
+    let mut queues: Vec<std::collections::VecDeque<usize>> = azs
+        .iter()
+        .map(|az| {
+            (0..instances.len())
+                .filter(|&n| instances[n].availability_zone == *az)
+                .collect()
+        })
+        .collect();
+    let mut order = Vec::with_capacity(instances.len());
+    while order.len() < instances.len() {
+        for q in &mut queues {
+            if let Some(n) = q.pop_front() {
+                order.push(n);
+            }
+        }
+    }
+    for (place, n) in order.into_iter().enumerate() {
+        instances[n].batch = u32::try_from(place / room + 1).unwrap_or(u32::MAX);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn instance(id: &str, az: &str) -> RolledInstance {
+        RolledInstance {
+            id: id.to_string(),
+            availability_zone: az.to_string(),
+            agent_id: format!("agent-{id}"),
+            hostname: format!("host-{id}"),
+            ip: None,
+            terminate_sent: false,
+            reclaimed: false,
+            other_tasks: Default::default(),
+            batch: 0,
+        }
+    }
+
+    fn policy(max: Option<u32>) -> Option<MaintenancePolicy> {
+        Some(MaintenancePolicy {
+            min_healthy_percentage: Some(90),
+            max_healthy_percentage: max,
+        })
+    }
+
+    #[test]
+    fn the_flag_wins_over_the_policy_and_the_policy_over_nothing() {
+        let flag = cap("g", 55, Some(MaxSurge::Instances(3)), policy(Some(150))).unwrap();
+        assert_eq!(flag.unwrap().instances, 3);
+        let from_policy = cap("g", 55, None, policy(Some(110))).unwrap().unwrap();
+        // 10 % of 55 is 5.5: the policy's bound is a ceiling, so 5.
+        assert_eq!(from_policy.instances, 5);
+        assert!(from_policy.from.contains("MaxHealthyPercentage 110"));
+        assert_eq!(cap("g", 55, None, policy(None)).unwrap(), None);
+        assert_eq!(cap("g", 55, None, None).unwrap(), None);
+        assert_eq!(
+            cap("g", 5, None, policy(Some(101)))
+                .unwrap()
+                .unwrap()
+                .instances,
+            1
+        );
+    }
+
+    #[test]
+    fn a_policy_with_no_room_above_the_group_is_refused_with_what_to_do() {
+        let err = cap("agents", 55, None, policy(Some(100))).unwrap_err();
+        assert!(err.contains("ASG agents"), "{err}");
+        assert!(err.contains("--max-surge"), "{err}");
+        // The flag overrides it.
+        assert!(
+            cap(
+                "agents",
+                55,
+                Some(MaxSurge::Instances(1)),
+                policy(Some(100))
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn batches_take_the_azs_in_turn_and_hold_at_most_the_room() {
+        let mut instances: Vec<RolledInstance> = (0..7)
+            .map(|n| instance(&format!("i-{n}"), if n < 4 { "a" } else { "b" }))
+            .collect();
+        assign(&mut instances, 3);
+        let batch = |id: &str| instances.iter().find(|i| i.id == id).unwrap().batch;
+        // a: i-0..i-3, b: i-4..i-6 → order i-0 i-4 i-1 i-5 i-2 i-6 i-3.
+        assert_eq!(
+            ["i-0", "i-4", "i-1", "i-5", "i-2", "i-6", "i-3"].map(batch),
+            [1, 1, 1, 2, 2, 2, 3]
+        );
+        assert_eq!(batch_count(7, 3), 3);
+        assert_eq!(batch_count(6, 3), 2);
+        assert_eq!(batch_count(0, 3), 1);
+        assert_eq!(ceiling(55, 55, 6), 61);
+        assert_eq!(ceiling(50, 60, 5), 65);
+    }
+}

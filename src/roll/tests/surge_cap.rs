@@ -1,0 +1,131 @@
+//! Capped surges (`--max-surge`, or the group's instance maintenance
+//! policy): whole drain rolls in batches, in this process on paused tokio
+//! time, checked against the simulator's ground truth (its monitor looks
+//! at every change of every group): never more instances pending or in
+//! service than the cap allows, every moved task moved exactly once, no
+//! app below its floor, no original left.
+
+use std::time::Duration;
+
+use super::in_process::{app_counts, cluster, in_service, settings};
+use crate::plan;
+use crate::roll::decide::roll_plan::RollStrategy;
+use crate::roll::engine::Outcome;
+use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore};
+use crate::roll::record::env::{Environment, MaxSurge};
+use crate::roll::run::{RunResult, RunSettings, run};
+use crate::sim::Scenario;
+use crate::sim::scenario::MaintenancePolicySpec;
+use crate::simulated::SimulatedCluster;
+
+/// Rolls every agent of `cluster` (drain, the default) with `env`.
+async fn roll(cluster: &SimulatedCluster, env: &Environment, target: u32) -> Checkpoint {
+    let path = cluster.env.checkpoint_dir.join("surge.json");
+    let mut settings: RunSettings = settings(&path, target, &[]);
+    settings.request.strategy = Some(RollStrategy::Drain);
+    settings.checkpoint = CheckpointStore::file(&path);
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let result = run(
+        cluster.ports(),
+        env,
+        settings,
+        stop,
+        Box::new(|_: &Checkpoint| {}),
+    )
+    .await
+    .expect("the run");
+    let RunResult::Finished {
+        outcome,
+        checkpoint,
+        ..
+    } = result
+    else {
+        panic!("nothing to do");
+    };
+    assert!(
+        matches!(outcome, Outcome::Complete { .. }),
+        "{outcome:?}\n{}",
+        plan::tree(&checkpoint.plan)
+    );
+    *checkpoint
+}
+
+/// What every capped roll must leave: the cap never passed, each task
+/// moved once, no outage, no app below its floor, every original gone,
+/// every app at its count.
+async fn assert_capped_end(
+    cluster: &SimulatedCluster,
+    ceiling: u32,
+    originals: &std::collections::HashSet<String>,
+    counts: &std::collections::BTreeMap<String, u32>,
+) {
+    let report = cluster.sim.report();
+    let group = &report.groups[0];
+    assert!(
+        group.peak_instances <= ceiling,
+        "{} instances at once, above the ceiling {ceiling}",
+        group.peak_instances
+    );
+    let most = report.task_moves.iter().map(|m| m.moves).max().unwrap_or(0);
+    assert_eq!(most, 1, "a task moved more than once");
+    assert!(!report.task_moves.is_empty(), "nothing moved");
+    assert_eq!(report.apps_with_outage, 0);
+    assert_eq!(
+        report.total_below_floor_ms, 0,
+        "an app went below its floor"
+    );
+    let now = in_service(cluster).await;
+    assert_eq!(now.len(), originals.len());
+    assert!(
+        now.is_disjoint(originals),
+        "an original is still in service"
+    );
+    assert_eq!(&app_counts(cluster), counts);
+}
+
+#[tokio::test(start_paused = true)]
+async fn msr_55_capped_at_ten_percent_rolls_in_batches_of_six_never_above_61_instances() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("msr-55", dir.path()).await;
+    let originals = in_service(&cluster).await;
+    let counts = app_counts(&cluster);
+    let mut env = cluster.env.clone();
+    env.max_surge = Some(MaxSurge::Percent(10));
+    let done = roll(&cluster, &env, 55).await;
+
+    let surge = done.groups[0].surge.clone().expect("a capped surge");
+    assert_eq!((surge.cap, surge.ceiling, surge.batches), (6, 61, 10));
+    let tree = plan::tree(&done.plan);
+    for batch in 2..=10 {
+        assert!(tree.contains(&format!("batch-{batch}")), "{tree}");
+    }
+    assert_capped_end(&cluster, 61, &originals, &counts).await;
+    cluster.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_groups_instance_maintenance_policy_caps_the_surge_when_no_flag_is_given() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut scenario = Scenario::load("demo").expect("demo");
+    scenario.group.instance_maintenance_policy = Some(MaintenancePolicySpec {
+        min_healthy_percentage: 90,
+        max_healthy_percentage: 120,
+    });
+    let cluster = SimulatedCluster::start(&scenario, 1.0, dir.path().to_path_buf())
+        .await
+        .expect("simulated cluster");
+    tokio::time::sleep(Duration::from_secs(300)).await;
+    let originals = in_service(&cluster).await;
+    let size = u32::try_from(originals.len()).unwrap();
+    let counts = app_counts(&cluster);
+    let done = roll(&cluster, &cluster.env.clone(), size).await;
+
+    let surge = done.groups[0].surge.clone().expect("the policy's cap");
+    // 20 % of the group's size, rounded down (the policy is a ceiling).
+    let cap = (size * 20 / 100).max(1);
+    assert_eq!(surge.cap, cap);
+    assert!(surge.from.contains("MaxHealthyPercentage 120"), "{surge:?}");
+    assert!(surge.batches > 1, "{surge:?}");
+    assert_capped_end(&cluster, size + cap, &originals, &counts).await;
+    cluster.sim.shutdown().await;
+}
