@@ -145,6 +145,9 @@ pub(crate) struct Progress {
     pub(crate) agents: usize,
     /// Drain waves begun (0 for the serial strategy, or before the first).
     pub(crate) waves: usize,
+    /// A capped surge's batches open to the drain, and in all (every
+    /// group's summed; 0 of 0 when no group is capped).
+    pub(crate) batches: (u32, u32),
     /// Cluster time since this process began watching.
     pub(crate) elapsed: Duration,
     /// What is left of the plan at the pace seen so far (`eta.rs`), when
@@ -375,6 +378,11 @@ impl Tracker {
             replaced,
             agents: checkpoint.groups.iter().map(|g| g.instances.len()).sum(),
             waves,
+            batches: checkpoint
+                .groups
+                .iter()
+                .filter_map(|g| g.surge.as_ref().map(|s| (g.opened_batches, s.batches)))
+                .fold((0, 0), |(o, t), (go, gt)| (o + go, t + gt)),
             elapsed: now.duration_since(began).unwrap_or_default(),
             eta: Some(self.pace.eta(checkpoint, now)),
         };

@@ -280,6 +280,9 @@ fn frame(state: &State, now: SystemTime) -> Vec<String> {
     p.elapsed += since;
     let eta = p.eta().map(|eta| eta.saturating_sub(since));
     let mut line = format!("agents replaced {}/{}", p.replaced, p.agents);
+    if p.batches.1 > 0 {
+        line.push_str(&format!(", batch {}/{}", p.batches.0, p.batches.1));
+    }
     if p.waves > 0 {
         line.push_str(&format!(", wave {}", p.waves));
     }

@@ -1025,6 +1025,34 @@ fn a_fixed_sample_of_crash_points_of_demo_all_resume_to_a_clean_end() {
     );
 }
 
+/// The capped surge's sample CI runs: `demo` in batches of 4
+/// (`--max-surge 4`: three batches over its ~118 writes), killed at
+/// points inside each batch and across their boundaries, one resume
+/// killed again; every trial must end clean and never above 12 + 4
+/// instances pending or in service (the simulator's peak).
+#[test]
+fn a_fixed_sample_of_crash_points_of_a_capped_demo_roll_all_resume_never_above_the_cap() {
+    let mut trials: Vec<Trial> = Vec::new();
+    for k in [20u64, 45, 70, 95] {
+        for kill in [Kill::After(k), Kill::Before(k)] {
+            trials.push(Trial {
+                scenario: "demo".into(),
+                strategy: "drain+surge4".into(),
+                kills: vec![kill],
+            });
+        }
+    }
+    trials.push(Trial {
+        scenario: "demo".into(),
+        strategy: "drain+surge4".into(),
+        kills: vec![Kill::After(60), Kill::After(30)],
+    });
+    let tally = run_all(trials, 2);
+    let summary = report(&tally);
+    assert!(tally.failures.is_empty(), "{summary}");
+    assert!(tally.total >= 8, "only {} reached\n{summary}", tally.total);
+}
+
 /// The rollback's sample CI runs: `bad-image` rolled onto its bad version
 /// (every task placed on a new agent fails its checks), killed at 48
 /// points through the detection and the rollback, each resumed to the
