@@ -375,9 +375,16 @@ fn first_checkpoint(
     raise_max: &[bool],
 ) -> Checkpoint {
     let all: Vec<RolledInstance> = rolls.iter().flat_map(|r| r.instances.clone()).collect();
-    let max_unavailable = request
-        .max_unavailable
-        .unwrap_or_else(|| default_max_unavailable(&all));
+    // A group's instance maintenance policy bounds it too
+    // (`MinHealthyPercentage`), unless the operator said.
+    let policy_bound = rolls
+        .iter()
+        .filter_map(|r| r.surge.as_ref()?.min_healthy_bound)
+        .min();
+    let max_unavailable = request.max_unavailable.unwrap_or_else(|| {
+        let default = default_max_unavailable(&all);
+        policy_bound.map_or(default, |bound| default.min(bound))
+    });
     let plan = cluster_plan(&rolls, raise_max, request);
     let start = start_line(&rolls);
     let mut checkpoint = Checkpoint {

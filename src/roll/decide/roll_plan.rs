@@ -705,6 +705,42 @@ mod tests {
     }
 
     #[test]
+    fn a_capped_drain_opens_its_later_batches_in_a_phase_of_their_own_that_finish_waits_for() {
+        let mut instances: Vec<RolledInstance> =
+            (1..=5).map(|n| instance(&format!("i-{n}"))).collect();
+        crate::roll::decide::surge_cap::assign(&mut instances, 2);
+        let plan = build(GroupIndex(0), "asg", &instances, PlanOptions::default());
+        let phases: Vec<&str> = plan.phases.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(
+            phases,
+            [PREPARE, SCALE_UP, DRAIN, TERMINATE, BATCHES, FINISH]
+        );
+        let batches = &plan.phases[4];
+        let ids: Vec<&str> = batches.steps.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["batch-2", "batch-3"]);
+        assert_eq!(batches.strategy, Strategy::Serial);
+        assert_eq!(batches.depends_on, [SCALE_UP]);
+        assert!(
+            batches.steps[0].message.contains("i-3, i-4"),
+            "{}",
+            batches.steps[0].message
+        );
+        assert_eq!(plan.phases[5].depends_on, [DRAIN, TERMINATE, BATCHES]);
+        // Every instance still has its termination step.
+        assert_eq!(plan.phases[3].steps.len(), 5);
+        let text = plan.to_json();
+        assert_eq!(RollPlan::from_json(&text).unwrap(), plan);
+        // Uncapped (no batch), no batches phase.
+        let plain = build(
+            GroupIndex(0),
+            "asg",
+            &[instance("i-1")],
+            PlanOptions::default(),
+        );
+        assert!(!plain.phases.iter().any(|p| p.id == BATCHES));
+    }
+
+    #[test]
     fn a_strategy_is_named_drain_or_serial() {
         assert_eq!(RollStrategy::parse("drain"), Ok(RollStrategy::Drain));
         assert_eq!(RollStrategy::parse("serial"), Ok(RollStrategy::Serial));

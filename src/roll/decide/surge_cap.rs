@@ -54,6 +54,18 @@ pub(crate) fn cap(
     }))
 }
 
+/// The old agents per AZ that may be terminating at once under a policy's
+/// `MinHealthyPercentage` `min`: a group of `size` over `azs` AZs holding
+/// `size + cap` instances keeps `min` % of its size healthy (rounded up)
+/// when at most the rest, shared among the AZs, go at once; at least one.
+pub(crate) fn min_healthy_bound(size: u32, cap: u32, azs: usize, min: u32) -> u32 {
+    let healthy = (u64::from(size) * u64::from(min.min(100))).div_ceil(100);
+    let spare = (u64::from(size) + u64::from(cap)).saturating_sub(healthy);
+    u32::try_from(spare / azs.max(1) as u64)
+        .unwrap_or(u32::MAX)
+        .max(1)
+}
+
 /// The most instances the group may hold, pending or in service: the
 /// larger of its size when the roll began and its target, plus the cap.
 pub(crate) fn ceiling(size: u32, target: u32, cap: u32) -> u32 {
@@ -178,6 +190,10 @@ mod tests {
         assert_eq!(batch_count(6, 3), 2);
         assert_eq!(batch_count(0, 3), 1);
         assert_eq!(ceiling(55, 55, 6), 61);
+        // 90 % of 55 is 49.5 → 50 kept; 61 − 50 = 11 over 3 AZs → 3.
+        assert_eq!(min_healthy_bound(55, 6, 3, 90), 3);
+        assert_eq!(min_healthy_bound(10, 1, 3, 100), 1);
+        assert_eq!(min_healthy_bound(100, 10, 2, 0), 55);
         assert_eq!(ceiling(50, 60, 5), 65);
     }
 }

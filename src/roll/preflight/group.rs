@@ -367,6 +367,17 @@ fn capped_surge(
         from: cap.from,
         ceiling: surge_cap::ceiling(size, n, cap.instances),
         batches: surge_cap::batch_count(selected, cap.instances),
+        min_healthy_bound: group
+            .maintenance_policy
+            .and_then(|p| p.min_healthy_percentage)
+            .map(|min| {
+                surge_cap::min_healthy_bound(
+                    size,
+                    cap.instances,
+                    group.availability_zones.len(),
+                    min,
+                )
+            }),
         raised: None,
     }))
 }

@@ -126,6 +126,10 @@ async fn the_groups_instance_maintenance_policy_caps_the_surge_when_no_flag_is_g
     assert_eq!(surge.cap, cap);
     assert!(surge.from.contains("MaxHealthyPercentage 120"), "{surge:?}");
     assert!(surge.batches > 1, "{surge:?}");
+    // MinHealthyPercentage 90 of 12 keeps 11 of the 14 at most up: 3
+    // terminating at once over 3 AZs, 1 per AZ (below the default 5).
+    assert_eq!(surge.min_healthy_bound, Some(1));
+    assert_eq!(done.max_unavailable, 1);
     assert_capped_end(&cluster, size + cap, &originals, &counts).await;
     cluster.sim.shutdown().await;
 }

@@ -144,6 +144,13 @@ pub(crate) struct SurgeCap {
     pub(crate) ceiling: u32,
     /// How many batches the old instances are in.
     pub(crate) batches: u32,
+    /// The terminations at once per AZ the group's instance maintenance
+    /// policy allows (`MinHealthyPercentage`: its size plus the cap, less
+    /// the healthy share of its size, over its AZs, at least one), when it
+    /// has one: the roll's `max_unavailable` is at most this unless
+    /// `--max-unavailable` says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) min_healthy_bound: Option<u32>,
     /// The desired capacity the last batch set, and how many of the
     /// roll's terminations had landed then: what the group's desired
     /// capacity must be now is that, less the terminations landed since.

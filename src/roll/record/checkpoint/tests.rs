@@ -342,3 +342,36 @@ fn a_step_acting_on_a_group_the_checkpoint_does_not_hold_is_refused() {
     let err = parse_value(&value).unwrap_err();
     assert!(err.to_string().contains("\"group\""), "{err}");
 }
+
+#[test]
+fn a_capped_group_asks_for_at_most_its_ceiling_and_expects_what_its_last_batch_set() {
+    let mut checkpoint = parse_value(&written()).unwrap();
+    let group = &mut checkpoint.groups[0];
+    let k = u32::try_from(group.instances.len()).unwrap();
+    let uncapped = group.target + k;
+    assert_eq!(group.scale_up_desired(), uncapped);
+    assert_eq!(group.expected_desired(1), uncapped - 1);
+    group.surge = Some(super::SurgeCap {
+        cap: 1,
+        from: "--max-surge 1".to_string(),
+        ceiling: group.target + 1,
+        batches: k,
+        min_healthy_bound: None,
+        raised: None,
+    });
+    assert_eq!(group.scale_up_desired(), group.target + 1);
+    assert_eq!(group.peak_desired(), group.target + 1);
+    // A batch raised it to 7 when 2 terminations had landed: 3 landed
+    // now is one decrement since.
+    group.surge.as_mut().unwrap().raised = Some(super::Raised {
+        batch: 2,
+        desired: 7,
+        terminated: 2,
+    });
+    assert_eq!(group.expected_desired(3), 6);
+    assert_eq!(group.expected_desired(2), 7);
+    // The checkpoint keeps it all.
+    let text = checkpoint.to_json(Path::new("c.json")).unwrap();
+    let back = Checkpoint::parse(Path::new("c.json"), std::str::from_utf8(&text).unwrap()).unwrap();
+    assert_eq!(back.groups[0].surge, checkpoint.groups[0].surge);
+}
