@@ -34,6 +34,9 @@ its default flags, and ends as that one would:
                 for 300x in a debug build (`cargo run`), where a wait runs out
                 and the roll pauses (exit 3); at --time-scale 20 it completes in
                 some eight minutes
+  huge          2,000 agents, 5,000 apps, 17,600 tasks, the scale goal: for
+                a bench-profile build (`scripts/bench-roll huge`); in a debug
+                build use a low --time-scale, as for big
   bad-image     6 agents; the group is first pointed at its newest launch
                 template version, a bad image: the failure watch sees the new
                 agents' tasks fail and the roll rolls back (exit 5)

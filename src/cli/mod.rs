@@ -343,8 +343,9 @@ pub(crate) struct RebalanceArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct SimArgs {
-    /// A built-in scenario (demo, msr-55, hazards, big, bad-image, cluster,
-    /// demo-cluster) or a scenario file (TOML, as in tests/scenarios/).
+    /// A built-in scenario (demo, msr-55, hazards, big, huge, bad-image,
+    /// cluster, demo-cluster, ...) or a scenario file (TOML, as in
+    /// tests/scenarios/).
     #[arg(long, value_name = "NAME|PATH")]
     pub(crate) scenario: String,
     /// Simulated seconds per real second.

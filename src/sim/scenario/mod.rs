@@ -55,6 +55,7 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../tests/scenarios/hazards.toml"),
     ),
     ("big", include_str!("../../../tests/scenarios/big.toml")),
+    ("huge", include_str!("../../../tests/scenarios/huge.toml")),
     (
         "bad-image",
         include_str!("../../../tests/scenarios/bad-image.toml"),
