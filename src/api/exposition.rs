@@ -42,6 +42,7 @@ pub(crate) fn render(live: &Live) -> String {
     waits(&mut out, checkpoint, live);
     roll_events(&mut out, checkpoint);
     api_calls(&mut out);
+    loop_cost(&mut out);
     out
 }
 
@@ -185,5 +186,53 @@ fn api_calls(out: &mut String) {
             c.system.label(),
             c.errors
         );
+    }
+}
+
+/// What the roll loop cost this process: its ticks and their CPU, its
+/// checkpoint writes and their bytes.
+fn loop_cost(out: &mut String) {
+    let cost = metrics::loop_cost();
+    let seconds = |d: std::time::Duration| d.as_secs_f64();
+    for (name, kind, help, value) in [
+        (
+            "roller_ticks_total",
+            "counter",
+            "Ticks of the roll loop this process ran.",
+            cost.ticks as f64,
+        ),
+        (
+            "roller_tick_cpu_seconds_total",
+            "counter",
+            "CPU this process used within the roll loop's ticks (every thread's, sleeps left out).",
+            seconds(cost.tick_cpu),
+        ),
+        (
+            "roller_tick_cpu_seconds_max",
+            "gauge",
+            "The most CPU one tick of the roll loop used.",
+            seconds(cost.tick_cpu_max),
+        ),
+        (
+            "roller_checkpoint_writes_total",
+            "counter",
+            "Checkpoint writes this process made.",
+            cost.checkpoint_writes as f64,
+        ),
+        (
+            "roller_checkpoint_written_bytes_total",
+            "counter",
+            "Bytes of checkpoint this process wrote.",
+            cost.checkpoint_bytes as f64,
+        ),
+        (
+            "roller_checkpoint_write_bytes_max",
+            "gauge",
+            "The largest checkpoint this process wrote, in bytes.",
+            cost.checkpoint_write_max as f64,
+        ),
+    ] {
+        family(out, name, kind, help);
+        let _ = writeln!(out, "{name} {value}");
     }
 }

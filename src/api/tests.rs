@@ -440,6 +440,17 @@ async fn metrics_parse_as_prometheus_text_and_carry_the_steps_by_status() {
     ] {
         assert_eq!(samples[name], 0.0, "{name}");
     }
+    // The process's own, which other tests of this process bump too.
+    for name in [
+        "roller_ticks_total",
+        "roller_tick_cpu_seconds_total",
+        "roller_tick_cpu_seconds_max",
+        "roller_checkpoint_writes_total",
+        "roller_checkpoint_written_bytes_total",
+        "roller_checkpoint_write_bytes_max",
+    ] {
+        assert!(samples[name] >= 0.0, "{name}");
+    }
 }
 
 #[test]

@@ -332,6 +332,11 @@ fn roll(
         };
         let result = run(clients.ports(), &env, settings, stop, observer).await;
         crate::report::end_view(view);
+        let cost = crate::metrics::loop_cost();
+        tracing::info!(
+            "{}",
+            cost.sentence(crate::metrics::process_cpu(), crate::metrics::peak_rss())
+        );
         let result = result.map_err(CliError::Run)?;
         say_result(result, args.json, resume, checkpoint, out, ended)
     })

@@ -51,6 +51,7 @@ impl<'o> Journal<'o> {
         let bytes = self.checkpoint.to_json(self.store.location())?;
         if bytes != self.saved {
             self.store.write(&self.checkpoint, &bytes).await?;
+            crate::metrics::checkpoint_written(bytes.len());
             self.saved = bytes;
             (self.observer)(&self.checkpoint);
         }

@@ -139,6 +139,7 @@ impl<'a, P: Ports> Runner<'a, P> {
                     .unwrap_or_else(|| self.continue_command());
                 return self.held(reason).await;
             }
+            let began = (std::time::Instant::now(), crate::metrics::process_cpu());
             let mut tick = TickContext::new(self.ports);
             self.record_late_agents(&mut tick).await?;
             if let Some(found) = self.watch(&mut tick).await? {
@@ -164,6 +165,10 @@ impl<'a, P: Ports> Runner<'a, P> {
             // A step added this tick (the drain's next wave) runs at once.
             finished |= self.journal.checkpoint.plan.steps().count() != steps_before;
             self.journal.save().await?;
+            crate::metrics::tick(
+                crate::metrics::process_cpu().saturating_sub(began.1),
+                began.0.elapsed(),
+            );
             // Every step offered is waiting for another to begin (the
             // drain's terminations while an operator or a canary holds the
             // drain): nothing moves until the hold is released.
