@@ -73,7 +73,7 @@ pub(super) async fn shape(cluster: &SimulatedCluster) -> Shape {
 /// the plan has turned around when `heal_on_rollback`: the tasks started
 /// from then on (those put on the new agents) fail their checks, as on a
 /// bad image, while the old ones stay healthy.
-fn failing_once_registered(
+pub(super) fn failing_once_registered(
     cluster: &SimulatedCluster,
     heal_on_rollback: bool,
 ) -> impl FnMut(&Checkpoint) + Send + 'static {

@@ -133,3 +133,90 @@ async fn the_groups_instance_maintenance_policy_caps_the_surge_when_no_flag_is_g
     assert_capped_end(&cluster, size + cap, &originals, &counts).await;
     cluster.sim.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_bad_image_in_the_first_batch_rolls_back_and_leaves_the_later_batches_tasks_where_they_were()
+ {
+    use super::rollback::{all_on_old_agents, failing_once_registered, shape};
+    use crate::roll::ports::marathon::Marathon;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cluster = cluster("demo", dir.path()).await;
+    let before = shape(&cluster).await;
+    let size = u32::try_from(before.instances.len()).unwrap();
+    // Every task and the agent it runs on, before the roll.
+    let tasks_before: Vec<(String, String)> = cluster
+        .marathon
+        .apps()
+        .await
+        .expect("apps")
+        .into_iter()
+        .flat_map(|a| a.tasks)
+        .map(|t| (t.id, t.agent_id.unwrap_or_default()))
+        .collect();
+    let mut env = cluster.env.clone();
+    env.max_surge = Some(MaxSurge::Instances(4));
+    let path = dir.path().join("roll.json");
+    let mut run_settings = settings(&path, size, &[]);
+    run_settings.request.strategy = Some(RollStrategy::Drain);
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let result = run(
+        cluster.ports(),
+        &env,
+        run_settings,
+        stop,
+        Box::new(failing_once_registered(&cluster, true)),
+    )
+    .await
+    .expect("the run");
+    let RunResult::Finished {
+        outcome,
+        checkpoint,
+        ..
+    } = result
+    else {
+        panic!("nothing to do");
+    };
+    assert!(
+        matches!(outcome, Outcome::RolledBack { .. }),
+        "{outcome:?}\n{}",
+        plan::tree(&checkpoint.plan)
+    );
+    let group = &checkpoint.groups[0];
+    assert_eq!(group.surge.as_ref().map(|s| s.batches), Some(3));
+    assert_eq!(group.opened_batches, 1, "a later batch opened");
+    assert!(group.instances.iter().all(|i| !i.terminate_sent));
+    assert_eq!(shape(&cluster).await, before);
+    all_on_old_agents(&cluster, &checkpoint).await;
+    // The later batches' old agents kept every task they had: not one
+    // was moved off them and back.
+    let later: std::collections::HashSet<&str> = group
+        .instances
+        .iter()
+        .filter(|i| i.batch > 1)
+        .map(|i| i.agent_id.as_str())
+        .collect();
+    let now: std::collections::HashSet<String> = cluster
+        .marathon
+        .apps()
+        .await
+        .expect("apps")
+        .into_iter()
+        .flat_map(|a| a.tasks)
+        .map(|t| t.id)
+        .collect();
+    let kept: Vec<&String> = tasks_before
+        .iter()
+        .filter(|(_, agent)| later.contains(agent.as_str()))
+        .map(|(task, _)| task)
+        .collect();
+    assert!(!kept.is_empty(), "no task on a later batch's agent");
+    for task in kept {
+        assert!(
+            now.contains(task),
+            "{task} was moved off a later batch's agent"
+        );
+    }
+    assert_eq!(cluster.sim.report().apps_with_outage, 0);
+    assert!(cluster.sim.report().groups[0].peak_instances <= size + 4);
+    cluster.sim.shutdown().await;
+}
