@@ -349,8 +349,10 @@ fn a_capped_group_asks_for_at_most_its_ceiling_and_expects_what_its_last_batch_s
     let group = &mut checkpoint.groups[0];
     let k = u32::try_from(group.instances.len()).unwrap();
     let uncapped = group.target + k;
-    assert_eq!(group.scale_up_desired(), uncapped);
+    let sent = group.terminated();
+    assert_eq!(group.scale_up_desired(), uncapped - sent);
     assert_eq!(group.expected_desired(1), uncapped - 1);
+    assert!(uncapped - sent > group.target + 1, "the cap must bind");
     group.surge = Some(super::SurgeCap {
         cap: 1,
         from: "--max-surge 1".to_string(),
