@@ -18,22 +18,23 @@ use crate::sim::Scenario;
 use crate::sim::scenario::MaintenancePolicySpec;
 use crate::simulated::SimulatedCluster;
 
-/// Rolls every agent of `cluster` (drain, the default) with `env`.
-async fn roll(cluster: &SimulatedCluster, env: &Environment, target: u32) -> Checkpoint {
+/// Rolls every agent of `cluster` (drain, the default) with `env`,
+/// `observer` seeing every checkpoint write; the outcome and the last
+/// checkpoint.
+async fn roll_with(
+    cluster: &SimulatedCluster,
+    env: &Environment,
+    target: u32,
+    observer: Box<dyn FnMut(&Checkpoint) + Send + '_>,
+) -> (Outcome, Checkpoint) {
     let path = cluster.env.checkpoint_dir.join("surge.json");
     let mut settings: RunSettings = settings(&path, target, &[]);
     settings.request.strategy = Some(RollStrategy::Drain);
     settings.checkpoint = CheckpointStore::file(&path);
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let result = run(
-        cluster.ports(),
-        env,
-        settings,
-        stop,
-        Box::new(|_: &Checkpoint| {}),
-    )
-    .await
-    .expect("the run");
+    let result = run(cluster.ports(), env, settings, stop, observer)
+        .await
+        .expect("the run");
     let RunResult::Finished {
         outcome,
         checkpoint,
@@ -42,12 +43,20 @@ async fn roll(cluster: &SimulatedCluster, env: &Environment, target: u32) -> Che
     else {
         panic!("nothing to do");
     };
+    (outcome, *checkpoint)
+}
+
+/// Rolls every agent of `cluster` with `env` to its end, which must be
+/// complete.
+async fn roll(cluster: &SimulatedCluster, env: &Environment, target: u32) -> Checkpoint {
+    let (outcome, checkpoint) =
+        roll_with(cluster, env, target, Box::new(|_: &Checkpoint| {})).await;
     assert!(
         matches!(outcome, Outcome::Complete { .. }),
         "{outcome:?}\n{}",
         plan::tree(&checkpoint.plan)
     );
-    *checkpoint
+    checkpoint
 }
 
 /// What every capped roll must leave: the cap never passed, each task
@@ -155,27 +164,13 @@ async fn a_bad_image_in_the_first_batch_rolls_back_and_leaves_the_later_batches_
         .collect();
     let mut env = cluster.env.clone();
     env.max_surge = Some(MaxSurge::Instances(4));
-    let path = dir.path().join("roll.json");
-    let mut run_settings = settings(&path, size, &[]);
-    run_settings.request.strategy = Some(RollStrategy::Drain);
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let result = run(
-        cluster.ports(),
+    let (outcome, checkpoint) = roll_with(
+        &cluster,
         &env,
-        run_settings,
-        stop,
+        size,
         Box::new(failing_once_registered(&cluster, true)),
     )
-    .await
-    .expect("the run");
-    let RunResult::Finished {
-        outcome,
-        checkpoint,
-        ..
-    } = result
-    else {
-        panic!("nothing to do");
-    };
+    .await;
     assert!(
         matches!(outcome, Outcome::RolledBack { .. }),
         "{outcome:?}\n{}",
