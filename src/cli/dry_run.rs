@@ -270,8 +270,8 @@ fn dry_run_message(checkpoint: &Checkpoint) -> String {
             .as_ref()
             .map(|s| {
                 format!(
-                    "; in {} batches of {} (surge capped at {} by {})",
-                    s.batches, s.cap, s.cap, s.from
+                    "; in {} batches of {}, the surge capped by {}",
+                    s.batches, s.cap, s.from
                 )
             })
             .unwrap_or_default();

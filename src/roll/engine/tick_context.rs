@@ -154,13 +154,7 @@ impl<P: Ports> TickContext<P> {
         record: &GroupRoll,
     ) -> Result<(), RollError> {
         let group = self.group(&record.asg).await?;
-        let landed = record
-            .instances
-            .iter()
-            .filter(|i| i.terminate_sent && !i.reclaimed)
-            .filter(|i| !group.still_has(&i.id))
-            .count();
-        let expected = record.expected_desired(u32::try_from(landed).unwrap_or(u32::MAX));
+        let expected = record.expected_desired(record.terminations_landed(&group));
         other_writer(record, &group, expected)
     }
 

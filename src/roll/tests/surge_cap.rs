@@ -59,6 +59,20 @@ async fn roll(cluster: &SimulatedCluster, env: &Environment, target: u32) -> Che
     checkpoint
 }
 
+/// Every Marathon task of `cluster`, with the agent it runs on.
+async fn tasks(cluster: &SimulatedCluster) -> Vec<(String, String)> {
+    use crate::roll::ports::marathon::Marathon;
+    cluster
+        .marathon
+        .apps()
+        .await
+        .expect("apps")
+        .into_iter()
+        .flat_map(|a| a.tasks)
+        .map(|t| (t.id, t.agent_id.unwrap_or_default()))
+        .collect()
+}
+
 /// What every capped roll must leave: the cap never passed, each task
 /// moved once, no outage, no app below its floor, every original gone,
 /// every app at its count.
@@ -147,21 +161,12 @@ async fn the_groups_instance_maintenance_policy_caps_the_surge_when_no_flag_is_g
 async fn a_bad_image_in_the_first_batch_rolls_back_and_leaves_the_later_batches_tasks_where_they_were()
  {
     use super::rollback::{all_on_old_agents, failing_once_registered, shape};
-    use crate::roll::ports::marathon::Marathon;
     let dir = tempfile::tempdir().expect("tempdir");
     let cluster = cluster("demo", dir.path()).await;
     let before = shape(&cluster).await;
     let size = u32::try_from(before.instances.len()).unwrap();
     // Every task and the agent it runs on, before the roll.
-    let tasks_before: Vec<(String, String)> = cluster
-        .marathon
-        .apps()
-        .await
-        .expect("apps")
-        .into_iter()
-        .flat_map(|a| a.tasks)
-        .map(|t| (t.id, t.agent_id.unwrap_or_default()))
-        .collect();
+    let tasks_before = tasks(&cluster).await;
     let mut env = cluster.env.clone();
     env.max_surge = Some(MaxSurge::Instances(4));
     let (outcome, checkpoint) = roll_with(
@@ -190,14 +195,10 @@ async fn a_bad_image_in_the_first_batch_rolls_back_and_leaves_the_later_batches_
         .filter(|i| i.batch > 1)
         .map(|i| i.agent_id.as_str())
         .collect();
-    let now: std::collections::HashSet<String> = cluster
-        .marathon
-        .apps()
+    let now: std::collections::HashSet<String> = tasks(&cluster)
         .await
-        .expect("apps")
         .into_iter()
-        .flat_map(|a| a.tasks)
-        .map(|t| t.id)
+        .map(|(id, _)| id)
         .collect();
     let kept: Vec<&String> = tasks_before
         .iter()

@@ -121,12 +121,7 @@ async fn resend_lost_raise<P: Ports>(
 ) -> Result<(), RollError> {
     let group = cx.observed_group().await?;
     let record = cx.group();
-    let landed = record
-        .instances
-        .iter()
-        .filter(|i| i.terminate_sent && !i.reclaimed && !group.still_has(&i.id))
-        .count();
-    let expected = record.expected_desired(u32::try_from(landed).unwrap_or(u32::MAX));
+    let expected = record.expected_desired(record.terminations_landed(&group));
     if group.desired_capacity >= expected {
         return Ok(());
     }

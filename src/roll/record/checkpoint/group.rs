@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
 use super::{NewAgent, Surge, SurgeState, WaveRecord};
+use crate::roll::ports::auto_scaling::AutoScalingGroup;
 use crate::roll::record::held::HeldInstance;
 
 /// One group's part of a roll: the ASG as the roll found it, the
@@ -215,20 +216,32 @@ impl GroupRoll {
     /// checkpoint is a file anyone may edit, and a panic mid-roll is worse
     /// than a desired capacity AWS then refuses.
     pub(crate) fn scale_up_desired(&self) -> u32 {
-        let uncapped = self.desired_after(self.terminated());
-        match &self.surge {
-            Some(surge) => uncapped.min(surge.ceiling),
-            None => uncapped,
-        }
+        self.capped(self.desired_after(self.terminated()))
     }
 
     /// The most instances the roll asks the group for: N + K, at most the
     /// surge's ceiling (what `--raise-max` raises MaxSize to).
     pub(crate) fn peak_desired(&self) -> u32 {
-        let uncapped = self.desired_after(0);
+        self.capped(self.desired_after(0))
+    }
+
+    /// `desired`, at most the surge's ceiling when it is capped.
+    fn capped(&self, desired: u32) -> u32 {
         self.surge
             .as_ref()
-            .map_or(uncapped, |s| uncapped.min(s.ceiling))
+            .map_or(desired, |s| desired.min(s.ceiling))
+    }
+
+    /// The roll's terminations (with decrement) that `group` shows
+    /// landed: sent, and the instance no longer in the group or on its
+    /// way out. An intent whose call never landed is not counted.
+    pub(crate) fn terminations_landed(&self, group: &AutoScalingGroup) -> u32 {
+        let landed = self
+            .instances
+            .iter()
+            .filter(|i| i.terminate_sent && !i.reclaimed && !group.still_has(&i.id))
+            .count();
+        u32::try_from(landed).unwrap_or(u32::MAX)
     }
 
     /// The desired capacity the group must have once `landed` of the
@@ -243,9 +256,9 @@ impl GroupRoll {
         }
     }
 
-    /// The batches whose old agents the drain may empty: the first, and
-    /// each one whose new instances have been launched and registered
-    /// (`opened`); every batch when the surge is not capped.
+    /// Whether the drain may empty `instance`'s agent now: its batch is
+    /// open (the first, or one whose new instances have registered:
+    /// `opened_batches`); always when the surge is not capped.
     pub(crate) fn batch_open(&self, instance: &RolledInstance) -> bool {
         self.surge.is_none() || instance.batch <= self.opened_batches
     }
