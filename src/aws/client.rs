@@ -138,6 +138,53 @@ impl AwsAutoScaling {
     }
 }
 
+impl AwsAutoScaling {
+    /// TerminateInstanceInAutoScalingGroup after the group is checked:
+    /// an instance gone or leaving is `AlreadyGone`; a decrement below
+    /// MinSize is refused here (AWS refuses it; moto performs it).
+    async fn terminate(
+        &self,
+        group: &str,
+        instance: &str,
+        decrement: bool,
+    ) -> Result<Termination, AwsError> {
+        const OP: &str = "TerminateInstanceInAutoScalingGroup";
+        let g = self.group_for_write(group).await?;
+        match g.instance(instance) {
+            None => return Ok(Termination::AlreadyGone),
+            Some(i) if i.lifecycle_state.is_leaving() => return Ok(Termination::AlreadyGone),
+            Some(_) => {}
+        }
+        // AWS refuses a decrement below MinSize; moto performs it.
+        if decrement && (g.desired_capacity == 0 || g.desired_capacity - 1 < g.min_size) {
+            return Err(AwsError::Refused {
+                operation: OP,
+                target: format!("{group}/{instance}"),
+                reason: format!(
+                    "desired capacity {} − 1 would fall below MinSize {}; lower MinSize first",
+                    g.desired_capacity, g.min_size
+                ),
+            });
+        }
+        let sent = retry(Backoff::DEFAULT, AwsError::proves_not_acted_upon, || {
+            self.send_terminate(instance, decrement)
+        })
+        .await;
+        match sent {
+            Ok(activity) => Ok(Termination::Started(activity)),
+            Err(err) => {
+                // The answer was lost or odd (a timeout, a 5xx, moto's HTML
+                // 500 for an instance no group holds, AWS's "not found"):
+                // look again instead of guessing or resending.
+                match self.describe_group(group).await {
+                    Ok(now) if !now.still_has(instance) => Ok(Termination::AlreadyGone),
+                    _ => Err(err),
+                }
+            }
+        }
+    }
+}
+
 impl AutoScaling for AwsAutoScaling {
     async fn describe_group(&self, group: &str) -> Result<AutoScalingGroup, AwsError> {
         group_from(&self.describe_raw(group).await?, group)
@@ -199,40 +246,15 @@ impl AutoScaling for AwsAutoScaling {
         group: &str,
         instance: &str,
     ) -> Result<Termination, AwsError> {
-        const OP: &str = "TerminateInstanceInAutoScalingGroup";
-        let g = self.group_for_write(group).await?;
-        match g.instance(instance) {
-            None => return Ok(Termination::AlreadyGone),
-            Some(i) if i.lifecycle_state.is_leaving() => return Ok(Termination::AlreadyGone),
-            Some(_) => {}
-        }
-        // AWS refuses a decrement below MinSize; moto performs it.
-        if g.desired_capacity == 0 || g.desired_capacity - 1 < g.min_size {
-            return Err(AwsError::Refused {
-                operation: OP,
-                target: format!("{group}/{instance}"),
-                reason: format!(
-                    "desired capacity {} − 1 would fall below MinSize {}; lower MinSize first",
-                    g.desired_capacity, g.min_size
-                ),
-            });
-        }
-        let sent = retry(Backoff::DEFAULT, AwsError::proves_not_acted_upon, || {
-            self.send_terminate(instance, true)
-        })
-        .await;
-        match sent {
-            Ok(activity) => Ok(Termination::Started(activity)),
-            Err(err) => {
-                // The answer was lost or odd (a timeout, a 5xx, moto's HTML
-                // 500 for an instance no group holds, AWS's "not found"):
-                // look again instead of guessing or resending.
-                match self.describe_group(group).await {
-                    Ok(now) if !now.still_has(instance) => Ok(Termination::AlreadyGone),
-                    _ => Err(err),
-                }
-            }
-        }
+        self.terminate(group, instance, true).await
+    }
+
+    async fn terminate_and_replace(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> Result<Termination, AwsError> {
+        self.terminate(group, instance, false).await
     }
 
     async fn suspend_processes(

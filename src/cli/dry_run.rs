@@ -270,8 +270,10 @@ fn dry_run_message(checkpoint: &Checkpoint) -> String {
             .as_ref()
             .map(|s| {
                 format!(
-                    "; in {} batches of {}, the surge capped by {}",
-                    s.batches, s.cap, s.from
+                    "; in batches, the surge capped at {} by {}: each batch opens an old \
+                     agent per new agent come, and more while the new agents' free resources \
+                     take their tasks (at most {} batches)",
+                    s.cap, s.from, s.batches
                 )
             })
             .unwrap_or_default();

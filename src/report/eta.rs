@@ -20,7 +20,9 @@
 //! - a capped surge's batches (`batch-N`), one after another: each left
 //!   at the pace seen between batches opening (two or more), else
 //!   `BATCH` (a launch, a move cycle, the terminations); the last one's
-//!   moves and terminations after it;
+//!   moves and terminations after it. Only the batches that will still
+//!   open old agents count: those not open yet over the last batch's
+//!   size (batches grow as the new agents take more in);
 //! - the rollback's moves and terminations: `ROLLBACK_STEP` each.
 //!
 //! The checkpoint says what is left; `Pace` keeps what this process saw
@@ -31,7 +33,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::plan::{Status, Step};
-use crate::roll::record::checkpoint::Checkpoint;
+use crate::roll::record::checkpoint::{Checkpoint, GroupRoll};
 use crate::roll::record::kinds::{GroupStep, StepKind, WaitKind};
 
 /// A step that acts and is done within a tick or two.
@@ -208,6 +210,13 @@ impl Pace {
         if drains {
             drain += drain_not_planned_yet(checkpoint, now, wave, waves_seen, wave_two_begun);
         }
+        let batches_left = batches_left.min(
+            checkpoint
+                .groups
+                .iter()
+                .map(batches_still_opening)
+                .sum(),
+        );
         let batches = match batches_left {
             0 => Duration::ZERO,
             // The last batch's moves and terminations come after it opens.
@@ -300,3 +309,28 @@ fn bake_until(checkpoint: &Checkpoint, step: &Step<GroupStep>) -> Option<SystemT
         .bake_until_unix_ms
         .map(|ms| UNIX_EPOCH + Duration::from_millis(ms))
 }
+
+/// How many more of a capped group's batches will open old agents: its
+/// old agents not open yet, over as many as its last batch opened (a
+/// batch takes in at least as many as the one before it as a rule: the
+/// new agents only grow), at least the cap; none once every old agent is
+/// open (its later batch steps then only see the last ones go).
+fn batches_still_opening(group: &GroupRoll) -> u32 {
+    let Some(surge) = &group.surge else {
+        return 0;
+    };
+    let unopened = group
+        .instances
+        .iter()
+        .filter(|i| i.batch > group.opened_batches && !i.terminate_sent)
+        .count();
+    let last = group
+        .instances
+        .iter()
+        .filter(|i| i.batch == group.opened_batches)
+        .count()
+        .max(surge.cap as usize)
+        .max(1);
+    u32::try_from(unopened.div_ceil(last)).unwrap_or(u32::MAX)
+}
+

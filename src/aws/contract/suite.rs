@@ -208,6 +208,46 @@ pub(super) async fn terminate_decrements_desired_and_a_second_terminate_is_alrea
     assert_calls(&b, "TerminateInstanceInAutoScalingGroup", 1);
 }
 
+pub(super) async fn terminate_and_replace_keeps_desired_and_the_group_launches_one_in_its_place<
+    B: Backend,
+>() {
+    // At MinSize: without a decrement there is nothing to refuse.
+    let b = B::provide(GroupSetup::sized(2, 5, 2)).await;
+    let aws = b.aws();
+    let victim = describe(&b).await.instances[0].id.clone();
+    match aws
+        .terminate_and_replace(b.group(), &victim)
+        .await
+        .expect("terminate")
+    {
+        Termination::Started(activity) => {
+            assert!(
+                activity.description.contains(&victim),
+                "{}",
+                activity.description
+            );
+            assert_eq!(activity.status, "InProgress");
+        }
+        other => panic!("expected Started, got {other:?}"),
+    }
+    let after = describe(&b).await;
+    assert_eq!(after.desired_capacity, 2);
+    let staying = after
+        .instances
+        .iter()
+        .filter(|i| i.id != victim && !i.lifecycle_state.is_leaving())
+        .count();
+    assert_eq!(staying, 2, "a replacement launched: {:?}", after.instances);
+    assert_eq!(
+        aws.terminate_and_replace(b.group(), &victim)
+            .await
+            .expect("again"),
+        Termination::AlreadyGone
+    );
+    assert_eq!(describe(&b).await.desired_capacity, 2);
+    assert_calls(&b, "TerminateInstanceInAutoScalingGroup", 1);
+}
+
 pub(super) async fn a_terminate_below_min_size_is_refused_before_sending<B: Backend>() {
     // moto would decrement below MinSize (AWS refuses): the adapter
     // refuses it itself.

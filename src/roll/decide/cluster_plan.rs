@@ -229,6 +229,7 @@ mod tests {
                 ip: None,
                 terminate_sent: false,
                 reclaimed: false,
+                replaced: false,
                 other_tasks: Default::default(),
                 batch: 0,
             })

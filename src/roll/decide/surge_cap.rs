@@ -6,8 +6,14 @@
 //! roll goes in batches: each batch's new instances are launched, the
 //! tasks of as many old agents moved onto them, those old agents
 //! terminated, and the next batch launched into the room they left.
+//! Each batch opens at least as many old agents as new agents have come
+//! since the last (one old agent's tasks to each new agent), and more
+//! while the new agents' free resources take their tasks (`to_open`):
+//! old agents are most often far from full, so the batches grow, and a
+//! capped roll takes a few launches, not one per cap.
 
 use crate::roll::ports::auto_scaling::MaintenancePolicy;
+use crate::roll::ports::mesos::Resources;
 use crate::roll::record::checkpoint::RolledInstance;
 use crate::roll::record::env::MaxSurge;
 
@@ -113,6 +119,44 @@ pub(crate) fn assign(instances: &mut [RolledInstance], room: u32) {
     }
 }
 
+/// How full a batch fills the new agents with old agents' tasks beyond
+/// one old agent for each new one: 80 % of each of their resources (CPU,
+/// memory, disk), the rest left for what a move needs besides (an app
+/// scaled up by one while its task moves) and for Marathon's placement,
+/// which is not a perfect packing.
+pub(crate) const FILL: f64 = 0.8;
+
+/// What the new agents can still take: `FILL` of their resources, less
+/// what runs on them and what the open old agents still hold.
+pub(crate) fn room(new_total: Resources, new_used: Resources, open_held: Resources) -> Resources {
+    Resources {
+        cpus: new_total.cpus * FILL - new_used.cpus - open_held.cpus,
+        mem: new_total.mem * FILL - new_used.mem - open_held.mem,
+        disk: new_total.disk * FILL - new_used.disk - open_held.disk,
+    }
+}
+
+/// How many of `candidates` (what each old agent still to open uses, in
+/// the order they open) a batch opens: the first `one_for_one` whatever
+/// they hold (a new agent for each, as a batch of the cap always had),
+/// then each next while what it uses fits in what is left of `room`.
+/// Stops at the first that does not fit: the order is kept.
+pub(crate) fn to_open(room: Resources, candidates: &[Resources], one_for_one: usize) -> usize {
+    let mut left = room;
+    let mut opened = 0;
+    for used in candidates {
+        let fits = used.cpus <= left.cpus && used.mem <= left.mem && used.disk <= left.disk;
+        if opened >= one_for_one && !fits {
+            break;
+        }
+        left.cpus -= used.cpus;
+        left.mem -= used.mem;
+        left.disk -= used.disk;
+        opened += 1;
+    }
+    opened
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,9 +170,45 @@ mod tests {
             ip: None,
             terminate_sent: false,
             reclaimed: false,
+            replaced: false,
             other_tasks: Default::default(),
             batch: 0,
         }
+    }
+
+    fn res(cpus: f64, mem: f64) -> Resources {
+        Resources {
+            cpus,
+            mem,
+            disk: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_batch_opens_one_old_agent_per_new_one_and_more_while_their_tasks_fit() {
+        // Six new agents of 16 CPUs and 60 GB, nothing on them yet: 80 %
+        // is 76.8 CPUs and 288 GB to give.
+        let new_total = res(96.0, 368_640.0);
+        let room = room(new_total, res(0.0, 0.0), res(0.0, 0.0));
+        assert!((room.cpus - 76.8).abs() < 1e-9);
+        // Old agents using 6 CPUs each: 12 fit (72 ≤ 76.8), the 13th not.
+        let old = vec![res(6.0, 12_288.0); 20];
+        assert_eq!(to_open(room, &old, 6), 12);
+        // Memory binds first when it is what they use.
+        let heavy = vec![res(1.0, 100_000.0); 20];
+        assert_eq!(to_open(room, &heavy, 0), 2);
+        // Full new agents: still one old agent per new one.
+        let full = super::room(new_total, res(90.0, 300_000.0), res(0.0, 0.0));
+        assert_eq!(to_open(full, &old, 6), 6);
+        assert_eq!(to_open(full, &old, 0), 0);
+        // What open old agents still hold is taken from the room first.
+        let held = super::room(new_total, res(0.0, 0.0), res(60.0, 0.0));
+        assert_eq!(to_open(held, &old, 0), 2);
+        // The order is kept: a big one stops the batch even when a later
+        // small one would fit.
+        let mixed = [res(6.0, 0.0), res(71.0, 0.0), res(1.0, 0.0)];
+        assert_eq!(to_open(room, &mixed, 0), 1);
+        assert_eq!(to_open(room, &[], 3), 0);
     }
 
     fn policy(max: Option<u32>) -> Option<MaintenancePolicy> {

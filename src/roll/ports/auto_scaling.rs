@@ -59,6 +59,17 @@ pub trait AutoScaling {
         instance: &str,
     ) -> impl Future<Output = Result<Termination, AutoScalingError>> + Send;
 
+    /// Terminates `instance` without a decrement: the group launches a
+    /// new instance in its place (a capped surge's old agents, while the
+    /// group is to stay at its ceiling). The same checks and answers as
+    /// `terminate_instance`, but MinSize is not concerned: the desired
+    /// capacity stays.
+    fn terminate_and_replace(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> impl Future<Output = Result<Termination, AutoScalingError>> + Send;
+
     /// Suspends exactly `processes` (an empty list is refused: AWS reads it
     /// as "all nine"). Suspending a suspended process is a no-op.
     fn suspend_processes(

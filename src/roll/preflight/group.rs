@@ -438,6 +438,7 @@ fn rolled_instance(
         agent_id,
         terminate_sent: false,
         reclaimed: false,
+        replaced: false,
         other_tasks: Default::default(),
         batch: 0,
     }

@@ -83,6 +83,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
             ip: None,
             terminate_sent: false,
             reclaimed: false,
+            replaced: false,
             other_tasks: Default::default(),
             batch: 0,
         })

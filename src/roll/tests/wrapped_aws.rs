@@ -71,6 +71,13 @@ impl AutoScaling for WrappedAws<'_> {
         }
         self.aws.terminate_instance(group, instance).await
     }
+    async fn terminate_and_replace(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> Result<Termination, AutoScalingError> {
+        self.aws.terminate_and_replace(group, instance).await
+    }
     async fn suspend_processes(
         &self,
         group: &str,

@@ -1,25 +1,28 @@
 //! A capped surge's later batches (`--max-surge`, or the group's instance
-//! maintenance policy): `OpenBatch` waits for the batch before it to be
-//! terminated, raises the desired capacity into the room those old
-//! agents left (never above the surge's ceiling), waits for the new
-//! instances as active Mesos agents, and then opens its own old agents
-//! to the drain's waves. Every old agent has been under the roll's
-//! maintenance window since the scale-up, so what the waves move off
-//! this batch lands on its new agents, never on an old agent a later
-//! batch empties: each task still moves once.
+//! maintenance policy): `OpenBatch` waits for the old agents of the
+//! batches before it to be terminated (the group launched a new instance
+//! in each one's place, within its ceiling: `GroupRoll::replaces_next`),
+//! waits for those new instances as active Mesos agents, and then opens
+//! old agents to the drain's waves: its own, and more while the new
+//! agents' free resources take their tasks (`take_in`). Every old agent
+//! has been under the roll's maintenance window since the scale-up, so
+//! what the waves move off an open batch lands on new agents, never on
+//! an old agent a later batch empties: each task still moves once.
 
-use super::scale_up::{record_raise, wait_registered};
+use super::scale_up::wait_registered;
 use super::{StepAction, StepContext, Tick};
 use crate::roll::decide::roll_plan::batch_id;
+use crate::roll::decide::surge_cap;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::AutoScaling;
+use crate::roll::ports::mesos::Resources;
 
 /// Opens batch `batch` (from 2).
 ///
-/// Safe to re-run: the raise is recorded with its intent before the call,
-/// and the value is absolute (sent again until the wait begins); the wait
-/// only reads; opening is a number that only grows.
+/// Safe to re-run: it sends nothing but a lost raise's absolute value
+/// again; the wait only reads; which old agents open is recorded with
+/// the step's completion, and opening only grows.
 pub(crate) struct OpenBatch {
     pub(crate) batch: u32,
 }
@@ -30,28 +33,41 @@ impl StepAction for OpenBatch {
         if cx.group().opened_batches >= batch {
             return Ok(Tick::Done(format!("batch {batch} is open to the drain")));
         }
-        let raised = cx.group().surge.as_ref().and_then(|s| s.raised);
-        if raised.is_none_or(|r| r.batch < batch) {
-            if let Some(waiting) = before_terminated(cx, batch).await? {
-                return Ok(Tick::NotYet(waiting));
-            }
-            raise(cx, batch).await?;
-        } else {
-            resend_lost_raise(cx, batch).await?;
+        if let Some(waiting) = before_terminated(cx, batch) {
+            return Ok(Tick::NotYet(waiting));
         }
+        resend_lost_raise(cx, batch).await?;
         let id = cx.id_of(&batch_id(batch));
-        match wait_registered(cx, &id).await? {
+        let registered = wait_registered(cx, &id).await?;
+        if !cx.group().instances.iter().any(|i| i.batch >= batch) {
+            // Every old agent went (those before it are terminated): what
+            // is left is the new instances launched in their place.
+            let Tick::Done(registered) = registered else {
+                return Ok(registered);
+            };
+            cx.group_mut().opened_batches = batch;
+            return Ok(Tick::Done(format!(
+                "batch {batch}: {registered}; nothing left to open (earlier batches took its \
+                 old agents in)"
+            )));
+        }
+        match registered {
             Tick::Done(registered) => {
-                let old = cx
-                    .group()
-                    .instances
-                    .iter()
-                    .filter(|i| i.batch == batch)
-                    .count();
+                let (opened, beyond) = take_in(cx, batch).await?;
+                if opened == 0 {
+                    return Ok(Tick::waiting(
+                        crate::roll::record::kinds::WaitKind::TaskMoves,
+                        format!(
+                            "batch {batch}: {registered}, but they have no room for another \
+                             old agent's tasks"
+                        ),
+                    ));
+                }
                 cx.group_mut().opened_batches = batch;
                 cx.save().await?;
                 Ok(Tick::Done(format!(
-                    "batch {batch}: {registered}; its {old} old agent(s) open to the drain"
+                    "batch {batch}: {registered}; {opened} old agent(s) open to the drain{}",
+                    beyond_said(beyond)
                 )))
             }
             other => Ok(other),
@@ -59,14 +75,9 @@ impl StepAction for OpenBatch {
     }
 }
 
-/// What batch `batch` still waits for before it may launch: the old
-/// agents of the batches before it not terminated yet, or terminations
-/// sent that the group has not finished (the raise is counted from
-/// terminations that have all landed); `None` when nothing.
-async fn before_terminated<P: Ports>(
-    cx: &mut StepContext<'_, '_, P>,
-    batch: u32,
-) -> Result<Option<String>, RollError> {
+/// What batch `batch` still waits for before its new agents can be
+/// there: old agents of the batches before it not terminated yet.
+fn before_terminated<P: Ports>(cx: &StepContext<'_, '_, P>, batch: u32) -> Option<String> {
     let left: Vec<String> = cx
         .group()
         .instances
@@ -74,41 +85,96 @@ async fn before_terminated<P: Ports>(
         .filter(|i| i.batch < batch && !i.terminate_sent)
         .map(|i| i.id.clone())
         .collect();
-    if !left.is_empty() {
-        return Ok(Some(format!(
-            "batch {batch} launches once batch {} is terminated: {} old instance(s) left ({})",
+    (!left.is_empty()).then(|| {
+        format!(
+            "batch {batch} opens once batch {} is terminated: {} old instance(s) left ({})",
             batch - 1,
             left.len(),
             named(&left)
-        )));
-    }
-    let group = cx.observed_group().await?;
-    let landing: Vec<String> = cx
-        .group()
-        .instances
-        .iter()
-        .filter(|i| i.terminate_sent && !i.reclaimed && group.still_has(&i.id))
-        .map(|i| i.id.clone())
-        .collect();
-    if !landing.is_empty() {
-        return Ok(Some(format!(
-            "batch {batch} launches once the group has finished terminating {}",
-            named(&landing)
-        )));
-    }
-    Ok(None)
+        )
+    })
 }
 
-/// Raises the desired capacity for batch `batch`: N + K − terminated, at
-/// most the surge's ceiling; recorded with the intent, then sent.
-async fn raise<P: Ports>(cx: &mut StepContext<'_, '_, P>, batch: u32) -> Result<(), RollError> {
-    let desired = cx.group().scale_up_desired();
-    let asg = cx.group().asg.clone();
-    let said = record_raise(cx, batch, desired);
-    cx.intend(format!("set desired capacity of {asg} to {desired}{said}"))
-        .await?;
-    cx.ports.aws().set_desired_capacity(&asg, desired).await?;
-    Ok(())
+/// Opens old agents to the drain as batch `opening` (the first: the
+/// scale-up's, whose own old agents are open already; or a later one):
+/// in the planned order, those planned for it and at least one for each
+/// new agent come since the last batch, then more while what each uses
+/// fits in the new agents' free resources (`surge_cap::to_open`). Each
+/// opened is recorded as of batch `opening`; how many opened, and how
+/// many of them beyond one for each new agent.
+pub(super) async fn take_in<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    opening: u32,
+) -> Result<(usize, usize), RollError> {
+    let seen = cx.tick.observation().await?;
+    let group = cx.group();
+    let used_by = |agent: &str| {
+        seen.agent(agent)
+            .map(|a| a.used_resources)
+            .unwrap_or_default()
+    };
+    let mut new_total = Resources::default();
+    let mut new_used = Resources::default();
+    let mut new_agents: usize = 0;
+    for new in &group.new_agents {
+        let Some(agent) = seen.agent(&new.agent_id).filter(|a| a.active) else {
+            continue;
+        };
+        new_agents += 1;
+        add(&mut new_total, agent.resources);
+        add(&mut new_used, agent.used_resources);
+    }
+    let mut open_held = Resources::default();
+    let mut opened_before: usize = 0;
+    for i in &group.instances {
+        if i.batch <= group.opened_batches || i.terminate_sent {
+            opened_before += 1;
+            if !i.terminate_sent {
+                add(&mut open_held, used_by(&i.agent_id));
+            }
+        }
+    }
+    let mut candidates: Vec<usize> = (0..group.instances.len())
+        .filter(|&n| {
+            let i = &group.instances[n];
+            i.batch > group.opened_batches && !i.terminate_sent
+        })
+        .collect();
+    candidates.sort_by_key(|&n| group.instances[n].batch);
+    let planned = candidates
+        .iter()
+        .filter(|&&n| group.instances[n].batch <= opening)
+        .count();
+    let one_each = new_agents.saturating_sub(opened_before);
+    let uses: Vec<Resources> = candidates
+        .iter()
+        .map(|&n| used_by(&group.instances[n].agent_id))
+        .collect();
+    let room = surge_cap::room(new_total, new_used, open_held);
+    let opened = surge_cap::to_open(room, &uses, planned.max(one_each));
+    for &n in &candidates[..opened] {
+        cx.group_mut().instances[n].batch = opening;
+    }
+    Ok((opened, opened.saturating_sub(planned.max(one_each))))
+}
+
+fn add(to: &mut Resources, more: Resources) {
+    to.cpus += more.cpus;
+    to.mem += more.mem;
+    to.disk += more.disk;
+}
+
+/// What a batch says of the old agents it took in beyond one for each
+/// new agent.
+pub(super) fn beyond_said(beyond: usize) -> String {
+    if beyond == 0 {
+        return String::new();
+    }
+    format!(
+        " ({beyond} of them beyond one for each new agent: the new agents' free resources \
+         take their tasks, filled to at most {:.0} %)",
+        surge_cap::FILL * 100.0
+    )
 }
 
 /// A raise recorded whose call may never have landed (a crash between

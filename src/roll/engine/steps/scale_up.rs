@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::lifecycle_waits;
+use super::{batch, lifecycle_waits};
 use super::{StepAction, StepContext, Tick};
 use crate::roll::decide::failure;
 use crate::roll::decide::roll_plan::WAIT_REGISTERED;
@@ -73,7 +73,21 @@ pub(crate) struct WaitRegistered;
 
 impl StepAction for WaitRegistered {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
-        wait_registered(cx, WAIT_REGISTERED).await
+        let registered = wait_registered(cx, WAIT_REGISTERED).await?;
+        let Tick::Done(said) = registered else {
+            return Ok(registered);
+        };
+        if cx.group().surge.is_none() {
+            return Ok(Tick::Done(said));
+        }
+        // Capped: the first batch takes in more old agents while the new
+        // agents' free resources take their tasks.
+        let (_, beyond) = batch::take_in(cx, 1).await?;
+        let open = cx.open_old_agents().len();
+        Ok(Tick::Done(format!(
+            "{said}; batch 1: {open} old agent(s) open to the drain{}",
+            batch::beyond_said(beyond)
+        )))
     }
 }
 

@@ -325,15 +325,36 @@ async fn send_terminations<P: Ports>(
     batch: &[RolledInstance],
     log: bool,
 ) -> Result<Tick, RollError> {
+    let mut replaced = 0;
     for record in batch {
-        if let Some(r) = cx.group_mut().instance_mut(&record.id) {
+        let group = cx.group_mut();
+        // Decided once, with the intent: a resend goes the same way.
+        let replace = match group.instance(&record.id) {
+            Some(r) if r.terminate_sent => r.replaced,
+            _ => group.replaces_next(),
+        };
+        if let Some(r) = group.instance_mut(&record.id) {
             r.terminate_sent = true;
+            r.replaced = replace;
         }
+        replaced += usize::from(replace);
     }
     if log {
         let shown: Vec<&str> = batch.iter().take(5).map(|r| r.id.as_str()).collect();
+        let how = match replaced {
+            0 => "with decrement".to_string(),
+            n if n == batch.len() => {
+                "without decrement (the group launches one in each's place, within the surge cap)"
+                    .to_string()
+            }
+            n => format!(
+                "{n} without decrement (the group launches one in each's place, within the \
+                 surge cap), {} with",
+                batch.len() - n
+            ),
+        };
         cx.note_intent(format!(
-            "put {} emptied agent(s) down and terminate their instances with decrement: {}{}",
+            "put {} emptied agent(s) down and terminate their instances {how}: {}{}",
             batch.len(),
             shown.join(", "),
             if batch.len() > shown.len() {
@@ -352,7 +373,16 @@ async fn send_terminations<P: Ports>(
     machines_down(cx, &machines).await?;
     let asg = cx.group().asg.clone();
     for record in batch {
-        let result = cx.ports.aws().terminate_instance(&asg, &record.id).await?;
+        let replace = cx
+            .group()
+            .instance(&record.id)
+            .is_some_and(|r| r.replaced);
+        let aws = cx.ports.aws();
+        let result = if replace {
+            aws.terminate_and_replace(&asg, &record.id).await?
+        } else {
+            aws.terminate_instance(&asg, &record.id).await?
+        };
         // The answer is written with the tick: a crash before that finds
         // the intent, and the group says whether the call landed.
         cx.record(EventKind::Terminate, format!("{}: {result}", record.id));

@@ -117,12 +117,21 @@ pub struct RolledInstance {
     /// decrements. `terminate_sent` is set too: the roll is done with it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) reclaimed: bool,
+    /// The roll terminated it without a decrement, so that the group
+    /// launched a new instance in its place at once (a capped surge:
+    /// the group stays at its ceiling while more old agents are left
+    /// than the decrements still to come; `GroupRoll::replaces_next`).
+    /// Not one of the roll's decrements.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) replaced: bool,
     /// Other frameworks' tasks found on its agent once Marathon's were
     /// gone, and what the roll did about them.
     #[serde(default, skip_serializing_if = "OtherTasks::is_none")]
     pub(crate) other_tasks: OtherTasks,
     /// The batch it is replaced in (from 1) when the roll's surge is
-    /// capped (`GroupRoll::surge`); 0 when it is not.
+    /// capped (`GroupRoll::surge`); 0 when it is not. Planned at the
+    /// start (batches of the cap); a batch that opens with room on the
+    /// new agents for more takes later ones in (`surge_cap::to_open`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) batch: u32,
 }
@@ -143,7 +152,8 @@ pub(crate) struct SurgeCap {
     pub(crate) from: String,
     /// The most instances it may hold: max(size, target) + cap.
     pub(crate) ceiling: u32,
-    /// How many batches the old instances are in.
+    /// How many batches the old instances are in at most (batches of
+    /// the cap; a batch that takes more in leaves later ones empty).
     pub(crate) batches: u32,
     /// The terminations at once per AZ the group's instance maintenance
     /// policy allows (`MinHealthyPercentage`: its size plus the cap, less
@@ -196,27 +206,50 @@ impl GroupRoll {
         self.surges.iter().filter(|s| s.state != SurgeState::Done)
     }
 
-    /// Instances whose termination (with decrement) was sent: they count
+    /// Instances whose termination with decrement was sent: they count
     /// as gone when the desired capacity is computed. One the group lost
-    /// and replaced by itself (`reclaimed`) is not: its capacity stays.
+    /// and replaced by itself (`reclaimed`), or one the roll terminated
+    /// for the group to replace (`replaced`), is not: its capacity stays.
     pub fn terminated(&self) -> u32 {
         u32::try_from(
             self.instances
                 .iter()
-                .filter(|i| i.terminate_sent && !i.reclaimed)
+                .filter(|i| i.decremented())
                 .count(),
         )
         .unwrap_or(u32::MAX)
     }
 
-    /// The absolute desired capacity of the scale-up: N + K − terminated,
-    /// at most the surge's ceiling when it is capped.
-    /// Computed from the checkpoint, so no rerun of the step can overshoot.
-    /// Saturating: preflight keeps N + K far below `u32::MAX`, but a
-    /// checkpoint is a file anyone may edit, and a panic mid-roll is worse
-    /// than a desired capacity AWS then refuses.
+    /// The absolute desired capacity the group has once every
+    /// termination sent has landed: N + K − terminated (uncapped), or the
+    /// capped scale-up's N + K at most the ceiling, less the terminations
+    /// with decrement since. Computed from the checkpoint, so no rerun of
+    /// a step can overshoot. Saturating: preflight keeps N + K far below
+    /// `u32::MAX`, but a checkpoint is a file anyone may edit, and a panic
+    /// mid-roll is worse than a desired capacity AWS then refuses.
     pub(crate) fn scale_up_desired(&self) -> u32 {
-        self.capped(self.desired_after(self.terminated()))
+        match self.surge.as_ref().and_then(|s| s.raised) {
+            Some(_) => self.expected_desired(self.terminated()),
+            None => self.peak_desired().saturating_sub(self.terminated()),
+        }
+    }
+
+    /// Whether the next old instance the roll terminates goes without a
+    /// decrement, so that the group launches a new one in its place at
+    /// once: only with a capped surge, and only while more old instances
+    /// are left than the decrements that bring the group from its
+    /// desired capacity down to its target. The group then stays at its
+    /// ceiling (never above it: the instance leaves service as its
+    /// replacement launches), and its desired capacity never falls
+    /// towards MinSize while old agents are left to replace; the last
+    /// ones go with a decrement, down to the target.
+    pub(crate) fn replaces_next(&self) -> bool {
+        if self.surge.is_none() {
+            return false;
+        }
+        let left = self.instances.iter().filter(|i| !i.terminate_sent).count();
+        let decrements = self.scale_up_desired().saturating_sub(self.target);
+        left > decrements as usize
     }
 
     /// The most instances the roll asks the group for: N + K, at most the
@@ -239,7 +272,7 @@ impl GroupRoll {
         let landed = self
             .instances
             .iter()
-            .filter(|i| i.terminate_sent && !i.reclaimed && !group.still_has(&i.id))
+            .filter(|i| i.decremented() && !group.still_has(&i.id))
             .count();
         u32::try_from(landed).unwrap_or(u32::MAX)
     }
@@ -281,7 +314,9 @@ impl GroupRoll {
 
     /// What a complete roll says of a group that ends above its target:
     /// old instances that left without a decrement (`reclaimed`), each
-    /// replaced by the group with one more new instance.
+    /// replaced by the group with one more new instance. A capped roll
+    /// makes up for them with decrements of the old instances still left
+    /// (`replaces_next`), as far as there are any.
     pub(crate) fn above_target(&self) -> Option<String> {
         let reclaimed: Vec<&str> = self
             .instances
@@ -289,10 +324,14 @@ impl GroupRoll {
             .filter(|i| i.reclaimed)
             .map(|i| i.id.as_str())
             .collect();
-        if reclaimed.is_empty() {
+        let left = self.instances.iter().filter(|i| !i.terminate_sent).count();
+        let desired = u64::from(self.scale_up_desired());
+        let ends = desired
+            .saturating_sub(left as u64)
+            .max(u64::from(self.target));
+        if reclaimed.is_empty() || ends <= u64::from(self.target) {
             return None;
         }
-        let ends = u64::from(self.target) + reclaimed.len() as u64;
         Some(format!(
             "{} ends at {ends} instances, not {}: {} left the group without a decrement \
              (reclaimed by EC2) and the group replaced each; to come back to {}, drain one new \
@@ -304,12 +343,23 @@ impl GroupRoll {
         ))
     }
 
+    pub(crate) fn instance(&self, id: &str) -> Option<&RolledInstance> {
+        self.instances.iter().find(|i| i.id == id)
+    }
+
     pub(crate) fn instance_mut(&mut self, id: &str) -> Option<&mut RolledInstance> {
         self.instances.iter_mut().find(|i| i.id == id)
     }
 }
 
 impl RolledInstance {
+    /// Its termination was sent with a decrement: neither lost by the
+    /// group (`reclaimed`) nor terminated for the group to replace
+    /// (`replaced`).
+    pub(crate) fn decremented(&self) -> bool {
+        self.terminate_sent && !self.reclaimed && !self.replaced
+    }
+
     /// Its agent's machine, as the roll's maintenance windows record it.
     pub(crate) fn machine(&self) -> MaintenanceRecord {
         MaintenanceRecord {

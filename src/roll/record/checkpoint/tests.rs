@@ -361,7 +361,8 @@ fn a_capped_group_asks_for_at_most_its_ceiling_and_expects_what_its_last_batch_s
         min_healthy_bound: None,
         raised: None,
     });
-    assert_eq!(group.scale_up_desired(), group.target + 1);
+    // The ceiling, less the terminations with decrement sent since.
+    assert_eq!(group.scale_up_desired(), group.target + 1 - sent);
     assert_eq!(group.peak_desired(), group.target + 1);
     // A batch raised it to 7 when 2 terminations had landed: 3 landed
     // now is one decrement since.
@@ -376,4 +377,65 @@ fn a_capped_group_asks_for_at_most_its_ceiling_and_expects_what_its_last_batch_s
     let text = checkpoint.to_json(Path::new("c.json")).unwrap();
     let back = Checkpoint::parse(Path::new("c.json"), std::str::from_utf8(&text).unwrap()).unwrap();
     assert_eq!(back.groups[0].surge, checkpoint.groups[0].surge);
+}
+
+#[test]
+fn a_capped_group_has_its_old_instances_replaced_until_only_the_last_decrements_are_left() {
+    let mut checkpoint = parse_value(&written()).unwrap();
+    let group = &mut checkpoint.groups[0];
+    for i in &mut group.instances {
+        i.terminate_sent = false;
+    }
+    let k = group.instances.len();
+    let target = group.target;
+    // Uncapped: every termination decrements, as always.
+    assert!(!group.replaces_next());
+    group.surge = Some(super::SurgeCap {
+        cap: 2,
+        from: "--max-surge 2".to_string(),
+        ceiling: target + 2,
+        batches: 6,
+        min_healthy_bound: None,
+        raised: Some(super::Raised {
+            batch: 1,
+            desired: target + 2,
+            terminated: 0,
+        }),
+    });
+    // The first old instance left without the roll (EC2 reclaimed it):
+    // the group replaced it; the roll's own decrements make up for it.
+    group.instances[0].terminate_sent = true;
+    group.instances[0].reclaimed = true;
+    let mut replaced = Vec::new();
+    for n in 1..k {
+        let replace = group.replaces_next();
+        group.instances[n].terminate_sent = true;
+        group.instances[n].replaced = replace;
+        replaced.push(replace);
+    }
+    // Replaced while more were left than the 2 decrements to the target,
+    // then the last two with a decrement.
+    let mut expected = vec![true; k - 3];
+    expected.extend([false, false]);
+    assert_eq!(replaced, expected);
+    assert_eq!(group.terminated(), 2);
+    assert_eq!(group.scale_up_desired(), target);
+    assert_eq!(group.above_target(), None, "the decrements made up for it");
+    // Uncapped, the same reclaimed instance leaves the group one above.
+    group.surge = None;
+    for i in &mut group.instances[1..] {
+        i.replaced = false;
+    }
+    assert!(
+        group
+            .above_target()
+            .is_some_and(|s| s.contains(&format!("ends at {}", target + 1))),
+        "{:?}",
+        group.above_target()
+    );
+    // A replaced termination is written and read back.
+    group.instances[1].replaced = true;
+    let text = checkpoint.to_json(Path::new("c.json")).unwrap();
+    let back = Checkpoint::parse(Path::new("c.json"), std::str::from_utf8(&text).unwrap()).unwrap();
+    assert!(back.groups[0].instances[1].replaced);
 }
