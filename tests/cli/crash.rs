@@ -1025,11 +1025,13 @@ fn a_fixed_sample_of_crash_points_of_demo_all_resume_to_a_clean_end() {
     );
 }
 
-/// The capped surge's sample CI runs: `demo` in batches of 4
-/// (`--max-surge 4`: three batches over its ~118 writes), killed at
-/// points inside each batch and across their boundaries, one resume
-/// killed again; every trial must end clean and never above 12 + 4
-/// instances pending or in service (the simulator's peak).
+/// The capped surge's sample CI runs: `demo` at `--max-surge 1` (one
+/// new agent at a time, each batch taking in what its free resources
+/// hold; old agents terminated without a decrement, the last with one;
+/// ~110 writes), killed at points inside batches and across their
+/// boundaries, one resume killed again; every trial must end clean and
+/// never above 12 + 1 instances pending or in service (the simulator's
+/// peak).
 #[test]
 fn a_fixed_sample_of_crash_points_of_a_capped_demo_roll_all_resume_never_above_the_cap() {
     let mut trials: Vec<Trial> = Vec::new();
@@ -1037,14 +1039,14 @@ fn a_fixed_sample_of_crash_points_of_a_capped_demo_roll_all_resume_never_above_t
         for kill in [Kill::After(k), Kill::Before(k)] {
             trials.push(Trial {
                 scenario: "demo".into(),
-                strategy: "drain+surge4".into(),
+                strategy: "drain+surge1".into(),
                 kills: vec![kill],
             });
         }
     }
     trials.push(Trial {
         scenario: "demo".into(),
-        strategy: "drain+surge4".into(),
+        strategy: "drain+surge1".into(),
         kills: vec![Kill::After(60), Kill::After(30)],
     });
     let tally = run_all(trials, 2);
