@@ -261,6 +261,8 @@ fn the_raml_app_list_shows_a_deploying_app_with_no_running_task() {
     assert_eq!(apps[0].id, "/myapp");
     // `"acceptedResourceRoles": null`: Marathon's default.
     assert_eq!(apps[0].accepted_resource_roles, None);
+    // `"constraints": [["hostname", "UNIQUE", ""]]`: one task an agent.
+    assert_eq!(apps[0].per_host, Some(1));
     assert_eq!(
         apps[0].deployments,
         ["9538079c-3898-4e32-aa31-799bf9097f74"]
@@ -1050,4 +1052,34 @@ fn the_launch_queue_is_read_with_each_apps_count_and_delay() {
     assert_eq!(queue.len(), 1);
     assert_eq!(queue[0].app, "/foo");
     assert_eq!(queue[0].delay_left, Duration::from_secs(784));
+}
+
+#[test]
+fn hostname_constraints_say_how_many_tasks_one_agent_may_run() {
+    let app = |constraints: &str| {
+        let body = format!(
+            r#"{{"apps": [{{"id": "/a", "instances": 2, "constraints": {constraints}}}]}}"#
+        );
+        wire::parse_apps(body.as_bytes())
+            .unwrap()
+            .remove(0)
+            .per_host
+    };
+    assert_eq!(app(r#"[["hostname", "UNIQUE"]]"#), Some(1));
+    assert_eq!(app(r#"[["hostname", "MAX_PER", "3"]]"#), Some(3));
+    assert_eq!(
+        app(r#"[["hostname", "MAX_PER", "3"], ["hostname", "unique"]]"#),
+        Some(1)
+    );
+    // Other fields and operators, odd shapes: no limit, never an error.
+    assert_eq!(app(r#"[["rack", "UNIQUE"]]"#), None);
+    assert_eq!(app(r#"[["hostname", "GROUP_BY"]]"#), None);
+    assert_eq!(app(r#"[["hostname", "MAX_PER", "zero"]]"#), None);
+    assert_eq!(
+        app(r#"[["hostname"], [], [1, 2], "hostname:UNIQUE"]"#),
+        None
+    );
+    assert_eq!(app(r#""hostname:UNIQUE""#), None);
+    assert_eq!(app("[]"), None);
+    assert_eq!(app("null"), None);
 }

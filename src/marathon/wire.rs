@@ -61,6 +61,37 @@ pub(crate) struct WireApp {
     pub(crate) accepted_resource_roles: Option<Vec<String>>,
     /// Marathon's labels are strings; any other value is left out.
     pub(crate) labels: Option<BTreeMap<String, serde_json::Value>>,
+    /// `[field, operator, value?]` each; read loosely (only `hostname`'s
+    /// `UNIQUE` and `MAX_PER` matter here; anything else is left out).
+    pub(crate) constraints: Option<serde_json::Value>,
+}
+
+/// The most tasks one agent may run under `constraints`: `hostname
+/// UNIQUE` is 1, `hostname MAX_PER n` is n (the least of several).
+fn per_host(constraints: Option<&serde_json::Value>) -> Option<u32> {
+    constraints?
+        .as_array()?
+        .iter()
+        .filter_map(|c| {
+            let c = c.as_array()?;
+            let field = c.first()?.as_str()?;
+            let operator = c.get(1)?.as_str()?;
+            if field != "hostname" {
+                return None;
+            }
+            match operator.to_ascii_uppercase().as_str() {
+                "UNIQUE" => Some(1),
+                "MAX_PER" => c
+                    .get(2)?
+                    .as_str()?
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&n| n > 0),
+                _ => None,
+            }
+        })
+        .min()
 }
 
 /// An app's `lastTaskFailure` (`slaveId` since Marathon 0.8; `version` is
@@ -288,6 +319,7 @@ impl From<WireApp> for App {
             min_health_capacity,
             no_surge: NoSurge::of(&labels, min_health_capacity, max_over_capacity),
             labels,
+            per_host: per_host(wire.constraints.as_ref()),
             last_task_failure: wire.last_task_failure.map(|f| TaskFailure {
                 task_id: f.task_id,
                 agent_id: f.slave_id,

@@ -210,13 +210,8 @@ impl Pace {
         if drains {
             drain += drain_not_planned_yet(checkpoint, now, wave, waves_seen, wave_two_begun);
         }
-        let batches_left = batches_left.min(
-            checkpoint
-                .groups
-                .iter()
-                .map(batches_still_opening)
-                .sum(),
-        );
+        let batches_left =
+            batches_left.min(checkpoint.groups.iter().map(batches_still_opening).sum());
         let batches = match batches_left {
             0 => Duration::ZERO,
             // The last batch's moves and terminations come after it opens.
@@ -333,4 +328,3 @@ fn batches_still_opening(group: &GroupRoll) -> u32 {
         .max(1);
     u32::try_from(unopened.div_ceil(last)).unwrap_or(u32::MAX)
 }
-

@@ -136,22 +136,51 @@ pub(crate) fn room(new_total: Resources, new_used: Resources, open_held: Resourc
     }
 }
 
-/// How many of `candidates` (what each old agent still to open uses, in
-/// the order they open) a batch opens: the first `one_for_one` whatever
-/// they hold (a new agent for each, as a batch of the cap always had),
-/// then each next while what it uses fits in what is left of `room`.
-/// Stops at the first that does not fit: the order is kept.
-pub(crate) fn to_open(room: Resources, candidates: &[Resources], one_for_one: usize) -> usize {
+/// An old agent a batch may open: what it uses, and how many tasks it
+/// runs of each app limited per agent (index into the batch's places,
+/// count).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Candidate {
+    pub(crate) uses: Resources,
+    pub(crate) limited: Vec<(usize, u32)>,
+}
+
+/// How many of `candidates` (the old agents still to open, in the order
+/// they open) a batch opens: the first `one_for_one` whatever they hold
+/// (a new agent for each, as a batch of the cap always had), then each
+/// next while what it uses fits in what is left of `room` and the new
+/// agents have a place left for each of its tasks of an app limited per
+/// agent (`places`, per app: a `hostname` UNIQUE app's task needs a new
+/// agent without one). Stops at the first that does not fit: the order
+/// is kept.
+pub(crate) fn to_open(
+    room: Resources,
+    places: &[u32],
+    candidates: &[Candidate],
+    one_for_one: usize,
+) -> usize {
     let mut left = room;
+    let mut places = places.to_vec();
     let mut opened = 0;
-    for used in candidates {
-        let fits = used.cpus <= left.cpus && used.mem <= left.mem && used.disk <= left.disk;
+    for c in candidates {
+        let used = c.uses;
+        let fits = used.cpus <= left.cpus
+            && used.mem <= left.mem
+            && used.disk <= left.disk
+            && c.limited
+                .iter()
+                .all(|&(app, n)| places.get(app).is_some_and(|&p| n <= p));
         if opened >= one_for_one && !fits {
             break;
         }
         left.cpus -= used.cpus;
         left.mem -= used.mem;
         left.disk -= used.disk;
+        for &(app, n) in &c.limited {
+            if let Some(p) = places.get_mut(app) {
+                *p = p.saturating_sub(n);
+            }
+        }
         opened += 1;
     }
     opened
@@ -184,6 +213,13 @@ mod tests {
         }
     }
 
+    fn using(cpus: f64, mem: f64) -> Candidate {
+        Candidate {
+            uses: res(cpus, mem),
+            limited: Vec::new(),
+        }
+    }
+
     #[test]
     fn a_batch_opens_one_old_agent_per_new_one_and_more_while_their_tasks_fit() {
         // Six new agents of 16 CPUs and 60 GB, nothing on them yet: 80 %
@@ -192,23 +228,49 @@ mod tests {
         let room = room(new_total, res(0.0, 0.0), res(0.0, 0.0));
         assert!((room.cpus - 76.8).abs() < 1e-9);
         // Old agents using 6 CPUs each: 12 fit (72 ≤ 76.8), the 13th not.
-        let old = vec![res(6.0, 12_288.0); 20];
-        assert_eq!(to_open(room, &old, 6), 12);
+        let old = vec![using(6.0, 12_288.0); 20];
+        assert_eq!(to_open(room, &[], &old, 6), 12);
         // Memory binds first when it is what they use.
-        let heavy = vec![res(1.0, 100_000.0); 20];
-        assert_eq!(to_open(room, &heavy, 0), 2);
+        let heavy = vec![using(1.0, 100_000.0); 20];
+        assert_eq!(to_open(room, &[], &heavy, 0), 2);
         // Full new agents: still one old agent per new one.
         let full = super::room(new_total, res(90.0, 300_000.0), res(0.0, 0.0));
-        assert_eq!(to_open(full, &old, 6), 6);
-        assert_eq!(to_open(full, &old, 0), 0);
+        assert_eq!(to_open(full, &[], &old, 6), 6);
+        assert_eq!(to_open(full, &[], &old, 0), 0);
         // What open old agents still hold is taken from the room first.
         let held = super::room(new_total, res(0.0, 0.0), res(60.0, 0.0));
-        assert_eq!(to_open(held, &old, 0), 2);
+        assert_eq!(to_open(held, &[], &old, 0), 2);
         // The order is kept: a big one stops the batch even when a later
         // small one would fit.
-        let mixed = [res(6.0, 0.0), res(71.0, 0.0), res(1.0, 0.0)];
-        assert_eq!(to_open(room, &mixed, 0), 1);
-        assert_eq!(to_open(room, &[], 3), 0);
+        let mixed = [using(6.0, 0.0), using(71.0, 0.0), using(1.0, 0.0)];
+        assert_eq!(to_open(room, &[], &mixed, 0), 1);
+        assert_eq!(to_open(room, &[], &[], 3), 0);
+    }
+
+    #[test]
+    fn a_task_of_an_app_limited_per_agent_needs_a_place_on_a_new_agent() {
+        let room = res(1000.0, 1_000_000.0);
+        // Each old agent runs one task of app 0 (hostname UNIQUE); the
+        // new agents have 2 places left for it.
+        let lb = Candidate {
+            uses: res(1.0, 1024.0),
+            limited: vec![(0, 1)],
+        };
+        let old = vec![lb.clone(); 5];
+        assert_eq!(to_open(room, &[2], &old, 0), 2);
+        // One for each new agent whatever: 3 open even with 2 places.
+        assert_eq!(to_open(room, &[2], &old, 3), 3);
+        // No place at all, no extra old agent with such a task; an agent
+        // without one is not held back by it.
+        assert_eq!(to_open(room, &[0], &old, 0), 0);
+        let other = using(1.0, 1024.0);
+        assert_eq!(to_open(room, &[0], &[other.clone(), lb, other], 0), 1);
+        // An index with no places listed is no place.
+        let unknown = Candidate {
+            uses: res(1.0, 1.0),
+            limited: vec![(7, 1)],
+        };
+        assert_eq!(to_open(room, &[5], &[unknown], 0), 0);
     }
 
     fn policy(max: Option<u32>) -> Option<MaintenancePolicy> {

@@ -52,6 +52,11 @@ pub struct App {
     /// Its labels with string values (Marathon's are strings): DC/OS
     /// marks its SDK schedulers with them.
     pub(crate) labels: BTreeMap<String, String>,
+    /// The most of its tasks one agent may run, from a `hostname`
+    /// constraint (`UNIQUE`: 1; `MAX_PER n`: n); `None` when it has
+    /// none. A capped roll's batch opens no more old agents holding its
+    /// tasks than the new agents have places for.
+    pub(crate) per_host: Option<u32>,
 }
 
 /// Why an app is never surged.

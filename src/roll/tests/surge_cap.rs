@@ -130,7 +130,10 @@ async fn msr_55_capped_at_ten_percent_rolls_in_batches_of_six_never_above_61_ins
     let sizes: Vec<usize> = (1..=10).map(opened_by).collect();
     assert!(sizes[0] > 6, "the first batch took nothing in: {sizes:?}");
     let opening = sizes.iter().filter(|&&n| n > 0).count();
-    assert!(opening <= 4, "{opening} batches opened old agents: {sizes:?}\n{tree}");
+    assert!(
+        opening <= 4,
+        "{opening} batches opened old agents: {sizes:?}\n{tree}"
+    );
     // Every old agent but the last 6 went without a decrement, the
     // group launching one in its place; the last 6 brought it to 55.
     let replaced = group.instances.iter().filter(|i| i.replaced).count();

@@ -6,8 +6,8 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::{batch, lifecycle_waits};
 use super::{StepAction, StepContext, Tick};
+use super::{batch, lifecycle_waits};
 use crate::roll::decide::failure;
 use crate::roll::decide::roll_plan::WAIT_REGISTERED;
 use crate::roll::error::RollError;

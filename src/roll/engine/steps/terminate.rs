@@ -373,10 +373,7 @@ async fn send_terminations<P: Ports>(
     machines_down(cx, &machines).await?;
     let asg = cx.group().asg.clone();
     for record in batch {
-        let replace = cx
-            .group()
-            .instance(&record.id)
-            .is_some_and(|r| r.replaced);
+        let replace = cx.group().instance(&record.id).is_some_and(|r| r.replaced);
         let aws = cx.ports.aws();
         let result = if replace {
             aws.terminate_and_replace(&asg, &record.id).await?

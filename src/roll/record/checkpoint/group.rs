@@ -211,13 +211,7 @@ impl GroupRoll {
     /// and replaced by itself (`reclaimed`), or one the roll terminated
     /// for the group to replace (`replaced`), is not: its capacity stays.
     pub fn terminated(&self) -> u32 {
-        u32::try_from(
-            self.instances
-                .iter()
-                .filter(|i| i.decremented())
-                .count(),
-        )
-        .unwrap_or(u32::MAX)
+        u32::try_from(self.instances.iter().filter(|i| i.decremented()).count()).unwrap_or(u32::MAX)
     }
 
     /// The absolute desired capacity the group has once every
