@@ -46,8 +46,10 @@ impl<'o> Journal<'o> {
     }
 
     /// Writes the checkpoint if it changed since the last write (intent
-    /// before a side effect always changes it: it adds an event).
+    /// before a side effect always changes it: it adds an event), without
+    /// what no step reads again of the moves that are over.
     pub(crate) async fn save(&mut self) -> Result<(), CheckpointError> {
+        self.checkpoint.forget_finished_moves();
         let bytes = self.checkpoint.to_json(self.store.location())?;
         if bytes != self.saved {
             self.store.write(&self.checkpoint, &bytes).await?;

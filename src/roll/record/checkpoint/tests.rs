@@ -377,3 +377,59 @@ fn a_capped_group_asks_for_at_most_its_ceiling_and_expects_what_its_last_batch_s
     let back = Checkpoint::parse(Path::new("c.json"), std::str::from_utf8(&text).unwrap()).unwrap();
     assert_eq!(back.groups[0].surge, checkpoint.groups[0].surge);
 }
+
+/// Pins issue 32's growth: every wave's kills and every surge's tasks
+/// were written on every save for the rest of the roll (2.4 MB a write
+/// on `big`).
+#[test]
+fn a_complete_waves_kills_and_a_done_surges_tasks_are_forgotten_and_open_ones_kept() {
+    let text = include_str!("../../../../fuzz/seeds/checkpoint/drain-canary-2.json");
+    let mut checkpoint = Checkpoint::parse(Path::new("c.json"), text).unwrap();
+    let wave = |step: &str, kills: &[&str]| WaveRecord {
+        step: step.to_string(),
+        kills: kills.iter().map(|k| k.to_string()).collect(),
+        apps: vec!["/web".to_string()],
+        sent: true,
+    };
+    let surge = |app: &str, state: SurgeState| Surge {
+        app: app.to_string(),
+        instances: 3,
+        instance: "wave-1".to_string(),
+        task: format!("{app}.1"),
+        extra_tasks: vec![format!("{app}.2"), format!("{app}.3")],
+        state,
+        kill_sent: state == SurgeState::Done,
+    };
+    let group = &mut checkpoint.groups[0];
+    group.waves = vec![wave("wave-1", &["t1", "t2"]), wave("wave-2", &["t3"])];
+    group.surges = vec![
+        surge("/done", SurgeState::Done),
+        surge("/open", SurgeState::Killing),
+    ];
+    // wave-1 still runs: nothing is forgotten.
+    let before = checkpoint.clone();
+    checkpoint.forget_finished_moves();
+    assert_eq!(checkpoint.groups[0].waves, before.groups[0].waves);
+
+    let at = checkpoint.find_step("drain/wave-1").unwrap();
+    checkpoint.plan.step_mut(at).status = crate::plan::Status::Complete;
+    checkpoint.forget_finished_moves();
+    let group = &checkpoint.groups[0];
+    assert!(group.waves[0].kills.is_empty(), "{:?}", group.waves[0]);
+    assert_eq!(group.waves[0].apps, ["/web"], "the moved apps stay");
+    assert_eq!(
+        group.waves[1].kills,
+        ["t3"],
+        "a wave not complete keeps its kills"
+    );
+    assert!(group.surges[0].extra_tasks.is_empty());
+    assert_eq!(group.surges[0].app, "/done");
+    assert_eq!(
+        group.surges[1], before.groups[0].surges[1],
+        "an open surge is kept whole"
+    );
+    // What is written reads back the same.
+    let json = checkpoint.to_json(Path::new("c.json")).unwrap();
+    let again = Checkpoint::parse(Path::new("c.json"), std::str::from_utf8(&json).unwrap());
+    assert_eq!(again.unwrap(), checkpoint);
+}
