@@ -1,8 +1,14 @@
 //! `AwsAutoScaling`: the `AutoScaling` port over the AWS SDK (Auto Scaling
 //! for the group, EC2 for addresses). Each write checks the group first and
 //! refuses what real AWS would refuse, even where a mock would accept it.
+//! A termination checks its one instance, and the sizes the group had when
+//! last described less the decrements sent since (`Sizes`): a drain
+//! terminates hundreds of instances a tick, and describing a group of
+//! thousands before each made the roll wait for roller.
 
+use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use aws_config::SdkConfig;
@@ -37,6 +43,19 @@ pub struct AwsAutoScaling {
     ec2: aws_sdk_ec2::Client,
     pub(super) cloudwatch: aws_sdk_cloudwatch::Client,
     page_size: Option<u32>,
+    /// Each group's sizes as last described, less the decrements this
+    /// client sent since; forgotten by a write that may move them
+    /// otherwise (new limits, instances out of Standby) or a termination
+    /// that failed.
+    sizes: Arc<Mutex<HashMap<String, Sizes>>>,
+}
+
+/// What a termination with decrement checks of its group: AWS refuses a
+/// desired capacity below MinSize (moto performs it).
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    min: u32,
+    desired: u32,
 }
 
 impl AwsAutoScaling {
@@ -58,7 +77,71 @@ impl AwsAutoScaling {
                     .build(),
             ),
             page_size,
+            sizes: Arc::default(),
         }
+    }
+
+    fn remembered(&self, group: &str) -> Option<Sizes> {
+        self.sizes.lock().ok()?.get(group).copied()
+    }
+
+    /// Keeps `group`'s sizes (`None`: forgets them).
+    fn remember(&self, group: &str, sizes: Option<Sizes>) {
+        if let Ok(mut all) = self.sizes.lock() {
+            match sizes {
+                Some(sizes) => all.insert(group.to_string(), sizes),
+                None => all.remove(group),
+            };
+        }
+    }
+
+    /// `instance`'s lifecycle state in `group` (one
+    /// DescribeAutoScalingInstances); `None` when the group does not have
+    /// it.
+    async fn instance_state(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> Result<Option<LifecycleState>, AwsError> {
+        const OP: &str = "DescribeAutoScalingInstances";
+        let out = self
+            .asg
+            .describe_auto_scaling_instances()
+            .instance_ids(instance)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk(OP, instance, e))?;
+        Ok(out
+            .auto_scaling_instances()
+            .iter()
+            .find(|i| {
+                i.instance_id() == Some(instance) && i.auto_scaling_group_name() == Some(group)
+            })
+            .map(|i| LifecycleState::parse(i.lifecycle_state().unwrap_or_default())))
+    }
+
+    /// The sizes a termination of `instance` checks, with whether the
+    /// group still has it in service: the remembered sizes and the one
+    /// instance when this client described the group before, else the
+    /// whole group.
+    async fn termination_check(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> Result<(Sizes, bool), AwsError> {
+        if let Some(sizes) = self.remembered(group) {
+            let state = self.instance_state(group, instance).await?;
+            return Ok((sizes, state.is_some_and(|s| !s.is_leaving())));
+        }
+        let g = self.group_for_write(group).await?;
+        let present = g
+            .instance(instance)
+            .is_some_and(|i| !i.lifecycle_state.is_leaving());
+        let sizes = Sizes {
+            min: g.min_size,
+            desired: g.desired_capacity,
+        };
+        Ok((sizes, present))
     }
 
     pub(super) fn page(&self, max: u32, min: u32) -> i32 {
@@ -140,7 +223,13 @@ impl AwsAutoScaling {
 
 impl AutoScaling for AwsAutoScaling {
     async fn describe_group(&self, group: &str) -> Result<AutoScalingGroup, AwsError> {
-        group_from(&self.describe_raw(group).await?, group)
+        let g = group_from(&self.describe_raw(group).await?, group)?;
+        let sizes = Sizes {
+            min: g.min_size,
+            desired: g.desired_capacity,
+        };
+        self.remember(group, Some(sizes));
+        Ok(g)
     }
 
     async fn groups_tagged(&self, key: &str) -> Result<Vec<AutoScalingGroup>, AwsError> {
@@ -191,6 +280,11 @@ impl AutoScaling for AwsAutoScaling {
             .send()
             .await
             .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        let sizes = Sizes {
+            min: g.min_size,
+            desired,
+        };
+        self.remember(group, Some(sizes));
         Ok(())
     }
 
@@ -200,20 +294,18 @@ impl AutoScaling for AwsAutoScaling {
         instance: &str,
     ) -> Result<Termination, AwsError> {
         const OP: &str = "TerminateInstanceInAutoScalingGroup";
-        let g = self.group_for_write(group).await?;
-        match g.instance(instance) {
-            None => return Ok(Termination::AlreadyGone),
-            Some(i) if i.lifecycle_state.is_leaving() => return Ok(Termination::AlreadyGone),
-            Some(_) => {}
+        let (sizes, present) = self.termination_check(group, instance).await?;
+        if !present {
+            return Ok(Termination::AlreadyGone);
         }
         // AWS refuses a decrement below MinSize; moto performs it.
-        if g.desired_capacity == 0 || g.desired_capacity - 1 < g.min_size {
+        if sizes.desired == 0 || sizes.desired - 1 < sizes.min {
             return Err(AwsError::Refused {
                 operation: OP,
                 target: format!("{group}/{instance}"),
                 reason: format!(
                     "desired capacity {} − 1 would fall below MinSize {}; lower MinSize first",
-                    g.desired_capacity, g.min_size
+                    sizes.desired, sizes.min
                 ),
             });
         }
@@ -221,6 +313,11 @@ impl AutoScaling for AwsAutoScaling {
             self.send_terminate(instance, true)
         })
         .await;
+        let decremented = Sizes {
+            desired: sizes.desired - 1,
+            ..sizes
+        };
+        self.remember(group, sent.is_ok().then_some(decremented));
         match sent {
             Ok(activity) => Ok(Termination::Started(activity)),
             Err(err) => {
@@ -298,6 +395,7 @@ impl AutoScaling for AwsAutoScaling {
             .send()
             .await
             .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        self.remember(group, None);
         Ok(())
     }
 
@@ -517,6 +615,8 @@ impl AutoScaling for AwsAutoScaling {
             .send()
             .await
             .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        // AWS raised the desired capacity for them.
+        self.remember(group, None);
         Ok(())
     }
 
