@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -48,6 +49,11 @@ pub struct AwsAutoScaling {
     /// otherwise (new limits, instances out of Standby) or a termination
     /// that failed.
     sizes: Arc<Mutex<HashMap<String, Sizes>>>,
+    /// DescribeAutoScalingInstances was refused for access (a policy
+    /// written before roller called it): terminations describe the group
+    /// instead for the rest of the process, as they did before, and the
+    /// refusal is logged once.
+    instances_refused: Arc<AtomicBool>,
 }
 
 /// What a termination with decrement checks of its group: AWS refuses a
@@ -78,6 +84,7 @@ impl AwsAutoScaling {
             ),
             page_size,
             sizes: Arc::default(),
+            instances_refused: Arc::default(),
         }
     }
 
@@ -122,16 +129,25 @@ impl AwsAutoScaling {
 
     /// The sizes a termination of `instance` checks, with whether the
     /// group still has it in service: the remembered sizes and the one
-    /// instance when this client described the group before, else the
-    /// whole group.
+    /// instance when this client described the group before, else (or
+    /// when the policy refuses DescribeAutoScalingInstances) the whole
+    /// group.
     async fn termination_check(
         &self,
         group: &str,
         instance: &str,
     ) -> Result<(Sizes, bool), AwsError> {
-        if let Some(sizes) = self.remembered(group) {
-            let state = self.instance_state(group, instance).await?;
-            return Ok((sizes, state.is_some_and(|s| !s.is_leaving())));
+        let remembered = if self.instances_refused.load(Ordering::Relaxed) {
+            None
+        } else {
+            self.remembered(group)
+        };
+        if let Some(sizes) = remembered {
+            match self.instance_state(group, instance).await {
+                Ok(state) => return Ok((sizes, state.is_some_and(|s| !s.is_leaving()))),
+                Err(AwsError::AccessDenied { code, .. }) => self.note_instances_refused(&code),
+                Err(err) => return Err(err),
+            }
         }
         let g = self.group_for_write(group).await?;
         let present = g
@@ -142,6 +158,21 @@ impl AwsAutoScaling {
             desired: g.desired_capacity,
         };
         Ok((sizes, present))
+    }
+
+    /// The policy lacks `autoscaling:DescribeAutoScalingInstances`: a
+    /// roll must not stop for a permission it can do without, so every
+    /// termination from now on describes the whole group, and the operator
+    /// is told once what to add.
+    fn note_instances_refused(&self, code: &str) {
+        if !self.instances_refused.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "DescribeAutoScalingInstances was refused ({code}): each termination now \
+                 describes the whole group instead, which is only slower; add \
+                 autoscaling:DescribeAutoScalingInstances to roller's IAM policy \
+                 (docs/reference.md#aws-permissions)"
+            );
+        }
     }
 
     pub(super) fn page(&self, max: u32, min: u32) -> i32 {
