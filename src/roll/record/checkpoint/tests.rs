@@ -433,3 +433,58 @@ fn a_complete_waves_kills_and_a_done_surges_tasks_are_forgotten_and_open_ones_ke
     let again = Checkpoint::parse(Path::new("c.json"), std::str::from_utf8(&json).unwrap());
     assert_eq!(again.unwrap(), checkpoint);
 }
+
+/// Issue 32: at 2,000 agents the events were 1.3 MB of every write.
+#[test]
+fn old_routine_events_are_left_out_of_the_file_but_not_the_latest_of_a_kind_or_any_other_event() {
+    let mut checkpoint = parse_value(&written()).unwrap();
+    // Written before events were left out: none were.
+    assert_eq!(
+        (checkpoint.events_dropped, checkpoint.events_in_log),
+        (0, 0)
+    );
+    let event = |kind: EventKind, n: usize| Event {
+        at: "2026-01-01T00:00:00Z".to_string(),
+        kind,
+        message: format!("{kind} {n}"),
+        user: None,
+        label: None,
+    };
+    checkpoint.events = vec![
+        event(EventKind::Start, 0),
+        event(EventKind::Intent, 1),
+        event(EventKind::Failure, 2),
+        event(EventKind::Step, 3),
+        event(EventKind::Intent, 4),
+        event(EventKind::Surge, 5),
+        // The cut: the log beside the checkpoint has everything before.
+        event(EventKind::Intent, 6),
+        event(EventKind::Terminate, 7),
+    ];
+    let (view, in_log) = checkpoint.events_as_written(6);
+    let messages: Vec<&str> = view.iter().map(|e| e.message.as_str()).collect();
+    // The start and the failure stay; so do the last completion and
+    // surge (none after the cut); older intents go.
+    assert_eq!(
+        messages,
+        [
+            "start 0",
+            "failure 2",
+            "step 3",
+            "surge 5",
+            "intent 6",
+            "terminate 7"
+        ]
+    );
+    assert_eq!(in_log, 4);
+    assert_eq!(
+        checkpoint.events_as_written(0),
+        (checkpoint.events.clone(), 0)
+    );
+
+    checkpoint.events = view;
+    (checkpoint.events_dropped, checkpoint.events_in_log) = (2, 4);
+    let json = checkpoint.to_json(Path::new("c.json")).unwrap();
+    let back = Checkpoint::parse(Path::new("c.json"), std::str::from_utf8(&json).unwrap());
+    assert_eq!(back.unwrap(), checkpoint);
+}
