@@ -1,8 +1,15 @@
 //! `AwsAutoScaling`: the `AutoScaling` port over the AWS SDK (Auto Scaling
 //! for the group, EC2 for addresses). Each write checks the group first and
 //! refuses what real AWS would refuse, even where a mock would accept it.
+//! A termination checks its one instance, and the sizes the group had when
+//! last described less the decrements sent since (`Sizes`): a drain
+//! terminates hundreds of instances a tick, and describing a group of
+//! thousands before each made the roll wait for roller.
 
+use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use aws_config::SdkConfig;
@@ -37,6 +44,24 @@ pub struct AwsAutoScaling {
     ec2: aws_sdk_ec2::Client,
     pub(super) cloudwatch: aws_sdk_cloudwatch::Client,
     page_size: Option<u32>,
+    /// Each group's sizes as last described, less the decrements this
+    /// client sent since; forgotten by a write that may move them
+    /// otherwise (new limits, instances out of Standby) or a termination
+    /// that failed.
+    sizes: Arc<Mutex<HashMap<String, Sizes>>>,
+    /// DescribeAutoScalingInstances was refused for access (a policy
+    /// written before roller called it): terminations describe the group
+    /// instead for the rest of the process, as they did before, and the
+    /// refusal is logged once.
+    instances_refused: Arc<AtomicBool>,
+}
+
+/// What a termination with decrement checks of its group: AWS refuses a
+/// desired capacity below MinSize (moto performs it).
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    min: u32,
+    desired: u32,
 }
 
 impl AwsAutoScaling {
@@ -58,6 +83,95 @@ impl AwsAutoScaling {
                     .build(),
             ),
             page_size,
+            sizes: Arc::default(),
+            instances_refused: Arc::default(),
+        }
+    }
+
+    fn remembered(&self, group: &str) -> Option<Sizes> {
+        self.sizes.lock().ok()?.get(group).copied()
+    }
+
+    /// Keeps `group`'s sizes (`None`: forgets them).
+    fn remember(&self, group: &str, sizes: Option<Sizes>) {
+        if let Ok(mut all) = self.sizes.lock() {
+            match sizes {
+                Some(sizes) => all.insert(group.to_string(), sizes),
+                None => all.remove(group),
+            };
+        }
+    }
+
+    /// `instance`'s lifecycle state in `group` (one
+    /// DescribeAutoScalingInstances); `None` when the group does not have
+    /// it.
+    async fn instance_state(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> Result<Option<LifecycleState>, AwsError> {
+        const OP: &str = "DescribeAutoScalingInstances";
+        let out = self
+            .asg
+            .describe_auto_scaling_instances()
+            .instance_ids(instance)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk(OP, instance, e))?;
+        Ok(out
+            .auto_scaling_instances()
+            .iter()
+            .find(|i| {
+                i.instance_id() == Some(instance) && i.auto_scaling_group_name() == Some(group)
+            })
+            .map(|i| LifecycleState::parse(i.lifecycle_state().unwrap_or_default())))
+    }
+
+    /// The sizes a termination of `instance` checks, with whether the
+    /// group still has it in service: the remembered sizes and the one
+    /// instance when this client described the group before, else (or
+    /// when the policy refuses DescribeAutoScalingInstances) the whole
+    /// group.
+    async fn termination_check(
+        &self,
+        group: &str,
+        instance: &str,
+    ) -> Result<(Sizes, bool), AwsError> {
+        let remembered = if self.instances_refused.load(Ordering::Relaxed) {
+            None
+        } else {
+            self.remembered(group)
+        };
+        if let Some(sizes) = remembered {
+            match self.instance_state(group, instance).await {
+                Ok(state) => return Ok((sizes, state.is_some_and(|s| !s.is_leaving()))),
+                Err(AwsError::AccessDenied { code, .. }) => self.note_instances_refused(&code),
+                Err(err) => return Err(err),
+            }
+        }
+        let g = self.group_for_write(group).await?;
+        let present = g
+            .instance(instance)
+            .is_some_and(|i| !i.lifecycle_state.is_leaving());
+        let sizes = Sizes {
+            min: g.min_size,
+            desired: g.desired_capacity,
+        };
+        Ok((sizes, present))
+    }
+
+    /// The policy lacks `autoscaling:DescribeAutoScalingInstances`: a
+    /// roll must not stop for a permission it can do without, so every
+    /// termination from now on describes the whole group, and the operator
+    /// is told once what to add.
+    fn note_instances_refused(&self, code: &str) {
+        if !self.instances_refused.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "DescribeAutoScalingInstances was refused ({code}): each termination now \
+                 describes the whole group instead, which is only slower; add \
+                 autoscaling:DescribeAutoScalingInstances to roller's IAM policy \
+                 (docs/reference.md#aws-permissions)"
+            );
         }
     }
 
@@ -149,20 +263,18 @@ impl AwsAutoScaling {
         decrement: bool,
     ) -> Result<Termination, AwsError> {
         const OP: &str = "TerminateInstanceInAutoScalingGroup";
-        let g = self.group_for_write(group).await?;
-        match g.instance(instance) {
-            None => return Ok(Termination::AlreadyGone),
-            Some(i) if i.lifecycle_state.is_leaving() => return Ok(Termination::AlreadyGone),
-            Some(_) => {}
+        let (sizes, present) = self.termination_check(group, instance).await?;
+        if !present {
+            return Ok(Termination::AlreadyGone);
         }
         // AWS refuses a decrement below MinSize; moto performs it.
-        if decrement && (g.desired_capacity == 0 || g.desired_capacity - 1 < g.min_size) {
+        if decrement && (sizes.desired == 0 || sizes.desired - 1 < sizes.min) {
             return Err(AwsError::Refused {
                 operation: OP,
                 target: format!("{group}/{instance}"),
                 reason: format!(
                     "desired capacity {} − 1 would fall below MinSize {}; lower MinSize first",
-                    g.desired_capacity, g.min_size
+                    sizes.desired, sizes.min
                 ),
             });
         }
@@ -170,6 +282,11 @@ impl AwsAutoScaling {
             self.send_terminate(instance, decrement)
         })
         .await;
+        let after = Sizes {
+            desired: sizes.desired - u32::from(decrement),
+            ..sizes
+        };
+        self.remember(group, sent.is_ok().then_some(after));
         match sent {
             Ok(activity) => Ok(Termination::Started(activity)),
             Err(err) => {
@@ -187,7 +304,13 @@ impl AwsAutoScaling {
 
 impl AutoScaling for AwsAutoScaling {
     async fn describe_group(&self, group: &str) -> Result<AutoScalingGroup, AwsError> {
-        group_from(&self.describe_raw(group).await?, group)
+        let g = group_from(&self.describe_raw(group).await?, group)?;
+        let sizes = Sizes {
+            min: g.min_size,
+            desired: g.desired_capacity,
+        };
+        self.remember(group, Some(sizes));
+        Ok(g)
     }
 
     async fn groups_tagged(&self, key: &str) -> Result<Vec<AutoScalingGroup>, AwsError> {
@@ -238,6 +361,11 @@ impl AutoScaling for AwsAutoScaling {
             .send()
             .await
             .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        let sizes = Sizes {
+            min: g.min_size,
+            desired,
+        };
+        self.remember(group, Some(sizes));
         Ok(())
     }
 
@@ -320,6 +448,7 @@ impl AutoScaling for AwsAutoScaling {
             .send()
             .await
             .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        self.remember(group, None);
         Ok(())
     }
 
@@ -539,6 +668,8 @@ impl AutoScaling for AwsAutoScaling {
             .send()
             .await
             .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+        // AWS raised the desired capacity for them.
+        self.remember(group, None);
         Ok(())
     }
 

@@ -404,6 +404,8 @@ mod tests {
                     label: None,
                 })
                 .collect(),
+            events_dropped: 0,
+            events_in_log: 0,
             groups: vec![GroupRoll {
                 asg: "asg".to_string(),
                 target: 2,

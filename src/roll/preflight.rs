@@ -411,6 +411,8 @@ fn first_checkpoint(
         groups: rolls,
         plan,
         events: Vec::new(),
+        events_dropped: 0,
+        events_in_log: 0,
     };
     let now = RollClock::new(env.time_scale).now();
     checkpoint.log(now, EventKind::Start, format!("roll of {start}"));

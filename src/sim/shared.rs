@@ -52,6 +52,12 @@ pub(crate) struct ApiFaults {
     pub(crate) marathon: SystemFaults,
     /// Share of AWS calls answered with a `Throttling` error (0.0 to 1.0).
     pub(crate) aws_throttle_rate: f64,
+    /// AWS actions (`DescribeAutoScalingInstances`) every call of which is
+    /// refused with 403 `AccessDenied`, as IAM refuses an action the
+    /// caller's policy lacks: an operator's policy written before roller
+    /// called it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) aws_denied: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -80,7 +86,17 @@ impl ApiFaults {
         ] {
             rate(field, system.error_rate)?;
         }
-        rate("aws_throttle_rate", self.aws_throttle_rate)
+        rate("aws_throttle_rate", self.aws_throttle_rate)?;
+        match self
+            .aws_denied
+            .iter()
+            .find(|a| !crate::sim::http::aws::knows_action(a))
+        {
+            Some(a) => Err(format!(
+                "aws_denied: {a:?} is not an AWS action the simulator answers"
+            )),
+            None => Ok(()),
+        }
     }
 }
 

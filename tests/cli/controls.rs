@@ -472,7 +472,7 @@ fn abandon_refuses_another_groups_checkpoint_dry_runs_restores_max_size_as_finis
     // Another group's checkpoint, named by --checkpoint: refused, untouched.
     let foreign = cluster.checkpoint().with_file_name("foreign.json");
     let text_of = std::fs::read_to_string(cluster.checkpoint()).unwrap();
-    let other = text_of.replace("\"asg\": \"mesos-agents-demo\"", "\"asg\": \"another-asg\"");
+    let other = text_of.replace("\"asg\":\"mesos-agents-demo\"", "\"asg\":\"another-asg\"");
     std::fs::write(&foreign, &other).unwrap();
     let refused = cluster
         .roller(&[

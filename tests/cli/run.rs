@@ -392,7 +392,7 @@ fn a_timeout_pauses_with_exit_3_and_a_rerun_resumes_while_another_target_is_refu
     );
     assert!(stderr.contains("roller run --env"), "{stderr}");
     let checkpoint = std::fs::read_to_string(cluster.checkpoint()).unwrap();
-    assert!(checkpoint.contains("\"pause\": {"), "{checkpoint}");
+    assert!(checkpoint.contains("\"pause\":{"), "{checkpoint}");
 
     // The run is over: its lock file goes, and status must not bring it
     // back (it only looks), while its exit code says "paused".
@@ -799,7 +799,7 @@ fn a_corrupt_newer_or_foreign_checkpoint_is_refused_with_exit_2_and_left_untouch
     assert_eq!(cluster.run(&["--target", "12"]).status.code(), Some(3));
     let foreign = std::fs::read_to_string(cluster.checkpoint())
         .unwrap()
-        .replace("\"asg\": \"mesos-agents-demo\"", "\"asg\": \"another-asg\"");
+        .replace("\"asg\":\"mesos-agents-demo\"", "\"asg\":\"another-asg\"");
     std::fs::write(&path, &foreign).unwrap();
     let output = cluster.run(&["--checkpoint", path.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2), "{}", text(&output));

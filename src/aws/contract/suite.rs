@@ -269,6 +269,49 @@ pub(super) async fn a_terminate_below_min_size_is_refused_before_sending<B: Back
     assert_calls(&b, "TerminateInstanceInAutoScalingGroup", 0);
 }
 
+/// Issue 32: a drain terminating hundreds of instances a tick described
+/// the whole group (thousands of instances) before each. After one
+/// describe, each termination looks at its own instance and counts its
+/// own decrements; MinSize holds all the same.
+pub(super) async fn terminations_after_a_describe_look_at_their_instance_and_still_stop_at_min_size<
+    B: Backend,
+>() {
+    let b = B::provide(GroupSetup::sized(2, 5, 4)).await;
+    let aws = b.aws();
+    let ids: Vec<String> = describe(&b)
+        .await
+        .instances
+        .iter()
+        .map(|i| i.id.clone())
+        .collect();
+    for victim in &ids[..2] {
+        let done = aws.terminate_instance(b.group(), victim).await;
+        assert!(matches!(done, Ok(Termination::Started(_))), "{done:?}");
+    }
+    assert_calls(&b, "DescribeAutoScalingGroups", 1);
+    assert_calls(&b, "DescribeAutoScalingInstances", 2);
+    // A termination already sent is gone, whatever the sizes say.
+    assert_eq!(
+        aws.terminate_instance(b.group(), &ids[0])
+            .await
+            .expect("again"),
+        Termination::AlreadyGone
+    );
+    let err = aws
+        .terminate_instance(b.group(), &ids[2])
+        .await
+        .expect_err("below min");
+    assert_eq!(err.label(), "refused");
+    assert!(
+        err.to_string()
+            .contains("desired capacity 2 − 1 would fall below MinSize 2"),
+        "{err}"
+    );
+    assert_calls(&b, "TerminateInstanceInAutoScalingGroup", 2);
+    let g = describe(&b).await;
+    assert_eq!(g.desired_capacity, 2);
+}
+
 pub(super) async fn suspend_and_resume_touch_exactly_the_listed_processes<B: Backend>() {
     let b = B::provide(GroupSetup::sized(0, 3, 1)).await;
     let (aws, group) = (b.aws(), b.group());

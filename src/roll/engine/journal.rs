@@ -14,7 +14,9 @@
 //! finds the intent and asks the world whether the call landed.
 
 use super::clock::RollClock;
-use crate::roll::record::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, EventKind};
+use crate::roll::record::checkpoint::{
+    Checkpoint, CheckpointError, CheckpointStore, EventKind, KEPT_EVENTS,
+};
 
 pub(crate) struct Journal<'o> {
     /// The record: read and changed by the engine, written by `save`.
@@ -25,6 +27,12 @@ pub(crate) struct Journal<'o> {
     clock: RollClock,
     /// The checkpoint as last written.
     saved: Vec<u8>,
+    /// How many of `checkpoint.events` (all this run logged, after those
+    /// it loaded) are in the event log beside the checkpoint: the file
+    /// leaves their routine ones out (`Checkpoint::events_as_written`).
+    events_cut: usize,
+    /// Events the loaded checkpoint had left out already.
+    events_dropped_before: u64,
     /// Called with the checkpoint after each write.
     observer: Box<dyn FnMut(&Checkpoint) + Send + 'o>,
 }
@@ -37,6 +45,8 @@ impl<'o> Journal<'o> {
         observer: Box<dyn FnMut(&Checkpoint) + Send + 'o>,
     ) -> Journal<'o> {
         Journal {
+            events_cut: usize::try_from(checkpoint.events_in_log).unwrap_or(0),
+            events_dropped_before: checkpoint.events_dropped,
             checkpoint,
             store,
             clock,
@@ -46,9 +56,11 @@ impl<'o> Journal<'o> {
     }
 
     /// Writes the checkpoint if it changed since the last write (intent
-    /// before a side effect always changes it: it adds an event).
+    /// before a side effect always changes it: it adds an event), without
+    /// what no step reads again of the moves that are over.
     pub(crate) async fn save(&mut self) -> Result<(), CheckpointError> {
-        let bytes = self.checkpoint.to_json(self.store.location())?;
+        self.checkpoint.forget_finished_moves();
+        let bytes = self.as_written()?;
         if bytes != self.saved {
             self.store.write(&self.checkpoint, &bytes).await?;
             crate::metrics::checkpoint_written(bytes.len());
@@ -56,6 +68,34 @@ impl<'o> Journal<'o> {
             (self.observer)(&self.checkpoint);
         }
         Ok(())
+    }
+
+    /// The checkpoint's JSON, its old routine events left out once twice
+    /// `KEPT_EVENTS` are newer than the event log beside it (every event
+    /// up to the last `KEPT_EVENTS` is appended to it first, so a crash
+    /// between the two repeats some in the log rather than losing them).
+    /// The run keeps every event in memory.
+    fn as_written(&mut self) -> Result<Vec<u8>, CheckpointError> {
+        let events = &self.checkpoint.events;
+        if events.len() >= self.events_cut + 2 * KEPT_EVENTS {
+            let cut = events.len() - KEPT_EVENTS;
+            self.store
+                .append_events(&self.checkpoint, &events[self.events_cut..cut])?;
+            self.events_cut = cut;
+        }
+        if self.events_cut == 0 {
+            return self.checkpoint.to_json(self.store.location());
+        }
+        let (view, in_log) = self.checkpoint.events_as_written(self.events_cut);
+        let dropped = self.events_dropped_before + (self.events_cut - in_log) as u64;
+        let checkpoint = &mut self.checkpoint;
+        let all = std::mem::replace(&mut checkpoint.events, view);
+        let loaded = (checkpoint.events_dropped, checkpoint.events_in_log);
+        (checkpoint.events_dropped, checkpoint.events_in_log) = (dropped, in_log as u64);
+        let json = checkpoint.to_json(self.store.location());
+        checkpoint.events = all;
+        (checkpoint.events_dropped, checkpoint.events_in_log) = loaded;
+        json
     }
 
     /// Records the intent of a side effect and writes it, before the
@@ -88,5 +128,104 @@ impl<'o> Journal<'o> {
     /// The record and its store, once the run is over.
     pub(crate) fn into_parts(self) -> (Checkpoint, CheckpointStore) {
         (self.checkpoint, self.store)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::roll::record::checkpoint::Event;
+
+    fn log_lines(path: &Path) -> Vec<Event> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    /// Issue 32: every intent, completion, termination and surge of a
+    /// 2,000-agent roll was written on every write. The old routine ones
+    /// go to the event log beside the checkpoint instead, each once, also
+    /// across a resume; the run itself keeps them all.
+    #[tokio::test]
+    async fn old_routine_events_move_to_the_log_beside_and_a_resume_appends_only_what_came_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let text = include_str!("../../../fuzz/seeds/checkpoint/serial-1.json");
+        let checkpoint = Checkpoint::parse(&path, text).unwrap();
+        let logged_before = checkpoint.events.len();
+        let log = dir.path().join(format!(
+            "{}.{}.events.jsonl",
+            checkpoint.name(),
+            checkpoint.run_id
+        ));
+        let journal = |c: Checkpoint| {
+            Journal::new(
+                c,
+                CheckpointStore::file(&path),
+                RollClock::new(1.0),
+                Box::new(|_: &Checkpoint| {}),
+            )
+        };
+
+        let mut run = journal(checkpoint);
+        run.log(EventKind::Failure, "a failure, kept");
+        for n in 0..3 * KEPT_EVENTS {
+            run.log(EventKind::Surge, format!("surge {n}"));
+            run.save().await.unwrap();
+        }
+        assert_eq!(
+            run.checkpoint.events.len(),
+            logged_before + 1 + 3 * KEPT_EVENTS
+        );
+        let (written, _) = run.into_parts();
+        let on_disk = Checkpoint::load(&path).unwrap().unwrap();
+        assert!(
+            on_disk.events.len() < 2 * KEPT_EVENTS + 2,
+            "{}",
+            on_disk.events.len()
+        );
+        assert!(
+            on_disk
+                .events
+                .iter()
+                .any(|e| e.message == "a failure, kept")
+        );
+        let in_log = log_lines(&log);
+        let all = |c: &Checkpoint, in_log: &[Event]| -> Vec<String> {
+            let kept_before = usize::try_from(c.events_in_log).unwrap();
+            in_log
+                .iter()
+                .chain(&c.events[kept_before..])
+                .map(|e| e.message.clone())
+                .collect()
+        };
+        let expected: Vec<String> = written.events.iter().map(|e| e.message.clone()).collect();
+        assert_eq!(all(&on_disk, &in_log), expected);
+        assert_eq!(
+            on_disk.events_dropped + on_disk.events.len() as u64,
+            expected.len() as u64
+        );
+
+        // A resume: what it logs after the loaded events is appended, and
+        // nothing of before is appended again.
+        let mut resumed = journal(on_disk);
+        for n in 0..2 * KEPT_EVENTS {
+            resumed.log(EventKind::Step, format!("step {n}"));
+            resumed.save().await.unwrap();
+        }
+        let (written, _) = resumed.into_parts();
+        let on_disk = Checkpoint::load(&path).unwrap().unwrap();
+        let mut expected = expected;
+        let loaded = written.events.len() - 2 * KEPT_EVENTS;
+        expected.extend(written.events[loaded..].iter().map(|e| e.message.clone()));
+        assert_eq!(all(&on_disk, &log_lines(&log)), expected);
+        assert_eq!(
+            on_disk.events_dropped + on_disk.events.len() as u64,
+            expected.len() as u64
+        );
     }
 }

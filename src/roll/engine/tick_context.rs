@@ -20,7 +20,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::roll::decide::{health, refresh};
+use crate::roll::decide::{agent_contents, health, refresh};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::auto_scaling::{AgentIdentity, AlarmState, AutoScaling, AutoScalingGroup};
@@ -242,6 +242,9 @@ pub(crate) struct Observation {
     tasks_by_agent: HashMap<String, usize>,
     /// Index of each agent in `agents`, by id.
     agent_at: HashMap<String, usize>,
+    /// The DC/OS SDK services among the apps (`agent_contents::sdk_services`),
+    /// found once a tick: every old agent's step asks.
+    pub(crate) sdk_services: BTreeSet<String>,
 }
 
 impl Observation {
@@ -258,6 +261,7 @@ impl Observation {
             .map(|a| a.id.0.clone())
             .collect();
         let lost = health::drop_tasks_on_lost_agents(&mut apps, &active);
+        let sdk_services = agent_contents::sdk_services(&apps);
         let agent_at = agents
             .iter()
             .enumerate()
@@ -269,6 +273,7 @@ impl Observation {
             lost,
             tasks_by_agent,
             agent_at,
+            sdk_services,
         }
     }
 

@@ -192,6 +192,7 @@ fn api_faults(error_rate: f64, throttle: f64, latency_ms: u64) -> ApiFaults {
         mesos: system.clone(),
         marathon: system,
         aws_throttle_rate: throttle,
+        aws_denied: Vec::new(),
     }
 }
 

@@ -129,6 +129,8 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
         summary: None,
         plan,
         events: Vec::new(),
+        events_dropped: 0,
+        events_in_log: 0,
         groups: vec![GroupRoll {
             asg: env.asg().to_string(),
             target: N,

@@ -4,7 +4,8 @@
 //! Requests are `POST /` with a form body (`Action`, `Version`, params);
 //! signatures are not checked. Answers and errors are in each service's
 //! own XML, so the SDK parses them and the adapter maps them as it maps
-//! AWS's. Faults (`ApiFaults`): latency, 5xx errors and throttling.
+//! AWS's. Faults (`ApiFaults`): latency, 5xx errors, throttling and
+//! actions refused as a policy lacking them.
 //!
 //! - `query`: parameters, list conventions, paging, the facade's error.
 //! - `xml`: the XML writer, envelopes and timestamps.
@@ -55,6 +56,11 @@ pub(crate) fn router(world: SharedWorld) -> Router {
         tags: Mutex::new(TagFlags::default()),
     });
     Router::new().route("/", post(handle)).with_state(facade)
+}
+
+/// Whether the facade answers `action` (a fault may name only those).
+pub(crate) fn knows_action(action: &str) -> bool {
+    service_of(action).is_some()
 }
 
 /// The service an action belongs to, if the facade knows it.
@@ -109,12 +115,14 @@ async fn handle(
     if faults.aws.latency_ms > 0 {
         tokio::time::sleep(Duration::from_millis(faults.aws.latency_ms)).await;
     }
-    let injected = injected_fault(
-        &faults,
-        service,
-        rand::random::<f64>(),
-        rand::random::<f64>(),
-    );
+    let injected = denied(&faults, &action).or_else(|| {
+        injected_fault(
+            &faults,
+            service,
+            rand::random::<f64>(),
+            rand::random::<f64>(),
+        )
+    });
 
     let params = Params::new(service, pairs);
     let answer = facade.world.with(|w| {
@@ -183,6 +191,30 @@ fn check_version(service: Service, action: &str, version: Option<&str>) -> Resul
             format!("The action {action} is not valid for version {v}."),
         )),
     }
+}
+
+/// IAM's refusal of an action the caller's policy lacks (`aws_denied`),
+/// worded as AWS words it.
+fn denied(faults: &ApiFaults, action: &str) -> Option<QueryError> {
+    let prefix = match service_of(action)? {
+        Service::AutoScaling => "autoscaling",
+        Service::Ec2 => "ec2",
+        Service::CloudWatch => "cloudwatch",
+    };
+    faults
+        .aws_denied
+        .iter()
+        .any(|a| a == action)
+        .then(|| QueryError {
+            status: StatusCode::FORBIDDEN,
+            code: "AccessDenied".into(),
+            message: format!(
+                "User: arn:aws:iam::{ACCOUNT}:user/roller is not authorized to perform: \
+                 {prefix}:{action} because no identity-based policy allows the \
+                 {prefix}:{action} action"
+            ),
+            sender: true,
+        })
 }
 
 /// The fault this call gets, if any, from two uniform draws in [0, 1):

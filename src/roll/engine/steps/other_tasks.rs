@@ -45,11 +45,7 @@ pub(super) async fn hold<P: Ports>(
         return Ok(None);
     }
     let frameworks = cx.tick.frameworks().await?;
-    let contents = agent_contents::by_agent(
-        &frameworks,
-        &seen.task_ids(),
-        &agent_contents::sdk_services(&seen.apps),
-    );
+    let contents = agent_contents::by_agent(&frameworks, &seen.task_ids(), &seen.sdk_services);
     let Some(here) = contents.get(agent).filter(|c| c.not_marathon() > 0) else {
         return Ok(None);
     };

@@ -208,11 +208,7 @@ async fn name_other_frameworks<P: Ports>(
     let Ok(frameworks) = cx.tick.frameworks().await else {
         return why;
     };
-    let contents = agent_contents::by_agent(
-        &frameworks,
-        &seen.task_ids(),
-        &agent_contents::sdk_services(&seen.apps),
-    );
+    let contents = agent_contents::by_agent(&frameworks, &seen.task_ids(), &seen.sdk_services);
     match contents.get(agent).filter(|c| c.not_marathon() > 0) {
         Some(here) => format!(
             "Marathon lists nothing on agent {agent}, but Mesos runs {} there, which the drain \

@@ -1,8 +1,23 @@
 //! The checkpoint's event log: an intent log. An `intent` is written
 //! before its side effect, the result after it; pauses, pages, operator
 //! operations and failures are logged as they happen.
+//!
+//! The routine events (an intent, a completion, a termination, a surge:
+//! one per agent or app, thousands at 2,000 agents) are left out of the
+//! checkpoint's file once older than its last `KEPT_EVENTS`
+//! (`Checkpoint::events_as_written`); the journal appends every event
+//! before those to the event log beside a file checkpoint first. Every
+//! other event stays, and a run keeps all its own in memory (the live
+//! view, the log and the metrics read them there).
 
 use serde::{Deserialize, Serialize};
+
+use super::Checkpoint;
+
+/// The newest events the checkpoint always keeps whole (it holds up to
+/// twice as many before it leaves some out): more than `roller status`
+/// shows (20).
+pub(crate) const KEPT_EVENTS: usize = 200;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -93,6 +108,49 @@ impl EventKind {
             EventKind::Operator => "operator",
             EventKind::Held => "held",
         }
+    }
+}
+
+/// The kinds logged per agent or per app, thousands of them in a large
+/// roll, that nothing reads back once old.
+const ROUTINE: [EventKind; 4] = [
+    EventKind::Intent,
+    EventKind::Step,
+    EventKind::Terminate,
+    EventKind::Surge,
+];
+
+impl EventKind {
+    pub(crate) fn is_routine(self) -> bool {
+        ROUTINE.contains(&self)
+    }
+}
+
+impl Checkpoint {
+    /// `events` as the checkpoint is written when the first `cut` of them
+    /// are in the event log beside it: of those, the ones that are not
+    /// routine, and the latest of a routine kind the rest has none of
+    /// (`roller status` reads whether a completion came after a failure);
+    /// then the rest whole, in order. Gives them with how many come from
+    /// before `cut`.
+    pub(crate) fn events_as_written(&self, cut: usize) -> (Vec<Event>, usize) {
+        let (old, recent) = self.events.split_at(cut.min(self.events.len()));
+        let latest: Vec<usize> = ROUTINE
+            .into_iter()
+            .filter(|kind| !recent.iter().any(|e| e.kind == *kind))
+            .filter_map(|kind| old.iter().rposition(|e| e.kind == kind))
+            .collect();
+        let kept: Vec<Event> = old
+            .iter()
+            .enumerate()
+            .filter(|(n, e)| !e.kind.is_routine() || latest.contains(n))
+            .map(|(_, e)| e.clone())
+            .collect();
+        let in_log = kept.len();
+        (
+            kept.into_iter().chain(recent.iter().cloned()).collect(),
+            in_log,
+        )
     }
 }
 

@@ -2,12 +2,20 @@
 //! drain's waves (the tasks each kills) and app surges (an app scaled up
 //! so a task can move without taking it below its floor).
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
+
+use super::Checkpoint;
+use crate::roll::record::kinds::StepKind;
 
 /// One drain wave: which tasks it kills (with `scale=false`; Marathon
 /// relaunches each on a new agent) and which apps it moves, recorded
 /// before anything is sent, so a resume resends only kills of tasks still
-/// listed and waits for the same apps.
+/// listed and waits for the same apps. Once its step is complete its
+/// kills are dropped (`Checkpoint::forget_finished_moves`): no task of it
+/// is listed any more, and a checkpoint that kept every wave's would grow
+/// with waves × tasks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WaveRecord {
@@ -39,7 +47,7 @@ pub(crate) struct Surge {
     /// A drain surge may replace more of the app's old tasks at once: the
     /// app is scaled up by one per task (`task` and these), and each is
     /// killed with `scale=true` once the new ones keep the app at its
-    /// floor.
+    /// floor. Dropped once the surge is done (nothing reads them then).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) extra_tasks: Vec<String>,
     pub(crate) state: SurgeState,
@@ -63,6 +71,24 @@ impl Surge {
     }
 }
 
+impl WaveRecord {
+    /// Its kills dropped: its step is complete, and none of its tasks is
+    /// listed any more (the wave waited for that).
+    pub(crate) fn forget_kills(&mut self) {
+        self.kills = Vec::new();
+    }
+}
+
+impl Surge {
+    /// Its extra tasks dropped when it is done: only its app is read then
+    /// (the failure watch's moved apps).
+    pub(crate) fn forget_tasks_if_done(&mut self) {
+        if self.state == SurgeState::Done {
+            self.extra_tasks = Vec::new();
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum SurgeState {
@@ -71,4 +97,37 @@ pub(crate) enum SurgeState {
     /// The old task's kill with `scale=true` is (about to be) sent.
     Killing,
     Done,
+}
+
+impl Checkpoint {
+    /// Drops what no step reads again of the moves that are over: the
+    /// kills of every drain wave whose step is complete, the extra tasks
+    /// of every surge that is done. What is written then grows with what
+    /// is left to do, not with waves × tasks. Safe at any time: a wave
+    /// ends only once none of its killed tasks is listed, and a done
+    /// surge is only read for its app.
+    pub(crate) fn forget_finished_moves(&mut self) {
+        let waves_done: HashSet<(usize, &str)> = self
+            .plan
+            .steps()
+            .filter(|(_, s)| s.is_complete())
+            .filter_map(|(_, s)| match &s.kind {
+                Some(k) if matches!(k.kind, StepKind::DrainWave { .. }) => {
+                    Some((k.group.0, s.id.as_str()))
+                }
+                _ => None,
+            })
+            .collect();
+        for (g, group) in self.groups.iter_mut().enumerate() {
+            for wave in &mut group.waves {
+                if !wave.kills.is_empty() && waves_done.contains(&(g, wave.step.as_str())) {
+                    wave.forget_kills();
+                }
+            }
+            group
+                .surges
+                .iter_mut()
+                .for_each(Surge::forget_tasks_if_done);
+        }
+    }
 }

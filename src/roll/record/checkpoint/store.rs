@@ -158,6 +158,44 @@ impl CheckpointStore {
         Ok(())
     }
 
+    /// Appends `events` (dropped from `checkpoint`, oldest first) to the
+    /// roll's event log beside a file checkpoint,
+    /// `<asg>.<run-id>.events.jsonl`, one JSON object a line, mode 0600:
+    /// appended before the checkpoint without them is written, so a crash
+    /// between the two repeats them in the log rather than losing them.
+    /// A checkpoint in S3 keeps no such log: its dropped events are in
+    /// roller's own log only.
+    pub(crate) fn append_events(
+        &self,
+        checkpoint: &Checkpoint,
+        events: &[super::Event],
+    ) -> Result<(), CheckpointError> {
+        let Place::File { path, .. } = &self.place else {
+            return Ok(());
+        };
+        let name = format!("{}.{}.events.jsonl", checkpoint.name(), checkpoint.run_id);
+        let log = path.with_file_name(name);
+        let mut lines = Vec::new();
+        for event in events {
+            serde_json::to_writer(&mut lines, event).map_err(|e| CheckpointError::Write {
+                path: log.clone(),
+                source: io::Error::other(e),
+            })?;
+            lines.push(b'\n');
+        }
+        let mut options = std::fs::OpenOptions::new();
+        options.append(true).create(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(super::FILE_MODE);
+        }
+        let appended = options
+            .open(&log)
+            .and_then(|mut file| std::io::Write::write_all(&mut file, &lines));
+        appended.map_err(|source| CheckpointError::Write { path: log, source })
+    }
+
     /// Moves a completed checkpoint aside (`<asg>.<run-id>.complete.json`
     /// beside it), so the next run starts fresh and the record stays;
     /// answers where it went.

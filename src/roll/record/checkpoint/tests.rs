@@ -438,4 +438,114 @@ fn a_capped_group_has_its_old_instances_replaced_until_only_the_last_decrements_
     let text = checkpoint.to_json(Path::new("c.json")).unwrap();
     let back = Checkpoint::parse(Path::new("c.json"), std::str::from_utf8(&text).unwrap()).unwrap();
     assert!(back.groups[0].instances[1].replaced);
+
+/// Pins issue 32's growth: every wave's kills and every surge's tasks
+/// were written on every save for the rest of the roll (2.4 MB a write
+/// on `big`).
+#[test]
+fn a_complete_waves_kills_and_a_done_surges_tasks_are_forgotten_and_open_ones_kept() {
+    let text = include_str!("../../../../fuzz/seeds/checkpoint/drain-canary-2.json");
+    let mut checkpoint = Checkpoint::parse(Path::new("c.json"), text).unwrap();
+    let wave = |step: &str, kills: &[&str]| WaveRecord {
+        step: step.to_string(),
+        kills: kills.iter().map(|k| k.to_string()).collect(),
+        apps: vec!["/web".to_string()],
+        sent: true,
+    };
+    let surge = |app: &str, state: SurgeState| Surge {
+        app: app.to_string(),
+        instances: 3,
+        instance: "wave-1".to_string(),
+        task: format!("{app}.1"),
+        extra_tasks: vec![format!("{app}.2"), format!("{app}.3")],
+        state,
+        kill_sent: state == SurgeState::Done,
+    };
+    let group = &mut checkpoint.groups[0];
+    group.waves = vec![wave("wave-1", &["t1", "t2"]), wave("wave-2", &["t3"])];
+    group.surges = vec![
+        surge("/done", SurgeState::Done),
+        surge("/open", SurgeState::Killing),
+    ];
+    // wave-1 still runs: nothing is forgotten.
+    let before = checkpoint.clone();
+    checkpoint.forget_finished_moves();
+    assert_eq!(checkpoint.groups[0].waves, before.groups[0].waves);
+
+    let at = checkpoint.find_step("drain/wave-1").unwrap();
+    checkpoint.plan.step_mut(at).status = crate::plan::Status::Complete;
+    checkpoint.forget_finished_moves();
+    let group = &checkpoint.groups[0];
+    assert!(group.waves[0].kills.is_empty(), "{:?}", group.waves[0]);
+    assert_eq!(group.waves[0].apps, ["/web"], "the moved apps stay");
+    assert_eq!(
+        group.waves[1].kills,
+        ["t3"],
+        "a wave not complete keeps its kills"
+    );
+    assert!(group.surges[0].extra_tasks.is_empty());
+    assert_eq!(group.surges[0].app, "/done");
+    assert_eq!(
+        group.surges[1], before.groups[0].surges[1],
+        "an open surge is kept whole"
+    );
+    // What is written reads back the same.
+    let json = checkpoint.to_json(Path::new("c.json")).unwrap();
+    let again = Checkpoint::parse(Path::new("c.json"), std::str::from_utf8(&json).unwrap());
+    assert_eq!(again.unwrap(), checkpoint);
+}
+
+/// Issue 32: at 2,000 agents the events were 1.3 MB of every write.
+#[test]
+fn old_routine_events_are_left_out_of_the_file_but_not_the_latest_of_a_kind_or_any_other_event() {
+    let mut checkpoint = parse_value(&written()).unwrap();
+    // Written before events were left out: none were.
+    assert_eq!(
+        (checkpoint.events_dropped, checkpoint.events_in_log),
+        (0, 0)
+    );
+    let event = |kind: EventKind, n: usize| Event {
+        at: "2026-01-01T00:00:00Z".to_string(),
+        kind,
+        message: format!("{kind} {n}"),
+        user: None,
+        label: None,
+    };
+    checkpoint.events = vec![
+        event(EventKind::Start, 0),
+        event(EventKind::Intent, 1),
+        event(EventKind::Failure, 2),
+        event(EventKind::Step, 3),
+        event(EventKind::Intent, 4),
+        event(EventKind::Surge, 5),
+        // The cut: the log beside the checkpoint has everything before.
+        event(EventKind::Intent, 6),
+        event(EventKind::Terminate, 7),
+    ];
+    let (view, in_log) = checkpoint.events_as_written(6);
+    let messages: Vec<&str> = view.iter().map(|e| e.message.as_str()).collect();
+    // The start and the failure stay; so do the last completion and
+    // surge (none after the cut); older intents go.
+    assert_eq!(
+        messages,
+        [
+            "start 0",
+            "failure 2",
+            "step 3",
+            "surge 5",
+            "intent 6",
+            "terminate 7"
+        ]
+    );
+    assert_eq!(in_log, 4);
+    assert_eq!(
+        checkpoint.events_as_written(0),
+        (checkpoint.events.clone(), 0)
+    );
+
+    checkpoint.events = view;
+    (checkpoint.events_dropped, checkpoint.events_in_log) = (2, 4);
+    let json = checkpoint.to_json(Path::new("c.json")).unwrap();
+    let back = Checkpoint::parse(Path::new("c.json"), std::str::from_utf8(&json).unwrap());
+    assert_eq!(back.unwrap(), checkpoint);
 }

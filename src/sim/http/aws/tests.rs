@@ -1079,3 +1079,99 @@ async fn an_instance_refresh_is_started_described_and_cancelled_as_aws_answers()
         .expect_err("nothing to cancel");
     assert_eq!(none.code(), Some("ActiveInstanceRefreshNotFound"));
 }
+
+/// An operator's IAM policy written before roller called
+/// DescribeAutoScalingInstances must not stop a roll at its first
+/// termination (at 3 a.m.): the refusal is logged once, naming the
+/// permission, and every termination describes the group instead, as
+/// before, MinSize still checked.
+#[tokio::test]
+async fn a_policy_refusing_describe_auto_scaling_instances_terminates_by_describing_the_group_and_warns_once()
+ {
+    #[derive(Clone)]
+    struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Lines {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let lines = Lines(Default::default());
+    let sink = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .without_time()
+        .with_ansi(false)
+        .with_writer(move || sink.clone())
+        .finish();
+    let _log = tracing::subscriber::set_default(subscriber);
+
+    let sim = demo().await;
+    sim.world().set_api_faults(ApiFaults {
+        aws_denied: vec!["DescribeAutoScalingInstances".to_string()],
+        ..ApiFaults::default()
+    });
+    let aws = sim.adapter_with(1, None).await;
+    aws.set_desired_capacity(GROUP, 14).await.expect("raise");
+    let ids: Vec<String> = aws
+        .describe_group(GROUP)
+        .await
+        .expect("describe")
+        .instances
+        .iter()
+        .map(|i| i.id.clone())
+        .collect();
+    let describes = sim.calls("DescribeAutoScalingGroups").unwrap();
+    for victim in &ids[..2] {
+        let done = aws.terminate_instance(GROUP, victim).await;
+        assert!(matches!(done, Ok(Termination::Started(_))), "{done:?}");
+    }
+    assert_eq!(
+        sim.calls("DescribeAutoScalingInstances"),
+        Some(1),
+        "refused once, then never asked again"
+    );
+    assert_eq!(
+        sim.calls("DescribeAutoScalingGroups"),
+        Some(describes + 2),
+        "each termination described the group"
+    );
+    let err = aws
+        .terminate_instance(GROUP, &ids[2])
+        .await
+        .expect_err("below MinSize");
+    assert!(
+        err.to_string()
+            .contains("desired capacity 12 − 1 would fall below MinSize 12"),
+        "{err}"
+    );
+    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let warns: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("DescribeAutoScalingInstances was refused"))
+        .collect();
+    assert_eq!(warns.len(), 1, "{text}");
+    assert!(
+        warns[0].contains("WARN")
+            && warns[0].contains("(AccessDenied)")
+            && warns[0].contains("add autoscaling:DescribeAutoScalingInstances")
+            && warns[0].contains("only slower"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_denied_action_the_simulator_does_not_answer_is_refused_by_name() {
+    let faults = ApiFaults {
+        aws_denied: vec!["DescribeAutoScalingInstance".to_string()],
+        ..ApiFaults::default()
+    };
+    let err = faults.check().expect_err("a typo");
+    assert!(
+        err.contains("aws_denied: \"DescribeAutoScalingInstance\""),
+        "{err}"
+    );
+}
