@@ -438,6 +438,7 @@ fn a_capped_group_has_its_old_instances_replaced_until_only_the_last_decrements_
     let text = checkpoint.to_json(Path::new("c.json")).unwrap();
     let back = Checkpoint::parse(Path::new("c.json"), std::str::from_utf8(&text).unwrap()).unwrap();
     assert!(back.groups[0].instances[1].replaced);
+}
 
 /// Pins issue 32's growth: every wave's kills and every surge's tasks
 /// were written on every save for the rest of the roll (2.4 MB a write
