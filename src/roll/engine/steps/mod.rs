@@ -49,6 +49,7 @@
 
 mod bake;
 mod batch;
+mod batch_room;
 mod drain_wave;
 mod finish;
 mod held;

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use super::{StepAction, StepContext, Tick};
-use super::{batch, lifecycle_waits};
+use super::{batch_room, lifecycle_waits};
 use crate::roll::decide::failure;
 use crate::roll::decide::roll_plan::WAIT_REGISTERED;
 use crate::roll::error::RollError;
@@ -82,11 +82,11 @@ impl StepAction for WaitRegistered {
         }
         // Capped: the first batch takes in more old agents while the new
         // agents' free resources take their tasks.
-        let (_, beyond) = batch::take_in(cx, 1).await?;
+        let (_, beyond) = batch_room::take_in(cx, 1).await?;
         let open = cx.open_old_agents().len();
         Ok(Tick::Done(format!(
             "{said}; batch 1: {open} old agent(s) open to the drain{}",
-            batch::beyond_said(beyond)
+            batch_room::beyond_said(beyond)
         )))
     }
 }

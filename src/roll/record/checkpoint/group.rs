@@ -241,7 +241,7 @@ impl GroupRoll {
         if self.surge.is_none() {
             return false;
         }
-        let left = self.instances.iter().filter(|i| !i.terminate_sent).count();
+        let left = self.instances.iter().filter(|i| i.left()).count();
         let decrements = self.scale_up_desired().saturating_sub(self.target);
         left > decrements as usize
     }
@@ -318,7 +318,7 @@ impl GroupRoll {
             .filter(|i| i.reclaimed)
             .map(|i| i.id.as_str())
             .collect();
-        let left = self.instances.iter().filter(|i| !i.terminate_sent).count();
+        let left = self.instances.iter().filter(|i| i.left()).count();
         let desired = u64::from(self.scale_up_desired());
         let ends = desired
             .saturating_sub(left as u64)
@@ -352,6 +352,12 @@ impl RolledInstance {
     /// (`replaced`).
     pub(crate) fn decremented(&self) -> bool {
         self.terminate_sent && !self.reclaimed && !self.replaced
+    }
+
+    /// Still in the group for the roll to terminate: not sent, not lost
+    /// (a reclaimed one is marked before its step records it done).
+    pub(crate) fn left(&self) -> bool {
+        !self.terminate_sent && !self.reclaimed
     }
 
     /// Its agent's machine, as the roll's maintenance windows record it.
