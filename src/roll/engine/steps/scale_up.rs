@@ -30,9 +30,9 @@ impl StepAction for SetDesired {
     async fn tick<P: Ports>(&self, cx: &mut StepContext<'_, '_, P>) -> Result<Tick, RollError> {
         let desired = cx.group().scale_up_desired();
         let asg = cx.group().asg.clone();
-        // Capped: the first batch; what the group's desired capacity must
-        // be from now on is recorded with the intent.
-        let batch = record_raise(cx, 1, desired);
+        // Capped: what the group's desired capacity must be from now on
+        // (this, less the decrements since) is recorded with the intent.
+        let batch = record_raise(cx, desired);
         cx.intend(format!("set desired capacity of {asg} to {desired}{batch}"))
             .await?;
         cx.ports.aws().set_desired_capacity(&asg, desired).await?;
@@ -40,26 +40,24 @@ impl StepAction for SetDesired {
     }
 }
 
-/// Records batch `batch`'s raise of the desired capacity to `desired`
-/// when the surge is capped (with the terminations sent so far, all
-/// landed: a batch raises only then); what the intent says of it.
-pub(super) fn record_raise<P: Ports>(
-    cx: &mut StepContext<'_, '_, P>,
-    batch: u32,
-    desired: u32,
-) -> String {
+/// Records the scale-up's raise of the desired capacity to `desired`
+/// when the surge is capped (the only raise: later batches' new
+/// instances replace old ones without a decrement); what the intent
+/// says of it.
+fn record_raise<P: Ports>(cx: &mut StepContext<'_, '_, P>, desired: u32) -> String {
+    const BATCH: u32 = 1;
     let group = cx.group_mut();
     let terminated = group.terminated();
     let Some(surge) = group.surge.as_mut() else {
         return String::new();
     };
     surge.raised = Some(Raised {
-        batch,
+        batch: BATCH,
         desired,
         terminated,
     });
     format!(
-        " (batch {batch} of {}: at most {} instances, {})",
+        " (batch {BATCH} of {}: at most {} instances, {})",
         surge.batches, surge.ceiling, surge.from
     )
 }

@@ -162,14 +162,16 @@ pub(crate) struct SurgeCap {
     /// `--max-unavailable` says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) min_healthy_bound: Option<u32>,
-    /// The desired capacity the last batch set, and how many of the
-    /// roll's terminations had landed then: what the group's desired
-    /// capacity must be now is that, less the terminations landed since.
+    /// The desired capacity the scale-up set (or, in a checkpoint of an
+    /// older roller, the last batch), and how many of the roll's
+    /// decrements had landed then: what the group's desired capacity
+    /// must be now is that, less the decrements landed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) raised: Option<Raised>,
 }
 
-/// A batch's raise of the desired capacity.
+/// A raise of the desired capacity (the scale-up's; older rollers raised
+/// it again for each batch).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Raised {
@@ -272,8 +274,8 @@ impl GroupRoll {
     }
 
     /// The desired capacity the group must have once `landed` of the
-    /// roll's terminations have landed: N + K − landed, or, capped, what
-    /// the last batch set less the terminations landed since.
+    /// roll's decrements have landed: N + K − landed, or, capped, what
+    /// the last raise set less the decrements landed since.
     pub(crate) fn expected_desired(&self, landed: u32) -> u32 {
         match self.surge.as_ref().and_then(|s| s.raised) {
             Some(raised) => raised
