@@ -1027,6 +1027,33 @@ fn start_times_health_check_times_and_the_last_task_failure_are_read_from_real_a
     assert!(apps.iter().all(|a| a.last_task_failure.is_none()));
 }
 
+/// Timestamps are read straight from the response's text: one written
+/// with JSON escapes reads the same, one that is no time leaves the task
+/// started but its start unknown, and one that is not a string is a
+/// malformed answer (as it was when they were read as strings).
+#[test]
+fn timestamps_read_escaped_unreadable_and_wrong_typed() {
+    let body = |started: &str| {
+        format!(
+            r#"{{"apps": [{{"id": "/a", "instances": 1, "tasks": [{{"id": "a.1", "startedAt": {started},
+                "healthCheckResults": [{{"alive": true, "lastSuccess": {started}, "lastFailure": null}}]}}]}}]}}"#
+        )
+    };
+    let escaped = wire::parse_apps(body(r#""2017-07-14T15:13:58\u002e326Z""#).as_bytes()).unwrap();
+    let task = &escaped[0].tasks[0];
+    assert_eq!(task.started_at, wire::timestamp("2017-07-14T15:13:58.326Z"));
+    assert!(task.started_at.is_some() && task.started);
+    assert_eq!(task.health_results[0].last_success, task.started_at);
+    assert_eq!(task.health_results[0].last_failure, None);
+
+    let unreadable = wire::parse_apps(body(r#""yesterday""#).as_bytes()).unwrap();
+    let task = &unreadable[0].tasks[0];
+    assert!(task.started, "a startedAt that is set means started");
+    assert_eq!(task.started_at, None);
+
+    assert!(wire::parse_apps(body("1500000000").as_bytes()).is_err());
+}
+
 #[test]
 fn the_launch_queue_is_read_with_each_apps_count_and_delay() {
     let queue = wire::parse_queue(&fixture(QUEUE)).unwrap();

@@ -258,6 +258,34 @@ fn a_public_agent_offers_slave_public_and_nothing_unreserved_in_v0() {
     assert!(!agents.registered[0].unreserved);
 }
 
+/// A v0 agent's resources are read for their CPU, memory and disk only:
+/// other resources (ports as a range string, GPUs) are skipped, and a
+/// value that is not a number reads as none rather than failing the
+/// whole agent list.
+#[test]
+fn v0_resources_skip_other_resources_and_values_that_are_not_numbers() {
+    let mut summary = json_fixture("mesos-master-state-summary-dcosui.json");
+    let agent = &mut summary["slaves"][0];
+    agent["resources"] = serde_json::json!({
+        "cpus": 4, "mem": 2048.5, "disk": "lots", "ports": "[1025-2180, 2182-3887]",
+        "gpus": {"odd": [1, 2]}, "network_bandwidth": null
+    });
+    agent["used_resources"] = serde_json::json!({"cpus": 0.25, "mem": -1, "disk": [1]});
+    agent["reserved_resources"] = serde_json::json!({"slave_public": {"cpus": "2"}});
+    let agents = serde_json::from_value::<SlavesResponse>(summary)
+        .unwrap()
+        .into_agents();
+    let first = &agents.registered[0];
+    assert_eq!(first.resources.cpus, 4.0);
+    assert_eq!(first.resources.mem, 2048.5);
+    assert_eq!(first.resources.disk, 0.0);
+    assert_eq!(first.used_resources.cpus, 0.25);
+    assert_eq!(first.used_resources.mem, -1.0);
+    assert_eq!(first.used_resources.disk, 0.0);
+    // A reservation whose CPU is no number offers nothing.
+    assert!(first.reserved_roles.is_empty());
+}
+
 /// The v1 example's agent made public both ways Mesos says a reservation:
 /// the deprecated `role`, and reservation refinement (`reservations`, the
 /// last one the role).

@@ -127,16 +127,16 @@ pub(crate) struct Slave {
     #[serde(default)]
     pub(crate) attributes: BTreeMap<String, serde_json::Value>,
     #[serde(default)]
-    pub(crate) resources: BTreeMap<String, serde_json::Value>,
+    pub(crate) resources: Scalars,
     #[serde(default)]
-    pub(crate) used_resources: BTreeMap<String, serde_json::Value>,
+    pub(crate) used_resources: Scalars,
     /// By role: `{"slave_public": {"cpus": 4, ...}}` (Mesos 0.25 and
     /// later; absent before).
     #[serde(default)]
-    pub(crate) reserved_resources: BTreeMap<String, serde_json::Value>,
+    pub(crate) reserved_resources: BTreeMap<String, Scalars>,
     /// Mesos 1.0 and later; before, what `resources` holds beyond the
     /// reserved ones.
-    pub(crate) unreserved_resources: Option<BTreeMap<String, serde_json::Value>>,
+    pub(crate) unreserved_resources: Option<Scalars>,
     pub(crate) version: Option<String>,
     pub(crate) drain_info: Option<DrainInfo>,
 }
@@ -193,37 +193,110 @@ impl Slave {
             reserved_roles: self
                 .reserved_resources
                 .iter()
-                .filter(|(_, r)| offers_any(r))
+                .filter(|(_, r)| r.offers_any())
                 .map(|(role, _)| role.clone())
                 .collect(),
             unreserved: match &self.unreserved_resources {
-                Some(unreserved) => offers_any(&serde_json::json!(unreserved)),
+                Some(unreserved) => unreserved.offers_any(),
                 None => {
                     let reserved: f64 = self
                         .reserved_resources
                         .values()
-                        .filter_map(|r| r.get("cpus").and_then(serde_json::Value::as_f64))
+                        .filter_map(|r| r.cpus.0)
                         .sum();
-                    resources_from_object(&self.resources).cpus > reserved
+                    self.resources.resources().cpus > reserved
                 }
             },
-            resources: resources_from_object(&self.resources),
-            used_resources: resources_from_object(&self.used_resources),
+            resources: self.resources.resources(),
+            used_resources: self.used_resources.resources(),
             version: self.version,
             drain: self.drain_info.map(|info| drain_state(&info.state)),
         }
     }
 }
 
-/// Whether a v0 resources object (`{"cpus": 4, "mem": 2933, ...}`) holds
-/// any CPU or memory.
-fn offers_any(resources: &serde_json::Value) -> bool {
-    ["cpus", "mem"].iter().any(|name| {
-        resources
-            .get(name)
-            .and_then(serde_json::Value::as_f64)
-            .is_some_and(|v| v > 0.0)
-    })
+/// A v0 resources object (`{"cpus": 4, "mem": 2933, "ports": "[...]"}`),
+/// as far as roller reads it: its CPU, memory and disk. Read as it is
+/// parsed (an agent has four such objects; 4,000 agents built 16,000
+/// maps of JSON values a tick); any other resource is skipped, and a
+/// value that is not a number reads as none, as before.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Scalars {
+    #[serde(default)]
+    cpus: Number,
+    #[serde(default)]
+    mem: Number,
+    #[serde(default)]
+    disk: Number,
+}
+
+impl Scalars {
+    /// Whether it holds any CPU or memory.
+    fn offers_any(&self) -> bool {
+        [self.cpus.0, self.mem.0]
+            .into_iter()
+            .any(|v| v.is_some_and(|v| v > 0.0))
+    }
+
+    fn resources(&self) -> Resources {
+        Resources {
+            cpus: self.cpus.0.unwrap_or(0.0),
+            mem: self.mem.0.unwrap_or(0.0),
+            disk: self.disk.0.unwrap_or(0.0),
+        }
+    }
+}
+
+/// A number, or none when the value is anything else (skipped whole).
+#[derive(Debug, Default)]
+pub(crate) struct Number(Option<f64>);
+
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Number, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Number;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Number, E> {
+                Ok(Number(Some(v)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Number, E> {
+                Ok(Number(Some(v as f64)))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Number, E> {
+                Ok(Number(Some(v as f64)))
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Number, E> {
+                Ok(Number(None))
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Number, E> {
+                Ok(Number(None))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Number, E> {
+                Ok(Number(None))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Number, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Number(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Number, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Number(None))
+            }
+        }
+        deserializer.deserialize_any(Visit)
+    }
 }
 
 /// The IP of a libprocess pid `name@ip:port`.
@@ -254,21 +327,6 @@ fn attribute_from_json(value: serde_json::Value) -> AttributeValue {
         },
         serde_json::Value::String(text) => AttributeValue::Text(text),
         other => AttributeValue::Text(other.to_string()),
-    }
-}
-
-/// v0 renders resources as `{"cpus": 4, "mem": 2933, "ports": "[...]"}`.
-fn resources_from_object(resources: &BTreeMap<String, serde_json::Value>) -> Resources {
-    let scalar = |name: &str| {
-        resources
-            .get(name)
-            .and_then(serde_json::Value::as_f64)
-            .unwrap_or(0.0)
-    };
-    Resources {
-        cpus: scalar("cpus"),
-        mem: scalar("mem"),
-        disk: scalar("disk"),
     }
 }
 
