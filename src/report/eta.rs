@@ -328,3 +328,56 @@ fn batches_still_opening(group: &GroupRoll) -> u32 {
         .max(1);
     u32::try_from(unopened.div_ceil(last)).unwrap_or(u32::MAX)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::batches_still_opening;
+    use crate::roll::record::checkpoint::{Checkpoint, SurgeCap};
+
+    /// The fuzz seed's group (12 old instances), capped at `cap`, its
+    /// instances in batches as `batches` says, `opened` of them open.
+    fn capped(
+        cap: u32,
+        batches: &[u32],
+        opened: u32,
+    ) -> crate::roll::record::checkpoint::GroupRoll {
+        let text = include_str!("../../fuzz/seeds/checkpoint/serial-1.json");
+        let checkpoint = Checkpoint::parse(Path::new("seed.json"), text).expect("the seed parses");
+        let mut group = checkpoint.groups[0].clone();
+        assert_eq!(group.instances.len(), batches.len());
+        for (instance, &batch) in group.instances.iter_mut().zip(batches) {
+            instance.batch = batch;
+            instance.terminate_sent = false;
+        }
+        group.surge = Some(SurgeCap {
+            cap,
+            from: "--max-surge".to_string(),
+            ceiling: 12 + cap,
+            batches: batches.iter().copied().max().unwrap_or(0),
+            min_healthy_bound: None,
+            raised: None,
+        });
+        group.opened_batches = opened;
+        group
+    }
+
+    #[test]
+    fn batches_still_opening_counts_the_unopened_over_what_the_last_batch_took_in() {
+        // Batch 1 took five in; seven left over five a batch: two more.
+        let group = capped(2, &[1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5], 1);
+        assert_eq!(batches_still_opening(&group), 2);
+        // A last batch that took fewer than the cap counts as the cap: six
+        // left over two.
+        let group = capped(2, &[1, 1, 1, 1, 1, 2, 3, 3, 4, 4, 5, 5], 2);
+        assert_eq!(batches_still_opening(&group), 3);
+        // Every old instance open: the later batch steps open none.
+        let group = capped(2, &[1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3], 3);
+        assert_eq!(batches_still_opening(&group), 0);
+        // Not capped: no batches at all.
+        let mut group = capped(2, &[1; 12], 1);
+        group.surge = None;
+        assert_eq!(batches_still_opening(&group), 0);
+    }
+}

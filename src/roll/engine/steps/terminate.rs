@@ -234,6 +234,15 @@ fn not_empty<P: Ports>(
     seen: &Observation,
 ) -> Tick {
     if !drain_over(cx) {
+        // The step is the agent's: its count alone (a drain of 2,000
+        // agents keeps this message on 2,000 steps, in every checkpoint
+        // write).
+        let left = seen.tasks_on(&record.agent_id);
+        let why = if left > 0 {
+            format!("{left} Marathon task(s) left")
+        } else {
+            why
+        };
         return Tick::NotYet(format!("waiting for the drain to empty it: {why}"));
     }
     // The drain ended with Marathon tasks still on an old agent (an
