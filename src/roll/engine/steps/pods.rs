@@ -78,10 +78,8 @@ pub(super) async fn replace_off<P: Ports>(
     // Asked of every old agent every tick: the set of old agents is built
     // only for one that holds pods (at 2,000 agents, building it for each
     // was a third of roller's CPU).
-    if pods_here(cx, &record.agent_id, false, seen)
-        .await?
-        .is_empty()
-    {
+    let here = pods_here(cx, &record.agent_id, false, seen).await?;
+    if here.is_empty() {
         return Ok(None);
     }
     let leaving = Leaving {
@@ -90,7 +88,7 @@ pub(super) async fn replace_off<P: Ports>(
         forbidden: cx.old_agents_everywhere(),
         rollback: false,
     };
-    replace_pods(cx, &leaving, seen).await
+    replace(cx, &leaving, here, seen).await
 }
 
 /// The SDK services' tasks on `agent`, by service, with every service a
@@ -135,11 +133,21 @@ pub(super) async fn replace_pods<P: Ports>(
     leaving: &Leaving<'_>,
     seen: &Observation,
 ) -> Result<Option<Tick>, RollError> {
-    let agent = leaving.agent;
-    let here = pods_here(cx, agent, leaving.rollback, seen).await?;
+    let here = pods_here(cx, leaving.agent, leaving.rollback, seen).await?;
     if here.is_empty() {
         return Ok(None);
     }
+    replace(cx, leaving, here, seen).await
+}
+
+/// `replace_pods` once the pods on the agent (`here`, not empty) are known.
+async fn replace<P: Ports>(
+    cx: &mut StepContext<'_, '_, P>,
+    leaving: &Leaving<'_>,
+    here: BTreeMap<String, BTreeSet<String>>,
+    seen: &Observation,
+) -> Result<Option<Tick>, RollError> {
+    let agent = leaving.agent;
     if let Some(unknown) = here.keys().find(|s| !cx.ports.services().reachable(s)) {
         let unknown = unknown.clone();
         return Ok(Some(Tick::Pause(by_hand(leaving, &unknown, &here))));

@@ -161,8 +161,9 @@ impl CheckpointStore {
     /// Appends `events` (dropped from `checkpoint`, oldest first) to the
     /// roll's event log beside a file checkpoint,
     /// `<asg>.<run-id>.events.jsonl`, one JSON object a line, mode 0600:
-    /// appended before the checkpoint without them is written, so a crash
-    /// between the two repeats them in the log rather than losing them.
+    /// appended and synced before the checkpoint without them is written,
+    /// so a crash between the two repeats them in the log rather than
+    /// losing them (once per `KEPT_EVENTS` events, not per write).
     /// A checkpoint in S3 keeps no such log: its dropped events are in
     /// roller's own log only.
     pub(crate) fn append_events(
@@ -190,9 +191,12 @@ impl CheckpointStore {
             use std::os::unix::fs::OpenOptionsExt;
             options.mode(super::FILE_MODE);
         }
-        let appended = options
-            .open(&log)
-            .and_then(|mut file| std::io::Write::write_all(&mut file, &lines));
+        // Synced before the checkpoint without them is written: a power loss
+        // between the two must not lose what the checkpoint no longer has.
+        let appended = options.open(&log).and_then(|mut file| {
+            std::io::Write::write_all(&mut file, &lines)?;
+            file.sync_data()
+        });
         appended.map_err(|source| CheckpointError::Write { path: log, source })
     }
 
