@@ -61,6 +61,11 @@ impl RollClock {
         Duration::from_millis(self.now_unix_ms().saturating_sub(unix_ms))
     }
 
+    /// Cluster time since `began` (a tokio instant: how long a tick took).
+    pub(crate) fn elapsed(&self, began: tokio::time::Instant) -> Duration {
+        began.elapsed().mul_f64(self.time_scale)
+    }
+
     /// Sleeps `cluster` time (`cluster / time_scale` of tokio time).
     pub(crate) async fn sleep(&self, cluster: Duration) {
         tokio::time::sleep(cluster.div_f64(self.time_scale)).await;
@@ -140,6 +145,17 @@ pub(crate) fn unix_ms(at: SystemTime) -> u64 {
         .unwrap_or(0)
 }
 
+/// How long to wait before the next tick, when ticks begin every `every`
+/// and this one took `took` (both cluster time): the rest of the interval,
+/// so that a roll looks every `every` however long its look takes (against
+/// a simulator running 300 times faster than the wall, a tick of 13 ms is
+/// 4 cluster seconds, most of a 5 s interval); but at least a tenth of it,
+/// so that a tick longer than the interval is never followed by another
+/// at once and Mesos and Marathon are never read back to back.
+pub(crate) fn pause_after(every: Duration, took: Duration) -> Duration {
+    every.saturating_sub(took).max(every / 10)
+}
+
 /// `1h 2m 3s` style, for messages.
 pub(crate) fn human(d: Duration) -> String {
     let s = d.as_secs();
@@ -173,6 +189,33 @@ mod tests {
             clock.window_span(Duration::from_secs(7)),
             Duration::from_secs(7)
         );
+    }
+
+    #[test]
+    fn a_tick_waits_out_the_rest_of_its_interval_and_at_least_a_tenth_of_it() {
+        let every = Duration::from_secs(5);
+        assert_eq!(pause_after(every, Duration::ZERO), every);
+        assert_eq!(
+            pause_after(every, Duration::from_millis(3_900)),
+            Duration::from_millis(1_100)
+        );
+        assert_eq!(
+            pause_after(every, Duration::from_secs(5)),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            pause_after(every, Duration::from_secs(60)),
+            Duration::from_millis(500)
+        );
+        assert_eq!(pause_after(Duration::ZERO, every), Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_ticks_length_is_cluster_time() {
+        let clock = RollClock::new(300.0);
+        let began = tokio::time::Instant::now();
+        tokio::time::advance(Duration::from_millis(13)).await;
+        assert_eq!(clock.elapsed(began), Duration::from_millis(3_900));
     }
 
     #[test]

@@ -20,7 +20,7 @@
 
 use tokio::sync::watch;
 
-use super::clock::RollClock;
+use super::clock::{self, RollClock};
 use super::inbox;
 use super::journal::Journal;
 use super::outcome::{Ended, Outcome};
@@ -121,6 +121,9 @@ impl<'a, P: Ports> Runner<'a, P> {
         }
         paging::resume_after_pause(&mut self.journal, &self.clock).await?;
         loop {
+            // Ticks begin every poll interval: the wait after one is what
+            // is left of the interval (`clock::pause_after`).
+            let tick_began = tokio::time::Instant::now();
             if self.stopped() {
                 return self.stopped_between_ticks().await;
             }
@@ -188,7 +191,9 @@ impl<'a, P: Ports> Runner<'a, P> {
                 return self.held(reason).await;
             }
             if !finished {
-                wait::sleep_poll(&self.clock, &mut self.stop, self.env.poll_interval).await;
+                let took = self.clock.elapsed(tick_began);
+                let pause = clock::pause_after(self.env.poll_interval, took);
+                wait::sleep_poll(&self.clock, &mut self.stop, pause).await;
             }
         }
     }
