@@ -87,14 +87,18 @@ impl<P: Ports> TickContext<P> {
             .collect())
     }
 
-    /// Marathon and Mesos as this tick sees them: Marathon's apps are
-    /// read first, then Mesos' agents (unless this tick has read them).
+    /// Marathon and Mesos as this tick sees them: Marathon's apps and
+    /// Mesos' agents (unless this tick has read them) read at once, each
+    /// the largest answer of its system. Neither order is safer: tasks on
+    /// an agent Mesos does not list are left out either way, which at
+    /// worst makes a move wait a tick.
     pub(crate) async fn observation(&mut self) -> Result<Arc<Observation>, RollError> {
         if let Some(seen) = &self.observation {
             return Ok(seen.clone());
         }
-        let apps = self.ports.marathon().apps().await?;
-        let agents = self.agents().await?;
+        let ports = self.ports;
+        let apps = async move { ports.marathon().apps().await.map_err(RollError::from) };
+        let (apps, agents) = tokio::try_join!(apps, self.agents())?;
         let seen = Arc::new(Observation::new(apps, agents));
         self.observation = Some(seen.clone());
         Ok(seen)

@@ -13,6 +13,8 @@
 
 use std::collections::{BTreeSet, HashSet};
 
+use futures_util::future::join_all;
+
 use super::{StepAction, StepContext, Tick, excused_note};
 use crate::roll::decide::drain_plan::{Wave, next_wave, sample};
 use crate::roll::decide::health::{Settle, task_is_healthy};
@@ -389,9 +391,18 @@ async fn record_wave<P: Ports>(
     Ok(title)
 }
 
+/// How many of a wave's surges are scaled up at once: a wave of a large
+/// cluster surges hundreds of apps, one call each, and one after the other
+/// they cost a tick of their own; Marathon takes a few at a time in its
+/// stride (each starts a deployment of one app).
+const SURGES_AT_ONCE: usize = 8;
+
 /// Sends the recorded wave: its kills in one call (the wave marked sent
 /// once Marathon accepts them), then each surge's scale-up (an absolute
-/// count, noted under the wave's intent), and saves.
+/// count, noted under the wave's intent; `SURGES_AT_ONCE` at a time, what
+/// Marathon answered read in the wave's order), and saves. Whatever
+/// of it landed before a crash or an error, the wave's record has every
+/// surge: each is looked at again next tick and scaled up if it is not.
 async fn send_wave<P: Ports>(
     cx: &mut StepContext<'_, '_, P>,
     chosen: &ChosenMoves,
@@ -401,10 +412,26 @@ async fn send_wave<P: Ports>(
     {
         record.sent = true;
     }
-    for s in &chosen.planned.surges {
-        let to = s.instances + u32::try_from(s.tasks.len()).unwrap_or(u32::MAX);
-        cx.note_intent(format!("surge {} {} -> {to}", s.app, s.instances));
-        cx.scale(&s.app, to).await?;
+    let surges: Vec<(&str, u32)> = chosen
+        .planned
+        .surges
+        .iter()
+        .map(|s| {
+            let to = s.instances + u32::try_from(s.tasks.len()).unwrap_or(u32::MAX);
+            cx.note_intent(format!("surge {} {} -> {to}", s.app, s.instances));
+            (s.app.as_str(), to)
+        })
+        .collect();
+    let ports = cx.ports;
+    for some in surges.chunks(SURGES_AT_ONCE) {
+        let mut calls = Vec::with_capacity(some.len());
+        for &(app, to) in some {
+            calls.push(ports.marathon().scale_app(app, to));
+        }
+        let answers = join_all(calls).await;
+        for (&(app, to), answer) in some.iter().zip(answers) {
+            cx.scale_answered(app, to, answer).await?;
+        }
     }
     cx.save().await?;
     Ok(())

@@ -63,6 +63,7 @@ mod scale_up;
 mod task_moves;
 mod terminate;
 mod warm_pool;
+mod windows;
 
 use std::future::Future;
 use std::time::Duration;

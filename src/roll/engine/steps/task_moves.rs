@@ -4,7 +4,7 @@
 //! the kills and surges are made, each recorded in the checkpoint first.
 
 use std::collections::HashSet;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use super::{StepContext, Wait};
 use crate::roll::decide::health;
@@ -13,7 +13,6 @@ use crate::roll::engine::tick_context::Observation;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
 use crate::roll::ports::marathon::{App, Marathon, MarathonError};
-use crate::roll::ports::mesos::{MachineId, MesosMaster, Unavailability};
 use crate::roll::record::checkpoint::{
     CheckpointError, EventKind, RolledInstance, Surge, SurgeState,
 };
@@ -26,9 +25,6 @@ pub(crate) struct Undone {
     pub(crate) done: Vec<String>,
     pub(crate) failed: Vec<String>,
 }
-
-/// How long a maintenance window lasts (cluster time).
-pub(super) const WINDOW: Duration = Duration::from_secs(4 * 3600);
 
 impl<P: Ports> StepContext<'_, '_, P> {
     /// One round of moving tasks off `record`'s agent: `None` when nothing
@@ -157,7 +153,19 @@ impl<P: Ports> StepContext<'_, '_, P> {
     /// undoes the surges of the same owner not yet killed, then pauses the
     /// roll naming the app and Marathon's reason (`refused_surge`).
     pub(crate) async fn scale(&mut self, app: &str, instances: u32) -> Result<(), RollError> {
-        match self.ports.marathon().scale_app(app, instances).await {
+        let answer = self.ports.marathon().scale_app(app, instances).await;
+        self.scale_answered(app, instances, answer).await
+    }
+
+    /// What Marathon's `answer` to scaling `app` to `instances` for a
+    /// surge comes to (see `scale`).
+    pub(crate) async fn scale_answered(
+        &mut self,
+        app: &str,
+        instances: u32,
+        answer: Result<String, MarathonError>,
+    ) -> Result<(), RollError> {
+        match answer {
             Ok(_) | Err(MarathonError::Conflict { .. }) => Ok(()),
             Err(refused @ MarathonError::Rejected { .. }) => {
                 Err(self.refused_surge(app, instances, &refused).await?)
@@ -524,45 +532,6 @@ impl<P: Ports> StepContext<'_, '_, P> {
             Err(e) => return Err(e.into()),
         }
         self.save().await?;
-        Ok(())
-    }
-
-    /// Puts the agent's machine in a maintenance window (merged into the
-    /// schedule; already there is a no-op), recorded first so finish
-    /// removes it. Asked once per process and machine.
-    async fn schedule_maintenance(&mut self, record: &RolledInstance) -> Result<(), RollError> {
-        if self.memory.scheduled.contains(&record.id) {
-            return Ok(());
-        }
-        let machine = record.machine();
-        let id = machine.machine_id();
-        let group = self.group_mut();
-        if !group.maintenance.contains(&machine) {
-            group.maintenance.push(machine);
-        }
-        self.intend(format!("maintenance window for {}", record.hostname))
-            .await?;
-        self.schedule_windows(&[id]).await?;
-        self.memory.scheduled.insert(record.id.clone());
-        Ok(())
-    }
-
-    /// Puts `machines` under the roll's maintenance window (from a minute
-    /// ago, for `WINDOW` of the roll's time), merged into Mesos' schedule:
-    /// a machine already there changes nothing. The machines are the
-    /// caller's to record first, so that finish removes their windows.
-    pub(super) async fn schedule_windows(
-        &mut self,
-        machines: &[MachineId],
-    ) -> Result<(), RollError> {
-        let start = SystemTime::now() - Duration::from_secs(60);
-        self.ports
-            .mesos()
-            .schedule_maintenance(
-                machines,
-                Unavailability::new(start, self.clock.window_span(WINDOW)),
-            )
-            .await?;
         Ok(())
     }
 }
