@@ -24,6 +24,7 @@
 pub(crate) mod api;
 pub(crate) mod atomic_file;
 pub mod aws;
+pub(crate) mod by_id;
 pub mod cli;
 pub mod crash_point;
 pub(crate) mod dcos;

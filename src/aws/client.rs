@@ -816,6 +816,7 @@ fn group_from(g: &asg::AutoScalingGroup, group: &str) -> Result<AutoScalingGroup
         desired_capacity: size(OP, group, "DesiredCapacity", g.desired_capacity())?,
         availability_zones: g.availability_zones().to_vec(),
         instances,
+        by_id: Default::default(),
         suspended_processes: g
             .suspended_processes()
             .iter()

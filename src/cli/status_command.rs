@@ -430,6 +430,7 @@ mod tests {
                 held: Vec::new(),
                 surge: None,
                 opened_batches: 0,
+                by_id: Default::default(),
             }],
         }
     }

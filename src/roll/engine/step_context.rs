@@ -274,9 +274,7 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
     /// The checkpoint's record of an instance a step of the plan names.
     pub(crate) fn rolled(&self, instance: &str) -> Result<RolledInstance, RollError> {
         self.group()
-            .instances
-            .iter()
-            .find(|i| i.id == instance)
+            .instance(instance)
             .cloned()
             .ok_or_else(|| {
                 RollError::refused(format!(

@@ -8,6 +8,8 @@ use std::fmt;
 use std::future::Future;
 use std::time::SystemTime;
 
+use crate::by_id::ById;
+
 pub(crate) use super::alarms::{AlarmState, AlarmStateValue};
 pub(crate) use super::auto_scaling_error::AutoScalingError;
 pub use super::ec2::Ec2Instance;
@@ -216,6 +218,9 @@ pub struct AutoScalingGroup {
     pub launch_source: Option<LaunchSource>,
     /// Its instance maintenance policy, when it has one.
     pub(crate) maintenance_policy: Option<MaintenancePolicy>,
+    /// `instances` by id (a group of thousands is asked about each of the
+    /// roll's instances every tick).
+    pub(crate) by_id: ById,
 }
 
 /// A group's instance maintenance policy: how far below and above its
@@ -230,7 +235,8 @@ pub(crate) struct MaintenancePolicy {
 
 impl AutoScalingGroup {
     pub fn instance(&self, id: &str) -> Option<&GroupInstance> {
-        self.instances.iter().find(|i| i.id == id)
+        let at = self.by_id.position(&self.instances, id, |i| &i.id)?;
+        self.instances.get(at)
     }
 
     /// Whether the group still has instance `id` and it is not on its way

@@ -527,5 +527,6 @@ fn group_roll(
         held: sorted.held.clone(),
         surge: None,
         opened_batches: 0,
+        by_id: Default::default(),
     }
 }

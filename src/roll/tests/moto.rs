@@ -155,6 +155,7 @@ async fn the_aws_steps_of_a_roll_leave_the_moto_group_as_each_phase_promises() {
             held: Vec::new(),
             surge: None,
             opened_batches: 0,
+            by_id: Default::default(),
         }],
     };
     let path = dir.path().join("moto.json");

@@ -293,7 +293,7 @@ fn releasable_with<P: Ports>(
             },
             _ => None,
         })
-        .filter_map(|id| cx.group().instances.iter().find(|i| i.id == *id).cloned())
+        .filter_map(|id| cx.group().instance(id).cloned())
         .collect();
     for i in &open {
         if i.terminate_sent

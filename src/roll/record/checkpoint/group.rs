@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
 use super::{NewAgent, Surge, SurgeState, WaveRecord};
+use crate::by_id::ById;
 use crate::roll::ports::auto_scaling::AutoScalingGroup;
 use crate::roll::record::held::HeldInstance;
 
@@ -64,6 +65,10 @@ pub struct GroupRoll {
     /// scale-up is done, each next once its new agents are registered.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) opened_batches: u32,
+    /// `instances` by id (each of thousands of terminate steps looks up
+    /// its own every tick). Not recorded.
+    #[serde(skip)]
+    pub(crate) by_id: ById,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -340,11 +345,13 @@ impl GroupRoll {
     }
 
     pub(crate) fn instance(&self, id: &str) -> Option<&RolledInstance> {
-        self.instances.iter().find(|i| i.id == id)
+        let at = self.by_id.position(&self.instances, id, |i| &i.id)?;
+        self.instances.get(at)
     }
 
     pub(crate) fn instance_mut(&mut self, id: &str) -> Option<&mut RolledInstance> {
-        self.instances.iter_mut().find(|i| i.id == id)
+        let at = self.by_id.position(&self.instances, id, |i| &i.id)?;
+        self.instances.get_mut(at)
     }
 }
 
