@@ -4,6 +4,7 @@
 mod client;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod fuzz;
+mod host_ports;
 mod wire;
 
 #[cfg(test)]

@@ -1082,6 +1082,78 @@ fn the_launch_queue_is_read_with_each_apps_count_and_delay() {
 }
 
 #[test]
+fn a_fixed_host_port_allows_one_task_an_agent() {
+    let app = |fields: &str| {
+        let body = format!(r#"{{"apps": [{{"id": "/a", "instances": 2, {fields}}}]}}"#);
+        wire::parse_apps(body.as_bytes())
+            .unwrap_or_else(|e| panic!("{fields}: {e}"))
+            .remove(0)
+            .per_host
+    };
+    // Host networking: the ports are the host's only with requirePorts.
+    let defs = r#""portDefinitions": [{"port": 8080, "protocol": "tcp", "name": "http"}]"#;
+    assert_eq!(app(&format!(r#""requirePorts": true, {defs}"#)), Some(1));
+    assert_eq!(app(&format!(r#""requirePorts": false, {defs}"#)), None);
+    assert_eq!(app(defs), None);
+    assert_eq!(
+        app(r#""requirePorts": true, "portDefinitions": [{"port": 0}, {"port": 0}]"#),
+        None
+    );
+    assert_eq!(app(r#""requirePorts": true, "ports": [0, 31000]"#), Some(1));
+    // Bridged (1.5's container.portMappings, docker.portMappings before):
+    // a non-zero hostPort, whatever requirePorts says.
+    let mapped = |host: &str| {
+        format!(
+            r#""requirePorts": true, {defs}, "container": {{"type": "DOCKER",
+            "portMappings": [{{"containerPort": 8080, {host} "servicePort": 10000}}]}}"#
+        )
+    };
+    assert_eq!(app(&mapped(r#""hostPort": 31080,"#)), Some(1));
+    assert_eq!(app(&mapped(r#""hostPort": 0,"#)), None);
+    assert_eq!(app(&mapped("")), None);
+    assert_eq!(
+        app(r#""container": {"docker": {"network": "BRIDGE",
+            "portMappings": [{"containerPort": 80, "hostPort": 80, "protocol": "tcp"}]}}"#),
+        Some(1)
+    );
+    // With a constraint allowing more, the port still allows one.
+    assert_eq!(
+        app(&format!(
+            r#""constraints": [["hostname", "MAX_PER", "3"]], "requirePorts": true, {defs}"#
+        )),
+        Some(1)
+    );
+    // Odd shapes: no fixed port, never an error.
+    for odd in [
+        r#""requirePorts": true, "portDefinitions": "8080""#,
+        r#""requirePorts": true, "ports": [[80], "80", {"port": "80"}, -1, 8.5, null]"#,
+        r#""requirePorts": true, "portDefinitions": [{"port": {"number": 80}}]"#,
+        r#""container": {"portMappings": {"hostPort": 80}, "docker": null}"#,
+        r#""container": null, "portDefinitions": null, "ports": null"#,
+    ] {
+        assert_eq!(app(odd), None, "{odd}");
+    }
+}
+
+#[test]
+fn the_real_apps_name_no_fixed_host_port() {
+    // These fixtures' apps map hostPort 0 or leave requirePorts false,
+    // with no hostname constraint: Marathon picks their ports, and
+    // nothing limits them (the RAML example's is `UNIQUE`, read above).
+    for name in [
+        "marathon-1.5-v2-apps-embed-tasks-healthchecks.json",
+        "marathon-2016-v2-apps-embed-tasks-healthchecks.json",
+        "marathon-0.7-v2-apps-docs-example.json",
+    ] {
+        let apps = wire::parse_apps(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!apps.is_empty(), "{name}");
+        for app in apps {
+            assert_eq!(app.per_host, None, "{name}: {}", app.id);
+        }
+    }
+}
+
+#[test]
 fn hostname_constraints_say_how_many_tasks_one_agent_may_run() {
     let app = |constraints: &str| {
         let body = format!(

@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Deserialize;
 
+use super::host_ports;
 use crate::roll::ports::marathon::{
     App, Deployment, HealthResult, KillOutcome, NoSurge, QueuedLaunch, Task, TaskFailure,
     UnreachableStrategy,
@@ -64,6 +65,15 @@ pub(crate) struct WireApp {
     /// `[field, operator, value?]` each; read loosely (only `hostname`'s
     /// `UNIQUE` and `MAX_PER` matter here; anything else is left out).
     pub(crate) constraints: Option<serde_json::Value>,
+    /// Whether its tasks need the host ports they name (see `host_ports`).
+    pub(crate) require_ports: Option<bool>,
+    #[serde(default)]
+    pub(crate) port_definitions: host_ports::Ports,
+    /// `portDefinitions`' predecessor (Marathon < 0.16): numbers.
+    #[serde(default)]
+    pub(crate) ports: host_ports::Ports,
+    /// Only its port mappings are read.
+    pub(crate) container: Option<host_ports::WireContainer>,
 }
 
 /// The most tasks one agent may run under `constraints`: `hostname
@@ -322,7 +332,18 @@ impl From<WireApp> for App {
             min_health_capacity,
             no_surge: NoSurge::of(&labels, min_health_capacity, max_over_capacity),
             labels,
-            per_host: per_host(wire.constraints.as_ref()),
+            // A fixed host port allows one task an agent, whatever the
+            // constraints allow.
+            per_host: if host_ports::one_per_host(
+                wire.require_ports,
+                wire.port_definitions,
+                wire.ports,
+                wire.container.as_ref(),
+            ) {
+                Some(1)
+            } else {
+                per_host(wire.constraints.as_ref())
+            },
             last_task_failure: wire.last_task_failure.map(|f| TaskFailure {
                 task_id: f.task_id,
                 agent_id: f.slave_id,

@@ -53,9 +53,10 @@ pub struct App {
     /// marks its SDK schedulers with them.
     pub(crate) labels: BTreeMap<String, String>,
     /// The most of its tasks one agent may run, from a `hostname`
-    /// constraint (`UNIQUE`: 1; `MAX_PER n`: n); `None` when it has
-    /// none. A capped roll's batch opens no more old agents holding its
-    /// tasks than the new agents have places for.
+    /// constraint (`UNIQUE`: 1; `MAX_PER n`: n), or 1 when each task
+    /// needs a fixed host port; `None` when neither. A capped roll's
+    /// batch opens no more old agents holding its tasks than the new
+    /// agents have places for.
     pub(crate) per_host: Option<u32>,
 }
 
