@@ -35,6 +35,7 @@ pub mod fuzz_targets;
 pub(crate) mod http;
 #[cfg(test)]
 mod layout_tests;
+pub(crate) mod lenient;
 pub mod marathon;
 pub(crate) mod mesos;
 pub(crate) mod metrics;

@@ -16,6 +16,8 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+use crate::lenient::Number;
+
 /// An app's `container`, as far as its port mappings go.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -83,9 +85,9 @@ impl<'de> Visitor<'de> for ListVisitor {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Ports, A::Error> {
         let mut ports = Ports::default();
-        while let Some(Port(port)) = seq.next_element::<Port>()? {
+        while let Some(Port(fixed)) = seq.next_element::<Port>()? {
             ports.any = true;
-            ports.fixed |= port > 0;
+            ports.fixed |= fixed;
         }
         Ok(ports)
     }
@@ -113,20 +115,23 @@ impl<'de> Visitor<'de> for ListVisitor {
     }
 }
 
-/// One entry of a list of ports: the host port it fixes, 0 for none.
-struct Port(u64);
+/// One entry of a list of ports: whether it fixes a host port (a whole
+/// number of at least 1: itself, or its `port` / `hostPort`).
+struct Port(bool);
+
+fn fixes(port: f64) -> bool {
+    port >= 1.0 && port.fract() == 0.0
+}
 
 impl<'de> Deserialize<'de> for Port {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Port, D::Error> {
-        deserializer.deserialize_any(PortVisitor { keyed: false })
+        deserializer.deserialize_any(PortVisitor)
     }
 }
 
-/// `keyed`: reading the value of a `port` or `hostPort` key (an object
-/// there is no port).
-struct PortVisitor {
-    keyed: bool,
-}
+/// A number is the port itself; an object holds it under `port` or
+/// `hostPort` (read as `Number`s); anything else fixes none.
+struct PortVisitor;
 
 impl<'de> Visitor<'de> for PortVisitor {
     type Value = Port;
@@ -134,50 +139,38 @@ impl<'de> Visitor<'de> for PortVisitor {
         f.write_str("a port")
     }
     fn visit_u64<E>(self, n: u64) -> Result<Port, E> {
-        Ok(Port(n))
+        Ok(Port(fixes(n as f64)))
     }
     fn visit_i64<E>(self, n: i64) -> Result<Port, E> {
-        Ok(Port(u64::try_from(n).unwrap_or(0)))
+        Ok(Port(fixes(n as f64)))
     }
-    fn visit_f64<E>(self, _: f64) -> Result<Port, E> {
-        Ok(Port(0))
+    fn visit_f64<E>(self, n: f64) -> Result<Port, E> {
+        Ok(Port(fixes(n)))
     }
     fn visit_bool<E>(self, _: bool) -> Result<Port, E> {
-        Ok(Port(0))
+        Ok(Port(false))
     }
     fn visit_str<E>(self, _: &str) -> Result<Port, E> {
-        Ok(Port(0))
+        Ok(Port(false))
     }
     fn visit_unit<E>(self) -> Result<Port, E> {
-        Ok(Port(0))
+        Ok(Port(false))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Port, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Port(0))
+        Ok(Port(false))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Port, A::Error> {
-        let mut port = 0;
+        let mut fixed = false;
         while let Some(key) = map.next_key::<Key>()? {
             match key {
-                Key::Port if !self.keyed => {
-                    port = port.max(map.next_value_seed(PortSeed)?.0);
-                }
-                _ => {
+                Key::Port => fixed |= map.next_value::<Number>()?.0.is_some_and(fixes),
+                Key::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
-        Ok(Port(port))
-    }
-}
-
-/// Reads a `port` / `hostPort` value (a number; anything else is 0).
-struct PortSeed;
-
-impl<'de> serde::de::DeserializeSeed<'de> for PortSeed {
-    type Value = Port;
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Port, D::Error> {
-        deserializer.deserialize_any(PortVisitor { keyed: true })
+        Ok(Port(fixed))
     }
 }
 

@@ -480,8 +480,6 @@ pub(crate) mod fixture_only {
     }
 }
 
-/// A Marathon timestamp (`2014-10-10T05:35:52.025Z`; ISO 8601 in UTC, or
-/// with an offset), `None` when it is not one.
 /// A timestamp field that is there (not null): the time, when it reads
 /// as one. Read straight from the response's text, without building a
 /// `String` first: a `/v2/apps` of 20,000 tasks has one to three per
@@ -506,6 +504,8 @@ impl<'de> Deserialize<'de> for Stamp {
     }
 }
 
+/// A Marathon timestamp (`2014-10-10T05:35:52.025Z`; ISO 8601 in UTC, or
+/// with an offset), `None` when it is not one.
 pub(crate) fn timestamp(text: &str) -> Option<SystemTime> {
     let (date, time) = text.split_once('T')?;
     let mut ymd = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
