@@ -52,10 +52,10 @@ impl Locked {
         }
     }
 
-    pub(crate) fn read_to_string(&mut self) -> io::Result<String> {
-        let mut text = String::new();
-        self.file.read_to_string(&mut text)?;
-        Ok(text)
+    pub(crate) fn read(&mut self) -> io::Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        self.file.read_to_end(&mut bytes)?;
+        Ok(bytes)
     }
 
     /// Atomically replaces the file's content while still holding the lock.
@@ -174,7 +174,7 @@ mod tests {
             let path = path.clone();
             std::thread::spawn(move || {
                 let mut locked = Locked::open(&path, Duration::from_secs(10)).unwrap();
-                locked.read_to_string().unwrap()
+                String::from_utf8(locked.read().unwrap()).unwrap()
             })
         };
         // Give the waiter time to block on the old inode, so that replacing

@@ -2,7 +2,7 @@
 //! operation, and write it back atomically only when something changed.
 
 use std::fs;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -14,7 +14,9 @@ use super::plan_client::{self, operator};
 use super::{OperationArgs, PlanCommand};
 use crate::atomic_file::{LockError, Locked};
 use crate::plan::{self, Operation, Outcome, Plan, PlanInfo};
-use crate::roll::record::checkpoint::{Checkpoint, Event, EventKind, RunLock, RunLockError, utc};
+use crate::roll::record::checkpoint::{
+    Checkpoint, CheckpointError, Event, EventKind, RunLock, RunLockError, utc,
+};
 use crate::roll::record::operations::{self, QueuedOperation};
 
 /// Plan files may hold instance ids and messages: readable by the owner only.
@@ -73,11 +75,23 @@ fn load_s3(file: &Path) -> Result<Document, CliError> {
 }
 
 fn load(path: &Path) -> Result<Document, CliError> {
-    let text = fs::read_to_string(path).map_err(|source| CliError::ReadPlan {
+    let bytes = fs::read(path).map_err(|source| CliError::ReadPlan {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(path, &text)
+    parse(path, &text_of(path, bytes)?)
+}
+
+/// The text of a plan file or checkpoint as read: a checkpoint of 1 MiB
+/// or more is kept gzip'd, and read here as roller reads it.
+fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, CliError> {
+    Checkpoint::text_of(path, bytes).map_err(|err| match err {
+        CheckpointError::Corrupt { reason, .. } => CliError::ReadPlan {
+            path: path.to_path_buf(),
+            source: io::Error::new(io::ErrorKind::InvalidData, reason),
+        },
+        other => CliError::Checkpoint(other),
+    })
 }
 
 /// What `--file` holds: a bare plan document, or a roll's checkpoint
@@ -202,13 +216,11 @@ fn operate(
             source: err,
         },
     })?;
-    let text = locked
-        .read_to_string()
-        .map_err(|source| CliError::ReadPlan {
-            path: file.to_path_buf(),
-            source,
-        })?;
-    let mut document = parse(file, &text)?;
+    let bytes = locked.read().map_err(|source| CliError::ReadPlan {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let mut document = parse(file, &text_of(file, bytes)?)?;
     // A checkpoint held by a live run is the run's to write: the operation
     // is queued for it (applied at its next tick). Otherwise its run lock
     // is held meanwhile, so that no run starts in the middle.
@@ -259,7 +271,8 @@ impl Document {
                 let mut json =
                     serde_json::to_vec_pretty(checkpoint.as_ref()).map_err(std::io::Error::from)?;
                 json.push(b'\n');
-                json
+                // Kept as roller keeps it: gzip'd from 1 MiB on.
+                Checkpoint::bytes_of(&json)?.into_owned()
             }
         })
     }
@@ -342,4 +355,69 @@ fn queue_for_live_run(
         file.display()
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    const SEED: &str = include_str!("../../fuzz/seeds/checkpoint/serial-1.json");
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
+    #[test]
+    fn a_gzipd_checkpoint_is_shown_and_operated_as_a_plain_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain.json");
+        let packed = dir.path().join("roll.json");
+        fs::write(&plain, SEED).unwrap();
+        fs::write(&packed, gzip(SEED.as_bytes())).unwrap();
+        let shown = |path: &Path| {
+            let mut out = Vec::new();
+            show(path, false, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(shown(&packed), shown(&plain));
+
+        let args = OperationArgs {
+            file: Some(packed.clone()),
+            url: None,
+            phase: Some("finish".into()),
+            step: None,
+            json: false,
+        };
+        operate(Operation::Interrupt, &packed, &args, &mut Vec::new()).unwrap();
+        let after = Checkpoint::load(&packed).unwrap().unwrap();
+        let finish = after.plan.phases.iter().find(|p| p.id == "finish").unwrap();
+        assert!(finish.interrupted, "the operation did not land");
+        assert_eq!(after.events.last().unwrap().kind, EventKind::Operator);
+    }
+
+    #[test]
+    fn a_cut_gzipd_file_is_unreadable_by_name_and_left_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("roll.json");
+        let packed = gzip(SEED.as_bytes());
+        let cut = &packed[..packed.len() / 2];
+        fs::write(&path, cut).unwrap();
+        let err = show(&path, false, &mut Vec::new()).unwrap_err();
+        assert_eq!(err.label(), "plan_unreadable", "{err}");
+        assert!(err.to_string().contains("not a whole gzip stream"), "{err}");
+        let args = OperationArgs {
+            file: Some(path.clone()),
+            url: None,
+            phase: Some("finish".into()),
+            step: None,
+            json: false,
+        };
+        let err = operate(Operation::Interrupt, &path, &args, &mut Vec::new()).unwrap_err();
+        assert_eq!(err.label(), "plan_unreadable", "{err}");
+        assert_eq!(fs::read(&path).unwrap(), cut);
+    }
 }

@@ -62,8 +62,8 @@ impl<'o> Journal<'o> {
         self.checkpoint.forget_finished_moves();
         let bytes = self.as_written()?;
         if bytes != self.saved {
-            self.store.write(&self.checkpoint, &bytes).await?;
-            crate::metrics::checkpoint_written(bytes.len());
+            let written = self.store.write(&self.checkpoint, &bytes).await?;
+            crate::metrics::checkpoint_written(written);
             self.saved = bytes;
             (self.observer)(&self.checkpoint);
         }

@@ -30,6 +30,7 @@ use super::kinds::{GroupIndex, RollPlan};
 use crate::atomic_file;
 use crate::plan::StepIndex;
 
+mod encoding;
 mod error;
 mod events;
 mod failure;
@@ -366,8 +367,8 @@ impl Checkpoint {
 
     /// Reads a checkpoint; `Ok(None)` when there is none.
     pub fn load(path: &Path) -> Result<Option<Checkpoint>, CheckpointError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
             Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {
                 return Err(CheckpointError::Read {
@@ -376,7 +377,16 @@ impl Checkpoint {
                 });
             }
         };
-        Checkpoint::parse(path, &text).map(Some)
+        Checkpoint::parse(path, &Checkpoint::text_of(path, bytes)?).map(Some)
+    }
+
+    /// The JSON text of a checkpoint's bytes as read (gzip'd from 1 MiB:
+    /// `encoding`).
+    pub(crate) fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, CheckpointError> {
+        encoding::decode(bytes).map_err(|reason| CheckpointError::Corrupt {
+            path: path.to_path_buf(),
+            reason,
+        })
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<Checkpoint, CheckpointError> {
@@ -463,7 +473,7 @@ impl Checkpoint {
     #[cfg(test)]
     pub(crate) fn save(&self, path: &Path) -> Result<(), CheckpointError> {
         let json = self.to_json(path)?;
-        self.write(path, &json)
+        self.write(path, &json).map(drop)
     }
 
     /// The checkpoint as written to `path`.
@@ -478,21 +488,26 @@ impl Checkpoint {
         Ok(json)
     }
 
-    /// Writes `json` (from `to_json`) to `path` atomically, mode 0600.
-    pub(crate) fn write(&self, path: &Path, json: &[u8]) -> Result<(), CheckpointError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| CheckpointError::Write {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        }
-        crate::crash_point::before_checkpoint_write();
-        atomic_file::replace(path, json, FILE_MODE).map_err(|source| CheckpointError::Write {
+    /// Writes `json` (from `to_json`) to `path` atomically, mode 0600,
+    /// compressed from 1 MiB on (`encoding`); answers the bytes written.
+    pub(crate) fn write(&self, path: &Path, json: &[u8]) -> Result<usize, CheckpointError> {
+        let failed = |source| CheckpointError::Write {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(failed)?;
+        }
+        let bytes = Checkpoint::bytes_of(json).map_err(failed)?;
+        crate::crash_point::before_checkpoint_write();
+        atomic_file::replace(path, &bytes, FILE_MODE).map_err(failed)?;
         crate::crash_point::after_checkpoint_write();
-        Ok(())
+        Ok(bytes.len())
+    }
+
+    /// The bytes a checkpoint's JSON is kept as (`encoding`).
+    pub(crate) fn bytes_of(json: &[u8]) -> io::Result<std::borrow::Cow<'_, [u8]>> {
+        encoding::encode(json)
     }
 
     /// Records, at `at`, the intent of a side effect, unless the last

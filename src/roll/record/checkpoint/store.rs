@@ -98,10 +98,7 @@ impl CheckpointStore {
                     *etag = None;
                     return Ok(None);
                 };
-                let text = String::from_utf8(found.body).map_err(|e| CheckpointError::Corrupt {
-                    path: self.location.clone(),
-                    reason: format!("not UTF-8: {e}"),
-                })?;
+                let text = Checkpoint::text_of(&self.location, found.body)?;
                 let checkpoint = Checkpoint::parse(&self.location, &text)?;
                 *etag = Some(found.etag);
                 Ok(Some(checkpoint))
@@ -112,27 +109,32 @@ impl CheckpointStore {
     /// Writes `checkpoint` whole (`write` of its JSON).
     pub(crate) async fn save(&mut self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
         let json = checkpoint.to_json(&self.location)?;
-        self.write(checkpoint, &json).await
+        self.write(checkpoint, &json).await.map(drop)
     }
 
-    /// Writes `json` (from `Checkpoint::to_json`) whole. An object is
-    /// written only if it is still the version this run holds; when it is
-    /// not, the lease is lost and the run must stop.
+    /// Writes `json` (from `Checkpoint::to_json`) whole, compressed from
+    /// 1 MiB on; answers the bytes written. An object is written only if
+    /// it is still the version this run holds; when it is not, the lease
+    /// is lost and the run must stop.
     pub(crate) async fn write(
         &mut self,
         checkpoint: &Checkpoint,
         json: &[u8],
-    ) -> Result<(), CheckpointError> {
+    ) -> Result<usize, CheckpointError> {
         let (object, etag) = match &mut self.place {
             Place::File { path, .. } => return checkpoint.write(path, json),
             Place::Object { object, etag } => (object, etag),
         };
+        let bytes = Checkpoint::bytes_of(json).map_err(|source| CheckpointError::Write {
+            path: self.location.clone(),
+            source,
+        })?;
         crate::crash_point::before_checkpoint_write();
         let condition = match etag.clone() {
             Some(held) => Condition::Matches(held),
             None => Condition::Absent,
         };
-        match object.put(json.to_vec(), condition).await {
+        match object.put(bytes.to_vec(), condition).await {
             Ok(new) => *etag = Some(new),
             Err(ObjectError::PreconditionFailed { condition }) => {
                 return Err(CheckpointError::LeaseLost {
@@ -144,7 +146,7 @@ impl CheckpointStore {
                 // The write may have landed with its answer lost: then the
                 // object is ours, byte for byte, and its ETag the lease.
                 match object.get().await {
-                    Ok(Some(now)) if now.body == json => *etag = Some(now.etag),
+                    Ok(Some(now)) if now.body == *bytes => *etag = Some(now.etag),
                     _ => {
                         return Err(CheckpointError::Write {
                             path: self.location.clone(),
@@ -155,7 +157,7 @@ impl CheckpointStore {
             }
         }
         crate::crash_point::after_checkpoint_write();
-        Ok(())
+        Ok(bytes.len())
     }
 
     /// Appends `events` (dropped from `checkpoint`, oldest first) to the
@@ -233,11 +235,16 @@ impl CheckpointStore {
             Place::Object { object, etag } => {
                 let to = PathBuf::from(object.sibling_location(&name));
                 let json = checkpoint.to_json(&self.location)?;
+                let bytes =
+                    Checkpoint::bytes_of(&json).map_err(|source| CheckpointError::Write {
+                        path: to.clone(),
+                        source,
+                    })?;
                 // The archive is written whole before the live object goes;
                 // a crash between the two leaves the live one, and the
                 // rerun archives again (the same name, the same bytes).
                 object
-                    .put_sibling(&name, json)
+                    .put_sibling(&name, bytes.into_owned())
                     .await
                     .map_err(|e| CheckpointError::Write {
                         path: to.clone(),
@@ -407,7 +414,26 @@ mod tests {
         checkpoint: &Checkpoint,
     ) -> Result<(), CheckpointError> {
         let json = checkpoint.to_json(store.location()).unwrap();
-        store.write(checkpoint, &json).await
+        store.write(checkpoint, &json).await.map(drop)
+    }
+
+    /// `checkpoint()` with events enough for its JSON to pass 1 MiB (as
+    /// a roll of a thousand agents or more does mid-drain).
+    fn large_checkpoint() -> Checkpoint {
+        let mut c = checkpoint();
+        let mut i = 0;
+        while c.to_json(Path::new("c.json")).unwrap().len() < super::super::encoding::COMPRESS_FROM
+        {
+            for _ in 0..2_000 {
+                c.log(
+                    SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(i),
+                    super::super::EventKind::Intent,
+                    format!("terminate i-{i:017x} with decrement"),
+                );
+                i += 1;
+            }
+        }
+        c
     }
 
     #[tokio::test]
@@ -517,6 +543,72 @@ mod tests {
             &String::from_utf8(bucket.body(&name).unwrap()).unwrap(),
         );
         assert_eq!(archived.unwrap().run_id, c.run_id);
+    }
+
+    #[tokio::test]
+    async fn an_object_of_a_mebibyte_or_more_is_kept_gzipd_and_read_back_whole() {
+        let bucket = Bucket::default();
+        let mut store = CheckpointStore::object(bucket.object("ckpt/roll.json"));
+        let mut c = large_checkpoint();
+        let json = c.to_json(store.location()).unwrap();
+        let written = store.write(&c, &json).await.unwrap();
+        let body = bucket.body("ckpt/roll.json").unwrap();
+        assert_eq!(written, body.len());
+        assert!(body.starts_with(&[0x1f, 0x8b]), "not gzip'd");
+        assert!(
+            body.len() * 4 < json.len(),
+            "{} of {}",
+            body.len(),
+            json.len()
+        );
+
+        // Read back as it was, by another host: the lease is that host's.
+        let mut other = CheckpointStore::object(bucket.object("ckpt/roll.json"));
+        assert_eq!(other.load().await.unwrap().unwrap(), c);
+
+        // A write whose answer was lost is known by its compressed bytes.
+        *bucket.lose_next_answer.lock().unwrap() = true;
+        c.log(
+            SystemTime::UNIX_EPOCH,
+            super::super::EventKind::Operator,
+            "landed, answer lost",
+        );
+        write(&mut other, &c).await.unwrap();
+        write(&mut other, &c).await.unwrap();
+        assert_eq!(store.load().await.unwrap().unwrap(), c);
+
+        // Archived compressed too, and read as any checkpoint.
+        let to = store.archive(&c).await.unwrap();
+        let name = format!("{}.{}.complete.json", c.groups[0].asg, c.run_id);
+        let archived = bucket.body(&name).unwrap();
+        assert!(
+            archived.starts_with(&[0x1f, 0x8b]),
+            "the archive is not gzip'd"
+        );
+        let text = Checkpoint::text_of(&to, archived).unwrap();
+        assert_eq!(Checkpoint::parse(&to, &text).unwrap(), c);
+
+        // Cut short, it is refused by name, not taken for another document.
+        bucket.overwrite("ckpt/roll.json", &body[..body.len() / 2]);
+        let err = store.load().await.unwrap_err();
+        assert_eq!(err.label(), "checkpoint_corrupt", "{err}");
+        assert!(err.to_string().contains("not a whole gzip stream"), "{err}");
+    }
+
+    #[test]
+    fn a_file_of_a_mebibyte_or_more_is_kept_gzipd_and_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("roll.json");
+        let c = large_checkpoint();
+        c.save(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes.starts_with(&[0x1f, 0x8b]), "not gzip'd");
+        assert_eq!(Checkpoint::load(&path).unwrap().unwrap(), c);
+        // A small one stays plain JSON, for `jq`.
+        let small = checkpoint();
+        small.save(&path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), small.to_json(&path).unwrap());
+        assert_eq!(Checkpoint::load(&path).unwrap().unwrap(), small);
     }
 
     #[tokio::test]
