@@ -82,8 +82,8 @@ fn load(path: &Path) -> Result<Document, CliError> {
     parse(path, &text_of(path, bytes)?)
 }
 
-/// The text of a plan file or checkpoint as read: a checkpoint of 1 MiB
-/// or more is kept gzip'd, and read here as roller reads it.
+/// The text of a plan file or checkpoint as read: a checkpoint of 512
+/// KiB or more is kept gzip'd, and read here as roller reads it.
 fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, CliError> {
     Checkpoint::text_of(path, bytes).map_err(|err| match err {
         CheckpointError::Corrupt { reason, .. } => CliError::ReadPlan {
@@ -271,7 +271,7 @@ impl Document {
                 let mut json =
                     serde_json::to_vec_pretty(checkpoint.as_ref()).map_err(std::io::Error::from)?;
                 json.push(b'\n');
-                // Kept as roller keeps it: gzip'd from 1 MiB on.
+                // Kept as roller keeps it: gzip'd from 512 KiB on.
                 Checkpoint::bytes_of(&json)?.into_owned()
             }
         })

@@ -380,7 +380,7 @@ impl Checkpoint {
         Checkpoint::parse(path, &Checkpoint::text_of(path, bytes)?).map(Some)
     }
 
-    /// The JSON text of a checkpoint's bytes as read (gzip'd from 1 MiB:
+    /// The JSON text of a checkpoint's bytes as read (gzip'd from 512 KiB:
     /// `encoding`).
     pub(crate) fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, CheckpointError> {
         encoding::decode(bytes).map_err(|reason| CheckpointError::Corrupt {
@@ -489,7 +489,7 @@ impl Checkpoint {
     }
 
     /// Writes `json` (from `to_json`) to `path` atomically, mode 0600,
-    /// compressed from 1 MiB on (`encoding`); answers the bytes written.
+    /// compressed from 512 KiB on (`encoding`); answers the bytes written.
     pub(crate) fn write(&self, path: &Path, json: &[u8]) -> Result<usize, CheckpointError> {
         let failed = |source| CheckpointError::Write {
             path: path.to_path_buf(),

@@ -1,12 +1,12 @@
 //! A checkpoint's bytes at rest: its JSON as it is, or, once that JSON
-//! reaches `COMPRESS_FROM` (1 MiB), the same JSON gzip-compressed at the
-//! fastest level, under the same name. Reading takes either: a gzip
+//! reaches `COMPRESS_FROM` (512 KiB), the same JSON gzip-compressed at
+//! the fastest level, under the same name. Reading takes either: a gzip
 //! stream is told by its magic bytes, which no JSON document starts with.
 //!
 //! Why: a checkpoint is written whole, and synced, a few times a tick. A
 //! roll of a few dozen agents writes tens of kilobytes and stays readable
 //! with `jq`; one of 2,000 agents mid-drain wrote 2.6 MB each time
-//! (`scripts/bench-roll huge`), which gzip level 1 makes about a sixth of
+//! (`scripts/bench-roll huge`), which gzip level 1 makes about a fifth of
 //! that in a few milliseconds. Such a file reads with `gzip -dc FILE | jq
 //! .`; `roller status` and `roller plan show --file` read it as they read
 //! any checkpoint.
@@ -18,8 +18,9 @@ use flate2::Compression;
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 
-/// From this size on, a checkpoint's JSON is written compressed.
-pub(crate) const COMPRESS_FROM: usize = 1 << 20;
+/// From this size on, a checkpoint's JSON is written compressed: so no
+/// write passes it, until a JSON several times as large as any measured.
+pub(crate) const COMPRESS_FROM: usize = 512 << 10;
 
 /// The first two bytes of every gzip stream (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -109,7 +110,7 @@ mod tests {
             json.len()
         );
         assert_eq!(decode(written).unwrap().as_bytes(), json);
-        // The threshold in force: 1 MiB.
+        // The threshold in force: 512 KiB.
         let big = json_of(COMPRESS_FROM);
         assert!(encode(&big).unwrap().starts_with(&GZIP_MAGIC));
         let small = json_of(COMPRESS_FROM - 200);

@@ -112,8 +112,8 @@ impl CheckpointStore {
         self.write(checkpoint, &json).await.map(drop)
     }
 
-    /// Writes `json` (from `Checkpoint::to_json`) whole, compressed from
-    /// 1 MiB on; answers the bytes written. An object is written only if
+    /// Writes `json` (from `Checkpoint::to_json`) whole, compressed from 512
+    /// KiB on; answers the bytes written. An object is written only if
     /// it is still the version this run holds; when it is not, the lease
     /// is lost and the run must stop.
     pub(crate) async fn write(
@@ -417,7 +417,7 @@ mod tests {
         store.write(checkpoint, &json).await.map(drop)
     }
 
-    /// `checkpoint()` with events enough for its JSON to pass 1 MiB (as
+    /// `checkpoint()` with events enough for its JSON to pass 512 KiB (as
     /// a roll of a thousand agents or more does mid-drain).
     fn large_checkpoint() -> Checkpoint {
         let mut c = checkpoint();
@@ -546,7 +546,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_object_of_a_mebibyte_or_more_is_kept_gzipd_and_read_back_whole() {
+    async fn an_object_of_half_a_mebibyte_or_more_is_kept_gzipd_and_read_back_whole() {
         let bucket = Bucket::default();
         let mut store = CheckpointStore::object(bucket.object("ckpt/roll.json"));
         let mut c = large_checkpoint();
@@ -596,7 +596,7 @@ mod tests {
     }
 
     #[test]
-    fn a_file_of_a_mebibyte_or_more_is_kept_gzipd_and_read_back_whole() {
+    fn a_file_of_half_a_mebibyte_or_more_is_kept_gzipd_and_read_back_whole() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("roll.json");
         let c = large_checkpoint();
