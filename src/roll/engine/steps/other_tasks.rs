@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use super::{StepContext, Tick};
-use crate::roll::decide::agent_contents::{self, AgentContents};
+use crate::roll::decide::agent_contents::AgentContents;
 use crate::roll::engine::clock::human;
 use crate::roll::engine::tick_context::Observation;
 use crate::roll::error::RollError;
@@ -44,8 +44,7 @@ pub(super) async fn hold<P: Ports>(
     if seen.tasks_on(agent) > 0 {
         return Ok(None);
     }
-    let frameworks = cx.tick.frameworks().await?;
-    let contents = agent_contents::by_agent(&frameworks, &seen.task_ids(), &seen.sdk_services);
+    let contents = cx.tick.agent_contents().await?;
     let Some(here) = contents.get(agent).filter(|c| c.not_marathon() > 0) else {
         return Ok(None);
     };

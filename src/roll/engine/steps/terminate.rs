@@ -17,7 +17,6 @@ use super::other_tasks;
 use super::pods;
 use super::{StepAction, StepContext, Tick};
 use crate::plan::Status;
-use crate::roll::decide::agent_contents;
 use crate::roll::decide::roll_plan::{DRAIN, wave_id};
 use crate::roll::engine::tick_context::Observation;
 use crate::roll::error::RollError;
@@ -205,10 +204,9 @@ async fn name_other_frameworks<P: Ports>(
     if seen.tasks_on(agent) > 0 {
         return why;
     }
-    let Ok(frameworks) = cx.tick.frameworks().await else {
+    let Ok(contents) = cx.tick.agent_contents().await else {
         return why;
     };
-    let contents = agent_contents::by_agent(&frameworks, &seen.task_ids(), &seen.sdk_services);
     match contents.get(agent).filter(|c| c.not_marathon() > 0) {
         Some(here) => format!(
             "Marathon lists nothing on agent {agent}, but Mesos runs {} there, which the drain \
