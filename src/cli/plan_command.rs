@@ -371,6 +371,18 @@ mod tests {
         gz.finish().unwrap()
     }
 
+    /// `roller plan interrupt --phase finish --file path`.
+    fn interrupt_finish(path: &Path) -> Result<(), CliError> {
+        let args = OperationArgs {
+            file: Some(path.to_path_buf()),
+            url: None,
+            phase: Some("finish".into()),
+            step: None,
+            json: false,
+        };
+        operate(Operation::Interrupt, path, &args, &mut Vec::new())
+    }
+
     #[test]
     fn a_gzipd_checkpoint_is_shown_and_operated_as_a_plain_one() {
         let dir = tempfile::tempdir().unwrap();
@@ -385,14 +397,7 @@ mod tests {
         };
         assert_eq!(shown(&packed), shown(&plain));
 
-        let args = OperationArgs {
-            file: Some(packed.clone()),
-            url: None,
-            phase: Some("finish".into()),
-            step: None,
-            json: false,
-        };
-        operate(Operation::Interrupt, &packed, &args, &mut Vec::new()).unwrap();
+        interrupt_finish(&packed).unwrap();
         let after = Checkpoint::load(&packed).unwrap().unwrap();
         let finish = after.plan.phases.iter().find(|p| p.id == "finish").unwrap();
         assert!(finish.interrupted, "the operation did not land");
@@ -409,14 +414,7 @@ mod tests {
         let err = show(&path, false, &mut Vec::new()).unwrap_err();
         assert_eq!(err.label(), "plan_unreadable", "{err}");
         assert!(err.to_string().contains("not a whole gzip stream"), "{err}");
-        let args = OperationArgs {
-            file: Some(path.clone()),
-            url: None,
-            phase: Some("finish".into()),
-            step: None,
-            json: false,
-        };
-        let err = operate(Operation::Interrupt, &path, &args, &mut Vec::new()).unwrap_err();
+        let err = interrupt_finish(&path).unwrap_err();
         assert_eq!(err.label(), "plan_unreadable", "{err}");
         assert_eq!(fs::read(&path).unwrap(), cut);
     }
