@@ -445,6 +445,8 @@ mod tests {
             tick.agents().await.expect("agents");
             tick.group(asg).await.expect("the group");
             tick.maintenance().await.expect("maintenance status");
+            tick.frameworks().await.expect("frameworks");
+            tick.agent_contents().await.expect("what each agent runs");
         }
     }
 
@@ -466,6 +468,10 @@ mod tests {
         let mut tick = TickContext::new(cluster.ports());
         ask(&mut tick, &asg, 5).await;
         let asked_five_times = since(&cluster, &before);
+        // What each agent runs is summed once, not once per step asking.
+        let first = tick.agent_contents().await.unwrap();
+        assert!(Arc::ptr_eq(&first, &tick.agent_contents().await.unwrap()));
+        assert!(!first.is_empty(), "the demo's agents run Marathon's tasks");
 
         assert_eq!(asked_five_times, asked_once);
         for system in ["aws:", "mesos:", "marathon:"] {
