@@ -1,7 +1,7 @@
 //! What the Mesos and Marathon adapters share about HTTP: the client (TLS
 //! roots, timeouts, no automatic redirects), credentials read from the
-//! environment or a file but never from argv, and a `Secret` type that never
-//! prints its content.
+//! environment or a file but never from argv, a `Secret` type that never
+//! prints its content, and how an answer's JSON body is parsed.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -218,6 +218,21 @@ pub(crate) fn describe_error(err: &reqwest::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+/// Parses an answer's JSON body. Its text is checked as UTF-8 once, whole,
+/// then parsed as text: serde_json reading bytes checks every string it
+/// keeps, key by key, which was a tenth of parsing Marathon's `/v2/apps`
+/// of 20,000 tasks. A body that is not UTF-8 is refused either way.
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    body: &[u8],
+) -> Result<T, serde_json::Error> {
+    let text = std::str::from_utf8(body).map_err(|err| {
+        <serde_json::Error as serde::de::Error>::custom(format!(
+            "the body is not UTF-8 text: {err}"
+        ))
+    })?;
+    serde_json::from_str(text)
 }
 
 #[cfg(test)]

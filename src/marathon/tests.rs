@@ -364,6 +364,21 @@ fn a_response_that_is_not_an_app_list_is_an_error_not_an_empty_list() {
     assert!(wire::parse_deployments(br#"{"deployments": []}"#).is_err());
 }
 
+#[test]
+fn an_answer_that_is_not_utf8_is_refused_saying_so() {
+    // Outside a string and inside one: either way the text is refused
+    // before it is parsed, and the error says why.
+    for body in [
+        &b"{\"apps\": [\xff]}"[..],
+        b"{\"apps\": [{\"id\": \"/a\xc3\"}]}",
+    ] {
+        let err = wire::parse_apps(body).unwrap_err().to_string();
+        assert!(err.contains("not UTF-8"), "{err}");
+    }
+    let err = wire::parse_queue(b"{\"queue\": \"\xfe\"}").unwrap_err();
+    assert!(err.to_string().contains("not UTF-8"), "{err}");
+}
+
 // ---------------------------------------------------------------------
 // Scripted loopback Marathons.
 
@@ -980,6 +995,22 @@ fn marathon_timestamps_are_read_to_the_millisecond_and_anything_else_is_none() {
         at(1_412_919_352, 25)
     );
     assert_eq!(wire::timestamp("2000-02-29T00:00:00Z"), at(951_782_400, 0));
+    // A fraction of any length: to the nanosecond, digits past the ninth
+    // dropped.
+    let nanos = |n: u32| Some(std::time::SystemTime::UNIX_EPOCH + Duration::new(1_412_919_352, n));
+    assert_eq!(
+        wire::timestamp("2014-10-10T05:35:52.5Z"),
+        nanos(500_000_000)
+    );
+    assert_eq!(wire::timestamp("2014-10-10T05:35:52.000001Z"), nanos(1_000));
+    assert_eq!(
+        wire::timestamp("2014-10-10T05:35:52.123456789Z"),
+        nanos(123_456_789)
+    );
+    assert_eq!(
+        wire::timestamp("2014-10-10T05:35:52.1234567891Z"),
+        nanos(123_456_789)
+    );
     for bad in [
         "",
         "2014-10-10",
@@ -988,6 +1019,8 @@ fn marathon_timestamps_are_read_to_the_millisecond_and_anything_else_is_none() {
         "2014-10-10T05:35:52",
         "2014-10-10T05:35:xxZ",
         "1960-01-01T00:00:00Z",
+        "2014-10-10T05:35:52.0x5Z",
+        "2014-10-10T05:35:52.-5Z",
     ] {
         assert_eq!(wire::timestamp(bad), None, "{bad}");
     }

@@ -401,7 +401,11 @@ impl MesosClient {
             .get(reqwest::header::LOCATION)
             .and_then(|value| value.to_str().ok())
             .map(str::to_string);
-        let mut body = Vec::new();
+        // Room for the whole body when its length is announced (and within
+        // the limit): `/master/slaves` of 4,000 agents is 3 MB, grown
+        // chunk by chunk otherwise.
+        let announced = response.content_length().unwrap_or(0) as usize;
+        let mut body = Vec::with_capacity(announced.min(MAX_BODY_BYTES));
         while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
             if body.len() + chunk.len() > MAX_BODY_BYTES {
                 return Err(MesosError::BadResponse {

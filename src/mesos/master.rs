@@ -194,7 +194,7 @@ fn lacks_endpoint(err: &MesosError) -> bool {
 }
 
 pub(super) fn parse<T: DeserializeOwned>(endpoint: &str, body: &[u8]) -> Result<T, MesosError> {
-    serde_json::from_slice(body).map_err(|err| MesosError::BadResponse {
+    crate::http::from_json(body).map_err(|err| MesosError::BadResponse {
         endpoint: endpoint.to_string(),
         reason: err.to_string(),
     })
