@@ -281,8 +281,15 @@ impl Observation {
     pub(crate) fn new(mut apps: Vec<App>, agents: Arc<Vec<Agent>>) -> Observation {
         let mut tasks_by_agent: HashMap<String, usize> = HashMap::new();
         for task in apps.iter().flat_map(|a| &a.tasks) {
-            if let Some(agent) = &task.agent_id {
-                *tasks_by_agent.entry(agent.clone()).or_default() += 1;
+            // The agent's id is copied once, not once per task.
+            let Some(agent) = task.agent_id.as_deref() else {
+                continue;
+            };
+            match tasks_by_agent.get_mut(agent) {
+                Some(count) => *count += 1,
+                None => {
+                    tasks_by_agent.insert(agent.to_string(), 1);
+                }
             }
         }
         let active: HashSet<String> = agents

@@ -123,7 +123,10 @@ fn moved_apps_not_healthy<P: Ports>(
 ) -> Vec<String> {
     let allowed = cx.allowed_unhealthy();
     let mut waiting = Vec::new();
-    for app in seen.apps.iter().filter(|a| record.apps.contains(&a.id)) {
+    // A set: a wave of 2,000 agents moves thousands of apps, and each of
+    // Marathon's apps is looked up in it every tick the wave waits.
+    let moved: HashSet<&str> = record.apps.iter().map(String::as_str).collect();
+    for app in seen.apps.iter().filter(|a| moved.contains(a.id.as_str())) {
         if allowed.contains(&app.id) {
             continue;
         }
