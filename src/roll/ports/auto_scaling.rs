@@ -13,7 +13,7 @@ use crate::by_id::ById;
 pub(crate) use super::alarms::{AlarmState, AlarmStateValue};
 pub(crate) use super::auto_scaling_error::AutoScalingError;
 pub use super::ec2::Ec2Instance;
-pub(crate) use super::ec2::{AgentIdentity, AgentMatch, AgentMatches, match_agents};
+pub(crate) use super::ec2::{AgentIdentity, AgentMatch, AgentMatches, instance_key, match_agents};
 pub(crate) use super::launch_source::is_outdated;
 pub use super::launch_source::{LaunchSource, LifecycleState};
 pub(crate) use super::lifecycle_hooks::{

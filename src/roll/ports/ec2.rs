@@ -92,6 +92,22 @@ pub(crate) struct AgentMatches {
     pub(crate) ambiguous: Vec<String>,
 }
 
+/// What `how` recognises `instance` by among the agents (its private IP,
+/// its private DNS name, or its id), `None` while EC2 has not said it. An
+/// instance keeps it for its life: its primary private IP and DNS name
+/// never change.
+pub(crate) fn instance_key(how: &AgentMatch, instance: &Ec2Instance) -> Option<String> {
+    match how {
+        AgentMatch::PrivateIp => instance.private_ip.map(|ip| ip.to_string()),
+        AgentMatch::PrivateDns => instance
+            .private_dns_name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .map(|n| n.to_ascii_lowercase()),
+        AgentMatch::Attribute(_) => Some(instance.id.clone()),
+    }
+}
+
 /// Pairs instances with agents by `how`. Pure: no I/O, same input, same
 /// output (in the order of `instances`, then of `agents`).
 pub(crate) fn match_agents(
@@ -99,17 +115,7 @@ pub(crate) fn match_agents(
     instances: &[Ec2Instance],
     agents: &[AgentIdentity],
 ) -> AgentMatches {
-    let instance_key = |i: &Ec2Instance| -> Option<String> {
-        match how {
-            AgentMatch::PrivateIp => i.private_ip.map(|ip| ip.to_string()),
-            AgentMatch::PrivateDns => i
-                .private_dns_name
-                .as_deref()
-                .filter(|n| !n.is_empty())
-                .map(|n| n.to_ascii_lowercase()),
-            AgentMatch::Attribute(_) => Some(i.id.clone()),
-        }
-    };
+    let instance_key = |i: &Ec2Instance| instance_key(how, i);
     let agent_key = |a: &AgentIdentity| -> Option<String> {
         match how {
             AgentMatch::PrivateIp => a.ip.map(|ip| ip.to_string()),

@@ -16,7 +16,7 @@ use crate::roll::engine::Outcome;
 use crate::roll::ports::auto_scaling::AutoScaling;
 use crate::roll::record::checkpoint::{Checkpoint, EventKind, OnFailure};
 use crate::sim::shared::SharedWorld;
-use crate::sim::world::ImageEffect;
+use crate::sim::world::{ImageEffect, Report};
 
 /// The new agent (of those the roll recorded) running the most tasks,
 /// and its instance: the one whose loss costs the most.
@@ -42,6 +42,15 @@ fn busiest_new(world: &SharedWorld, checkpoint: &Checkpoint) -> Option<String> {
             .filter(|&(_, n)| n > 0)
             .map(|(agent, _)| new[agent].to_string())
     })
+}
+
+/// How many DescribeInstances calls the simulated EC2 has answered.
+fn ec2_describes(report: &Report) -> u64 {
+    report
+        .api_calls
+        .get("aws:DescribeInstances")
+        .copied()
+        .unwrap_or(0)
 }
 
 /// An observer of checkpoint writes that has EC2 reclaim the instance
@@ -84,7 +93,24 @@ async fn roll_losing_a_new_instance(strategy: RollStrategy) {
     run_settings.request.strategy = Some(strategy);
     run_settings.request.on_failure = Some(OnFailure::Rollback);
 
-    let (reclaimed, observer) = reclaiming_once(cluster.sim.world(), busiest_new);
+    let (reclaimed, mut reclaim) = reclaiming_once(cluster.sim.world(), busiest_new);
+    // EC2's describes from the reclaim on: the replacement is looked for
+    // tick after tick until its agent registers, but described once.
+    let described_at_reclaim: Arc<Mutex<Option<u64>>> = Arc::default();
+    let observer = {
+        let (world, at_reclaim, reclaimed) = (
+            cluster.sim.world(),
+            described_at_reclaim.clone(),
+            reclaimed.clone(),
+        );
+        move |c: &Checkpoint| {
+            reclaim(c);
+            let mut at_reclaim = at_reclaim.lock().unwrap();
+            if at_reclaim.is_none() && reclaimed.lock().unwrap().is_some() {
+                *at_reclaim = Some(world.with(|w| ec2_describes(&w.report())));
+            }
+        }
+    };
     let (outcome, checkpoint) = roll_observed(&cluster, run_settings, Box::new(observer)).await;
     let name = format!("{strategy:?}");
     let reclaimed = reclaimed
@@ -127,6 +153,12 @@ async fn roll_losing_a_new_instance(strategy: RollStrategy) {
     let report = cluster.sim.report();
     assert_eq!(report.apps_with_outage, 0, "{name}: {}", report.summary());
     assert_eq!(app_counts(&cluster), counts, "{name}: an app is not back");
+    let at_reclaim = described_at_reclaim.lock().unwrap().expect("reclaimed");
+    assert_eq!(
+        ec2_describes(&report) - at_reclaim,
+        1,
+        "{name}: the replacement is described once, not every tick until it registers"
+    );
     let (windows, down) = cluster.sim.world().with(|w| {
         (
             w.maintenance_schedule().len(),

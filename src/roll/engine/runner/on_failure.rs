@@ -95,11 +95,14 @@ impl<P: Ports> Runner<'_, P> {
         {
             return Ok(());
         }
-        let found = match late_agents::unrecorded(checkpoint, self.env, &self.ports, tick).await {
-            Ok(found) => found,
-            Err(err) if err.is_transient() => return Ok(()),
-            Err(err) => return Err(err),
-        };
+        let described = &mut self.memory.late_described;
+        let found =
+            match late_agents::unrecorded(checkpoint, self.env, &self.ports, tick, described).await
+            {
+                Ok(found) => found,
+                Err(err) if err.is_transient() => return Ok(()),
+                Err(err) => return Err(err),
+            };
         if found.is_empty() {
             return Ok(());
         }
