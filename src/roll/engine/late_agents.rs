@@ -10,9 +10,7 @@
 //! group the tick reads anyway unless an instance in service is neither
 //! an original nor a recorded new one; only then are EC2 and Mesos asked
 //! who it is. EC2 is asked once per instance (its private IP and DNS
-//! name never change), not every tick until its agent registers: a
-//! capped roll of 2,000 agents has hundreds of such instances booting
-//! at a time.
+//! name never change), not every tick until its agent registers.
 
 use super::tick_context::TickContext;
 use crate::roll::error::RollError;
