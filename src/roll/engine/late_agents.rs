@@ -12,11 +12,11 @@
 //! who it is. EC2 is asked once per instance (its private IP and DNS
 //! name never change), not every tick until its agent registers.
 
+use std::collections::{HashMap, HashSet};
+
 use super::tick_context::TickContext;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use std::collections::{HashMap, HashSet};
-
 use crate::roll::ports::auto_scaling::{
     AutoScaling, Ec2Instance, LifecycleState, instance_key, match_agents,
 };

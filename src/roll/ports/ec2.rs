@@ -115,7 +115,6 @@ pub(crate) fn match_agents(
     instances: &[Ec2Instance],
     agents: &[AgentIdentity],
 ) -> AgentMatches {
-    let instance_key = |i: &Ec2Instance| instance_key(how, i);
     let agent_key = |a: &AgentIdentity| -> Option<String> {
         match how {
             AgentMatch::PrivateIp => a.ip.map(|ip| ip.to_string()),
@@ -134,7 +133,7 @@ pub(crate) fn match_agents(
     let mut out = AgentMatches::default();
     let mut agent_taken = vec![false; agents.len()];
     for instance in instances {
-        let candidates = instance_key(instance).and_then(|k| by_key.get(&k).map(|v| (k, v)));
+        let candidates = instance_key(how, instance).and_then(|k| by_key.get(&k).map(|v| (k, v)));
         match candidates {
             Some((_, found)) if found.len() == 1 => {
                 agent_taken[found[0]] = true;
