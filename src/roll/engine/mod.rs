@@ -22,6 +22,7 @@
 
 pub(crate) mod clock;
 pub(crate) mod cluster_lock;
+mod described;
 mod failure_watch;
 pub(crate) mod inbox;
 mod journal;

@@ -11,11 +11,12 @@
 //! no step can reach the rest of the checkpoint, and nothing of the loop
 //! (deadlines, pauses, holds) is reachable either.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use tokio::sync::watch;
 
 use super::clock::{MarathonClock, RollClock};
+use super::described::Described;
 use super::journal::Journal;
 use super::run_options::RunOptions;
 use super::tick_context::{Observation, TickContext};
@@ -24,7 +25,7 @@ use crate::roll::decide::health::Settle;
 use crate::roll::decide::safety::{self, Rules};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::auto_scaling::{AutoScalingGroup, Ec2Instance};
+use crate::roll::ports::auto_scaling::AutoScalingGroup;
 use crate::roll::record::checkpoint::{
     CheckpointError, EventKind, GroupRoll, RollView, RolledInstance, ServicesRecord, StepProgress,
     group_phase_id,
@@ -59,11 +60,9 @@ pub(crate) struct Memory {
     pub(crate) service_waits_logged: HashSet<String>,
     /// Marathon's clock, as late as its reports so far prove it.
     pub(crate) marathon_clock: MarathonClock,
-    /// EC2's description of instances in service that are neither an
-    /// original nor a recorded new one, once it names what they are
-    /// matched to an agent by (which never changes): asked once, not
-    /// every tick until their agents register (`late_agents`).
-    pub(crate) late_described: HashMap<String, Ec2Instance>,
+    /// EC2's descriptions of new instances, once they name what the
+    /// instance is matched to its agent by (`described.rs`).
+    pub(crate) described: Described,
 }
 
 /// Everything a step's tick may use (see the module's doc).

@@ -95,7 +95,7 @@ impl<P: Ports> Runner<'_, P> {
         {
             return Ok(());
         }
-        let described = &mut self.memory.late_described;
+        let described = &mut self.memory.described;
         let found =
             match late_agents::unrecorded(checkpoint, self.env, &self.ports, tick, described).await
             {

@@ -130,7 +130,11 @@ pub(super) async fn wait_registered<P: Ports>(
         let held = new_held_at_launch(cx.group(), &group);
         return too_few_in_service(cx, &asg, new.len(), &held, &wait).await;
     }
-    let ec2 = cx.ports.aws().describe_instances(&new).await?;
+    let ec2 = cx
+        .memory
+        .described
+        .instances(cx.ports.aws(), &cx.env.agent_match, &new)
+        .await?;
     let agents = cx.tick.active_identities().await?;
     let pairs = match_agents(&cx.env.agent_match, &ec2, &agents).matched;
     if pairs.len() < expected as usize {
