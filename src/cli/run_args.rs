@@ -48,8 +48,10 @@ pub(crate) struct RunArgs {
     /// times slower.
     #[arg(long, value_name = "drain|serial")]
     pub(crate) strategy: Option<String>,
-    /// Drain: at most this many old agents per AZ are being terminated at
-    /// once (only empty agents are ever terminated). Default: a tenth of
+    /// Drain: at most this many old agents per AZ are being put down at
+    /// once: sent, and still in service or held by a termination
+    /// lifecycle hook (only empty agents are ever terminated; EC2's
+    /// shutdown of one after that takes no place). Default: a tenth of
     /// the old agents of the largest AZ, at least 5.
     #[arg(long, value_name = "N")]
     pub(crate) max_unavailable: Option<u32>,

@@ -15,8 +15,12 @@
 //!   the bake's time left before wave-2 (`BAKE` when it has not begun);
 //! - terminations: at the rate seen (two or more done; no sooner than one
 //!   termination after the drain's last wave), else, as agents empty
-//!   mostly once the bulk wave is done, after the drain in batches of
-//!   `max_unavailable` per AZ of `TERMINATE` each;
+//!   mostly once the bulk wave is done, one `TERMINATE` after the drain
+//!   (an emptied agent's place under `max_unavailable` is free once its
+//!   instance is out of service: the limit spaces the sends a poll apart,
+//!   not EC2's shutdowns), or, with a capped surge (a termination keeps
+//!   its place until it is over), in batches of `max_unavailable` per AZ
+//!   of `TERMINATE` each;
 //! - a capped surge's batches (`batch-N`), one after another: each left
 //!   at the pace seen between batches opening (two or more), else
 //!   `BATCH` (a launch, a move cycle, the terminations); the last one's
@@ -236,8 +240,9 @@ impl Pace {
 
     /// When the last of `left` terminations should be done, `drain` being
     /// when the drain's waves should be: at the rate seen once two are
-    /// done (and no sooner than one after the drain), else after the
-    /// drain in batches of `max_unavailable` per AZ.
+    /// done (and no sooner than one after the drain), else one
+    /// termination after the drain, or, with a capped surge, in batches
+    /// of `max_unavailable` per AZ after it.
     fn terminations_end(&self, checkpoint: &Checkpoint, drain: Duration, left: usize) -> Duration {
         if left == 0 {
             return drain;
@@ -249,6 +254,7 @@ impl Pace {
                 let per = span / (self.terminated.len() as u32 - 1);
                 (per * left as u32).max(drain + terminate)
             }
+            _ if checkpoint.groups.iter().all(|g| g.surge.is_none()) => drain + terminate,
             _ => {
                 let azs: BTreeSet<&str> = checkpoint
                     .groups
@@ -333,7 +339,9 @@ fn batches_still_opening(group: &GroupRoll) -> u32 {
 mod tests {
     use std::path::Path;
 
-    use super::batches_still_opening;
+    use std::time::Duration;
+
+    use super::{Pace, TERMINATE, batches_still_opening};
     use crate::roll::record::checkpoint::{Checkpoint, SurgeCap};
 
     /// The fuzz seed's group (12 old instances), capped at `cap`, its
@@ -379,5 +387,38 @@ mod tests {
         let mut group = capped(2, &[1; 12], 1);
         group.surge = None;
         assert_eq!(batches_still_opening(&group), 0);
+    }
+
+    #[test]
+    fn terminations_not_seen_yet_end_one_termination_after_the_drain_unless_capped() {
+        let drain = Duration::from_secs(600);
+        let group = capped(2, &[1; 12], 1);
+        let text = include_str!("../../fuzz/seeds/checkpoint/serial-1.json");
+        let mut checkpoint =
+            Checkpoint::parse(Path::new("seed.json"), text).expect("the seed parses");
+        checkpoint.max_unavailable = 1;
+        let azs: std::collections::BTreeSet<&str> = group
+            .instances
+            .iter()
+            .map(|i| i.availability_zone.as_str())
+            .collect();
+        let rounds = 12u32.div_ceil(u32::try_from(azs.len()).unwrap());
+        assert!(rounds > 1, "the seed's instances are all in one round");
+        let pace = Pace::default();
+        // Uncapped: an emptied agent's place is free once it is out of
+        // service, so EC2's shutdowns overlap: one termination's time.
+        let mut uncapped = group.clone();
+        uncapped.surge = None;
+        checkpoint.groups = vec![uncapped];
+        assert_eq!(
+            pace.terminations_end(&checkpoint, drain, 12),
+            drain + TERMINATE
+        );
+        // Capped: each keeps its place until it is over, one per AZ.
+        checkpoint.groups = vec![group];
+        assert_eq!(
+            pace.terminations_end(&checkpoint, drain, 12),
+            drain + TERMINATE * rounds
+        );
     }
 }

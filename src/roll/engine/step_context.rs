@@ -257,15 +257,17 @@ impl<'r, 'o, P: Ports> StepContext<'r, 'o, P> {
         self.tick.check_no_refresh(&group.asg).await
     }
 
-    /// Old agents of `az` of this group being terminated
-    /// (`TickContext::terminating_in`).
-    pub(crate) fn terminating_in(&mut self, az: &str) -> usize {
+    /// Old agents of `az` of this group being put down (termination
+    /// sent, and still in service or held by a termination hook:
+    /// `TickContext::terminating_in`).
+    pub(crate) fn terminating_in(&mut self, az: &str, group: &AutoScalingGroup) -> usize {
         let checkpoint = &self.journal.checkpoint;
         self.tick.terminating_in(
             az,
             self.group,
             &checkpoint.plan,
             checkpoint.group(self.group),
+            group,
         )
     }
 

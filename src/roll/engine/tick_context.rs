@@ -24,7 +24,9 @@ use crate::roll::decide::agent_contents::{self, AgentContents};
 use crate::roll::decide::{health, refresh};
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::auto_scaling::{AgentIdentity, AlarmState, AutoScaling, AutoScalingGroup};
+use crate::roll::ports::auto_scaling::{
+    AgentIdentity, AlarmState, AutoScaling, AutoScalingGroup, LifecycleState,
+};
 use crate::roll::ports::marathon::{App, Marathon, QueuedLaunch};
 use crate::roll::ports::mesos::{Agent, Framework, MaintenanceStatus, MesosMaster};
 use crate::roll::record::checkpoint::GroupRoll;
@@ -223,9 +225,8 @@ impl<P: Ports> TickContext<P> {
     }
 
     /// Old agents of `az` of the group `g` (`record`) whose termination
-    /// was sent and whose drain termination step has not completed
-    /// (Mesos has not dropped them yet), counted once per tick (a drain
-    /// has a step per old agent) and kept up to date by this tick's
+    /// is under way (`holds_a_place`), counted once per tick (a drain has
+    /// a step per old agent) and kept up to date by this tick's
     /// terminations.
     pub(crate) fn terminating_in(
         &mut self,
@@ -233,6 +234,7 @@ impl<P: Ports> TickContext<P> {
         g: GroupIndex,
         plan: &RollPlan,
         record: &GroupRoll,
+        group: &AutoScalingGroup,
     ) -> usize {
         let counts = self.terminating.entry(g).or_insert_with(|| {
             let open: HashSet<&str> = plan
@@ -248,7 +250,10 @@ impl<P: Ports> TickContext<P> {
                 .collect();
             let mut counts = HashMap::new();
             for i in &record.instances {
-                if i.terminate_sent && open.contains(i.id.as_str()) {
+                if i.terminate_sent
+                    && open.contains(i.id.as_str())
+                    && holds_a_place(record, group, &i.id)
+                {
                     *counts.entry(i.availability_zone.clone()).or_default() += 1;
                 }
             }
@@ -256,6 +261,29 @@ impl<P: Ports> TickContext<P> {
         });
         counts.get(az).copied().unwrap_or(0)
     }
+}
+
+/// Whether an old agent whose termination was sent (its step not
+/// complete: Mesos or the group still has it) still counts against
+/// `--max-unavailable`. In an uncapped roll, while the group lists it in
+/// service (the call not landed yet) or a termination lifecycle hook
+/// holds it (`Terminating:Wait`: the hook's work, which the limit keeps
+/// to N at once per AZ); not once it is past the hook, its machine down
+/// and empty, only EC2's shutdown left. In a capped roll (its group
+/// launches an instance in each one's place), until its step completes,
+/// as the batches count it.
+fn holds_a_place(record: &GroupRoll, group: &AutoScalingGroup, instance: &str) -> bool {
+    if record.surge.is_some() {
+        return true;
+    }
+    group.instance(instance).is_some_and(|i| {
+        !matches!(
+            i.lifecycle_state,
+            LifecycleState::Terminating
+                | LifecycleState::TerminatingProceed
+                | LifecycleState::Terminated
+        )
+    })
 }
 
 pub(crate) struct Observation {

@@ -18,6 +18,7 @@ use crate::roll::engine::Outcome;
 use crate::roll::record::checkpoint::{Checkpoint, CheckpointStore, OnFailure};
 use crate::roll::record::kinds::GroupIndex;
 use crate::roll::run::{RunResult, RunSettings, run};
+use crate::sim::scenario::LifecycleHookSpec;
 use crate::simulated::SimulatedCluster;
 
 fn drain(path: &Path, target: u32) -> RunSettings {
@@ -419,8 +420,28 @@ async fn a_drain_canary_replaces_its_agents_alone_then_waits_for_continue_on_the
     cluster.sim.shutdown().await;
 }
 
+/// Terminations sent per AZ, by instance, in a checkpoint.
+fn sent_by_az(c: &Checkpoint) -> BTreeMap<String, HashSet<String>> {
+    let mut sent = BTreeMap::<String, HashSet<String>>::new();
+    for i in c.groups[0].instances.iter().filter(|i| i.terminate_sent) {
+        sent.entry(i.availability_zone.clone())
+            .or_default()
+            .insert(i.id.clone());
+    }
+    sent
+}
+
+/// Per AZ, the most of `now` over every call (for observers).
+fn keep_worst(worst: &Mutex<BTreeMap<String, usize>>, now: BTreeMap<String, usize>) {
+    let mut worst = worst.lock().unwrap();
+    for (az, n) in now {
+        let w = worst.entry(az).or_default();
+        *w = (*w).max(n);
+    }
+}
+
 #[tokio::test(start_paused = true)]
-async fn no_more_than_max_unavailable_old_agents_per_az_are_ever_being_terminated() {
+async fn max_unavailable_bounds_the_terminations_sent_at_once_per_az_and_not_ec2s_shutdown_after() {
     let Fixture {
         dir,
         cluster,
@@ -430,25 +451,94 @@ async fn no_more_than_max_unavailable_old_agents_per_az_are_ever_being_terminate
     } = fixture("msr-55").await;
     let mut settings = drain(&dir.path().join("msr.json"), target);
     settings.request.max_unavailable = Some(2);
-    // Checked on every checkpoint write: terminations sent whose step has
-    // not completed, per AZ.
+    // On every checkpoint write, per AZ: the terminations sent since the
+    // write before (one tick's go in one write: their intent), and those
+    // sent whose step has not completed (the group or Mesos still has
+    // the instance: EC2 shutting the empty machine down).
+    let burst = Arc::new(Mutex::new(BTreeMap::<String, usize>::new()));
+    let open = Arc::new(Mutex::new(BTreeMap::<String, usize>::new()));
+    let (seen_burst, seen_open) = (burst.clone(), open.clone());
+    let mut before = BTreeMap::<String, HashSet<String>>::new();
+    let observer = Box::new(move |c: &Checkpoint| {
+        let sent = sent_by_az(c);
+        let new: BTreeMap<String, usize> = sent
+            .iter()
+            .map(|(az, ids)| {
+                let known = before.get(az);
+                let n = ids.iter().filter(|i| known.is_none_or(|k| !k.contains(*i)));
+                (az.clone(), n.count())
+            })
+            .collect();
+        keep_worst(&seen_burst, new);
+        let not_done: BTreeMap<String, usize> = sent
+            .iter()
+            .map(|(az, ids)| {
+                let n = ids.iter().filter(|id| {
+                    !c.find_step(&format!("{TERMINATE}/{id}"))
+                        .is_some_and(|at| c.plan.step(at).status == Status::Complete)
+                });
+                (az.clone(), n.count())
+            })
+            .collect();
+        keep_worst(&seen_open, not_done);
+        before = sent;
+    });
+    let checkpoint = run_observed(&cluster, settings, observer).await;
+    assert_clean_end(&cluster, &originals, &counts, &checkpoint).await;
+    let burst = burst.lock().unwrap().clone();
+    assert_eq!(burst.len(), 3, "{burst:?}");
+    // The limit is reached (so the check means something) and never passed.
+    assert!(burst.values().all(|&n| n == 2), "{burst:?}");
+    // An emptied agent's slot is free once its instance is out of service
+    // with no hook holding it: more than 2 per AZ are at some point being
+    // shut down by EC2, none waiting for another's shutdown to end.
+    let open = open.lock().unwrap().clone();
+    assert!(open.values().all(|&n| n > 2), "{open:?}");
+    assert_eq!(checkpoint.max_unavailable, 2);
+    cluster.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_unavailable_bounds_the_old_agents_a_termination_hook_holds_at_once_per_az() {
+    let Fixture {
+        dir,
+        cluster,
+        originals,
+        counts,
+        target,
+    } = fixture("msr-55").await;
+    // Someone else's hook (a log shipper's) holds each terminated
+    // instance in `Terminating:Wait` for a minute.
+    let world = cluster.sim.world();
+    world.with(|w| {
+        let hook = LifecycleHookSpec {
+            name: "log-shipper".to_string(),
+            transition: "autoscaling:EC2_INSTANCE_TERMINATING".to_string(),
+            heartbeat_timeout: 60,
+            default_result: "CONTINUE".to_string(),
+        };
+        w.put_lifecycle_hook("mesos-agents-prod", &hook)
+            .expect("hook put");
+    });
+    let mut settings = drain(&dir.path().join("msr.json"), target);
+    settings.request.max_unavailable = Some(2);
+    // The simulator's ground truth on every checkpoint write: the group's
+    // instances held by the hook, per AZ.
     let worst = Arc::new(Mutex::new(BTreeMap::<String, usize>::new()));
     let seen = worst.clone();
-    let observer = Box::new(move |c: &Checkpoint| {
-        let mut now = BTreeMap::<String, usize>::new();
-        for i in c.groups[0].instances.iter().filter(|i| i.terminate_sent) {
-            let done = c
-                .find_step(&format!("{TERMINATE}/{}", i.id))
-                .is_some_and(|at| c.plan.step(at).status == Status::Complete);
-            if !done {
-                *now.entry(i.availability_zone.clone()).or_default() += 1;
+    let observer = Box::new(move |_: &Checkpoint| {
+        let held = world.with(|w| {
+            let mut held = BTreeMap::<String, usize>::new();
+            for group in w.describe_groups(&[]) {
+                for i in group.instances {
+                    if i.lifecycle_state == "Terminating:Wait" {
+                        *held.entry(i.availability_zone).or_default() += 1;
+                    }
+                }
             }
-        }
-        let mut worst = seen.lock().unwrap();
-        for (az, n) in now {
-            let w = worst.entry(az).or_default();
-            *w = (*w).max(n);
-        }
+            held
+        });
+        keep_worst(&seen, held);
     });
     let checkpoint = run_observed(&cluster, settings, observer).await;
     assert_clean_end(&cluster, &originals, &counts, &checkpoint).await;
@@ -456,7 +546,6 @@ async fn no_more_than_max_unavailable_old_agents_per_az_are_ever_being_terminate
     assert_eq!(worst.len(), 3, "{worst:?}");
     // The limit is reached (so the check means something) and never passed.
     assert!(worst.values().all(|&n| n == 2), "{worst:?}");
-    assert_eq!(checkpoint.max_unavailable, 2);
     cluster.sim.shutdown().await;
 }
 

@@ -1,13 +1,14 @@
 //! One old agent's end in the drain: released once the drain has begun
 //! and its agent is empty (Marathon lists no task there and Mesos sees no
 //! resource in use), and while fewer than `--max-unavailable` old agents
-//! of its AZ are being terminated. Then its machine is put down (Mesos
-//! removes the agent at once instead of waiting out the agent ping
-//! timeout) and the instance terminated with a decrement; the step ends
-//! when Mesos no longer has the agent and the group no longer has the
-//! instance (its termination, lifecycle hooks included, is over: see
-//! `lifecycle_waits`). App health is the waves' concern: an empty agent
-//! takes no task with it.
+//! of its AZ are being put down (`tick_context::holds_a_place`: sent and
+//! still in service, or held by a termination hook). Then its machine is
+//! put down (Mesos removes the agent at once instead of waiting out the
+//! agent ping timeout) and the instance terminated with a decrement; the
+//! step ends when Mesos no longer has the agent and the group no longer
+//! has the instance (its termination, lifecycle hooks included, is over:
+//! see `lifecycle_waits`). App health is the waves' concern: an empty
+//! agent takes no task with it.
 
 use std::collections::HashMap;
 
@@ -89,11 +90,11 @@ impl StepAction for Terminate<'_> {
             return Ok(not_empty(cx, &record, why, &seen));
         }
         let az = &record.availability_zone;
-        let going = cx.terminating_in(az);
+        let going = cx.terminating_in(az, &group);
         let limit = cx.roll().max_unavailable;
         if going >= limit as usize {
             return Ok(Tick::NotYet(format!(
-                "empty; {going} old agent(s) of {az} are being terminated (--max-unavailable {limit})"
+                "empty; {going} old agent(s) of {az} are being put down (--max-unavailable {limit})"
             )));
         }
         cx.check_no_other_writer().await?;
@@ -275,7 +276,7 @@ fn releasable_with<P: Ports>(
     let first_az = first.availability_zone.clone();
     let first_id = first.id.clone();
     let mut batch = vec![first];
-    let now = cx.terminating_in(&first_az);
+    let now = cx.terminating_in(&first_az, group);
     going.insert(first_az, now + 1);
     // This group's other terminations not begun, in plan order.
     let me = cx.group_index();
@@ -306,7 +307,7 @@ fn releasable_with<P: Ports>(
         }
         let now = match going.get(&i.availability_zone) {
             Some(&n) => n,
-            None => cx.terminating_in(&i.availability_zone),
+            None => cx.terminating_in(&i.availability_zone, group),
         };
         if now >= limit {
             continue;
