@@ -49,10 +49,10 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "drain|serial")]
     pub(crate) strategy: Option<String>,
     /// Drain: at most this many old agents per AZ are being put down at
-    /// once: sent, and still in service or held by a termination
-    /// lifecycle hook (only empty agents are ever terminated; EC2's
-    /// shutdown of one after that takes no place). Default: a tenth of
-    /// the old agents of the largest AZ, at least 5.
+    /// once: terminations sent whose instance is still in service or
+    /// held by a termination lifecycle hook (only empty agents are ever
+    /// terminated; EC2 shutting one down past that no longer counts).
+    /// Default: a tenth of the old agents of the largest AZ, at least 5.
     #[arg(long, value_name = "N")]
     pub(crate) max_unavailable: Option<u32>,
     /// At most this many instances above each group's size at any time,
