@@ -338,7 +338,6 @@ fn batches_still_opening(group: &GroupRoll) -> u32 {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
-
     use std::time::Duration;
 
     use super::{Pace, TERMINATE, batches_still_opening};

@@ -19,7 +19,9 @@ use crate::roll::ports::auto_scaling::{
     AgentMatch, AutoScaling, AutoScalingError, Ec2Instance, instance_key,
 };
 
-/// EC2's answers that name what their instance is matched by.
+/// EC2's answers that name what their instance is matched by. The rest
+/// of a kept answer (its state) is as EC2 said it then: callers match by
+/// the key (`instance_key`) and nothing else.
 #[derive(Debug, Default)]
 pub(crate) struct Described {
     kept: HashMap<String, Ec2Instance>,
