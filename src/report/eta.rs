@@ -10,17 +10,22 @@
 //!   `QUICK`;
 //! - the new agents' registration: `REGISTER` less what it has waited;
 //! - a serial replacement: the mean of those done, or `REPLACE`;
-//! - the drain: each wave left at the mean wave's pace, or `WAVE`; a drain
-//!   runs `DRAIN_WAVES` waves as a rule (the sample, the bulk, the rest);
+//! - the drain: the sample at its own pace once seen, or `WAVE`; each
+//!   later wave at the mean later wave's pace, or the longer of the
+//!   sample's and `WAVE` (it moves the slowest apps too); a drain
+//!   runs `DRAIN_WAVES` waves as a rule (the sample, then the rest: an app
+//!   that cannot spare all its old tasks at once is surged by all);
 //!   the bake's time left before wave-2 (`BAKE` when it has not begun);
-//! - terminations: at the rate seen (two or more done; no sooner than one
-//!   termination after the drain's last wave), else, as agents empty
-//!   mostly once the bulk wave is done, one `TERMINATE` after the drain
-//!   (an emptied agent's place under `max_unavailable` is free once its
-//!   instance is out of service: the limit spaces the sends a poll apart,
-//!   not EC2's shutdowns), or, with a capped surge (a termination keeps
-//!   its place until it is over), in batches of `max_unavailable` per AZ
-//!   of `TERMINATE` each;
+//! - terminations: as agents empty mostly once the bulk wave is done, one
+//!   termination (its mean from sent to done, or `TERMINATE`) after the
+//!   drain (an emptied agent's place under `max_unavailable` is free once
+//!   its instance is out of service: the limit spaces the sends a poll
+//!   apart, not EC2's shutdowns, so they overlap and their completions
+//!   give no rate: a few agents empty early, the many at the drain's
+//!   end); with a capped surge (a termination keeps its place until it
+//!   is over), at the rate seen (two or more done; no sooner than one
+//!   termination after the drain's last wave), else in batches of
+//!   `max_unavailable` per AZ of `TERMINATE` each;
 //! - a capped surge's batches (`batch-N`), one after another: each left
 //!   at the pace seen between batches opening (two or more), else
 //!   `BATCH` (a launch, a move cycle, the terminations); the last one's
@@ -48,8 +53,10 @@ pub(crate) const REGISTER: Duration = Duration::from_secs(4 * 60);
 pub(crate) const REPLACE: Duration = Duration::from_secs(3 * 60);
 /// One drain wave (kills and surges, replacements healthy).
 pub(crate) const WAVE: Duration = Duration::from_secs(2 * 60);
-/// Waves a drain runs as a rule: the sample, the bulk, the rest.
-pub(crate) const DRAIN_WAVES: usize = 3;
+/// Waves a drain runs as a rule: the sample, then the rest (an app that
+/// can spare only some of its old tasks is surged by all of them, not
+/// left a wave more; a third comes only for apps still replacing a task).
+pub(crate) const DRAIN_WAVES: usize = 2;
 /// The bake, when it has not begun (its shortest).
 pub(crate) const BAKE: Duration = Duration::from_secs(60);
 /// One termination: the machine put down (Mesos drops its agent at
@@ -66,6 +73,9 @@ pub(crate) const ROLLBACK_STEP: Duration = Duration::from_secs(3 * 60);
 enum Class {
     Quick,
     Replace,
+    /// The drain's first wave, its sample: one task each of a tenth of the
+    /// apps, the quickest to move; not the pace of the waves after it.
+    Sample,
     Wave,
     Terminate,
 }
@@ -122,7 +132,7 @@ impl Pace {
                 Some(StepKind::DrainWave { wave }) if wave > 1 => {
                     (Class::Wave, bake_until.map_or(begun, |b| b.max(begun)))
                 }
-                Some(StepKind::DrainWave { .. }) => (Class::Wave, begun),
+                Some(StepKind::DrainWave { .. }) => (Class::Sample, begun),
                 // A termination waits for the drain from the start: its
                 // own time begins once it is sent.
                 Some(StepKind::Terminate { .. }) => {
@@ -171,7 +181,11 @@ impl Pace {
         }
         let quick = self.mean(Class::Quick, QUICK);
         let replace = self.mean(Class::Replace, REPLACE);
-        let wave = self.mean(Class::Wave, WAVE);
+        let sample = self.mean(Class::Sample, WAVE);
+        // A later wave moves every app the sample did not, the slowest
+        // to get healthy among them: no quicker than the sample, nor
+        // than `WAVE` until one is seen.
+        let wave = self.mean(Class::Wave, sample.max(WAVE));
         let left =
             |expected: Duration, name: &str| expected.saturating_sub(self.elapsed(name, now));
 
@@ -196,7 +210,7 @@ impl Pace {
             match kind {
                 Some(StepKind::WaitRegistered) => serial += left(REGISTER, &name),
                 Some(StepKind::Replace { .. }) => serial += left(replace, &name),
-                Some(StepKind::DrainWave { wave: 1 }) => drain += left(wave, &name),
+                Some(StepKind::DrainWave { wave: 1 }) => drain += left(sample, &name),
                 Some(StepKind::DrainWave { .. }) => {
                     let since_bake = bake_until(checkpoint, step)
                         .and_then(|b| now.duration_since(b).ok())
@@ -239,22 +253,28 @@ impl Pace {
     }
 
     /// When the last of `left` terminations should be done, `drain` being
-    /// when the drain's waves should be: at the rate seen once two are
-    /// done (and no sooner than one after the drain), else one
-    /// termination after the drain, or, with a capped surge, in batches
-    /// of `max_unavailable` per AZ after it.
+    /// when the drain's waves should be: one termination (as seen, sent to
+    /// done) after the drain; with a capped surge (each keeps its place
+    /// until it is over) at the rate seen once two are done (and no sooner
+    /// than one after the drain), else in batches of `max_unavailable`
+    /// per AZ after it.
     fn terminations_end(&self, checkpoint: &Checkpoint, drain: Duration, left: usize) -> Duration {
         if left == 0 {
             return drain;
         }
         let terminate = self.mean(Class::Terminate, TERMINATE);
+        if checkpoint.groups.iter().all(|g| g.surge.is_none()) {
+            // Uncapped, they overlap: no rate to extrapolate (a few
+            // agents empty early, the many at the drain's end, and all
+            // of those are done about one termination after it).
+            return drain + terminate;
+        }
         match self.terminated.as_slice() {
             [first, .., last] => {
                 let span = last.duration_since(*first).unwrap_or_default();
                 let per = span / (self.terminated.len() as u32 - 1);
                 (per * left as u32).max(drain + terminate)
             }
-            _ if checkpoint.groups.iter().all(|g| g.surge.is_none()) => drain + terminate,
             _ => {
                 let azs: BTreeSet<&str> = checkpoint
                     .groups

@@ -10,9 +10,14 @@
 //! healthy cost nothing to move and all go in the first wave. An app that
 //! cannot spare a task is surged (one instance more, then the old task is
 //! killed with `scale=true`), as in the serial roll, but by all its tasks
-//! on old agents at once (the new agents have room for every old task). The next wave is
-//! computed from a fresh look once replacements are healthy, so no app is
-//! ever planned below its floor.
+//! on old agents at once (the new agents have room for every old task).
+//! After the first wave's sample, so is an app that can spare some of its
+//! old tasks but not all (`Partial::SurgeAll`): killing what it can spare
+//! would leave the rest for one more wave, a whole move cycle longer,
+//! while the surge moves them all in this one and never takes the app
+//! below all its instances. The next wave is computed from a fresh look
+//! once replacements are healthy, so no app is ever planned below its
+//! floor.
 //!
 //! Not yet handled here: placement constraints (UNIQUE hostname, a
 //! colocated group): a relaunch that finds no room waits as pending, and
@@ -60,16 +65,35 @@ impl Wave {
     }
 }
 
+/// How a wave moves an app whose healthy tasks on old agents are more
+/// than it can spare now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Partial {
+    /// Kill the tasks it can spare; the rest wait for a later wave. The
+    /// first wave's sample wants this: one killed task of an app that can
+    /// spare it is the cheapest probe of the new image.
+    KillSpare,
+    /// Surge it by all of them, when all its instances are up and nothing
+    /// of it is on its way: it moves in this wave instead of over several.
+    /// An app that must never run an extra task (`no_surge`), or with a
+    /// task down or settling on an old agent, is killed as with
+    /// `KillSpare`.
+    SurgeAll,
+}
+
 /// The next wave. `old` are the agents being replaced; `in_flight` are
 /// tasks already asked to die (listed until Marathon has killed them: they
 /// count neither as healthy nor as still to move); `surging` are apps
-/// with a surge under way (the surge, not this wave, moves their task).
+/// with a surge under way (the surge, not this wave, moves their task);
+/// `partial` says how an app that can spare only some of its old tasks
+/// moves.
 pub(crate) fn next_wave(
     apps: &[App],
     old: &HashSet<String>,
     in_flight: &HashSet<String>,
     surging: &HashSet<String>,
     rules: Rules,
+    partial: Partial,
 ) -> Wave {
     let mut wave = Wave::default();
     for app in apps {
@@ -100,6 +124,23 @@ pub(crate) fn next_wave(
         // A task that is down holds nothing up: it moves at once. One
         // still settling is neither: it waits until it is up.
         let spare = healthy.saturating_sub(floor) as usize;
+        // Every instance up, nothing of it on its way: what it cannot
+        // spare now would wait a wave; a surge moves it all in this one.
+        let whole = partial == Partial::SurgeAll
+            && app.no_surge.is_none()
+            && old_unhealthy.is_empty()
+            && old_settling == 0
+            && live == healthy
+            && live >= app.instances
+            && (1..old_healthy.len()).contains(&spare);
+        if whole {
+            wave.surges.push(PlannedSurge {
+                app: app.id.clone(),
+                instances: app.instances,
+                tasks: old_healthy,
+            });
+            continue;
+        }
         let mut kills = old_unhealthy;
         kills.extend(old_healthy.iter().take(spare).cloned());
         if !kills.is_empty() {
@@ -260,7 +301,14 @@ pub(crate) fn preview(
         .cloned()
         .collect();
     let wave = sample(
-        next_wave(&guarded, old, &HashSet::new(), &HashSet::new(), rules),
+        next_wave(
+            &guarded,
+            old,
+            &HashSet::new(),
+            &HashSet::new(),
+            rules,
+            Partial::KillSpare,
+        ),
         &guarded,
     );
     let on_old = |t: &&crate::roll::ports::marathon::Task| {
@@ -345,6 +393,7 @@ mod tests {
             &HashSet::new(),
             &HashSet::new(),
             Rules::floor_only(Floor::One),
+            Partial::KillSpare,
         );
         // /web keeps one healthy task (on the new agent): three move.
         assert_eq!(wave.kills["/web"], ["w1", "w2", "w3"]);
@@ -377,6 +426,7 @@ mod tests {
             &HashSet::new(),
             &HashSet::new(),
             Rules::floor_only(Floor::One),
+            Partial::KillSpare,
         );
         assert_eq!(
             wave.surges,
@@ -399,11 +449,76 @@ mod tests {
             &HashSet::new(),
             &HashSet::new(),
             Rules::floor_only(Floor::MinHealth),
+            Partial::KillSpare,
         );
         assert!(!strict.kills.contains_key("/both-old"), "{strict:?}");
         // Both its old tasks are replaced by one surge of two.
         let both = strict.surges.iter().find(|s| s.app == "/both-old").unwrap();
         assert_eq!(both.tasks, ["b1", "b2"]);
+    }
+
+    #[test]
+    fn after_the_sample_an_app_that_can_spare_only_some_old_tasks_is_surged_by_all() {
+        // Two healthy tasks on old agents, floor one: killing the one it
+        // can spare leaves the other for a wave more.
+        let both = |id: &str| {
+            app(
+                id,
+                2,
+                vec![
+                    task(&format!("{id}-1"), "old-1", true),
+                    task(&format!("{id}-2"), "old-2", true),
+                ],
+            )
+        };
+        let mut never = both("/never");
+        never.no_surge = Some(NoSurge::NoOverCapacity);
+        let mut down = both("/down");
+        down.tasks.push(task("/down-3", "old-3", false));
+        down.instances = 3;
+        let apps = [both("/pair"), never, down];
+        let old = set(&["old-1", "old-2", "old-3"]);
+        let wave = |partial| {
+            next_wave(
+                &apps,
+                &old,
+                &HashSet::new(),
+                &HashSet::new(),
+                Rules::floor_only(Floor::One),
+                partial,
+            )
+        };
+        let kills = wave(Partial::KillSpare);
+        assert_eq!(kills.kills["/pair"], ["/pair-1"]);
+        assert!(kills.surges.is_empty(), "{kills:?}");
+
+        let surged = wave(Partial::SurgeAll);
+        assert_eq!(
+            surged.surges,
+            [PlannedSurge {
+                app: "/pair".to_string(),
+                instances: 2,
+                tasks: vec!["/pair-1".to_string(), "/pair-2".to_string()]
+            }]
+        );
+        assert!(!surged.kills.contains_key("/pair"), "{surged:?}");
+        // Never an extra task: it still moves what it can spare.
+        assert_eq!(surged.kills["/never"], ["/never-1"]);
+        // A task down on an old agent moves at once, by kill, with what
+        // the app can spare (no surge beside kills of the same app).
+        assert_eq!(surged.kills["/down"], ["/down-3", "/down-1"]);
+        // An app replacing a task (one in flight) is not surged either.
+        let in_flight = set(&["/pair-1"]);
+        let moving = next_wave(
+            &apps[..1],
+            &old,
+            &in_flight,
+            &HashSet::new(),
+            Rules::floor_only(Floor::One),
+            Partial::SurgeAll,
+        );
+        assert!(moving.surges.is_empty(), "{moving:?}");
+        assert!(moving.waiting.contains_key("/pair"), "{moving:?}");
     }
 
     #[test]
@@ -475,6 +590,7 @@ mod tests {
             &HashSet::new(),
             &HashSet::new(),
             Rules::floor_only(Floor::One),
+            Partial::KillSpare,
         );
         assert_eq!(full.kills.len(), 25);
         let wave = sample(full, &apps);
@@ -497,6 +613,7 @@ mod tests {
             &HashSet::new(),
             &HashSet::new(),
             Rules::floor_only(Floor::MinHealth),
+            Partial::KillSpare,
         );
         let wave = sample(strict, &single);
         assert_eq!(wave.surges.len(), 1);
@@ -556,7 +673,7 @@ mod tests {
         ) {
             let old = set(&["old-0", "old-1", "old-2"]);
             let rules = Rules::floor_only(policy);
-            let wave = next_wave(&apps, &old, &in_flight, &HashSet::new(), rules);
+            let wave = next_wave(&apps, &old, &in_flight, &HashSet::new(), rules, Partial::KillSpare);
             let mut planned = HashSet::new();
             for app in &apps {
                 let live: Vec<_> = app.tasks.iter().filter(|t| !in_flight.contains(&t.id)).collect();
@@ -623,6 +740,7 @@ mod tests {
             &HashSet::new(),
             &HashSet::new(),
             rules,
+            Partial::KillSpare,
         );
         // Not costless: the settling task is not killed at once; and the
         // settled one is the only healthy task, which the floor keeps.
@@ -640,7 +758,14 @@ mod tests {
             },
             ..rules
         };
-        let wave = next_wave(&[app], &old, &HashSet::new(), &HashSet::new(), later);
+        let wave = next_wave(
+            &[app],
+            &old,
+            &HashSet::new(),
+            &HashSet::new(),
+            later,
+            Partial::KillSpare,
+        );
         assert_eq!(wave.kills["/worker"].len(), 1, "{wave:?}");
     }
 
@@ -667,6 +792,7 @@ mod tests {
                 &HashSet::new(),
                 &HashSet::new(),
                 Rules::floor_only(policy),
+                Partial::KillSpare,
             );
             assert_eq!(wave.kills["/kafka"], vec!["k1".to_string()], "{policy:?}");
             assert_eq!(
@@ -689,6 +815,7 @@ mod tests {
             &HashSet::new(),
             &HashSet::new(),
             Rules::floor_only(Floor::One),
+            Partial::KillSpare,
         );
         let alone = sample(wave, &apps);
         assert_eq!(alone.relaunches.len(), 1, "the only app is sampled");
@@ -703,6 +830,7 @@ mod tests {
             &HashSet::new(),
             &HashSet::new(),
             Rules::floor_only(Floor::One),
+            Partial::KillSpare,
         );
         let picked = sample(wave, &apps);
         assert!(picked.kills.contains_key("/web"));

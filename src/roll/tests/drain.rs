@@ -160,6 +160,11 @@ async fn a_drain_roll_of_msr_55_honoring_min_health_never_takes_an_app_below_its
     let report = cluster.sim.report();
     assert_eq!(report.apps_ever_below_floor, 0, "{}", report.summary());
     assert_eq!(report.total_below_floor_ms, 0, "{}", report.summary());
+    // The sample, then one wave for everything else: the apps of two
+    // tasks with a floor of one (a hundred of them) are surged by both,
+    // not left one task for a third wave.
+    let drain = done.plan.phases.iter().find(|p| p.id == DRAIN).unwrap();
+    assert_eq!(drain.steps.len(), 2, "{}", plan::tree(&done.plan));
     cluster.sim.shutdown().await;
 }
 

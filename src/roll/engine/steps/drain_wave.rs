@@ -16,7 +16,7 @@ use std::collections::{BTreeSet, HashSet};
 use futures_util::future::join_all;
 
 use super::{StepAction, StepContext, Tick, excused_note};
-use crate::roll::decide::drain_plan::{Wave, next_wave, sample};
+use crate::roll::decide::drain_plan::{Partial, Wave, next_wave, sample};
 use crate::roll::decide::health::{Settle, task_is_healthy};
 use crate::roll::decide::placement;
 use crate::roll::decide::roll_plan::{DRAIN, wave_id, wave_step};
@@ -252,10 +252,18 @@ fn choose_moves<P: Ports>(
         .collect();
     let surging: HashSet<String> = cx.group().open_surges().map(|s| s.app.clone()).collect();
     let rules = cx.rules(seen);
-    let mut planned = next_wave(&guarded, &old, &in_flight, &surging, rules);
     // The first wave is a sample: the new image's first moves, which bake
-    // on the new agents before anything else moves.
+    // on the new agents before anything else moves. It kills what an app
+    // can spare (the cheapest probe); later waves surge an app whose old
+    // tasks it cannot all spare now, rather than leave them for another
+    // wave.
     let first = wave == 1;
+    let partial = if first {
+        Partial::KillSpare
+    } else {
+        Partial::SurgeAll
+    };
+    let mut planned = next_wave(&guarded, &old, &in_flight, &surging, rules, partial);
     if first {
         planned = sample(planned, &guarded);
     }
