@@ -102,6 +102,40 @@ impl AwsAutoScaling {
         }
     }
 
+    /// Takes one off `group`'s desired capacity as remembered, for a
+    /// termination with decrement about to be sent; refused (the desired
+    /// capacity and MinSize) when that would fall below MinSize, which AWS
+    /// refuses and moto performs. One lock for the check and the decrement:
+    /// terminations sent at once each count the others'. `found` is what
+    /// this termination's check read; the lower desired capacity of it and
+    /// the remembered one is taken (the remembered one is lower while
+    /// decrements sent are not applied yet; a fresh read is lower after
+    /// someone else's).
+    fn reserve_decrement(&self, group: &str, found: Sizes) -> Result<(), (u32, u32)> {
+        let mut all = match self.sizes.lock() {
+            Ok(all) => all,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let now = match all.get(group) {
+            Some(kept) => Sizes {
+                min: kept.min.max(found.min),
+                desired: kept.desired.min(found.desired),
+            },
+            None => found,
+        };
+        if now.desired == 0 || now.desired - 1 < now.min {
+            return Err((now.desired, now.min));
+        }
+        all.insert(
+            group.to_string(),
+            Sizes {
+                desired: now.desired - 1,
+                ..now
+            },
+        );
+        Ok(())
+    }
+
     /// `instance`'s lifecycle state in `group` (one
     /// DescribeAutoScalingInstances); `None` when the group does not have
     /// it.
@@ -267,26 +301,25 @@ impl AwsAutoScaling {
         if !present {
             return Ok(Termination::AlreadyGone);
         }
-        // AWS refuses a decrement below MinSize; moto performs it.
-        if decrement && (sizes.desired == 0 || sizes.desired - 1 < sizes.min) {
-            return Err(AwsError::Refused {
-                operation: OP,
-                target: format!("{group}/{instance}"),
-                reason: format!(
-                    "desired capacity {} − 1 would fall below MinSize {}; lower MinSize first",
-                    sizes.desired, sizes.min
-                ),
-            });
+        if decrement {
+            self.reserve_decrement(group, sizes)
+                .map_err(|(desired, min)| AwsError::Refused {
+                    operation: OP,
+                    target: format!("{group}/{instance}"),
+                    reason: format!(
+                        "desired capacity {desired} − 1 would fall below MinSize {min}; lower MinSize first"
+                    ),
+                })?;
         }
         let sent = retry(Backoff::DEFAULT, AwsError::proves_not_acted_upon, || {
             self.send_terminate(instance, decrement)
         })
         .await;
-        let after = Sizes {
-            desired: sizes.desired - u32::from(decrement),
-            ..sizes
-        };
-        self.remember(group, sent.is_ok().then_some(after));
+        if sent.is_err() {
+            self.remember(group, None);
+        } else if !decrement && self.remembered(group).is_none() {
+            self.remember(group, Some(sizes));
+        }
         match sent {
             Ok(activity) => Ok(Termination::Started(activity)),
             Err(err) => {

@@ -278,12 +278,7 @@ pub(super) async fn terminations_after_a_describe_look_at_their_instance_and_sti
 >() {
     let b = B::provide(GroupSetup::sized(2, 5, 4)).await;
     let aws = b.aws();
-    let ids: Vec<String> = describe(&b)
-        .await
-        .instances
-        .iter()
-        .map(|i| i.id.clone())
-        .collect();
+    let ids = group_instance_ids(&b).await;
     for victim in &ids[..2] {
         let done = aws.terminate_instance(b.group(), victim).await;
         assert!(matches!(done, Ok(Termination::Started(_))), "{done:?}");
@@ -310,6 +305,33 @@ pub(super) async fn terminations_after_a_describe_look_at_their_instance_and_sti
     assert_calls(&b, "TerminateInstanceInAutoScalingGroup", 2);
     let g = describe(&b).await;
     assert_eq!(g.desired_capacity, 2);
+}
+
+/// The drain sends a tick's terminations a few at once: each must count
+/// the decrements of the others in flight, or all would pass the MinSize
+/// check against the same desired capacity (and moto would perform them).
+pub(super) async fn terminations_sent_at_once_count_each_others_decrements_against_min_size<
+    B: Backend,
+>() {
+    let b = B::provide(GroupSetup::sized(2, 6, 5)).await;
+    let aws = b.aws();
+    let ids = group_instance_ids(&b).await;
+    let answers = futures_util::future::join_all(
+        ids.iter()
+            .map(|victim| aws.terminate_instance(b.group(), victim)),
+    )
+    .await;
+    let started = answers
+        .iter()
+        .filter(|a| matches!(a, Ok(Termination::Started(_))))
+        .count();
+    let refused = answers
+        .iter()
+        .filter(|a| matches!(a, Err(e) if e.label() == "refused"))
+        .count();
+    assert_eq!((started, refused), (3, 2), "{answers:?}");
+    assert_calls(&b, "TerminateInstanceInAutoScalingGroup", 3);
+    assert_eq!(describe(&b).await.desired_capacity, 2);
 }
 
 pub(super) async fn suspend_and_resume_touch_exactly_the_listed_processes<B: Backend>() {
@@ -609,6 +631,16 @@ fn ec2_filter(name: &str, value: &str) -> aws_sdk_ec2::types::Filter {
         .name(name)
         .values(value)
         .build()
+}
+
+/// The ids of the group's instances, as described.
+async fn group_instance_ids<B: Backend>(b: &B) -> Vec<String> {
+    describe(b)
+        .await
+        .instances
+        .iter()
+        .map(|i| i.id.clone())
+        .collect()
 }
 
 /// The instances of a DescribeInstances answer, in its order.

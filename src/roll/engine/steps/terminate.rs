@@ -12,6 +12,8 @@
 
 use std::collections::HashMap;
 
+use futures_util::future::join_all;
+
 use super::drain_wave::extend_drain;
 use super::lifecycle_waits::termination_held;
 use super::other_tasks;
@@ -318,8 +320,16 @@ fn releasable_with<P: Ports>(
     batch
 }
 
+/// How many terminations are sent at once: a tick may release a tenth of
+/// every AZ's old agents (hundreds at 2,000 agents), each two Auto Scaling
+/// calls (the instance's state, then the termination); one after the
+/// other they would take a tick of their own. The adapter counts the
+/// decrements of those in flight against MinSize under one lock.
+const TERMINATIONS_AT_ONCE: usize = 8;
+
 /// Records the terminations (one intent), puts their machines down (one
-/// call), terminates each instance with a decrement. What the first of
+/// call), terminates each instance with a decrement (`TERMINATIONS_AT_ONCE`
+/// at a time). What the first of
 /// them waits for is returned; the others' steps find them sent when their
 /// turn comes this tick. `log`: whether to write the intent's event (a
 /// termination sent again tick after tick, already recorded, is logged
@@ -376,17 +386,41 @@ async fn send_terminations<P: Ports>(
     let machines: Vec<MaintenanceRecord> = batch.iter().map(RolledInstance::machine).collect();
     machines_down(cx, &machines).await?;
     let asg = cx.group().asg.clone();
-    for record in batch {
-        let replace = cx.group().instance(&record.id).is_some_and(|r| r.replaced);
+    let calls: Vec<(&str, bool)> = batch
+        .iter()
+        .map(|r| {
+            let replace = cx.group().instance(&r.id).is_some_and(|r| r.replaced);
+            (r.id.as_str(), replace)
+        })
+        .collect();
+    for some in calls.chunks(TERMINATIONS_AT_ONCE) {
         let aws = cx.ports.aws();
-        let result = if replace {
-            aws.terminate_and_replace(&asg, &record.id).await?
-        } else {
-            aws.terminate_instance(&asg, &record.id).await?
-        };
-        // The answer is written with the tick: a crash before that finds
-        // the intent, and the group says whether the call landed.
-        cx.record(EventKind::Terminate, format!("{}: {result}", record.id));
+        let answers = join_all(some.iter().map(|&(id, replace)| {
+            let asg = asg.as_str();
+            async move {
+                if replace {
+                    aws.terminate_and_replace(asg, id).await
+                } else {
+                    aws.terminate_instance(asg, id).await
+                }
+            }
+        }))
+        .await;
+        // Each answer is written with the tick: a crash before that finds
+        // the intent, and the group says whether the call landed. An
+        // error stops the sends after the answers of its round are kept.
+        let mut failed = None;
+        for (&(id, _), answer) in some.iter().zip(answers) {
+            match answer {
+                Ok(result) => cx.record(EventKind::Terminate, format!("{id}: {result}")),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
     }
     let first = &batch[0];
     Ok(Tick::waiting(
