@@ -21,7 +21,7 @@ use super::engine::cluster_lock;
 use super::error::RollError;
 use super::ports::Ports;
 use super::ports::auto_scaling::{AgentIdentity, AutoScaling};
-use super::ports::marathon::Marathon;
+use super::ports::marathon::{App, Deployment, Marathon};
 use super::ports::mesos::{MaintenanceSchedule, MesosMaster};
 use super::record::checkpoint::{
     Checkpoint, EventKind, GroupRoll, OnFailure, RecordedEnvironment, RolledInstance, VERSION,
@@ -170,9 +170,20 @@ pub(crate) async fn preflight<P: Ports>(
     run_id: String,
 ) -> Result<Preflight, RollError> {
     check_request(request, env).map_err(RollError::refused)?;
-    refuse_other_runs(ports, env, &run_id).await?;
-    check_alarms(ports.aws(), env.alarms.as_deref().unwrap_or_default()).await?;
-    let (agents, schedule) = mesos_view(ports.mesos()).await?;
+    // The reads that depend on nothing else go at once, and Marathon's
+    // apps are listed once for both its checks (a large Marathon takes
+    // seconds to list them); what they come to is judged in the order the
+    // checks always had.
+    let marathon = ports.marathon();
+    let (others, alarms, mesos, listed) = tokio::join!(
+        refuse_other_runs(ports, env, &run_id),
+        check_alarms(ports.aws(), env.alarms.as_deref().unwrap_or_default()),
+        mesos_view(ports.mesos()),
+        async { tokio::try_join!(marathon.apps(), marathon.deployments()) },
+    );
+    others?;
+    alarms?;
+    let (agents, schedule) = mesos?;
     let shared = group::Shared {
         env,
         request,
@@ -191,8 +202,10 @@ pub(crate) async fn preflight<P: Ports>(
             .map(|why| format!("left out of the plan: {why}")),
     );
     notes.extend(foreign_agents_note(env, &looks.rolls, &agents));
-    refuse_unhealthy_marathon(ports.marathon(), request).await?;
-    notes.extend(services::check_services(ports).await?);
+    let (apps, deployments) =
+        listed.map_err(|e| RollError::refused(format!("preflight cannot read Marathon: {e}")))?;
+    refuse_unhealthy_marathon(&apps, &deployments, request)?;
+    notes.extend(services::check_services(ports, &apps).await?);
     let checkpoint = first_checkpoint(env, request, run_id, looks.rolls, &looks.raise_max);
     Ok(Preflight::Ready(Box::new(checkpoint), notes))
 }
@@ -342,15 +355,14 @@ fn foreign_agents_note(
 /// Refuses a roll whose start finds Marathon unhealthy (apps the operator
 /// allowed aside): a roll starts only on a healthy cluster, since after
 /// each move it waits for every app to be healthy again.
-async fn refuse_unhealthy_marathon(
-    marathon: &(impl Marathon + Sync),
+fn refuse_unhealthy_marathon(
+    apps: &[App],
+    deployments: &[Deployment],
     request: &Request,
 ) -> Result<(), RollError> {
-    let (apps, deployments) = tokio::try_join!(marathon.apps(), marathon.deployments())
-        .map_err(|e| RollError::refused(format!("preflight cannot read Marathon: {e}")))?;
     // Marathon's own view (running is up): a settle time would only hold
     // up the start of a roll behind a task that started a moment ago.
-    let verdict = health::judge(&apps, &deployments, health::Settle::NONE);
+    let verdict = health::judge(apps, deployments, health::Settle::NONE);
     let unhealthy: Vec<String> = verdict
         .unhealthy()
         .filter(|a| !request.allow_unhealthy.contains(&a.id))

@@ -9,18 +9,17 @@
 use crate::roll::decide::agent_contents;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::marathon::Marathon;
+use crate::roll::ports::marathon::App;
 use crate::roll::ports::mesos::MesosMaster;
 use crate::roll::ports::services::Services;
 
 /// Notes for the operator, or the refusal.
-pub(super) async fn check_services<P: Ports>(ports: P) -> Result<Vec<String>, RollError> {
-    let apps = ports
-        .marathon()
-        .apps()
-        .await
-        .map_err(|e| RollError::refused(format!("preflight cannot read Marathon: {e}")))?;
-    let services = agent_contents::sdk_services(&apps);
+/// `apps`: Marathon's, as the preflight listed them.
+pub(super) async fn check_services<P: Ports>(
+    ports: P,
+    apps: &[App],
+) -> Result<Vec<String>, RollError> {
+    let services = agent_contents::sdk_services(apps);
     if services.is_empty() {
         return Ok(Vec::new());
     }

@@ -17,6 +17,7 @@ pub(crate) mod in_process;
 mod mixed_instances;
 mod moto;
 mod other_tasks;
+mod preflight;
 mod production;
 mod reclaim;
 mod refresh;
