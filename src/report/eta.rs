@@ -409,6 +409,34 @@ mod tests {
     }
 
     #[test]
+    fn an_uncapped_rolls_terminations_seen_give_no_rate_a_capped_ones_do() {
+        let drain = Duration::from_secs(60);
+        let group = capped(2, &[1; 12], 1);
+        let text = include_str!("../../fuzz/seeds/checkpoint/serial-1.json");
+        let mut checkpoint =
+            Checkpoint::parse(Path::new("seed.json"), text).expect("the seed parses");
+        // Two agents emptied early, done a minute apart: as a rate, a
+        // minute for each of the ten left.
+        let start = std::time::UNIX_EPOCH + Duration::from_secs(1_000);
+        let pace = Pace {
+            terminated: vec![start, start + Duration::from_secs(60)],
+            ..Pace::default()
+        };
+        let mut uncapped = group.clone();
+        uncapped.surge = None;
+        checkpoint.groups = vec![uncapped];
+        assert_eq!(
+            pace.terminations_end(&checkpoint, drain, 10),
+            drain + TERMINATE
+        );
+        checkpoint.groups = vec![group];
+        assert_eq!(
+            pace.terminations_end(&checkpoint, drain, 10),
+            Duration::from_secs(600)
+        );
+    }
+
+    #[test]
     fn terminations_not_seen_yet_end_one_termination_after_the_drain_unless_capped() {
         let drain = Duration::from_secs(600);
         let group = capped(2, &[1; 12], 1);

@@ -124,14 +124,15 @@ pub(crate) fn next_wave(
         // A task that is down holds nothing up: it moves at once. One
         // still settling is neither: it waits until it is up.
         let spare = healthy.saturating_sub(floor) as usize;
+        // Replacements not up yet: instances missing or not healthy.
+        let pending = app.instances.saturating_sub(live) + (live - healthy);
         // Every instance up, nothing of it on its way: what it cannot
         // spare now would wait a wave; a surge moves it all in this one.
         let whole = partial == Partial::SurgeAll
             && app.no_surge.is_none()
             && old_unhealthy.is_empty()
             && old_settling == 0
-            && live == healthy
-            && live >= app.instances
+            && pending == 0
             && (1..old_healthy.len()).contains(&spare);
         if whole {
             wave.surges.push(PlannedSurge {
@@ -148,7 +149,6 @@ pub(crate) fn next_wave(
             continue;
         }
         // Every task left on an old agent is one the app cannot spare now.
-        let pending = app.instances.saturating_sub(live) + (live - healthy);
         if pending > 0 {
             wave.waiting.insert(
                 app.id.clone(),
