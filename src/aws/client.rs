@@ -4,9 +4,11 @@
 //! A termination checks its one instance, and the sizes the group had when
 //! last described less the decrements sent since (`Sizes`): a drain
 //! terminates hundreds of instances a tick, and describing a group of
-//! thousands before each made the roll wait for roller.
+//! thousands before each made the roll wait for roller. Terminations sent
+//! together (`terminate_many`) check their instances together, fifty to a
+//! DescribeAutoScalingInstances.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,6 +23,7 @@ use super::call_meter::CallMeter;
 use super::error::AwsError;
 use super::launch_source;
 use crate::retry::{Backoff, retry};
+use crate::roll::ports::auto_scaling::TerminationRequest;
 use crate::roll::ports::auto_scaling::{
     AlarmState, AutoScaling, AutoScalingGroup, Ec2Instance, GroupInstance, GroupTag,
     InstanceRefresh, LaunchSource, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook,
@@ -37,10 +40,20 @@ const MAX_INSTANCE_PAGE: u32 = 1000;
 const MIN_INSTANCE_PAGE: u32 = 5;
 /// Instance ids per DescribeInstances filter (AWS caps filter values at 200).
 const IDS_PER_REQUEST: usize = 100;
+/// Instance ids per DescribeAutoScalingInstances (AWS's most, and its
+/// page's).
+const INSTANCES_PER_DESCRIBE: usize = 50;
+/// Terminations in flight at once, after their instances are checked
+/// together: each is a call of its own (AWS has no batch of them).
+const TERMINATIONS_AT_ONCE: usize = 8;
 
 #[derive(Clone, Debug)]
 pub struct AwsAutoScaling {
     pub(super) asg: aws_sdk_autoscaling::Client,
+    /// The same client with the SDK's retries off, for the calls that
+    /// must never be resent blindly (a termination): built once, where a
+    /// per-call override rebuilt the client's configuration every call.
+    asg_once: aws_sdk_autoscaling::Client,
     ec2: aws_sdk_ec2::Client,
     pub(super) cloudwatch: aws_sdk_cloudwatch::Client,
     page_size: Option<u32>,
@@ -70,6 +83,12 @@ impl AwsAutoScaling {
             asg: aws_sdk_autoscaling::Client::from_conf(
                 aws_sdk_autoscaling::config::Builder::from(sdk)
                     .interceptor(CallMeter)
+                    .build(),
+            ),
+            asg_once: aws_sdk_autoscaling::Client::from_conf(
+                aws_sdk_autoscaling::config::Builder::from(sdk)
+                    .interceptor(CallMeter)
+                    .retry_config(RetryConfig::disabled())
                     .build(),
             ),
             ec2: aws_sdk_ec2::Client::from_conf(
@@ -136,57 +155,85 @@ impl AwsAutoScaling {
         Ok(())
     }
 
-    /// `instance`'s lifecycle state in `group` (one
-    /// DescribeAutoScalingInstances); `None` when the group does not have
-    /// it.
-    async fn instance_state(
+    /// The lifecycle state of each of `instances` that `group` has (one
+    /// DescribeAutoScalingInstances per `INSTANCES_PER_DESCRIBE` of them);
+    /// those it does not have are left out.
+    async fn instance_states(
         &self,
         group: &str,
-        instance: &str,
-    ) -> Result<Option<LifecycleState>, AwsError> {
+        instances: &[&str],
+    ) -> Result<HashMap<String, LifecycleState>, AwsError> {
         const OP: &str = "DescribeAutoScalingInstances";
-        let out = self
-            .asg
-            .describe_auto_scaling_instances()
-            .instance_ids(instance)
-            .send()
-            .await
-            .map_err(|e| AwsError::from_sdk(OP, instance, e))?;
-        Ok(out
-            .auto_scaling_instances()
-            .iter()
-            .find(|i| {
-                i.instance_id() == Some(instance) && i.auto_scaling_group_name() == Some(group)
-            })
-            .map(|i| LifecycleState::parse(i.lifecycle_state().unwrap_or_default())))
+        let mut states = HashMap::new();
+        for some in instances.chunks(INSTANCES_PER_DESCRIBE) {
+            let target = some.first().copied().unwrap_or(group);
+            let mut token: Option<String> = None;
+            loop {
+                let out = self
+                    .asg
+                    .describe_auto_scaling_instances()
+                    .set_instance_ids(Some(some.iter().map(|i| i.to_string()).collect()))
+                    .max_records(INSTANCES_PER_DESCRIBE as i32)
+                    .set_next_token(token.clone())
+                    .send()
+                    .await
+                    .map_err(|e| AwsError::from_sdk(OP, target, e))?;
+                for i in out.auto_scaling_instances() {
+                    if let (Some(id), Some(g)) = (i.instance_id(), i.auto_scaling_group_name())
+                        && g == group
+                        && some.contains(&id)
+                    {
+                        let state = LifecycleState::parse(i.lifecycle_state().unwrap_or_default());
+                        states.insert(id.to_string(), state);
+                    }
+                }
+                token = next_token(OP, target, token.as_deref(), out.next_token())?;
+                if token.is_none() {
+                    break;
+                }
+            }
+        }
+        Ok(states)
     }
 
-    /// The sizes a termination of `instance` checks, with whether the
-    /// group still has it in service: the remembered sizes and the one
-    /// instance when this client described the group before, else (or
-    /// when the policy refuses DescribeAutoScalingInstances) the whole
-    /// group.
+    /// The sizes a termination of `instances` checks, with those of them
+    /// the group still has in service: the remembered sizes and the
+    /// instances themselves when this client described the group before,
+    /// else (or when the policy refuses DescribeAutoScalingInstances) the
+    /// whole group.
     async fn termination_check(
         &self,
         group: &str,
-        instance: &str,
-    ) -> Result<(Sizes, bool), AwsError> {
+        instances: &[&str],
+    ) -> Result<(Sizes, HashSet<String>), AwsError> {
         let remembered = if self.instances_refused.load(Ordering::Relaxed) {
             None
         } else {
             self.remembered(group)
         };
         if let Some(sizes) = remembered {
-            match self.instance_state(group, instance).await {
-                Ok(state) => return Ok((sizes, state.is_some_and(|s| !s.is_leaving()))),
+            match self.instance_states(group, instances).await {
+                Ok(states) => {
+                    let present = states
+                        .into_iter()
+                        .filter(|(_, state)| !state.is_leaving())
+                        .map(|(id, _)| id)
+                        .collect();
+                    return Ok((sizes, present));
+                }
                 Err(AwsError::AccessDenied { code, .. }) => self.note_instances_refused(&code),
                 Err(err) => return Err(err),
             }
         }
         let g = self.group_for_write(group).await?;
-        let present = g
-            .instance(instance)
-            .is_some_and(|i| !i.lifecycle_state.is_leaving());
+        let present = instances
+            .iter()
+            .filter(|id| {
+                g.instance(id)
+                    .is_some_and(|i| !i.lifecycle_state.is_leaving())
+            })
+            .map(|id| id.to_string())
+            .collect();
         let sizes = Sizes {
             min: g.min_size,
             desired: g.desired_capacity,
@@ -263,15 +310,10 @@ impl AwsAutoScaling {
     ) -> Result<ScalingActivity, AwsError> {
         const OP: &str = "TerminateInstanceInAutoScalingGroup";
         let out = self
-            .asg
+            .asg_once
             .terminate_instance_in_auto_scaling_group()
             .instance_id(instance)
             .should_decrement_desired_capacity(decrement)
-            .customize()
-            .config_override(
-                aws_sdk_autoscaling::config::Builder::default()
-                    .retry_config(RetryConfig::disabled()),
-            )
             .send()
             .await
             .map_err(|e| AwsError::from_sdk(OP, instance, e))?;
@@ -296,8 +338,64 @@ impl AwsAutoScaling {
         instance: &str,
         decrement: bool,
     ) -> Result<Termination, AwsError> {
+        let (sizes, present) = self.termination_check(group, &[instance]).await?;
+        self.terminate_checked(
+            group,
+            instance,
+            decrement,
+            sizes,
+            present.contains(instance),
+        )
+        .await
+    }
+
+    /// Terminates `requests` in `group`, their instances checked together
+    /// (`INSTANCES_PER_DESCRIBE` to a check), `TERMINATIONS_AT_ONCE` sent at
+    /// once. An answer per request in order, as far as the sends went: a
+    /// check or a round of sends with an error is the last (its answers
+    /// kept, then its first error).
+    async fn terminate_all(
+        &self,
+        group: &str,
+        requests: &[TerminationRequest<'_>],
+    ) -> Vec<Result<Termination, AwsError>> {
+        let mut answers = Vec::with_capacity(requests.len());
+        for checked in requests.chunks(INSTANCES_PER_DESCRIBE) {
+            let ids: Vec<&str> = checked.iter().map(|r| r.instance).collect();
+            let (sizes, present) = match self.termination_check(group, &ids).await {
+                Ok(found) => found,
+                Err(err) => {
+                    answers.push(Err(err));
+                    return answers;
+                }
+            };
+            for some in checked.chunks(TERMINATIONS_AT_ONCE) {
+                let round = futures_util::future::join_all(some.iter().map(|r| {
+                    let here = present.contains(r.instance);
+                    self.terminate_checked(group, r.instance, !r.replace, sizes, here)
+                }))
+                .await;
+                let failed = round.iter().any(Result::is_err);
+                answers.extend(round);
+                if failed {
+                    return answers;
+                }
+            }
+        }
+        answers
+    }
+
+    /// TerminateInstanceInAutoScalingGroup for `instance`, which the
+    /// group's check found `present` (in service) or not, with `sizes`.
+    async fn terminate_checked(
+        &self,
+        group: &str,
+        instance: &str,
+        decrement: bool,
+        sizes: Sizes,
+        present: bool,
+    ) -> Result<Termination, AwsError> {
         const OP: &str = "TerminateInstanceInAutoScalingGroup";
-        let (sizes, present) = self.termination_check(group, instance).await?;
         if !present {
             return Ok(Termination::AlreadyGone);
         }
@@ -416,6 +514,14 @@ impl AutoScaling for AwsAutoScaling {
         instance: &str,
     ) -> Result<Termination, AwsError> {
         self.terminate(group, instance, false).await
+    }
+
+    async fn terminate_many(
+        &self,
+        group: &str,
+        requests: &[TerminationRequest<'_>],
+    ) -> Vec<Result<Termination, AwsError>> {
+        self.terminate_all(group, requests).await
     }
 
     async fn suspend_processes(

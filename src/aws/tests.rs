@@ -449,6 +449,7 @@ fn the_documented_iam_policy_lists_exactly_the_actions_the_adapter_calls() {
     };
     let client = include_str!("client.rs");
     let mut called = calls(client, "self.asg.", "autoscaling");
+    called.extend(calls(client, "self.asg_once.", "autoscaling"));
     called.extend(calls(client, "self.ec2.", "ec2"));
     called.extend(calls(
         include_str!("lifecycle_hooks.rs"),

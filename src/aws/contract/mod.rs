@@ -85,6 +85,8 @@ macro_rules! contract_tests {
             terminate_and_replace_keeps_desired_and_the_group_launches_one_in_its_place,
             terminations_after_a_describe_look_at_their_instance_and_still_stop_at_min_size,
             terminations_sent_at_once_count_each_others_decrements_against_min_size,
+            terminations_sent_together_are_checked_fifty_at_a_time,
+            a_round_with_an_error_is_the_last_its_other_answers_kept,
             suspend_and_resume_touch_exactly_the_listed_processes,
             size_limits_change_only_when_they_keep_the_desired_capacity,
             tags_round_trip_create_overwrite_and_delete,

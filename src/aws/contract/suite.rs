@@ -9,9 +9,14 @@ pub(super) use super::suite_alarms::an_alarm_put_and_set_by_another_client_reads
 pub(super) use super::suite_held::protection_reads_back_and_exit_standby_sends_only_standby_instances;
 pub(super) use super::suite_hooks::lifecycle_hooks_put_by_another_client_are_read_with_aws_defaults;
 mod mixed;
+mod terminate_many;
 mod warm_pool;
 
 pub(super) use mixed::a_mixed_instances_policy_reads_back_and_only_its_version_is_written;
+pub(super) use terminate_many::{
+    a_round_with_an_error_is_the_last_its_other_answers_kept,
+    terminations_sent_together_are_checked_fifty_at_a_time,
+};
 pub(super) use warm_pool::a_warm_pool_put_by_another_client_is_read_back_and_deleted;
 
 use super::{Backend, GroupSetup, THREE_AZS};

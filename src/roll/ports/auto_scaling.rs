@@ -72,6 +72,20 @@ pub trait AutoScaling {
         instance: &str,
     ) -> impl Future<Output = Result<Termination, AutoScalingError>> + Send;
 
+    /// Terminates each of `requests` as `terminate_instance` (or, with
+    /// `replace`, `terminate_and_replace`) does, with the same checks and
+    /// answers, made for many at once: the checks read many instances in
+    /// one call, and several terminations are in flight together (their
+    /// decrements counted against MinSize together). An answer per
+    /// request, in order, as far as the sends went: an error is the last
+    /// answer but the other answers of its round (requests after it were
+    /// not sent). A re-run after a crash finds what landed `AlreadyGone`.
+    fn terminate_many(
+        &self,
+        group: &str,
+        requests: &[TerminationRequest<'_>],
+    ) -> impl Future<Output = Vec<Result<Termination, AutoScalingError>>> + Send;
+
     /// Suspends exactly `processes` (an empty list is refused: AWS reads it
     /// as "all nine"). Suspending a suspended process is a no-op.
     fn suspend_processes(
@@ -347,6 +361,14 @@ pub struct GroupTag {
     pub value: String,
     /// Whether instances launched later carry the tag too.
     pub propagate_at_launch: bool,
+}
+
+/// One termination of `terminate_many`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TerminationRequest<'a> {
+    pub instance: &'a str,
+    /// Without a decrement: the group launches one in its place.
+    pub replace: bool,
 }
 
 /// What a terminate call found.

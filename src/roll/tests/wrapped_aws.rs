@@ -8,7 +8,7 @@ use crate::aws::AwsAutoScaling;
 use crate::roll::ports::auto_scaling::{
     AlarmState, AutoScaling, AutoScalingError, AutoScalingGroup, Ec2Instance, GroupTag,
     InstanceRefresh, LaunchSource, LifecycleActionCompletion, LifecycleActionResult, LifecycleHook,
-    ScalingActivity, ScalingProcess, Termination, WarmPool,
+    ScalingActivity, ScalingProcess, Termination, TerminationRequest, WarmPool,
 };
 
 pub(super) struct WrappedAws<'a> {
@@ -77,6 +77,28 @@ impl AutoScaling for WrappedAws<'_> {
         instance: &str,
     ) -> Result<Termination, AutoScalingError> {
         self.aws.terminate_and_replace(group, instance).await
+    }
+    /// One at a time through the two above (the failing ones fail here
+    /// too), stopping at the first error.
+    async fn terminate_many(
+        &self,
+        group: &str,
+        requests: &[TerminationRequest<'_>],
+    ) -> Vec<Result<Termination, AutoScalingError>> {
+        let mut answers = Vec::new();
+        for r in requests {
+            let answer = if r.replace {
+                self.terminate_and_replace(group, r.instance).await
+            } else {
+                self.terminate_instance(group, r.instance).await
+            };
+            let failed = answer.is_err();
+            answers.push(answer);
+            if failed {
+                break;
+            }
+        }
+        answers
     }
     async fn suspend_processes(
         &self,

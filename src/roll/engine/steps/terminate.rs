@@ -12,8 +12,6 @@
 
 use std::collections::HashMap;
 
-use futures_util::future::join_all;
-
 use super::drain_wave::extend_drain;
 use super::lifecycle_waits::termination_held;
 use super::other_tasks;
@@ -24,7 +22,9 @@ use crate::roll::decide::roll_plan::{DRAIN, wave_id};
 use crate::roll::engine::tick_context::Observation;
 use crate::roll::error::RollError;
 use crate::roll::ports::Ports;
-use crate::roll::ports::auto_scaling::{AutoScaling, AutoScalingGroup, LifecycleState};
+use crate::roll::ports::auto_scaling::{
+    AutoScaling, AutoScalingGroup, LifecycleState, TerminationRequest,
+};
 use crate::roll::ports::mesos::MesosMaster;
 use crate::roll::record::checkpoint::{EventKind, MaintenanceRecord, RolledInstance};
 use crate::roll::record::kinds::StepKind;
@@ -320,16 +320,10 @@ fn releasable_with<P: Ports>(
     batch
 }
 
-/// How many terminations are sent at once: a tick may release a tenth of
-/// every AZ's old agents (hundreds at 2,000 agents), each two Auto Scaling
-/// calls (the instance's state, then the termination); one after the
-/// other they would take a tick of their own. The adapter counts the
-/// decrements of those in flight against MinSize under one lock.
-const TERMINATIONS_AT_ONCE: usize = 8;
-
 /// Records the terminations (one intent), puts their machines down (one
-/// call), terminates each instance with a decrement (`TERMINATIONS_AT_ONCE`
-/// at a time). What the first of
+/// call), terminates each instance with a decrement (`terminate_many`: a
+/// tick may release a tenth of every AZ's old agents, hundreds at 2,000
+/// agents, checked together and sent several at once). What the first of
 /// them waits for is returned; the others' steps find them sent when their
 /// turn comes this tick. `log`: whether to write the intent's event (a
 /// termination sent again tick after tick, already recorded, is logged
@@ -393,34 +387,28 @@ async fn send_terminations<P: Ports>(
             (r.id.as_str(), replace)
         })
         .collect();
-    for some in calls.chunks(TERMINATIONS_AT_ONCE) {
-        let aws = cx.ports.aws();
-        let answers = join_all(some.iter().map(|&(id, replace)| {
-            let asg = asg.as_str();
-            async move {
-                if replace {
-                    aws.terminate_and_replace(asg, id).await
-                } else {
-                    aws.terminate_instance(asg, id).await
-                }
-            }
-        }))
-        .await;
-        // Each answer is written with the tick: a crash before that finds
-        // the intent, and the group says whether the call landed. An
-        // error stops the sends after the answers of its round are kept.
-        let mut failed = None;
-        for (&(id, _), answer) in some.iter().zip(answers) {
-            match answer {
-                Ok(result) => cx.record(EventKind::Terminate, format!("{id}: {result}")),
-                Err(e) => {
-                    failed.get_or_insert(e);
-                }
+    let requests: Vec<TerminationRequest> = calls
+        .iter()
+        .map(|&(instance, replace)| TerminationRequest { instance, replace })
+        .collect();
+    let answers = cx.ports.aws().terminate_many(&asg, &requests).await;
+    // Each answer is written with the tick: a crash before that finds the
+    // intent, and the group says whether the call landed. An error ended
+    // the sends; the answers before it (and of its round) are kept.
+    let mut failed = None;
+    for (request, answer) in requests.iter().zip(answers) {
+        match answer {
+            Ok(result) => cx.record(
+                EventKind::Terminate,
+                format!("{}: {result}", request.instance),
+            ),
+            Err(e) => {
+                failed.get_or_insert(e);
             }
         }
-        if let Some(e) = failed {
-            return Err(e.into());
-        }
+    }
+    if let Some(e) = failed {
+        return Err(e.into());
     }
     let first = &batch[0];
     Ok(Tick::waiting(

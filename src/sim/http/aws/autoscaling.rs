@@ -245,11 +245,21 @@ fn describe_groups(w: &mut World, flags: &TagFlags, p: &Params) -> Result<String
 }
 
 /// DescribeAutoScalingInstances: the named instances of any group (all
-/// when none is named; unknown ids left out), paged by MaxRecords (1 to
-/// 50, default 50). Its HealthStatus is upper case, unlike
-/// DescribeAutoScalingGroups' (`HEALTHY`, as AWS writes it).
+/// when none is named; unknown ids left out; at most 50 named, as AWS
+/// allows), paged by MaxRecords (1 to 50, default 50). Its HealthStatus is
+/// upper case, unlike DescribeAutoScalingGroups' (`HEALTHY`, as AWS
+/// writes it).
 fn describe_instances(w: &mut World, p: &Params) -> Result<String, QueryError> {
-    let ids: BTreeSet<String> = p.list("InstanceIds.member").into_iter().collect();
+    let named = p.list("InstanceIds.member");
+    if named.len() > 50 {
+        return Err(QueryError::sender(
+            "ValidationError",
+            format!(
+                "1 validation error detected: Value '{named:?}' at 'instanceIds' failed to satisfy constraint: Member must have length less than or equal to 50"
+            ),
+        ));
+    }
+    let ids: BTreeSet<String> = named.into_iter().collect();
     let max = match p.int("MaxRecords")? {
         None => 50,
         Some(n) if (1..=50).contains(&n) => n as usize,
