@@ -400,9 +400,12 @@ impl Marathon for MarathonClient {
     }
 
     async fn scale_app(&self, id: &str, instances: u32) -> Result<String, MarathonError> {
-        // A PUT to an unknown id would try to create an app: make sure it
-        // exists first, and say so plainly when it does not.
-        self.app(id).await?;
+        // No read first: the roll scales only apps its tick has just
+        // listed (a wave scales hundreds). A PUT to an id Marathon no
+        // longer has is taken as a create (`withoutPriorAppDefinition`),
+        // which Marathon refuses with 422, an app needing a `cmd`, `args`
+        // or a `container` that this body has none of; a refusal is then
+        // told plainly when the app is gone.
         let path = app_path(id);
         let body = serde_json::to_vec(&wire::ScaleBody { instances })
             .map_err(|err| unparsable("PUT /v2/apps/{id}", &err))?;
@@ -416,7 +419,13 @@ impl Marathon for MarathonClient {
         };
         let answer = self.execute(&call).await?;
         if !answer.status.is_success() {
-            return Err(unexpected(call.operation, &answer, Some(id)));
+            let refused = unexpected(call.operation, &answer, Some(id));
+            if answer.status == StatusCode::UNPROCESSABLE_ENTITY
+                && let Err(gone @ MarathonError::AppNotFound { .. }) = self.app(id).await
+            {
+                return Err(gone);
+            }
+            return Err(refused);
         }
         let result: wire::DeploymentResult = parse(call.operation, &answer.body)?;
         Ok(result.deployment_id)

@@ -885,6 +885,10 @@ async fn scaling_puts_the_count_and_the_deployment_is_followed_until_it_is_gone(
     let client = client(&[&marathon.url]);
     let deployment = client.scale_app("/web", 4).await.unwrap();
     assert_eq!(deployment, "97c136bf-5a28-4821-9d94-480d9fbb01c8");
+    assert!(
+        marathon.hits_on("GET", "/v2/apps/web").is_empty(),
+        "a scale is one PUT, no read before it"
+    );
     let put = &marathon.hits_on("PUT", "/v2/apps/web")[0];
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&put.body).unwrap(),
@@ -916,14 +920,25 @@ async fn following_a_deployment_that_never_ends_stops_at_the_deadline() {
     assert!(marathon.hits().len() >= 2, "polled more than once");
 }
 
+/// Marathon takes a PUT to an unknown id as a create and refuses it (no
+/// `cmd`, `args` or `container`): the refusal is told as the app gone,
+/// found by asking for it; a 422 for an app that is there stays what it
+/// was.
 #[tokio::test]
-async fn scaling_an_unknown_app_puts_nothing() {
-    let marathon =
-        Server::start(|_, _| reply(404, r#"{"message": "App '/nope' does not exist"}"#)).await;
-    let err = client(&[&marathon.url])
-        .scale_app("/nope", 2)
-        .await
-        .unwrap_err();
+async fn scaling_an_app_gone_is_refused_by_marathon_and_said_plainly() {
+    let refused = r#"{"message": "Object is not valid", "details": [{"path": "/", "errors": ["AppDefinition must either contain one of 'cmd' or 'args', and/or a 'container'."]}]}"#;
+    let marathon = Server::start(
+        move |hit, _| match (hit.method.as_str(), hit.path.as_str()) {
+            ("PUT", _) => reply(422, refused),
+            ("GET", "/v2/apps/web") => {
+                reply(200, String::from_utf8(fixture(APP_0_7_TASKS)).unwrap())
+            }
+            _ => reply(404, r#"{"message": "App '/nope' does not exist"}"#),
+        },
+    )
+    .await;
+    let client = client(&[&marathon.url]);
+    let err = client.scale_app("/nope", 2).await.unwrap_err();
     assert_eq!(
         err,
         MarathonError::AppNotFound {
@@ -931,7 +946,9 @@ async fn scaling_an_unknown_app_puts_nothing() {
             app: "/nope".to_string()
         }
     );
-    assert!(marathon.hits_on("PUT", "/v2/apps/nope").is_empty());
+    assert_eq!(marathon.hits_on("PUT", "/v2/apps/nope").len(), 1);
+    let err = client.scale_app("/web", 2).await.unwrap_err();
+    assert_eq!(err.label(), "rejected", "{err}");
 }
 
 #[tokio::test]

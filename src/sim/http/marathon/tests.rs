@@ -332,6 +332,20 @@ async fn an_unknown_app_is_a_404_with_marathons_message() {
     assert_eq!(answer.status(), 404);
     let body: Value = answer.json().await.expect("JSON");
     assert_eq!(body["message"], "App '/no/such' does not exist");
+
+    // A PUT to it is a create Marathon refuses: no cmd, args or container.
+    let client = marathons.client();
+    let err = client.scale_app("/no/such", 2).await.expect_err("gone");
+    assert_eq!(err.label(), "app_not_found", "{err}");
+    let answer = reqwest::Client::new()
+        .put(format!("{}/v2/apps/no/such", marathons.urls[0]))
+        .json(&serde_json::json!({"instances": 2}))
+        .send()
+        .await
+        .expect("answer");
+    assert_eq!(answer.status(), 422);
+    let body: Value = answer.json().await.expect("JSON");
+    assert_eq!(body["message"], "Object is not valid");
 }
 
 #[tokio::test]

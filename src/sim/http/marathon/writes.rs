@@ -40,6 +40,14 @@ pub(super) fn update_app(world: &SharedWorld, id: &str, body: &[u8], force: bool
                 deployment_id,
             },
         ),
+        // Marathon takes a PUT to an id it does not have as a create
+        // (`AppHelpers.withoutPriorAppDefinition`), and refuses an app
+        // with neither `cmd`, `args` nor a `container`, which a body of
+        // `instances` or roles has none of.
+        Err(MarathonError::AppNotFound { .. }) => not_valid(
+            "/",
+            "AppDefinition must either contain one of 'cmd' or 'args', and/or a 'container'.",
+        ),
         Err(err) => marathon_error(&err),
     }
 }
