@@ -21,8 +21,8 @@ pub(super) use warm_pool::a_warm_pool_put_by_another_client_is_read_back_and_del
 
 use super::{Backend, GroupSetup, THREE_AZS};
 use crate::roll::ports::auto_scaling::{
-    AutoScaling, AutoScalingGroup, GroupTag, LaunchSource, LifecycleState, ScalingProcess,
-    Termination,
+    AutoScaling, AutoScalingError, AutoScalingGroup, GroupTag, LaunchSource, LifecycleState,
+    ScalingProcess, Termination,
 };
 
 fn tag(k: &str, v: &str, p: bool) -> GroupTag {
@@ -326,15 +326,7 @@ pub(super) async fn terminations_sent_at_once_count_each_others_decrements_again
             .map(|victim| aws.terminate_instance(b.group(), victim)),
     )
     .await;
-    let started = answers
-        .iter()
-        .filter(|a| matches!(a, Ok(Termination::Started(_))))
-        .count();
-    let refused = answers
-        .iter()
-        .filter(|a| matches!(a, Err(e) if e.label() == "refused"))
-        .count();
-    assert_eq!((started, refused), (3, 2), "{answers:?}");
+    assert_eq!(started_and_refused(&answers), (3, 2), "{answers:?}");
     assert_calls(&b, "TerminateInstanceInAutoScalingGroup", 3);
     assert_eq!(describe(&b).await.desired_capacity, 2);
 }
@@ -639,6 +631,20 @@ fn ec2_filter(name: &str, value: &str) -> aws_sdk_ec2::types::Filter {
 }
 
 /// The ids of the group's instances, as described.
+/// How many of `answers` started a termination, and how many the
+/// adapter refused (MinSize).
+fn started_and_refused(answers: &[Result<Termination, AutoScalingError>]) -> (usize, usize) {
+    let started = answers
+        .iter()
+        .filter(|a| matches!(a, Ok(Termination::Started(_))))
+        .count();
+    let refused = answers
+        .iter()
+        .filter(|a| matches!(a, Err(e) if e.label() == "refused"))
+        .count();
+    (started, refused)
+}
+
 async fn group_instance_ids<B: Backend>(b: &B) -> Vec<String> {
     describe(b)
         .await

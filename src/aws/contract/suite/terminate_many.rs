@@ -4,7 +4,7 @@
 //! once, and the first round with an error the last.
 
 use super::super::{Backend, GroupSetup};
-use super::{assert_calls, describe, group_instance_ids};
+use super::{assert_calls, describe, group_instance_ids, started_and_refused};
 use crate::roll::ports::auto_scaling::{AutoScaling, Termination, TerminationRequest};
 
 /// An id no group holds (AWS and moto ignore it in a describe).
@@ -62,15 +62,7 @@ pub(in super::super) async fn a_round_with_an_error_is_the_last_its_other_answer
         16,
         "two rounds of eight answered: {answers:?}"
     );
-    let started = answers
-        .iter()
-        .filter(|a| matches!(a, Ok(Termination::Started(_))))
-        .count();
-    let refused = answers
-        .iter()
-        .filter(|a| matches!(a, Err(e) if e.label() == "refused"))
-        .count();
-    assert_eq!((started, refused), (15, 1), "{answers:?}");
+    assert_eq!(started_and_refused(&answers), (15, 1), "{answers:?}");
     assert_calls(&b, "TerminateInstanceInAutoScalingGroup", 15);
     let g = describe(&b).await;
     assert_eq!(g.desired_capacity, 2);
