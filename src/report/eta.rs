@@ -363,6 +363,29 @@ mod tests {
     use super::{Pace, TERMINATE, batches_still_opening};
     use crate::roll::record::checkpoint::{Checkpoint, SurgeCap};
 
+    /// The fuzz seed's checkpoint (a serial roll of one group).
+    fn seed() -> Checkpoint {
+        let text = include_str!("../../fuzz/seeds/checkpoint/serial-1.json");
+        Checkpoint::parse(Path::new("seed.json"), text).expect("the seed parses")
+    }
+
+    /// When `pace` ends `left` terminations after `drain` in `checkpoint`
+    /// with `group` uncapped, then with it as it is (capped).
+    fn ends_uncapped_then_capped(
+        pace: &Pace,
+        checkpoint: &mut Checkpoint,
+        group: crate::roll::record::checkpoint::GroupRoll,
+        drain: Duration,
+        left: usize,
+    ) -> (Duration, Duration) {
+        let mut uncapped = group.clone();
+        uncapped.surge = None;
+        checkpoint.groups = vec![uncapped];
+        let uncapped_end = pace.terminations_end(checkpoint, drain, left);
+        checkpoint.groups = vec![group];
+        (uncapped_end, pace.terminations_end(checkpoint, drain, left))
+    }
+
     /// The fuzz seed's group (12 old instances), capped at `cap`, its
     /// instances in batches as `batches` says, `opened` of them open.
     fn capped(
@@ -370,9 +393,7 @@ mod tests {
         batches: &[u32],
         opened: u32,
     ) -> crate::roll::record::checkpoint::GroupRoll {
-        let text = include_str!("../../fuzz/seeds/checkpoint/serial-1.json");
-        let checkpoint = Checkpoint::parse(Path::new("seed.json"), text).expect("the seed parses");
-        let mut group = checkpoint.groups[0].clone();
+        let mut group = seed().groups[0].clone();
         assert_eq!(group.instances.len(), batches.len());
         for (instance, &batch) in group.instances.iter_mut().zip(batches) {
             instance.batch = batch;
@@ -412,9 +433,7 @@ mod tests {
     fn an_uncapped_rolls_terminations_seen_give_no_rate_a_capped_ones_do() {
         let drain = Duration::from_secs(60);
         let group = capped(2, &[1; 12], 1);
-        let text = include_str!("../../fuzz/seeds/checkpoint/serial-1.json");
-        let mut checkpoint =
-            Checkpoint::parse(Path::new("seed.json"), text).expect("the seed parses");
+        let mut checkpoint = seed();
         // Two agents emptied early, done a minute apart: as a rate, a
         // minute for each of the ten left.
         let start = std::time::UNIX_EPOCH + Duration::from_secs(1_000);
@@ -422,27 +441,17 @@ mod tests {
             terminated: vec![start, start + Duration::from_secs(60)],
             ..Pace::default()
         };
-        let mut uncapped = group.clone();
-        uncapped.surge = None;
-        checkpoint.groups = vec![uncapped];
-        assert_eq!(
-            pace.terminations_end(&checkpoint, drain, 10),
-            drain + TERMINATE
-        );
-        checkpoint.groups = vec![group];
-        assert_eq!(
-            pace.terminations_end(&checkpoint, drain, 10),
-            Duration::from_secs(600)
-        );
+        let (uncapped, capped) =
+            ends_uncapped_then_capped(&pace, &mut checkpoint, group, drain, 10);
+        assert_eq!(uncapped, drain + TERMINATE);
+        assert_eq!(capped, Duration::from_secs(600));
     }
 
     #[test]
     fn terminations_not_seen_yet_end_one_termination_after_the_drain_unless_capped() {
         let drain = Duration::from_secs(600);
         let group = capped(2, &[1; 12], 1);
-        let text = include_str!("../../fuzz/seeds/checkpoint/serial-1.json");
-        let mut checkpoint =
-            Checkpoint::parse(Path::new("seed.json"), text).expect("the seed parses");
+        let mut checkpoint = seed();
         checkpoint.max_unavailable = 1;
         let azs: std::collections::BTreeSet<&str> = group
             .instances
@@ -452,20 +461,12 @@ mod tests {
         let rounds = 12u32.div_ceil(u32::try_from(azs.len()).unwrap());
         assert!(rounds > 1, "the seed's instances are all in one round");
         let pace = Pace::default();
+        let (uncapped, capped) =
+            ends_uncapped_then_capped(&pace, &mut checkpoint, group, drain, 12);
         // Uncapped: an emptied agent's place is free once it is out of
         // service, so EC2's shutdowns overlap: one termination's time.
-        let mut uncapped = group.clone();
-        uncapped.surge = None;
-        checkpoint.groups = vec![uncapped];
-        assert_eq!(
-            pace.terminations_end(&checkpoint, drain, 12),
-            drain + TERMINATE
-        );
+        assert_eq!(uncapped, drain + TERMINATE);
         // Capped: each keeps its place until it is over, one per AZ.
-        checkpoint.groups = vec![group];
-        assert_eq!(
-            pace.terminations_end(&checkpoint, drain, 12),
-            drain + TERMINATE * rounds
-        );
+        assert_eq!(capped, drain + TERMINATE * rounds);
     }
 }

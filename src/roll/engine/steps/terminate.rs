@@ -380,16 +380,12 @@ async fn send_terminations<P: Ports>(
     let machines: Vec<MaintenanceRecord> = batch.iter().map(RolledInstance::machine).collect();
     machines_down(cx, &machines).await?;
     let asg = cx.group().asg.clone();
-    let calls: Vec<(&str, bool)> = batch
+    let requests: Vec<TerminationRequest> = batch
         .iter()
-        .map(|r| {
-            let replace = cx.group().instance(&r.id).is_some_and(|r| r.replaced);
-            (r.id.as_str(), replace)
+        .map(|r| TerminationRequest {
+            instance: &r.id,
+            replace: cx.group().instance(&r.id).is_some_and(|r| r.replaced),
         })
-        .collect();
-    let requests: Vec<TerminationRequest> = calls
-        .iter()
-        .map(|&(instance, replace)| TerminationRequest { instance, replace })
         .collect();
     let answers = cx.ports.aws().terminate_many(&asg, &requests).await;
     // Each answer is written with the tick: a crash before that finds the
