@@ -144,6 +144,7 @@ impl<'a, P: Ports> Runner<'a, P> {
             }
             let began = (std::time::Instant::now(), crate::metrics::process_cpu());
             let mut tick = TickContext::new(self.ports);
+            self.prefetch(&mut tick).await;
             self.record_late_agents(&mut tick).await?;
             if let Some(found) = self.watch(&mut tick).await? {
                 if let Some(reason) = self.failure_found(found).await? {

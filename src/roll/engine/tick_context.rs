@@ -20,6 +20,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
+use futures_util::future::join_all;
+
 use crate::roll::decide::agent_contents::{self, AgentContents};
 use crate::roll::decide::{health, refresh};
 use crate::roll::error::RollError;
@@ -67,6 +69,61 @@ impl<P: Ports> TickContext<P> {
             terminating: HashMap::new(),
             sent: HashSet::new(),
             no_refresh: HashSet::new(),
+        }
+    }
+
+    /// Reads at once, before the tick's first look, what it is known to
+    /// read one after the other: the groups `asgs` and, when `observe`,
+    /// Marathon's apps, Mesos' agents and the launch queue (the failure
+    /// watch's look). A tick's reads would otherwise wait on each other:
+    /// at a poll interval of a few seconds and a cluster that answers in
+    /// milliseconds, that wait is part of how late the roll sees a change.
+    /// Reads nothing twice: what was read is kept as the lazy reads keep
+    /// it; a read that fails is left for its first ask, which sends it
+    /// again and answers its error where the tick decides what a failure
+    /// means.
+    pub(crate) async fn prefetch(&mut self, asgs: &[&str], observe: bool) {
+        let ports = self.ports;
+        let groups = join_all(
+            asgs.iter()
+                .filter(|asg| !self.groups.contains_key(**asg))
+                .map(|asg| async move { (*asg, ports.aws().describe_group(asg).await) }),
+        );
+        let observe_apps = observe && self.observation.is_none();
+        let apps = async move {
+            match observe_apps {
+                true => Some(ports.marathon().apps().await),
+                false => None,
+            }
+        };
+        let read_agents = observe && self.agents.is_none();
+        let agents = async move {
+            match read_agents {
+                true => Some(ports.mesos().agents().await),
+                false => None,
+            }
+        };
+        let read_queue = observe && self.queue.is_none();
+        let queue = async move {
+            match read_queue {
+                true => Some(ports.marathon().launch_queue().await),
+                false => None,
+            }
+        };
+        let (groups, apps, agents, queue) = tokio::join!(groups, apps, agents, queue);
+        for (asg, group) in groups {
+            if let Ok(group) = group {
+                self.groups.insert(asg.to_string(), Arc::new(group));
+            }
+        }
+        if let Some(Ok(agents)) = agents {
+            self.agents = Some(Arc::new(agents.registered));
+        }
+        if let (Some(Ok(apps)), Some(agents)) = (apps, &self.agents) {
+            self.observation = Some(Arc::new(Observation::new(apps, agents.clone())));
+        }
+        if let Some(Ok(queue)) = queue {
+            self.queue = Some(Arc::new(queue));
         }
     }
 
@@ -459,6 +516,7 @@ mod tests {
 
     use super::*;
     use crate::roll::tests::in_process::cluster;
+    use crate::sim::shared::{ApiFaults, SystemFaults};
     use crate::simulated::SimulatedCluster;
 
     /// Calls the simulator answered since `before`, by system and route.
@@ -519,6 +577,49 @@ mod tests {
         let before = cluster.sim.report().api_calls;
         ask(&mut TickContext::new(cluster.ports()), &asg, 1).await;
         assert_eq!(since(&cluster, &before), asked_once);
+        cluster.sim.shutdown().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_prefetch_reads_the_group_marathon_and_mesos_at_once_and_nothing_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let cluster = cluster("demo", dir.path()).await;
+        let asg = cluster.env.asg().to_string();
+        let mut warm = TickContext::new(cluster.ports());
+        ask(&mut warm, &asg, 1).await;
+        warm.queue().await.expect("the launch queue");
+        let before = cluster.sim.report().api_calls;
+        let mut tick = TickContext::new(cluster.ports());
+        ask(&mut tick, &asg, 1).await;
+        tick.queue().await.expect("the launch queue");
+        let asked = since(&cluster, &before);
+
+        // Every system a second late: the four reads one after the other
+        // would take four seconds (the group, then Marathon's apps and
+        // Mesos' agents together, then the queue: three at least).
+        let slow = SystemFaults {
+            error_rate: 0.0,
+            latency_ms: 1_000,
+        };
+        cluster.sim.world().set_api_faults(ApiFaults {
+            aws: slow.clone(),
+            mesos: slow.clone(),
+            marathon: slow,
+            ..ApiFaults::default()
+        });
+        let before = cluster.sim.report().api_calls;
+        let mut tick = TickContext::new(cluster.ports());
+        let started = tokio::time::Instant::now();
+        tick.prefetch(&[asg.as_str()], true).await;
+        let took = started.elapsed();
+        assert!(
+            took < std::time::Duration::from_millis(1_500),
+            "read one after the other: {took:?}"
+        );
+        // What the prefetch read, the tick's steps find read.
+        ask(&mut tick, &asg, 2).await;
+        tick.queue().await.expect("the launch queue");
+        assert_eq!(since(&cluster, &before), asked);
         cluster.sim.shutdown().await;
     }
 }

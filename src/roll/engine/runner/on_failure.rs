@@ -65,6 +65,25 @@ impl<P: Ports> Runner<'_, P> {
         }
     }
 
+    /// Reads at once what the late agents' record and the failure watch
+    /// read this tick, one after the other (`TickContext::prefetch`): the
+    /// groups with new agents and, while the watch looks, Marathon's apps,
+    /// Mesos' agents and the launch queue.
+    pub(super) async fn prefetch(&self, tick: &mut TickContext<P>) {
+        let checkpoint = &self.journal.checkpoint;
+        let watching = failure_watch::watching(checkpoint, self.moving());
+        if !watching && !roll_plan::rolling_back(&checkpoint.plan) {
+            return;
+        }
+        let asgs: Vec<&str> = checkpoint
+            .groups
+            .iter()
+            .filter(|g| !g.new_agents.is_empty())
+            .map(|g| g.asg.as_str())
+            .collect();
+        tick.prefetch(&asgs, watching).await;
+    }
+
     /// Whether a step that moves tasks or terminates an old agent is not
     /// complete: what the watch protects.
     fn moving(&self) -> bool {
