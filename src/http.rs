@@ -150,6 +150,12 @@ pub(crate) struct HttpSettings {
     /// Extra PEM roots (e.g. the DC/OS CA) on top of the system's.
     pub(crate) ca_bundle: Option<PathBuf>,
     pub(crate) auth: HttpAuth,
+    /// A client already built from these same timeouts and CA bundle, to
+    /// use rather than build another: each build loads the system's root
+    /// certificates again (a few milliseconds each), and a process talks
+    /// to Mesos, Marathon, the DC/OS services and its pager with the same
+    /// ones. Authentication is per request, not in the client.
+    pub(crate) shared: Option<reqwest::Client>,
 }
 
 impl Default for HttpSettings {
@@ -159,6 +165,7 @@ impl Default for HttpSettings {
             connect_timeout: Duration::from_secs(3),
             ca_bundle: None,
             auth: HttpAuth::None,
+            shared: None,
         }
     }
 }
@@ -168,6 +175,9 @@ impl HttpSettings {
     /// is followed by the adapter, which keeps the credentials that reqwest
     /// would drop when the redirect changes host.
     pub(crate) fn client(&self) -> Result<reqwest::Client, HttpConfigError> {
+        if let Some(client) = &self.shared {
+            return Ok(client.clone());
+        }
         let mut builder = reqwest::Client::builder()
             .timeout(self.request_timeout)
             .connect_timeout(self.connect_timeout)
@@ -301,5 +311,19 @@ mod tests {
         };
         let err = settings.client().unwrap_err().to_string();
         assert!(err.contains("ca.pem"), "{err}");
+    }
+
+    #[test]
+    fn a_shared_client_is_handed_out_rather_than_another_built() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("ca.pem");
+        std::fs::write(&file, "not a certificate").unwrap();
+        // Built anew, the bundle would be read and refused.
+        let settings = HttpSettings {
+            ca_bundle: Some(file),
+            shared: Some(HttpSettings::default().client().unwrap()),
+            ..HttpSettings::default()
+        };
+        assert!(settings.client().is_ok());
     }
 }

@@ -120,6 +120,7 @@ impl SimulatedCluster {
             connect_timeout: Duration::from_secs(2),
             ca_bundle: None,
             auth: HttpAuth::None,
+            shared: None,
         };
         let quick = Backoff {
             initial: Duration::from_millis(20),

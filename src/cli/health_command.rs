@@ -52,6 +52,7 @@ fn http_settings(args: &HealthArgs, auth: HttpAuth) -> HttpSettings {
         connect_timeout: Duration::from_secs(2),
         ca_bundle: args.ca_bundle.clone(),
         auth,
+        shared: None,
     }
 }
 

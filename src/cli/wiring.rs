@@ -166,12 +166,23 @@ pub(super) async fn clients(env: &Environment) -> Result<Clients, CliError> {
     .connect()
     .await
     .map_err(|e| CliError::Adapter(format!("AWS: {e}")))?;
+    // One HTTP client for Mesos, Marathon, the services and the pager (the
+    // same timeouts and roots; each system's credentials go with its
+    // requests): the system's root certificates loaded once, not four
+    // times, before the roll's first call.
+    let base = HttpSettings {
+        ca_bundle: env.ca_bundle.clone(),
+        ..HttpSettings::default()
+    };
+    let client = base
+        .client()
+        .map_err(|e| CliError::Adapter(format!("HTTP client: {e}")))?;
     let http = |system: &str| -> Result<HttpSettings, CliError> {
         Ok(HttpSettings {
             auth: HttpAuth::from_env(system)
                 .map_err(|e| CliError::Adapter(format!("{system} credentials: {e}")))?,
-            ca_bundle: env.ca_bundle.clone(),
-            ..HttpSettings::default()
+            shared: Some(client.clone()),
+            ..base.clone()
         })
     };
     let mesos = MesosClient::new(MesosSettings {
@@ -191,12 +202,6 @@ pub(super) async fn clients(env: &Environment) -> Result<Clients, CliError> {
     let services = ServicesClient::new(env.dcos_url.as_deref(), &listed, &http("MARATHON")?)
         .map_err(|e| CliError::Adapter(format!("DC/OS services: {e}")))?;
     let mut sinks = Vec::new();
-    let client = HttpSettings {
-        ca_bundle: env.ca_bundle.clone(),
-        ..HttpSettings::default()
-    }
-    .client()
-    .map_err(|e| CliError::Adapter(format!("pager: {e}")))?;
     if env.pager.pagerduty {
         let key = PagerDuty::routing_key_from_env()
             .map_err(|e| CliError::Adapter(format!("PagerDuty: {e}")))?
