@@ -172,25 +172,31 @@ pub(crate) async fn preflight<P: Ports>(
     check_request(request, env).map_err(RollError::refused)?;
     // The reads that depend on nothing else go at once, and Marathon's
     // apps are listed once for both its checks (a large Marathon takes
-    // seconds to list them); what they come to is judged in the order the
-    // checks always had.
+    // seconds to list them) while the groups are looked at, which need
+    // only Mesos; what they come to is judged in the order the checks
+    // always had.
     let marathon = ports.marathon();
-    let (others, alarms, mesos, listed) = tokio::join!(
-        refuse_other_runs(ports, env, &run_id),
-        check_alarms(ports.aws(), env.alarms.as_deref().unwrap_or_default()),
-        mesos_view(ports.mesos()),
-        async { tokio::try_join!(marathon.apps(), marathon.deployments()) },
-    );
-    others?;
-    alarms?;
-    let (agents, schedule) = mesos?;
-    let shared = group::Shared {
-        env,
-        request,
-        agents: &agents,
-        schedule: &schedule,
+    let looking = async {
+        let (others, alarms, mesos) = tokio::join!(
+            refuse_other_runs(ports, env, &run_id),
+            check_alarms(ports.aws(), env.alarms.as_deref().unwrap_or_default()),
+            mesos_view(ports.mesos()),
+        );
+        others?;
+        alarms?;
+        let (agents, schedule) = mesos?;
+        let shared = group::Shared {
+            env,
+            request,
+            agents: &agents,
+            schedule: &schedule,
+        };
+        let looks = look_at_groups(ports, &shared).await?;
+        Ok::<_, RollError>((agents, looks))
     };
-    let looks = look_at_groups(ports, &shared).await?;
+    let listing = async { tokio::try_join!(marathon.apps(), marathon.deployments()) };
+    let (looked, listed) = tokio::join!(looking, listing);
+    let (agents, looks) = looked?;
     if looks.rolls.is_empty() {
         return Ok(Preflight::NothingToDo(looks.nothing.join("; ")));
     }
