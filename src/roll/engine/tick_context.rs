@@ -89,27 +89,15 @@ impl<P: Ports> TickContext<P> {
                 .filter(|asg| !self.groups.contains_key(**asg))
                 .map(|asg| async move { (*asg, ports.aws().describe_group(asg).await) }),
         );
-        let observe_apps = observe && self.observation.is_none();
-        let apps = async move {
-            match observe_apps {
-                true => Some(ports.marathon().apps().await),
-                false => None,
-            }
-        };
-        let read_agents = observe && self.agents.is_none();
-        let agents = async move {
-            match read_agents {
-                true => Some(ports.mesos().agents().await),
-                false => None,
-            }
-        };
-        let read_queue = observe && self.queue.is_none();
-        let queue = async move {
-            match read_queue {
-                true => Some(ports.marathon().launch_queue().await),
-                false => None,
-            }
-        };
+        let apps = read_if(
+            observe && self.observation.is_none(),
+            ports.marathon().apps(),
+        );
+        let agents = read_if(observe && self.agents.is_none(), ports.mesos().agents());
+        let queue = read_if(
+            observe && self.queue.is_none(),
+            ports.marathon().launch_queue(),
+        );
         let (groups, apps, agents, queue) = tokio::join!(groups, apps, agents, queue);
         for (asg, group) in groups {
             if let Ok(group) = group {
@@ -317,6 +305,15 @@ impl<P: Ports> TickContext<P> {
             counts
         });
         counts.get(az).copied().unwrap_or(0)
+    }
+}
+
+/// `read`'s answer when `wanted`; else nothing is sent (a read is a lazy
+/// future: nothing goes out before it is awaited).
+async fn read_if<T>(wanted: bool, read: impl Future<Output = T>) -> Option<T> {
+    match wanted {
+        true => Some(read.await),
+        false => None,
     }
 }
 
@@ -620,6 +617,38 @@ mod tests {
         ask(&mut tick, &asg, 2).await;
         tick.queue().await.expect("the launch queue");
         assert_eq!(since(&cluster, &before), asked);
+        cluster.sim.shutdown().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_read_the_prefetch_could_not_make_is_made_by_its_first_ask() {
+        let dir = tempfile::tempdir().unwrap();
+        let cluster = cluster("demo", dir.path()).await;
+        let asg = cluster.env.asg().to_string();
+        ask(&mut TickContext::new(cluster.ports()), &asg, 1).await;
+        let down = SystemFaults {
+            error_rate: 1.0,
+            latency_ms: 0,
+        };
+        cluster.sim.world().set_api_faults(ApiFaults {
+            marathon: down,
+            ..ApiFaults::default()
+        });
+        let mut tick = TickContext::new(cluster.ports());
+        tick.prefetch(&[asg.as_str()], true).await;
+        cluster.sim.world().set_api_faults(ApiFaults::default());
+        let before = cluster.sim.report().api_calls;
+        // Marathon answered the prefetch 503: its apps are read when asked,
+        // the group (read then) is not read again.
+        let seen = tick.observation().await.expect("apps read on first ask");
+        assert!(!seen.apps.is_empty());
+        tick.group(&asg).await.expect("the group");
+        let asked = since(&cluster, &before);
+        assert_eq!(asked.get("marathon:GET /v2/apps"), Some(&1), "{asked:?}");
+        assert!(
+            !asked.keys().any(|call| call.starts_with("aws:")),
+            "{asked:?}"
+        );
         cluster.sim.shutdown().await;
     }
 }
