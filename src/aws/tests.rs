@@ -184,6 +184,60 @@ async fn a_silent_endpoint_fails_in_bounded_time_with_a_timeout_error() {
 }
 
 #[tokio::test]
+async fn a_body_that_stalls_halfway_ends_at_the_attempt_timeout_with_the_sdks_stall_watch_off() {
+    // Headers and the first bytes of the body, then silence: the clients
+    // leave the SDK's stalled-stream protection off (its 20 s grace is
+    // longer than an attempt), so the attempt timeout must be what ends
+    // the read. The read timeout is set far beyond it to show that.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let holder = tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut held = Vec::new();
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let _ = socket
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/xml\r\nContent-Length: 4000\r\n\r\n<DescribeAutoScalingGroupsResponse>",
+                )
+                .await;
+            held.push(socket);
+        }
+    });
+    let timeouts = AwsTimeouts {
+        connect: Duration::from_millis(300),
+        read: Duration::from_secs(30),
+        attempt: Duration::from_millis(400),
+        operation: Duration::from_millis(1500),
+    };
+    let aws = adapter(&url, timeouts, 2, None).await;
+    assert!(
+        !aws.asg
+            .config()
+            .stalled_stream_protection()
+            .is_some_and(|p| p.is_enabled()),
+        "the Auto Scaling client keeps the SDK's stall watch"
+    );
+    let started = Instant::now();
+    let err = aws
+        .describe_group("g")
+        .await
+        .expect_err("a body that never ends cannot succeed");
+    let elapsed = started.elapsed();
+    holder.abort();
+    assert_eq!(err.label(), "timeout", "{err}");
+    assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
+    assert!(
+        AwsTimeouts::default().attempt
+            < aws_smithy_runtime_api::client::stalled_stream_protection::DEFAULT_GRACE_PERIOD,
+        "the default attempt no longer ends a stall before the SDK's watch would"
+    );
+}
+
+#[tokio::test]
 async fn a_refused_connection_is_unavailable_not_a_hang() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
