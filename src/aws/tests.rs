@@ -156,27 +156,47 @@ fn activity_xml(id: &str, status: &str) -> String {
     )
 }
 
-#[tokio::test]
-async fn a_silent_endpoint_fails_in_bounded_time_with_a_timeout_error() {
-    // Accepts connections and never answers: without timeouts the SDK
-    // would wait forever.
+/// A loopback server that accepts every connection, answers `start`
+/// (when given, after reading the request) and then holds the socket
+/// silent; its URL, and the task to abort when done.
+async fn holding_server(start: Option<&'static [u8]>) -> (String, tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
     let holder = tokio::spawn(async move {
         let mut held = Vec::new();
-        while let Ok((socket, _)) = listener.accept().await {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            if let Some(start) = start {
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let _ = socket.write_all(start).await;
+            }
             held.push(socket);
         }
     });
-    let aws = adapter(&url, quick(), 2, None).await;
+    (url, holder)
+}
+
+/// Describes a group through `aws`, which must fail: the error and how
+/// long it took.
+async fn failed_describe(aws: &AwsAutoScaling) -> (crate::aws::AwsError, Duration) {
     let started = Instant::now();
     let err = aws
         .describe_group("g")
         .await
-        .expect_err("a silent endpoint cannot succeed");
-    let elapsed = started.elapsed();
+        .expect_err("a server that never finishes an answer cannot succeed");
+    (err, started.elapsed())
+}
+
+#[tokio::test]
+async fn a_silent_endpoint_fails_in_bounded_time_with_a_timeout_error() {
+    // Accepts connections and never answers: without timeouts the SDK
+    // would wait forever.
+    let (url, holder) = holding_server(None).await;
+    let aws = adapter(&url, quick(), 2, None).await;
+    let (err, elapsed) = failed_describe(&aws).await;
     holder.abort();
     assert_eq!(err.label(), "timeout", "{err}");
     assert!(err.to_string().contains("timed out"), "{err}");
@@ -189,24 +209,10 @@ async fn a_body_that_stalls_halfway_ends_at_the_attempt_timeout_with_the_sdks_st
     // leave the SDK's stalled-stream protection off (its 20 s grace is
     // longer than an attempt), so the attempt timeout must be what ends
     // the read. The read timeout is set far beyond it to show that.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    let holder = tokio::spawn(async move {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut held = Vec::new();
-        while let Ok((mut socket, _)) = listener.accept().await {
-            let mut request = [0u8; 4096];
-            let _ = socket.read(&mut request).await;
-            let _ = socket
-                .write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: text/xml\r\nContent-Length: 4000\r\n\r\n<DescribeAutoScalingGroupsResponse>",
-                )
-                .await;
-            held.push(socket);
-        }
-    });
+    let (url, holder) = holding_server(Some(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/xml\r\nContent-Length: 4000\r\n\r\n<DescribeAutoScalingGroupsResponse>",
+    ))
+    .await;
     let timeouts = AwsTimeouts {
         connect: Duration::from_millis(300),
         read: Duration::from_secs(30),
@@ -214,19 +220,15 @@ async fn a_body_that_stalls_halfway_ends_at_the_attempt_timeout_with_the_sdks_st
         operation: Duration::from_millis(1500),
     };
     let aws = adapter(&url, timeouts, 2, None).await;
-    assert!(
-        !aws.asg
+    assert_eq!(
+        aws.asg
             .config()
             .stalled_stream_protection()
-            .is_some_and(|p| p.is_enabled()),
-        "the Auto Scaling client keeps the SDK's stall watch"
+            .map(|p| p.is_enabled()),
+        Some(false),
+        "the Auto Scaling client must set the SDK's stall watch off, not leave it to the default"
     );
-    let started = Instant::now();
-    let err = aws
-        .describe_group("g")
-        .await
-        .expect_err("a body that never ends cannot succeed");
-    let elapsed = started.elapsed();
+    let (err, elapsed) = failed_describe(&aws).await;
     holder.abort();
     assert_eq!(err.label(), "timeout", "{err}");
     assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
