@@ -136,7 +136,8 @@ impl SimulatedCluster {
         .map_err(|e| SimulatedError::Client(e.to_string()))?;
         let marathon = MarathonClient::new(&env.marathon, &http)
             .map_err(|e| SimulatedError::Client(e.to_string()))?
-            .with_backoff(quick);
+            .with_backoff(quick)
+            .with_event_stream();
         let services = ServicesClient::new(env.dcos_url.as_deref(), &[], &http)
             .map_err(|e| SimulatedError::Client(e.to_string()))?;
         Ok(SimulatedCluster {

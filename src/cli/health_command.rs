@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -137,7 +138,10 @@ fn look(args: &HealthArgs) -> Result<Look, String> {
                         .filter(|a| a.active)
                         .map(|a| a.id.0.clone())
                         .collect();
-                    health::drop_tasks_on_lost_agents(&mut apps, &active);
+                    health::drop_tasks_on_lost_agents(
+                        Arc::make_mut(&mut apps).as_mut_slice(),
+                        &active,
+                    );
                 }
                 Ok(Look {
                     health: health::judge(&apps, &deployments, health::Settle::NONE),

@@ -191,7 +191,8 @@ pub(super) async fn clients(env: &Environment) -> Result<Clients, CliError> {
     })
     .map_err(|e| CliError::Adapter(format!("Mesos: {e}")))?;
     let marathon = MarathonClient::new(&env.marathon, &http("MARATHON")?)
-        .map_err(|e| CliError::Adapter(format!("Marathon: {e}")))?;
+        .map_err(|e| CliError::Adapter(format!("Marathon: {e}")))?
+        .with_event_stream();
     // Behind the admin router, the token that reaches Marathon reaches the
     // services too.
     let listed: Vec<(String, String)> = env

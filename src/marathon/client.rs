@@ -12,12 +12,13 @@
 //! 503, or a proxy's 502 that says the leader was never reached.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-#[cfg(test)]
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{Method, StatusCode, Url};
 
+use super::events::{Connect, EventWatch, Mark};
 use super::wire;
 use crate::http::{HttpAuth, HttpConfigError, HttpSettings};
 use crate::metrics::System;
@@ -73,14 +74,33 @@ pub(crate) struct MarathonClient {
     /// `/service/marathon/` is kept).
     bases: Vec<Url>,
     /// The index of the base to try first: the leader when known, else the
-    /// last one that answered.
-    preferred: AtomicUsize,
+    /// last one that answered (shared with the event stream's follower).
+    preferred: Arc<AtomicUsize>,
     /// Whether the leader was looked up once (multi-URL clients only).
     leader_sought: AtomicBool,
     backoff: Backoff,
     #[cfg(test)]
     poll_interval: Duration,
+    /// Whether `/v2/apps` answers are kept while Marathon's event stream
+    /// is quiet (`with_event_stream`).
+    follows_events: bool,
+    /// The stream's follower, started by the first `apps`.
+    events: OnceLock<EventWatch>,
+    /// The last `/v2/apps` answer and where the stream stood when it was
+    /// asked for.
+    kept: Mutex<Option<KeptApps>>,
 }
+
+#[derive(Debug)]
+struct KeptApps {
+    apps: Arc<Vec<App>>,
+    mark: Mark,
+    read_at: tokio::time::Instant,
+}
+
+/// The longest a kept `/v2/apps` answer is used, however quiet the
+/// stream: a bound on the harm of an event Marathon never sent.
+pub(crate) const KEPT_APPS_MAX_AGE: Duration = Duration::from_secs(30);
 
 /// One request, as every attempt sends it.
 struct Call<'a> {
@@ -159,12 +179,76 @@ impl MarathonClient {
             http: settings.client()?,
             auth: settings.auth.clone(),
             bases,
-            preferred: AtomicUsize::new(0),
+            preferred: Arc::new(AtomicUsize::new(0)),
             leader_sought: AtomicBool::new(false),
             backoff: Backoff::DEFAULT,
             #[cfg(test)]
             poll_interval: DEFAULT_POLL_INTERVAL,
+            follows_events: false,
+            events: OnceLock::new(),
+            kept: Mutex::new(None),
         })
+    }
+
+    /// Follows Marathon's event stream and keeps the last `/v2/apps`
+    /// answer while the stream says nothing changed (see
+    /// `crate::marathon::events`), for at most `KEPT_APPS_MAX_AGE`.
+    pub(crate) fn with_event_stream(mut self) -> MarathonClient {
+        self.follows_events = true;
+        self
+    }
+
+    /// Reads `/v2/apps` at every call again, as a client without
+    /// `with_event_stream` does (tests that count a tick's reads).
+    #[cfg(test)]
+    pub(crate) fn stop_keeping_apps(&mut self) {
+        self.follows_events = false;
+    }
+
+    /// Every app with its tasks, read from Marathon.
+    async fn read_apps(&self) -> Result<Vec<App>, MarathonError> {
+        let call = Call::read(
+            "GET /v2/apps",
+            &["v2", "apps"],
+            &[
+                ("embed", "apps.tasks"),
+                ("embed", "apps.counts"),
+                ("embed", "apps.deployments"),
+                // Not in the list's answer unless asked (`/v2/apps/{id}`
+                // embeds it always): the failure watch reads it.
+                ("embed", "apps.lastTaskFailure"),
+            ],
+        );
+        let answer = self.execute(&call).await?;
+        if !answer.status.is_success() {
+            return Err(unexpected(call.operation, &answer, None));
+        }
+        wire::parse_apps(&answer.body).map_err(|err| unparsable(call.operation, &err))
+    }
+
+    /// The stream's follower, started on first use.
+    fn event_watch(&self) -> &EventWatch {
+        self.events.get_or_init(|| {
+            EventWatch::start(Connect {
+                http: self.http.clone(),
+                auth: self.auth.clone(),
+                bases: self.bases.clone(),
+                preferred: self.preferred.clone(),
+            })
+        })
+    }
+
+    /// The kept answer, if the stream has been quiet since it was asked
+    /// for (the same mark) and it is young enough.
+    fn kept_apps(&self, mark: Mark) -> Option<Arc<Vec<App>>> {
+        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        kept.as_ref()
+            .filter(|k| k.mark == mark && k.read_at.elapsed() < KEPT_APPS_MAX_AGE)
+            .map(|k| k.apps.clone())
+    }
+
+    fn keep_apps(&self, kept: Option<KeptApps>) {
+        *self.kept.lock().unwrap_or_else(|p| p.into_inner()) = kept;
     }
 
     pub(crate) fn with_backoff(mut self, backoff: Backoff) -> MarathonClient {
@@ -203,6 +287,10 @@ impl MarathonClient {
     /// Sends `call`, in rounds over every URL, retried with backoff while
     /// each round fails in a way that allows it.
     async fn execute(&self, call: &Call<'_>) -> Result<Answer, MarathonError> {
+        if call.method != Method::GET {
+            // A change this client makes is not waited for on the stream.
+            self.keep_apps(None);
+        }
         self.seek_leader_once().await;
         retry(
             self.backoff,
@@ -343,24 +431,26 @@ impl MarathonClient {
 }
 
 impl Marathon for MarathonClient {
-    async fn apps(&self) -> Result<Vec<App>, MarathonError> {
-        let call = Call::read(
-            "GET /v2/apps",
-            &["v2", "apps"],
-            &[
-                ("embed", "apps.tasks"),
-                ("embed", "apps.counts"),
-                ("embed", "apps.deployments"),
-                // Not in the list's answer unless asked (`/v2/apps/{id}`
-                // embeds it always): the failure watch reads it.
-                ("embed", "apps.lastTaskFailure"),
-            ],
-        );
-        let answer = self.execute(&call).await?;
-        if !answer.status.is_success() {
-            return Err(unexpected(call.operation, &answer, None));
+    async fn apps(&self) -> Result<Arc<Vec<App>>, MarathonError> {
+        if !self.follows_events {
+            return self.read_apps().await.map(Arc::new);
         }
-        wire::parse_apps(&answer.body).map_err(|err| unparsable(call.operation, &err))
+        // Where the stream stands before asking: a change heard while the
+        // answer is on its way makes the next call ask again.
+        let mark = self.event_watch().mark();
+        if let Some(apps) = mark.and_then(|mark| self.kept_apps(mark)) {
+            return Ok(apps);
+        }
+        // The old answer goes first: two at once would double the peak.
+        self.keep_apps(None);
+        let read_at = tokio::time::Instant::now();
+        let apps = Arc::new(self.read_apps().await?);
+        self.keep_apps(mark.map(|mark| KeptApps {
+            apps: apps.clone(),
+            mark,
+            read_at,
+        }));
+        Ok(apps)
     }
 
     async fn app(&self, id: &str) -> Result<App, MarathonError> {

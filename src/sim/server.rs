@@ -217,9 +217,10 @@ impl Simulator {
 
     /// Stops accepting, lets open requests finish (for at most
     /// `SHUTDOWN_PATIENCE`), then returns. The world stays readable.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
+        self.world.close_streams();
         let _ = self.shutdown.send(());
-        for mut task in self.tasks {
+        for mut task in std::mem::take(&mut self.tasks) {
             if tokio::time::timeout(SHUTDOWN_PATIENCE, &mut task)
                 .await
                 .is_err()
@@ -227,6 +228,14 @@ impl Simulator {
                 task.abort();
             }
         }
+    }
+}
+
+/// Dropped without `shutdown`: open event streams end too, or the servers
+/// would wait for them forever.
+impl Drop for Simulator {
+    fn drop(&mut self) {
+        self.world.close_streams();
     }
 }
 

@@ -166,6 +166,11 @@ pub struct SharedWorld {
     /// The Marathons, once served: the masters name the leading one as the
     /// framework's `webui_url`, as Marathon registers it.
     marathons: Arc<OnceLock<Arc<Peers>>>,
+    /// The sequence number of Marathon's next event, sent whenever an
+    /// access to the world published one: what wakes `/v2/events`.
+    marathon_events: Arc<tokio::sync::watch::Sender<u64>>,
+    /// Set when the simulator shuts down: open streams end.
+    closing: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl SharedWorld {
@@ -175,6 +180,8 @@ impl SharedWorld {
             clock,
             faults: Arc::default(),
             marathons: Arc::default(),
+            marathon_events: Arc::new(tokio::sync::watch::Sender::new(0)),
+            closing: Arc::new(tokio::sync::watch::Sender::new(false)),
         }
     }
 
@@ -211,7 +218,29 @@ impl SharedWorld {
         if now > world.now() {
             world.advance_to(now);
         }
-        f(&mut world)
+        let result = f(&mut world);
+        let seq = world.marathon_event_seq();
+        self.marathon_events.send_if_modified(|sent| {
+            let changed = *sent != seq;
+            *sent = seq;
+            changed
+        });
+        result
+    }
+
+    /// Ends the open streams (`/v2/events`): the simulator shuts down.
+    pub(crate) fn close_streams(&self) {
+        self.closing.send_replace(true);
+    }
+
+    /// Turns true when the simulator shuts down.
+    pub(crate) fn closing(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.closing.subscribe()
+    }
+
+    /// Wakes whenever Marathon published an event.
+    pub(crate) fn marathon_events(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.marathon_events.subscribe()
     }
 
     pub(crate) fn api_faults(&self) -> ApiFaults {

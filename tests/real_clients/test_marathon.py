@@ -7,7 +7,10 @@ answers. Reads go to the shared simulator; tests that kill tasks or change
 apps get a simulator of their own.
 """
 
+import queue
 import re
+import threading
+import time
 import unittest
 import uuid
 
@@ -533,3 +536,70 @@ class MarathonElection(unittest.TestCase):
         response = requests.get(self.sim.marathon[0] + "/v2/apps", timeout=10)
         self.assertEqual(response.headers.get("X-Marathon-Leader"), self.sim.marathon[1])
         self.assertEqual(response.headers.get("X-Marathon-Via"), "1.1 " + authority(self.sim.marathon[0]))
+
+
+class MarathonEventStream(unittest.TestCase):
+    """`event_stream()` (GET /v2/events, server-sent events) parsed into
+    marathon-python's event models: the client asks the last URL (a
+    standby), follows its redirect to the leader, and reads a scale-up's
+    events as Marathon's event bus publishes them."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sim = Sim.start("demo", time_scale=20)
+        cls.addClassCleanup(cls.sim.stop)
+        cls.client = marathon_client(cls.sim.marathon)
+        wait_until("every app running and healthy", lambda: all_healthy(cls.client))
+
+    def test_a_scale_up_streams_its_api_post_deployment_status_and_health_events(self):
+        from marathon.models.events import (
+            MarathonApiPostEvent,
+            MarathonDeploymentInfo,
+            MarathonDeploymentSuccess,
+            MarathonEventStreamAttached,
+            MarathonHealthStatusChangedEvent,
+            MarathonStatusUpdateEvent,
+        )
+
+        events = queue.Queue()
+
+        def read():
+            try:
+                for event in self.client.event_stream():
+                    events.put(event)
+            except Exception as err:  # surfaced below, in the test's thread
+                events.put(err)
+
+        threading.Thread(target=read, daemon=True).start()
+        seen = []
+
+        def until(what, predicate, timeout=20.0):
+            deadline = time.monotonic() + timeout
+            while not any(predicate(e) for e in seen):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"no {what} in {len(seen)} events: {[type(e).__name__ for e in seen]}")
+                try:
+                    event = events.get(timeout=left)
+                except queue.Empty:
+                    continue
+                if isinstance(event, Exception):
+                    raise event
+                seen.append(event)
+
+        until("attach", lambda e: isinstance(e, MarathonEventStreamAttached))
+        app = "/web/frontend"
+        self.client.scale_app(app, instances=DEMO_APPS[app] + 1)
+        until("api post", lambda e: isinstance(e, MarathonApiPostEvent) and e.app_definition["id"] == app)
+        until("deployment info", lambda e: isinstance(e, MarathonDeploymentInfo))
+        until(
+            "the new task running",
+            lambda e: isinstance(e, MarathonStatusUpdateEvent) and e.app_id == app and e.task_status == "TASK_RUNNING",
+        )
+        until("its check passing", lambda e: isinstance(e, MarathonHealthStatusChangedEvent) and e.alive)
+        until("deployment success", lambda e: isinstance(e, MarathonDeploymentSuccess))
+        info = next(e for e in seen if isinstance(e, MarathonDeploymentInfo))
+        self.assertEqual(info.plan.steps[0].actions[0].app, app)
+        update = next(e for e in seen if isinstance(e, MarathonStatusUpdateEvent))
+        self.assertTrue(update.task_id.startswith("web_frontend."), update.task_id)
+        self.assertTrue(update.slave_id and update.host, vars(update))

@@ -271,6 +271,14 @@ fn healthy_per_agent(app: &App, settle: Settle) -> BTreeMap<String, u32> {
 /// active (Marathon lags Mesos: until it has replaced them, they count as
 /// missing, not healthy, whatever Marathon still says); returns how many
 /// were removed. `roller health` and the roll both judge after this.
+/// How many tasks `drop_tasks_on_lost_agents` would take out.
+pub(crate) fn tasks_on_lost_agents(apps: &[App], active: &HashSet<String>) -> usize {
+    apps.iter()
+        .flat_map(|app| &app.tasks)
+        .filter(|t| t.agent_id.as_ref().is_some_and(|a| !active.contains(a)))
+        .count()
+}
+
 pub(crate) fn drop_tasks_on_lost_agents(apps: &mut [App], active: &HashSet<String>) -> usize {
     let mut dropped = 0;
     for app in apps {

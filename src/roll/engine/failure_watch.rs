@@ -68,7 +68,7 @@ pub(crate) async fn look<P: Ports>(
                 .chain(g.surges.iter().map(|s| s.app.clone()))
         })
         .collect();
-    for app in &seen.apps {
+    for app in seen.apps.iter() {
         let placed = app
             .tasks
             .iter()

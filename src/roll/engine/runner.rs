@@ -18,6 +18,8 @@
 //! the run returns `Outcome::Paused` (exit 3). A rerun clears only such a
 //! pause; an operator's interrupt holds until `roller plan continue`.
 
+use std::sync::Arc;
+
 use tokio::sync::watch;
 
 use super::clock::{self, RollClock};
@@ -28,7 +30,7 @@ use super::paging::{self, PageOrigin};
 use super::run_options::RunOptions;
 use super::step_context::Lent;
 use super::steps::{self, Memory, StepContext, Tick};
-use super::tick_context::TickContext;
+use super::tick_context::{Observation, TickContext};
 use super::wait;
 use crate::plan::{Status, StepIndex, plan_candidates};
 use crate::roll::decide::failure::Evidence;
@@ -68,6 +70,8 @@ pub(crate) struct Runner<'a, P> {
     journal: Journal<'a>,
     /// What this process has sent that the checkpoint does not keep.
     memory: Memory,
+    /// What the last tick observed (`TickContext::following`).
+    last_seen: Option<Arc<Observation>>,
 }
 
 impl<'a, P: Ports> Runner<'a, P> {
@@ -92,6 +96,7 @@ impl<'a, P: Ports> Runner<'a, P> {
             stop,
             journal: Journal::new(checkpoint, store, clock, observer),
             memory: Memory::default(),
+            last_seen: None,
         })
     }
 
@@ -143,7 +148,7 @@ impl<'a, P: Ports> Runner<'a, P> {
                 return self.held(reason).await;
             }
             let began = (std::time::Instant::now(), crate::metrics::process_cpu());
-            let mut tick = TickContext::new(self.ports);
+            let mut tick = TickContext::new(self.ports).following(self.last_seen.take());
             self.prefetch(&mut tick).await;
             self.record_late_agents(&mut tick).await?;
             if let Some(found) = self.watch(&mut tick).await? {
@@ -166,6 +171,7 @@ impl<'a, P: Ports> Runner<'a, P> {
                 Round::Pause(at, reason) => return self.pause(at, reason).await,
                 Round::Refused(at, reason) => return self.refused(at, reason).await,
             };
+            self.last_seen = tick.observed();
             // A step added this tick (the drain's next wave) runs at once.
             finished |= self.journal.checkpoint.plan.steps().count() != steps_before;
             self.journal.save().await?;

@@ -53,6 +53,10 @@ pub(crate) struct TickContext<P> {
     sent: HashSet<String>,
     /// Groups this tick found no instance refresh at work on.
     no_refresh: HashSet<String>,
+    /// The last tick's observation: this tick's when Marathon's answer is
+    /// that very answer (the adapter handing out what it kept while
+    /// Marathon said nothing changed) and Mesos lists the same agents.
+    previous: Option<Arc<Observation>>,
 }
 
 impl<P: Ports> TickContext<P> {
@@ -69,6 +73,30 @@ impl<P: Ports> TickContext<P> {
             terminating: HashMap::new(),
             sent: HashSet::new(),
             no_refresh: HashSet::new(),
+            previous: None,
+        }
+    }
+
+    /// A tick after one that observed `previous`.
+    pub(crate) fn following(mut self, previous: Option<Arc<Observation>>) -> TickContext<P> {
+        self.previous = previous;
+        self
+    }
+
+    /// What this tick observed, if it looked (for the next tick).
+    pub(crate) fn observed(&self) -> Option<Arc<Observation>> {
+        self.observation.clone()
+    }
+
+    /// The observation of `apps` and `agents`: the last tick's when it
+    /// was of the same answer and agents (worked out again it would be
+    /// the same: it depends on nothing else).
+    fn observe(&mut self, apps: Arc<Vec<App>>, agents: Arc<Vec<Agent>>) -> Arc<Observation> {
+        match self.previous.take() {
+            Some(previous) if Arc::ptr_eq(&previous.answer, &apps) && previous.agents == agents => {
+                previous
+            }
+            _ => Arc::new(Observation::new(apps, agents)),
         }
     }
 
@@ -108,7 +136,8 @@ impl<P: Ports> TickContext<P> {
             self.agents = Some(Arc::new(agents.registered));
         }
         if let (Some(Ok(apps)), Some(agents)) = (apps, &self.agents) {
-            self.observation = Some(Arc::new(Observation::new(apps, agents.clone())));
+            let seen = self.observe(apps, agents.clone());
+            self.observation = Some(seen);
         }
         if let Some(Ok(queue)) = queue {
             self.queue = Some(Arc::new(queue));
@@ -149,7 +178,7 @@ impl<P: Ports> TickContext<P> {
         let ports = self.ports;
         let apps = async move { ports.marathon().apps().await.map_err(RollError::from) };
         let (apps, agents) = tokio::try_join!(apps, self.agents())?;
-        let seen = Arc::new(Observation::new(apps, agents));
+        let seen = self.observe(apps, agents);
         self.observation = Some(seen.clone());
         Ok(seen)
     }
@@ -342,8 +371,11 @@ fn holds_a_place(record: &GroupRoll, group: &AutoScalingGroup, instance: &str) -
 
 pub(crate) struct Observation {
     /// Marathon's apps, with the tasks on agents Mesos no longer has
-    /// taken out (see `health::drop_tasks_on_lost_agents`).
-    pub(crate) apps: Vec<App>,
+    /// taken out (see `health::drop_tasks_on_lost_agents`): Marathon's
+    /// answer itself, shared, unless there were such tasks.
+    pub(crate) apps: Arc<Vec<App>>,
+    /// Marathon's answer as it came (`apps` unless tasks were taken out).
+    answer: Arc<Vec<App>>,
     /// Every agent Mesos lists as registered, active or not.
     pub(crate) agents: Arc<Vec<Agent>>,
     /// How many tasks Marathon lists on agents Mesos no longer has active
@@ -360,7 +392,8 @@ pub(crate) struct Observation {
 }
 
 impl Observation {
-    pub(crate) fn new(mut apps: Vec<App>, agents: Arc<Vec<Agent>>) -> Observation {
+    pub(crate) fn new(mut apps: Arc<Vec<App>>, agents: Arc<Vec<Agent>>) -> Observation {
+        let answer = apps.clone();
         let mut tasks_by_agent: HashMap<String, usize> = HashMap::new();
         for task in apps.iter().flat_map(|a| &a.tasks) {
             // The agent's id is copied once, not once per task.
@@ -379,7 +412,13 @@ impl Observation {
             .filter(|a| a.connected())
             .map(|a| a.id.0.clone())
             .collect();
-        let lost = health::drop_tasks_on_lost_agents(&mut apps, &active);
+        // Copied only when something must be taken out.
+        let lost = match health::tasks_on_lost_agents(&apps, &active) {
+            0 => 0,
+            _ => {
+                health::drop_tasks_on_lost_agents(Arc::make_mut(&mut apps).as_mut_slice(), &active)
+            }
+        };
         let sdk_services = agent_contents::sdk_services(&apps);
         let agent_at = agents
             .iter()
@@ -388,6 +427,7 @@ impl Observation {
             .collect();
         Observation {
             apps,
+            answer,
             agents,
             lost,
             tasks_by_agent,
@@ -544,7 +584,10 @@ mod tests {
     async fn a_tick_reads_each_thing_once_however_often_its_steps_ask_and_the_next_tick_reads_again()
      {
         let dir = tempfile::tempdir().unwrap();
-        let cluster = cluster("demo", dir.path()).await;
+        let mut cluster = cluster("demo", dir.path()).await;
+        // Marathon's answer read every tick, not kept while its events
+        // are quiet: the reads counted are the tick's own.
+        cluster.marathon.stop_keeping_apps();
         let asg = cluster.env.asg().to_string();
         // A first tick, so that whatever the clients do once (finding the
         // leaders) is behind us.
@@ -580,7 +623,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_prefetch_reads_the_group_marathon_and_mesos_at_once_and_nothing_twice() {
         let dir = tempfile::tempdir().unwrap();
-        let cluster = cluster("demo", dir.path()).await;
+        let mut cluster = cluster("demo", dir.path()).await;
+        // Marathon's answer read every tick, not kept while its events
+        // are quiet: the reads counted are the tick's own.
+        cluster.marathon.stop_keeping_apps();
         let asg = cluster.env.asg().to_string();
         let mut warm = TickContext::new(cluster.ports());
         ask(&mut warm, &asg, 1).await;
@@ -617,6 +663,37 @@ mod tests {
         ask(&mut tick, &asg, 2).await;
         tick.queue().await.expect("the launch queue");
         assert_eq!(since(&cluster, &before), asked);
+        cluster.sim.shutdown().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_last_observation_serves_again_only_for_the_very_same_answer_and_agents() {
+        let dir = tempfile::tempdir().unwrap();
+        let cluster = cluster("demo", dir.path()).await;
+        let apps = cluster.marathon.apps().await.expect("apps");
+        let agents = Arc::new(cluster.mesos.agents().await.expect("agents").registered);
+        let last = Arc::new(Observation::new(apps.clone(), agents.clone()));
+        let again = |previous: &Arc<Observation>| {
+            TickContext::new(cluster.ports()).following(Some(previous.clone()))
+        };
+        // Marathon's kept answer and Mesos' same agents, read again.
+        let same = again(&last).observe(apps.clone(), Arc::new((*agents).clone()));
+        assert!(Arc::ptr_eq(&same, &last));
+        // An equal answer read anew: worked out again (only the adapter
+        // knows Marathon said nothing changed).
+        let read_again = again(&last).observe(Arc::new((*apps).clone()), agents.clone());
+        assert!(!Arc::ptr_eq(&read_again, &last));
+        assert_eq!(read_again.apps, last.apps);
+        // An agent gone: worked out again, its tasks taken out.
+        let mut fewer = (*agents).clone();
+        let gone = fewer.remove(0);
+        let seen = again(&last).observe(apps.clone(), Arc::new(fewer));
+        assert!(!Arc::ptr_eq(&seen, &last));
+        assert!(seen.lost > 0, "{} ran tasks", gone.id.0);
+        assert!(
+            last.lost == 0 && Arc::ptr_eq(&last.apps, &apps),
+            "nothing copied"
+        );
         cluster.sim.shutdown().await;
     }
 

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 /// An app as the roll judges it: its target, Marathon's own counts and the
@@ -220,8 +221,10 @@ pub(crate) enum KillOutcome {
 /// What the roll needs from Marathon. Reads are retried on transient
 /// failures; writes only when the failure proves Marathon did not act.
 pub(crate) trait Marathon {
-    /// Every app, with its tasks, counts and deployments.
-    fn apps(&self) -> impl Future<Output = Result<Vec<App>, MarathonError>> + Send;
+    /// Every app, with its tasks, counts and deployments. Shared: an
+    /// adapter may hand out the same answer again while Marathon says
+    /// nothing changed.
+    fn apps(&self) -> impl Future<Output = Result<Arc<Vec<App>>, MarathonError>> + Send;
 
     /// One app, with its tasks, counts and deployments.
     fn app(&self, id: &str) -> impl Future<Output = Result<App, MarathonError>> + Send;

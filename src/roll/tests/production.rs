@@ -249,7 +249,7 @@ async fn a_bad_image_on_the_production_groups_rolls_back_to_their_shape() {
         }
     }
     let apps = cluster.marathon.apps().await.expect("apps");
-    for app in &apps {
+    for app in apps.iter() {
         for task in &app.tasks {
             let agent = task.agent_id.as_deref().unwrap_or_default();
             assert!(

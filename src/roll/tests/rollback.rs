@@ -112,7 +112,7 @@ pub(super) async fn all_on_old_agents(cluster: &SimulatedCluster, checkpoint: &C
         .map(|i| i.agent_id.as_str())
         .collect();
     let apps = cluster.marathon.apps().await.expect("apps");
-    for app in &apps {
+    for app in apps.iter() {
         for task in &app.tasks {
             let agent = task.agent_id.as_deref().unwrap_or_default();
             assert!(

@@ -6,6 +6,7 @@
 //! with the wave's other surges undone.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::in_process::{app_counts, cluster, in_service, roll, roll_to_end, settings};
@@ -173,8 +174,9 @@ fn hidden(mut app: App) -> App {
 }
 
 impl Marathon for LabelsHidden<'_> {
-    async fn apps(&self) -> Result<Vec<App>, MarathonError> {
-        Ok(self.0.apps().await?.into_iter().map(hidden).collect())
+    async fn apps(&self) -> Result<Arc<Vec<App>>, MarathonError> {
+        let apps = self.0.apps().await?;
+        Ok(Arc::new(apps.iter().cloned().map(hidden).collect()))
     }
     async fn app(&self, id: &str) -> Result<App, MarathonError> {
         self.0.app(id).await.map(hidden)

@@ -67,9 +67,9 @@ async fn tasks(cluster: &SimulatedCluster) -> Vec<(String, String)> {
         .apps()
         .await
         .expect("apps")
-        .into_iter()
-        .flat_map(|a| a.tasks)
-        .map(|t| (t.id, t.agent_id.unwrap_or_default()))
+        .iter()
+        .flat_map(|a| &a.tasks)
+        .map(|t| (t.id.clone(), t.agent_id.clone().unwrap_or_default()))
         .collect()
 }
 

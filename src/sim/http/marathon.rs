@@ -17,6 +17,7 @@
 //! - `info`: `/v2/info`; `writes`: the app, deployment and task writes;
 //!   `responses`: Marathon's answers and error bodies.
 
+mod events;
 mod info;
 mod responses;
 mod wire;
@@ -106,6 +107,8 @@ enum Route {
     ResetDelay(String),
     /// `/v2/eventSubscriptions` (GET, POST, DELETE).
     EventSubscriptions,
+    /// `GET /v2/events`: the event stream.
+    Events,
     /// `GET /v2/groups` (the root, `/`) and `GET /v2/groups/{id}`.
     Group(String),
     MethodNotAllowed,
@@ -143,6 +146,7 @@ impl Route {
                     Route::ResetDelay(format!("/{}", app_path(id))),
                 )
             }
+            "/v2/events" => only(get, Route::Events),
             "/v2/eventSubscriptions" => only(
                 get || method == Method::POST || method == Method::DELETE,
                 Route::EventSubscriptions,
@@ -223,6 +227,7 @@ impl Route {
             Route::Queue => "GET /v2/queue".into(),
             Route::ResetDelay(_) => "DELETE /v2/queue/{id}/delay".into(),
             Route::EventSubscriptions => format!("{method} /v2/eventSubscriptions"),
+            Route::Events => "GET /v2/events".into(),
             Route::Group(_) => "GET /v2/groups/{id}".into(),
             Route::MethodNotAllowed => format!("{method} (method not allowed)"),
             Route::NotFound => "unknown endpoint".into(),
@@ -257,6 +262,17 @@ async fn handle(
             "Could not determine the current leader",
         );
     };
+    if route == Route::Events {
+        // Streamed by the leader only; a standby redirects there.
+        if leader != marathon.index {
+            return events::redirect_to_leader(marathon.peers.url(leader), &uri);
+        }
+        let query = Query::<Vec<(String, String)>>::try_from_uri(&uri)
+            .map(|q| q.0)
+            .unwrap_or_default();
+        let response = events::stream(&marathon, &headers, &uri, &query);
+        return with_leader(response, &marathon.peers);
+    }
     if leader == marathon.index {
         let response = answer(&marathon, route, &uri, &body);
         return with_leader(response, &marathon.peers);
@@ -447,6 +463,12 @@ fn answer(marathon: &Marathon, route: Route, uri: &Uri, body: &[u8]) -> Response
         // http_callback` (Marathon's default; `/v2/info` names no
         // `event_subscriber`), so every call here is refused as
         // `EventSubscriptionsResource` refuses it then.
+        // `handle` streams these; never answered as a plain request.
+        Route::Events => jetty_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            uri.path(),
+            "HTTP method GET is not supported by this URL",
+        ),
         Route::EventSubscriptions => message(
             StatusCode::BAD_REQUEST,
             "http event callback system is not running on this Marathon instance. \

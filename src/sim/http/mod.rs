@@ -9,4 +9,4 @@ pub(crate) mod marathon;
 pub(crate) mod mesos;
 
 #[cfg(test)]
-mod peer_servers;
+pub(crate) mod peer_servers;

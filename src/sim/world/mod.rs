@@ -57,8 +57,8 @@ pub(crate) use faults::{BadImage, ImageEffect, LaunchFailure};
 pub use jobs::JobRunView;
 pub(crate) use maintenance::{MachineId, MaintenanceError, MaintenanceStatus, MaintenanceWindow};
 pub(crate) use marathon::{
-    AppChange, AppView, DeploymentView, HealthCheckResultView, HealthCheckView, MarathonError,
-    QueueView, TaskFailureView, TaskView,
+    AppChange, AppView, BusEvent, BusKind, BusRead, DeploymentView, HealthCheckResultView,
+    HealthCheckView, MarathonError, QueueView, TaskFailureView, TaskView,
 };
 pub use monitor::{AppReport, FinalState, GroupFinalState, GroupReport, Report, TaskMoves};
 pub(crate) use services::{

@@ -20,6 +20,7 @@ use crate::sim::world::ImageEffect;
 
 mod app_fields;
 mod deployment_cancel;
+mod event_stream;
 mod leader_proxy;
 mod single_instance;
 
@@ -1020,9 +1021,9 @@ async fn on_a_crashing_image_the_queue_shows_the_launch_delay_the_failures_grow(
         .apps()
         .await
         .expect("apps")
-        .into_iter()
+        .iter()
         .find(|a| a.id == APP)
-        .and_then(|a| a.last_task_failure)
+        .and_then(|a| a.last_task_failure.clone())
         .expect("recorded");
     assert_eq!(failure.state, "TASK_FAILED");
     assert_eq!(failure.message, "Command exited with status 1");

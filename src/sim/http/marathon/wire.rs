@@ -287,7 +287,7 @@ impl TaskFailure {
 }
 
 impl HealthCheck {
-    fn from_view(check: &HealthCheckView) -> HealthCheck {
+    pub(crate) fn from_view(check: &HealthCheckView) -> HealthCheck {
         let probes_a_path = matches!(
             check.protocol.as_str(),
             "HTTP" | "HTTPS" | "MESOS_HTTP" | "MESOS_HTTPS"

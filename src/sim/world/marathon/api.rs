@@ -153,6 +153,8 @@ impl World {
         self.store_version(a);
         // A change of `instances` alone is not a config change: Marathon
         // keys the launch delay by the last config change, so it stays.
+        self.publish_api_post(a);
+        self.publish_deployment("deployment_info", &deployment, a);
         self.scale_down_surplus(a);
         self.launch_missing(a);
         self.app_changed(a);
@@ -197,6 +199,7 @@ impl World {
                 });
             }
             let existing = existing.clone();
+            self.publish_deployment("deployment_failed", &existing, a);
             self.marathon.deployments.retain(|d| d.id != existing);
         }
         Ok(())
@@ -223,6 +226,7 @@ impl World {
         };
         let (a, original) = (deployment.app, deployment.original_instances);
         let original_roles = deployment.original_roles.clone();
+        self.publish_deployment("deployment_failed", id, a);
         if force {
             self.marathon.deployments.retain(|d| d.id != id);
             if self.marathon.apps[a].deployment.as_deref() == Some(id) {
@@ -282,7 +286,9 @@ impl World {
             self.marathon.apps[app].version = self.now;
             self.store_version(app);
             if self.marathon.apps[app].deployment.is_none() {
-                deployment_id = Some(self.start_deployment(app, original, "ScaleApplication"));
+                let id = self.start_deployment(app, original, "ScaleApplication");
+                self.publish_deployment("deployment_info", &id, app);
+                deployment_id = Some(id);
             }
             self.app_changed(app);
         }

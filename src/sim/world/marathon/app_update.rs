@@ -70,6 +70,8 @@ impl World {
             app.floor_instances = app.floor_instances.min(instances);
         }
         self.store_version(a);
+        self.publish_api_post(a);
+        self.publish_deployment("deployment_info", &deployment, a);
         self.scale_down_surplus(a);
         self.launch_missing(a);
         self.app_changed(a);

@@ -12,14 +12,17 @@
 //! Here Marathon's state and its views; `api` the calls the Marathon facade
 //! makes, `views` how apps and tasks are shown, `tasks` a task's life
 //! (placement, start, checks, ends, relaunches) and the counts it moves,
-//! `app_update` what `PUT /v2/apps/{id}` changes.
+//! `app_update` what `PUT /v2/apps/{id}` changes, `bus` the events
+//! `/v2/events` streams.
 
 mod api;
 mod app_update;
+mod bus;
 mod tasks;
 mod views;
 
 pub(crate) use app_update::AppChange;
+pub(crate) use bus::{BusEvent, BusKind, Read as BusRead};
 pub(crate) use views::{
     AppView, DeploymentView, HealthCheckResultView, HealthCheckView, KillResult, QueueView,
     TaskFailureView, TaskView,
@@ -352,6 +355,8 @@ pub(crate) struct Marathon {
     /// Apps missing tasks that found no agent with room.
     pub(crate) waiting: BTreeSet<AppIdx>,
     pub(crate) offer_cycle_scheduled: bool,
+    /// What `/v2/events` streams.
+    bus: bus::Bus,
 }
 
 impl Marathon {

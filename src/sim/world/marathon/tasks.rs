@@ -75,6 +75,7 @@ impl World {
         self.marathon.task_by_id.insert(id, key);
         if !initial {
             self.advance_delay(a);
+            self.publish_status(key, None);
         }
         key
     }
@@ -130,6 +131,7 @@ impl World {
         task.state = TaskState::Running;
         task.started_at = Some(self.now);
         let (a, doomed, crashes) = (task.app, task.doomed, task.crashes);
+        self.publish_status(key, None);
         if crashes {
             self.schedule_in(CRASH_AFTER_MS, Event::TaskCrashes(key));
         }
@@ -173,12 +175,14 @@ impl World {
         let Some(task) = self.marathon.tasks.get_mut(&key) else {
             return;
         };
+        let was_alive = task.health.alive;
         if ready {
             task.health.alive = Some(true);
             task.health.consecutive_failures = 0;
             task.health.first_success.get_or_insert(now);
             task.health.last_success = Some(now);
             task.checking = false;
+            self.publish_check(key, was_alive);
         } else if in_grace {
             self.schedule_in(spec.interval_ms, Event::HealthCheck(key));
             return;
@@ -186,8 +190,13 @@ impl World {
             task.health.alive = Some(false);
             task.health.consecutive_failures += 1;
             task.health.last_failure = Some(now);
-            if task.health.consecutive_failures >= spec.max_failures {
+            let killed = task.health.consecutive_failures >= spec.max_failures;
+            if killed {
                 task.checking = false;
+            }
+            self.publish_check(key, was_alive);
+            if killed {
+                self.publish_unhealthy_kill(key);
                 self.end_task(key, TaskEnd::HealthKilled);
                 return;
             }
@@ -267,6 +276,7 @@ impl World {
         let lineage = task.lineage.clone();
         let (task_id, agent) = (task.id.clone(), task.agent);
         self.record_failure(a, task_id, agent, how);
+        self.publish_status(key, None);
         // Marathon's limit-worthy conditions: FAILED, and GONE for a task
         // whose machine was brought down (see `TaskEnd::Lost`).
         let limit_worthy = matches!(how, TaskEnd::Lost | TaskEnd::Failed);
@@ -339,6 +349,13 @@ impl World {
     }
 
     pub(crate) fn on_task_expunged(&mut self, key: TaskKey) {
+        // Marathon's last word on it: a kill ends as TASK_KILLED, the rest
+        // in the state they ended in.
+        match self.marathon.tasks.get(&key).map(|t| t.state) {
+            None => return,
+            Some(TaskState::Killing) => self.publish_status(key, Some("TASK_KILLED")),
+            Some(_) => self.publish_status(key, None),
+        }
         let Some(task) = self.marathon.tasks.remove(&key) else {
             return;
         };
@@ -446,14 +463,16 @@ impl World {
         app.counts = counts;
         let (serving, instances) = (app.serving(), app.instances);
         let done = app.tasks.len() == instances as usize && serving == instances;
-        if done && let Some(id) = app.deployment.take() {
-            self.marathon.deployments.retain(|d| d.id != id);
-        }
+        let finished = if done { app.deployment.take() } else { None };
         if done && settled {
             app.floor_instances = app.floor_instances.max(instances);
         }
         let floor = app.floor();
         let target = instances.min(app.floor_instances);
+        if let Some(id) = finished {
+            self.publish_deployment("deployment_success", &id, a);
+            self.marathon.deployments.retain(|d| d.id != id);
+        }
         self.monitor
             .observe_app(a, self.now, really_serving, floor, instances, target);
         self.monitor.observe_misplaced(a, self.now, misplaced);

@@ -79,7 +79,7 @@ fn moves_back<P: Ports>(
     let allowed = cx.allowed_unhealthy();
     let surged: HashSet<String> = cx.group().open_surges().map(|s| s.app.clone()).collect();
     let mut moves = MovesBack::default();
-    for app in &seen.apps {
+    for app in seen.apps.iter() {
         let there: Vec<&Task> = app
             .tasks
             .iter()
