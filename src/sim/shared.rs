@@ -5,6 +5,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use super::world::{SimTime, World};
 
@@ -33,6 +34,12 @@ impl SimClock {
     pub(crate) fn now(&self) -> SimTime {
         let real = self.started.elapsed().as_secs_f64();
         SimTime::from_millis((real * self.time_scale * 1000.0) as u64)
+    }
+
+    /// The real instant at which the simulated clock reads `t`.
+    pub(crate) fn instant_of(&self, t: SimTime) -> tokio::time::Instant {
+        let real = t.as_millis() as f64 / 1000.0 / self.time_scale.max(f64::MIN_POSITIVE);
+        self.started + Duration::from_secs_f64(real.min(1e9))
     }
 
     /// How long in real time a simulated duration lasts.

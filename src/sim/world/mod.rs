@@ -240,6 +240,12 @@ impl World {
         self.now = self.now.max(t);
     }
 
+    /// When the next thing the world does by itself is due, if anything
+    /// is scheduled.
+    pub(crate) fn next_due(&self) -> Option<SimTime> {
+        self.queue.next_time()
+    }
+
     /// Advances by `ms` milliseconds.
     #[cfg(test)]
     pub(crate) fn advance_by_ms(&mut self, ms: u64) {

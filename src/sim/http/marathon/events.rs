@@ -40,6 +40,13 @@ const HEARTBEAT: Duration = Duration::from_secs(10);
 /// How often a stream looks whether its Marathon still leads.
 const LEADERSHIP_LOOK: Duration = Duration::from_millis(200);
 
+/// The least real time between two looks at the world: a stream also
+/// wakes when the world's next change is due, so that, as a real
+/// Marathon's, its events go out when things happen, not when the next
+/// request happens to bring the world up to date (at 300x the server's
+/// own 100 ms tick would be 30 simulated seconds late).
+const LEAST_WAKE: Duration = Duration::from_millis(1);
+
 /// The address every stream is said to come from (the simulator serves
 /// loopback).
 const REMOTE: &str = "127.0.0.1";
@@ -141,13 +148,13 @@ async fn next_frames(mut s: Stream) -> Option<(Result<Bytes, Infallible>, Stream
         if s.peers.current_leader() != Some(s.index) {
             return None;
         }
-        let (read, frames) = s.listening.0.with(|w| {
+        let (read, frames, due) = s.listening.0.with(|w| {
             let read = w.marathon_events(s.from);
             let frames = match &read {
                 BusRead::Events(events, _) => render(w, events, &s.types, s.light),
                 BusRead::Behind => String::new(),
             };
-            (read, frames)
+            (read, frames, w.next_due())
         });
         match read {
             BusRead::Behind => return None,
@@ -156,6 +163,12 @@ async fn next_frames(mut s: Stream) -> Option<(Result<Bytes, Infallible>, Stream
         if !frames.is_empty() {
             return Some((Ok(Bytes::from(frames)), s));
         }
+        let now = Instant::now();
+        let clock = s.listening.0.clock();
+        let wake_at = due
+            .map(|t| clock.instant_of(t).max(now + LEAST_WAKE))
+            .unwrap_or(now + LEADERSHIP_LOOK)
+            .min(now + LEADERSHIP_LOOK);
         let woke = tokio::select! {
             _ = s.stop.wait_for(|closing| *closing) => Woke::Closing,
             changed = s.changed.changed() => match changed {
@@ -163,7 +176,7 @@ async fn next_frames(mut s: Stream) -> Option<(Result<Bytes, Infallible>, Stream
                 Err(_) => Woke::Closing,
             },
             _ = tokio::time::sleep_until(s.heartbeat) => Woke::Heartbeat,
-            _ = tokio::time::sleep(LEADERSHIP_LOOK) => Woke::Look,
+            _ = tokio::time::sleep_until(wake_at) => Woke::Look,
         };
         match woke {
             Woke::Closing => return None,
