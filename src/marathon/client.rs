@@ -11,7 +11,7 @@
 //! failure proves Marathon never acted on them: a refused connection, a
 //! 503, or a proxy's 502 that says the leader was never reached.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -89,12 +89,16 @@ pub(crate) struct MarathonClient {
     /// The last `/v2/apps` answer and where the stream stood when it was
     /// asked for.
     kept: Mutex<Option<KeptApps>>,
+    /// Writes this client has begun or ended: an answer asked for while
+    /// one was under way is not kept past it.
+    writes: AtomicU64,
 }
 
 #[derive(Debug)]
 struct KeptApps {
     apps: Arc<Vec<App>>,
     mark: Mark,
+    writes: u64,
     read_at: tokio::time::Instant,
 }
 
@@ -187,6 +191,7 @@ impl MarathonClient {
             follows_events: false,
             events: OnceLock::new(),
             kept: Mutex::new(None),
+            writes: AtomicU64::new(0),
         })
     }
 
@@ -241,9 +246,12 @@ impl MarathonClient {
     /// The kept answer, if the stream has been quiet since it was asked
     /// for (the same mark) and it is young enough.
     fn kept_apps(&self, mark: Mark) -> Option<Arc<Vec<App>>> {
+        let writes = self.writes.load(Ordering::SeqCst);
         let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         kept.as_ref()
-            .filter(|k| k.mark == mark && k.read_at.elapsed() < KEPT_APPS_MAX_AGE)
+            .filter(|k| {
+                k.mark == mark && k.writes == writes && k.read_at.elapsed() < KEPT_APPS_MAX_AGE
+            })
             .map(|k| k.apps.clone())
     }
 
@@ -287,18 +295,23 @@ impl MarathonClient {
     /// Sends `call`, in rounds over every URL, retried with backoff while
     /// each round fails in a way that allows it.
     async fn execute(&self, call: &Call<'_>) -> Result<Answer, MarathonError> {
-        if call.method != Method::GET {
+        let writes = call.method != Method::GET;
+        if writes {
             // A change this client makes is not waited for on the stream.
+            self.writes.fetch_add(1, Ordering::SeqCst);
             self.keep_apps(None);
         }
         self.seek_leader_once().await;
-        retry(
+        let answered = retry(
             self.backoff,
             |err| matches!(err, RoundError::AllFailed(_)),
             || self.round(call),
         )
-        .await
-        .map_err(|err| match err {
+        .await;
+        if writes {
+            self.writes.fetch_add(1, Ordering::SeqCst);
+        }
+        answered.map_err(|err| match err {
             RoundError::AllFailed(detail) => MarathonError::Unavailable {
                 operation: call.operation,
                 attempts: self.backoff.attempts.max(1),
@@ -438,6 +451,7 @@ impl Marathon for MarathonClient {
         // Where the stream stands before asking: a change heard while the
         // answer is on its way makes the next call ask again.
         let mark = self.event_watch().mark();
+        let writes = self.writes.load(Ordering::SeqCst);
         if let Some(apps) = mark.and_then(|mark| self.kept_apps(mark)) {
             return Ok(apps);
         }
@@ -448,6 +462,7 @@ impl Marathon for MarathonClient {
         self.keep_apps(mark.map(|mark| KeptApps {
             apps: apps.clone(),
             mark,
+            writes,
             read_at,
         }));
         Ok(apps)

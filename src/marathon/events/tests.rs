@@ -170,3 +170,93 @@ async fn a_standbys_redirect_is_followed_to_a_configured_leader_only() {
         "{asked:?}"
     );
 }
+
+/// A Marathon whose stream attaches and then stays quiet, whose
+/// `/v2/apps` answers after `read_delay` and counts its reads, and whose
+/// scale answers at once.
+async fn quiet_marathon(read_delay: Duration) -> (String, Arc<AtomicUsize>) {
+    use axum::routing::{get, put};
+    let reads = Arc::new(AtomicUsize::new(0));
+    let counted = reads.clone();
+    let app = axum::Router::new()
+        .route(
+            "/v2/events",
+            get(|| async {
+                let first = futures_util::stream::once(async {
+                    Ok::<_, Infallible>(Bytes::from_static(ATTACHED.as_bytes()))
+                });
+                let body = Body::from_stream(first.chain(futures_util::stream::pending()));
+                ([("content-type", "text/event-stream")], body).into_response()
+            }),
+        )
+        .route(
+            "/v2/apps",
+            get(move || {
+                let counted = counted.clone();
+                async move {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(read_delay).await;
+                    ([("content-type", "application/json")], r#"{"apps":[]}"#).into_response()
+                }
+            }),
+        )
+        .route(
+            "/v2/apps/{id}",
+            put(|| async {
+                (
+                    [("content-type", "application/json")],
+                    r#"{"version":"2026-12-07T00:00:00.000Z","deploymentId":"d1"}"#,
+                )
+                    .into_response()
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let url = format!("http://{}/", listener.local_addr().expect("address"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, reads)
+}
+
+#[tokio::test]
+async fn an_answer_asked_for_while_this_client_wrote_is_not_kept() {
+    use crate::http::HttpSettings;
+    use crate::marathon::MarathonClient;
+    use crate::roll::ports::marathon::Marathon;
+    let (url, reads) = quiet_marathon(Duration::from_millis(300)).await;
+    let client = MarathonClient::new(&[url], &HttpSettings::default())
+        .expect("a client")
+        .with_event_stream();
+    // Until the stream is subscribed and an answer kept.
+    for _ in 0..500 {
+        let before = reads.load(Ordering::SeqCst);
+        client.apps().await.expect("apps");
+        if reads.load(Ordering::SeqCst) == before {
+            break;
+        }
+    }
+    let before = reads.load(Ordering::SeqCst);
+    client.apps().await.expect("apps");
+    assert_eq!(reads.load(Ordering::SeqCst), before, "quiet: kept");
+
+    // A scale sent while a read is on its way: the stream stays quiet,
+    // yet that answer may predate the scale.
+    client.scale_app("/x", 2).await.expect("scaled");
+    let (read, scaled) = tokio::join!(client.apps(), async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        client.scale_app("/x", 3).await
+    });
+    read.expect("apps");
+    scaled.expect("scaled");
+    let before = reads.load(Ordering::SeqCst);
+    client.apps().await.expect("apps");
+    assert_eq!(
+        reads.load(Ordering::SeqCst),
+        before + 1,
+        "read again after the write"
+    );
+    client.apps().await.expect("apps");
+    assert_eq!(reads.load(Ordering::SeqCst), before + 1, "then kept again");
+}
