@@ -18,7 +18,7 @@ use std::time::Duration;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{Method, StatusCode, Url};
 
-use super::events::{Connect, EventWatch, Mark};
+use super::events::{Connect, EventWatch, Mark, same_origin};
 use super::wire;
 use crate::http::{HttpAuth, HttpConfigError, HttpSettings};
 use crate::metrics::System;
@@ -237,7 +237,11 @@ impl MarathonClient {
             EventWatch::start(Connect {
                 http: self.http.clone(),
                 auth: self.auth.clone(),
-                bases: self.bases.clone(),
+                streams: self
+                    .bases
+                    .iter()
+                    .map(|base| endpoint(base, &["v2", "events"], &[("plan-format", "light")]))
+                    .collect(),
                 preferred: self.preferred.clone(),
             })
         })
@@ -423,11 +427,7 @@ impl MarathonClient {
     }
 
     fn index_of_url(&self, url: &Url) -> Option<usize> {
-        self.bases.iter().position(|base| {
-            base.scheme() == url.scheme()
-                && base.host_str() == url.host_str()
-                && base.port_or_known_default() == url.port_or_known_default()
-        })
+        self.bases.iter().position(|base| same_origin(base, url))
     }
 
     /// The configured URL whose `host:port` is `authority` (as

@@ -91,7 +91,9 @@ impl Drop for EventWatch {
 pub(crate) struct Connect {
     pub(crate) http: reqwest::Client,
     pub(crate) auth: HttpAuth,
-    pub(crate) bases: Vec<Url>,
+    /// Each Marathon's stream URL (`…/v2/events?plan-format=light`), in
+    /// the order of the client's URLs.
+    pub(crate) streams: Vec<Url>,
     /// The base to try first (the client's: the leader when known).
     pub(crate) preferred: Arc<AtomicUsize>,
 }
@@ -129,7 +131,7 @@ async fn follow(connect: Connect, heard: Arc<Mutex<Heard>>) {
     let mut pause = RETRY_MIN;
     let mut next = connect.preferred.load(Ordering::Relaxed);
     loop {
-        let index = next % connect.bases.len().max(1);
+        let index = next % connect.streams.len().max(1);
         let brought_events = read_one(&connect, index, &heard).await;
         lock(&heard).subscribed = None;
         if brought_events {
@@ -152,10 +154,10 @@ async fn follow(connect: Connect, heard: Arc<Mutex<Heard>>) {
 /// One connection to base `index`, read to its end. Whether it brought
 /// any event.
 async fn read_one(connect: &Connect, index: usize, heard: &Mutex<Heard>) -> bool {
-    let Some(base) = connect.bases.get(index) else {
+    let Some(url) = connect.streams.get(index) else {
         return false;
     };
-    let Some(mut response) = open(connect, stream_url(base)).await else {
+    let Some(mut response) = open(connect, url.clone()).await else {
         return false;
     };
     if response.status().is_redirection() {
@@ -165,7 +167,7 @@ async fn read_one(connect: &Connect, index: usize, heard: &Mutex<Heard>) -> bool
             .get(LOCATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| Url::parse(v).ok())
-            .filter(|url| connect.bases.iter().any(|b| same_origin(b, url)));
+            .filter(|url| connect.streams.iter().any(|s| same_origin(s, url)));
         let Some(target) = target else {
             return false;
         };
@@ -222,16 +224,8 @@ async fn open(connect: &Connect, url: Url) -> Option<reqwest::Response> {
     sent.ok()
 }
 
-fn stream_url(base: &Url) -> Url {
-    let mut url = base.clone();
-    if let Ok(mut path) = url.path_segments_mut() {
-        path.pop_if_empty().push("v2").push("events");
-    }
-    url.query_pairs_mut().append_pair("plan-format", "light");
-    url
-}
-
-fn same_origin(a: &Url, b: &Url) -> bool {
+/// Whether `a` and `b` reach the same server (scheme, host, port).
+pub(super) fn same_origin(a: &Url, b: &Url) -> bool {
     a.scheme() == b.scheme()
         && a.host_str() == b.host_str()
         && a.port_or_known_default() == b.port_or_known_default()

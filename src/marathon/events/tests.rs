@@ -81,7 +81,7 @@ fn watch(url: &str) -> EventWatch {
     EventWatch::start(Connect {
         http: reqwest::Client::new(),
         auth: HttpAuth::None,
-        bases: vec![Url::parse(url).expect("url")],
+        streams: vec![Url::parse(url).expect("url")],
         preferred: Arc::new(AtomicUsize::new(0)),
     })
 }
@@ -145,12 +145,18 @@ fn no_redirects() -> reqwest::Client {
 async fn a_standbys_redirect_is_followed_to_a_configured_leader_only() {
     use crate::sim::http::peer_servers::PeerServers;
     let marathons = PeerServers::start(1e-9, crate::sim::http::marathon::router).await;
-    let url = |i: usize| Url::parse(&marathons.urls[i]).expect("url");
+    let url = |i: usize| {
+        Url::parse(&format!(
+            "{}/v2/events?plan-format=light",
+            marathons.urls[i]
+        ))
+        .expect("url")
+    };
     // The standby first, the leader configured too: followed.
     let both = EventWatch::start(Connect {
         http: no_redirects(),
         auth: HttpAuth::None,
-        bases: vec![url(1), url(0)],
+        streams: vec![url(1), url(0)],
         preferred: Arc::new(AtomicUsize::new(0)),
     });
     until_marked(&both).await;
@@ -159,7 +165,7 @@ async fn a_standbys_redirect_is_followed_to_a_configured_leader_only() {
     let alone = EventWatch::start(Connect {
         http: no_redirects(),
         auth: HttpAuth::None,
-        bases: vec![url(1)],
+        streams: vec![url(1)],
         preferred: Arc::new(AtomicUsize::new(0)),
     });
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -200,27 +200,21 @@ impl World {
         });
     }
 
-    /// A task's check result: a failure is published each time, a change
-    /// of `alive` once.
-    pub(super) fn publish_check(&mut self, key: TaskKey, was_alive: Option<bool>) {
+    /// A check result of a task whose app has the check `spec`: a failure
+    /// is published each time, a change of `alive` once.
+    pub(super) fn publish_check(
+        &mut self,
+        key: TaskKey,
+        spec: &HealthSpec,
+        was_alive: Option<bool>,
+    ) {
         let task = &self.marathon.tasks[&key];
         let (a, alive) = (task.app, task.health.alive);
         if alive == Some(false) {
-            self.publish(|w| {
-                let view = w.app_view(a, false);
-                BusKind::FailedCheck {
-                    app_id: view.id,
-                    task_id: w.marathon.tasks[&key].id.clone(),
-                    check: view.health_checks.into_iter().next().unwrap_or_else(|| {
-                        HealthCheckView {
-                            protocol: String::new(),
-                            grace_period_seconds: 0.0,
-                            interval_seconds: 0.0,
-                            timeout_seconds: 0.0,
-                            max_consecutive_failures: 0,
-                        }
-                    }),
-                }
+            self.publish(|w| BusKind::FailedCheck {
+                app_id: w.marathon.apps[a].id.clone(),
+                task_id: w.marathon.tasks[&key].id.clone(),
+                check: spec.view(),
             });
         }
         if let Some(alive) = alive

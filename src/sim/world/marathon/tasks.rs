@@ -182,7 +182,7 @@ impl World {
             task.health.first_success.get_or_insert(now);
             task.health.last_success = Some(now);
             task.checking = false;
-            self.publish_check(key, was_alive);
+            self.publish_check(key, &spec, was_alive);
         } else if in_grace {
             self.schedule_in(spec.interval_ms, Event::HealthCheck(key));
             return;
@@ -194,7 +194,7 @@ impl World {
             if killed {
                 task.checking = false;
             }
-            self.publish_check(key, was_alive);
+            self.publish_check(key, &spec, was_alive);
             if killed {
                 self.publish_unhealthy_kill(key);
                 self.end_task(key, TaskEnd::HealthKilled);

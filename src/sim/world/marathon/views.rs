@@ -137,6 +137,19 @@ pub(crate) struct KillResult {
     pub(crate) deployment_id: Option<String>,
 }
 
+impl HealthSpec {
+    /// The check as Marathon writes it.
+    pub(super) fn view(&self) -> HealthCheckView {
+        HealthCheckView {
+            protocol: self.protocol.clone(),
+            grace_period_seconds: self.grace_ms as f64 / 1000.0,
+            interval_seconds: self.interval_ms as f64 / 1000.0,
+            timeout_seconds: self.timeout_s,
+            max_consecutive_failures: self.max_failures,
+        }
+    }
+}
+
 impl World {
     pub(super) fn app_view(&self, a: AppIdx, embed_tasks: bool) -> AppView {
         let app = &self.marathon.apps[a];
@@ -153,17 +166,7 @@ impl World {
             accepted_resource_roles: app.accepted_roles.clone(),
             labels: app.labels.clone(),
             config_changed_unix_ms: self.unix_ms(app.config_changed),
-            health_checks: app
-                .health
-                .iter()
-                .map(|h| HealthCheckView {
-                    protocol: h.protocol.clone(),
-                    grace_period_seconds: h.grace_ms as f64 / 1000.0,
-                    interval_seconds: h.interval_ms as f64 / 1000.0,
-                    timeout_seconds: h.timeout_s,
-                    max_consecutive_failures: h.max_failures,
-                })
-                .collect(),
+            health_checks: app.health.iter().map(HealthSpec::view).collect(),
             minimum_health_capacity: app.min_health_capacity,
             maximum_over_capacity: app.max_over_capacity,
             constraints: if app.unique {
