@@ -43,6 +43,8 @@ pub(crate) struct Surge {
     pub(crate) instance: String,
     /// The one task on the agent this surge replaces (killed with
     /// `scale=true`, which takes back exactly the one instance added).
+    /// Dropped once the surge is done, as `extra_tasks` are.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub(crate) task: String,
     /// A drain surge may replace more of the app's old tasks at once: the
     /// app is scaled up by one per task (`task` and these), and each is
@@ -80,10 +82,12 @@ impl WaveRecord {
 }
 
 impl Surge {
-    /// Its extra tasks dropped when it is done: only its app is read then
-    /// (the failure watch's moved apps).
+    /// Its tasks dropped when it is done: only its app is read then (the
+    /// failure watch's moved apps). A roll of 5,000 apps kept 5,000 task
+    /// ids (300 KB of each checkpoint write) for nothing.
     pub(crate) fn forget_tasks_if_done(&mut self) {
         if self.state == SurgeState::Done {
+            self.task = String::new();
             self.extra_tasks = Vec::new();
         }
     }
