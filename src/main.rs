@@ -33,7 +33,8 @@ mod memory {
     /// Freed pages go back to the system at once, not a second later, and
     /// arenas commit memory as it is used: with mimalloc's defaults the
     /// peak resident memory of a `huge` roll rose from 178 MB (glibc) to
-    /// 226-233 MB, over the 200 MB goal; with these, 135-170 MB. An
+    /// 226-233 MB, over the 200 MB goal; with these (and no transparent
+    /// huge pages, the crate's `no_thp`), 135 MB. An
     /// operator's `MIMALLOC_*` variable still wins, and another mimalloc
     /// version keeps its defaults rather than be given wrong numbers.
     pub(crate) fn return_freed_memory_at_once() {
