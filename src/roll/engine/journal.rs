@@ -27,6 +27,9 @@ pub(crate) struct Journal<'o> {
     clock: RollClock,
     /// The checkpoint as last written.
     saved: Vec<u8>,
+    /// The buffer the next save serializes into (the one before last's,
+    /// kept so that a save does not grow a new one).
+    spare: Vec<u8>,
     /// How many of `checkpoint.events` (all this run logged, after those
     /// it loaded) are in the event log beside the checkpoint: the file
     /// leaves their routine ones out (`Checkpoint::events_as_written`).
@@ -51,6 +54,7 @@ impl<'o> Journal<'o> {
             store,
             clock,
             saved: Vec::new(),
+            spare: Vec::new(),
             observer,
         }
     }
@@ -60,13 +64,15 @@ impl<'o> Journal<'o> {
     /// what no step reads again of the moves that are over.
     pub(crate) async fn save(&mut self) -> Result<(), CheckpointError> {
         self.checkpoint.forget_finished_moves();
-        let bytes = self.as_written()?;
+        let mut bytes = std::mem::take(&mut self.spare);
+        self.as_written(&mut bytes)?;
         if bytes != self.saved {
             let written = self.store.write(&self.checkpoint, &bytes).await?;
             crate::metrics::checkpoint_written(written);
-            self.saved = bytes;
+            std::mem::swap(&mut self.saved, &mut bytes);
             (self.observer)(&self.checkpoint);
         }
+        self.spare = bytes;
         Ok(())
     }
 
@@ -75,7 +81,7 @@ impl<'o> Journal<'o> {
     /// up to the last `KEPT_EVENTS` is appended to it first, so a crash
     /// between the two repeats some in the log rather than losing them).
     /// The run keeps every event in memory.
-    fn as_written(&mut self) -> Result<Vec<u8>, CheckpointError> {
+    fn as_written(&mut self, json: &mut Vec<u8>) -> Result<(), CheckpointError> {
         let events = &self.checkpoint.events;
         if events.len() >= self.events_cut + 2 * KEPT_EVENTS {
             let cut = events.len() - KEPT_EVENTS;
@@ -84,7 +90,7 @@ impl<'o> Journal<'o> {
             self.events_cut = cut;
         }
         if self.events_cut == 0 {
-            return self.checkpoint.to_json(self.store.location());
+            return self.checkpoint.to_json_into(self.store.location(), json);
         }
         let (view, in_log) = self.checkpoint.events_as_written(self.events_cut);
         let dropped = self.events_dropped_before + (self.events_cut - in_log) as u64;
@@ -92,10 +98,10 @@ impl<'o> Journal<'o> {
         let all = std::mem::replace(&mut checkpoint.events, view);
         let loaded = (checkpoint.events_dropped, checkpoint.events_in_log);
         (checkpoint.events_dropped, checkpoint.events_in_log) = (dropped, in_log as u64);
-        let json = checkpoint.to_json(self.store.location());
+        let written = checkpoint.to_json_into(self.store.location(), json);
         checkpoint.events = all;
         (checkpoint.events_dropped, checkpoint.events_in_log) = loaded;
-        json
+        written
     }
 
     /// Records the intent of a side effect and writes it, before the

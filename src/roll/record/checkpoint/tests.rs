@@ -485,7 +485,10 @@ fn a_complete_waves_kills_and_a_done_surges_tasks_are_forgotten_and_open_ones_ke
         "a wave not complete keeps its kills"
     );
     assert!(group.surges[0].extra_tasks.is_empty());
-    assert_eq!(group.surges[0].task, "", "a done surge's task is not read again");
+    assert_eq!(
+        group.surges[0].task, "",
+        "a done surge's task is not read again"
+    );
     assert_eq!(group.surges[0].app, "/done");
     assert_eq!(
         group.surges[1], before.groups[0].surges[1],
