@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 
 use super::held::{ProtectedPolicy, StandbyPolicy};
 use super::kinds::{GroupIndex, RollPlan};
-use crate::atomic_file;
 use crate::plan::StepIndex;
 
 mod encoding;
@@ -474,55 +473,6 @@ impl Checkpoint {
     pub(crate) fn save(&self, path: &Path) -> Result<(), CheckpointError> {
         let json = self.to_json(path)?;
         self.write(path, &json).map(drop)
-    }
-
-    /// The checkpoint as written to `path`.
-    pub fn to_json(&self, path: &Path) -> Result<Vec<u8>, CheckpointError> {
-        let mut json = Vec::new();
-        self.to_json_into(path, &mut json)?;
-        Ok(json)
-    }
-
-    /// `to_json` into `json` (cleared first): a run that writes the
-    /// checkpoint every tick reuses one buffer rather than growing a new
-    /// one to megabytes each time (at 2,000 agents, page faults and copies
-    /// were nearly half of the serialization's CPU).
-    pub(crate) fn to_json_into(
-        &self,
-        path: &Path,
-        json: &mut Vec<u8>,
-    ) -> Result<(), CheckpointError> {
-        json.clear();
-        // Compact: written whole a few times a tick, and at 2,000 agents a
-        // pretty-printed one was 40 % indentation (`jq .` shows it laid out).
-        serde_json::to_writer(&mut *json, self).map_err(|e| CheckpointError::Write {
-            path: path.to_path_buf(),
-            source: io::Error::other(e),
-        })?;
-        json.push(b'\n');
-        Ok(())
-    }
-
-    /// Writes `json` (from `to_json`) to `path` atomically, mode 0600,
-    /// compressed from 512 KiB on (`encoding`); answers the bytes written.
-    pub(crate) fn write(&self, path: &Path, json: &[u8]) -> Result<usize, CheckpointError> {
-        let failed = |source| CheckpointError::Write {
-            path: path.to_path_buf(),
-            source,
-        };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(failed)?;
-        }
-        let bytes = Checkpoint::bytes_of(json).map_err(failed)?;
-        crate::crash_point::before_checkpoint_write();
-        atomic_file::replace(path, &bytes, FILE_MODE).map_err(failed)?;
-        crate::crash_point::after_checkpoint_write();
-        Ok(bytes.len())
-    }
-
-    /// The bytes a checkpoint's JSON is kept as (`encoding`).
-    pub(crate) fn bytes_of(json: &[u8]) -> io::Result<std::borrow::Cow<'_, [u8]>> {
-        encoding::encode(json)
     }
 
     /// Records, at `at`, the intent of a side effect, unless the last
