@@ -11,10 +11,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use super::eta::Pace;
-use crate::plan::Status;
+use crate::plan::{Status, Step};
 use crate::roll::record::checkpoint::{Checkpoint, EventKind, WaitRecord, utc};
 use crate::roll::record::env::Timeouts;
-use crate::roll::record::kinds::{RollPlan, StepKind, WaitKind};
+use crate::roll::record::kinds::{GroupStep, RollPlan, StepKind, WaitKind};
 
 /// What a working step waits for, since when, and how long it may.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -176,7 +176,10 @@ pub(crate) struct Tracker {
     began: Option<SystemTime>,
     plan: Option<Phase>,
     phases: HashMap<String, Phase>,
-    steps: HashMap<String, (Status, Option<WaitKind>)>,
+    /// Each step's last status and wait, by phase id, then step id (a
+    /// plan of 2,000 steps is looked through at every write: no name is
+    /// built for a step that did not change).
+    steps: HashMap<String, HashMap<String, (Status, Option<WaitKind>)>>,
     events: usize,
     /// How long things took, for the ETA.
     pace: Pace,
@@ -274,54 +277,39 @@ impl Tracker {
         at: &str,
         resumed: bool,
     ) -> Vec<Change> {
-        let plan = &checkpoint.plan;
         let mut changes = Vec::new();
-        for (index, step) in plan.steps() {
-            let name = format!("{}/{}", plan.phases[index.phase].id, step.id);
-            let status = step.status();
-            let wait = checkpoint
-                .progress
-                .get(&step.id)
-                .and_then(|p| p.wait.as_ref());
-            let state = (status, wait.map(|w| w.kind));
-            let news = match self.steps.insert(name.clone(), state) {
-                Some(before) => before != state,
-                // Unseen: news when it has begun, unless this is a
-                // resume's baseline, where only working steps are.
-                None => {
-                    status != Status::Pending
-                        && (!resumed || !matches!(status, Status::Complete | Status::Waiting))
+        let timeouts = &self.timeouts;
+        for phase in &checkpoint.plan.phases {
+            let seen = self.steps.entry(phase.id.clone()).or_default();
+            for step in &phase.steps {
+                let status = step.status();
+                let wait = checkpoint
+                    .progress
+                    .get(&step.id)
+                    .and_then(|p| p.wait.as_ref());
+                let state = (status, wait.map(|w| w.kind));
+                let news = match seen.get_mut(step.id.as_str()) {
+                    Some(before) => std::mem::replace(before, state) != state,
+                    // Unseen: news when it has begun, unless this is a
+                    // resume's baseline, where only working steps are.
+                    None => {
+                        seen.insert(step.id.clone(), state);
+                        status != Status::Pending
+                            && (!resumed || !matches!(status, Status::Complete | Status::Waiting))
+                    }
+                };
+                if news {
+                    let name = format!("{}/{}", phase.id, step.id);
+                    changes.push(step_change(
+                        step,
+                        name,
+                        wait.map(|w| wait_info(w, timeouts, now)),
+                        at,
+                    ));
                 }
-            };
-            if !news {
-                continue;
             }
-            let wait = wait.map(|w| self.wait_info(w, now));
-            let message = match &wait {
-                // The wait's own `(since …)` is in `wait`.
-                Some(_) => strip_since(&step.message).to_string(),
-                None => step.message.clone(),
-            };
-            changes.push(Change::Step {
-                at: at.to_string(),
-                step: name,
-                status,
-                message,
-                wait,
-            });
         }
         changes
-    }
-
-    /// What a step waits for, since when, and how long it may, as of `now`.
-    fn wait_info(&self, wait: &WaitRecord, now: SystemTime) -> WaitInfo {
-        let since = UNIX_EPOCH + Duration::from_millis(wait.since_unix_ms);
-        WaitInfo {
-            kind: wait.kind,
-            since: utc(since),
-            waited_s: now.duration_since(since).unwrap_or_default().as_secs(),
-            timeout_s: wait.kind.timeout(&self.timeouts).as_secs(),
-        }
     }
 
     /// Each phase, then the plan, whose status changed (working counted
@@ -405,6 +393,32 @@ impl Phase {
             }
             other => Phase::Other(other),
         }
+    }
+}
+/// The line of `step`, news, and what it waits for.
+fn step_change(step: &Step<GroupStep>, name: String, wait: Option<WaitInfo>, at: &str) -> Change {
+    let message = match &wait {
+        // The wait's own `(since …)` is in `wait`.
+        Some(_) => strip_since(&step.message).to_string(),
+        None => step.message.clone(),
+    };
+    Change::Step {
+        at: at.to_string(),
+        step: name,
+        status: step.status(),
+        message,
+        wait,
+    }
+}
+
+/// What a step waits for, since when, and how long it may, as of `now`.
+fn wait_info(wait: &WaitRecord, timeouts: &Timeouts, now: SystemTime) -> WaitInfo {
+    let since = UNIX_EPOCH + Duration::from_millis(wait.since_unix_ms);
+    WaitInfo {
+        kind: wait.kind,
+        since: utc(since),
+        waited_s: now.duration_since(since).unwrap_or_default().as_secs(),
+        timeout_s: wait.kind.timeout(timeouts).as_secs(),
     }
 }
 
