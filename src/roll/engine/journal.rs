@@ -152,6 +152,39 @@ mod tests {
             .collect()
     }
 
+    /// A save that changed nothing writes nothing, and each change is
+    /// written once, what was written last being what the next save is
+    /// compared with (the journal serializes into the buffer before).
+    #[tokio::test]
+    async fn a_save_writes_only_what_changed_since_the_last_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let text = include_str!("../../../fuzz/seeds/checkpoint/serial-1.json");
+        let checkpoint = Checkpoint::parse(&path, text).unwrap();
+        let writes = std::sync::atomic::AtomicUsize::new(0);
+        let mut run = Journal::new(
+            checkpoint,
+            CheckpointStore::file(&path),
+            RollClock::new(1.0),
+            Box::new(|_: &Checkpoint| {
+                writes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }),
+        );
+        let written = || writes.load(std::sync::atomic::Ordering::SeqCst);
+        run.save().await.unwrap();
+        run.save().await.unwrap();
+        assert_eq!(written(), 1, "the second save changed nothing");
+        for n in 0..3 {
+            run.log(EventKind::Operator, format!("change {n}"));
+            run.save().await.unwrap();
+            run.save().await.unwrap();
+            assert_eq!(written(), 2 + n, "each change once");
+            let on_disk = Checkpoint::load(&path).unwrap().unwrap();
+            let last = on_disk.events.last().unwrap();
+            assert_eq!(last.message, format!("change {n}"));
+        }
+    }
+
     /// Issue 32: every intent, completion, termination and surge of a
     /// 2,000-agent roll was written on every write. The old routine ones
     /// go to the event log beside the checkpoint instead, each once, also
