@@ -29,6 +29,11 @@ mod memory {
     /// version's `mi_option_e` (the Rust bindings name neither).
     pub(crate) const ARENA_EAGER_COMMIT: c_int = 4;
     pub(crate) const PURGE_DELAY: c_int = 15;
+    /// Each option set to 0, and the variable an operator sets it with.
+    const SET: [(c_int, &str); 2] = [
+        (PURGE_DELAY, "MIMALLOC_PURGE_DELAY"),
+        (ARENA_EAGER_COMMIT, "MIMALLOC_ARENA_EAGER_COMMIT"),
+    ];
 
     /// Freed pages go back to the system at once, not a second later, and
     /// arenas commit memory as it is used: with mimalloc's defaults the
@@ -42,10 +47,7 @@ mod memory {
         if unsafe { libmimalloc_sys::mi_version() } != VERSION {
             return;
         }
-        for (option, variable) in [
-            (PURGE_DELAY, "MIMALLOC_PURGE_DELAY"),
-            (ARENA_EAGER_COMMIT, "MIMALLOC_ARENA_EAGER_COMMIT"),
-        ] {
+        for (option, variable) in SET {
             if std::env::var_os(variable).is_none() {
                 // SAFETY: as above; `option` is below `_mi_option_last`.
                 unsafe { libmimalloc_sys::mi_option_set(option, 0 as c_long) };
@@ -65,21 +67,21 @@ mod memory {
         fn the_option_numbers_are_those_of_the_linked_mimalloc() {
             let get = |option| unsafe { libmimalloc_sys::mi_option_get(option) };
             assert_eq!(unsafe { libmimalloc_sys::mi_version() }, VERSION);
-            let untouched = |variable| std::env::var_os(variable).is_none();
-            let purge = untouched("MIMALLOC_PURGE_DELAY");
-            let eager = untouched("MIMALLOC_ARENA_EAGER_COMMIT");
-            if purge {
-                assert_eq!(get(PURGE_DELAY), 1000);
-            }
-            if eager {
-                assert_eq!(get(ARENA_EAGER_COMMIT), 2);
+            let defaults = [1000, 2];
+            let untouched: Vec<bool> = SET
+                .iter()
+                .map(|(_, variable)| std::env::var_os(variable).is_none())
+                .collect();
+            for (((option, _), default), untouched) in SET.iter().zip(defaults).zip(&untouched) {
+                if *untouched {
+                    assert_eq!(get(*option), default, "option {option}");
+                }
             }
             return_freed_memory_at_once();
-            if purge {
-                assert_eq!(get(PURGE_DELAY), 0);
-            }
-            if eager {
-                assert_eq!(get(ARENA_EAGER_COMMIT), 0);
+            for ((option, _), untouched) in SET.iter().zip(&untouched) {
+                if *untouched {
+                    assert_eq!(get(*option), 0, "option {option}");
+                }
             }
         }
     }

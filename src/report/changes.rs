@@ -395,6 +395,7 @@ impl Phase {
         }
     }
 }
+
 /// The line of `step`, news, and what it waits for.
 fn step_change(step: &Step<GroupStep>, name: String, wait: Option<WaitInfo>, at: &str) -> Change {
     let message = match &wait {
