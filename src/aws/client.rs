@@ -22,6 +22,7 @@ use aws_sdk_ec2::types as ec2;
 
 use super::call_meter::CallMeter;
 use super::error::AwsError;
+use super::group_instances::{InstanceFields, InstancesRead};
 use super::launch_source;
 use crate::retry::{Backoff, retry};
 use crate::roll::ports::auto_scaling::TerminationRequest;
@@ -68,6 +69,9 @@ pub struct AwsAutoScaling {
     /// instead for the rest of the process, as they did before, and the
     /// refusal is logged once.
     instances_refused: Arc<AtomicBool>,
+    /// A group's instances are read by `InstancesRead`, not the SDK's
+    /// decoder (off only in the tests that compare the two).
+    pub(super) reads_instances: bool,
 }
 
 /// What a termination with decrement checks of its group: AWS refuses a
@@ -118,6 +122,7 @@ impl AwsAutoScaling {
             page_size,
             sizes: Arc::default(),
             instances_refused: Arc::default(),
+            reads_instances: true,
         }
     }
 
@@ -275,30 +280,45 @@ impl AwsAutoScaling {
         i32::try_from(n).unwrap_or(i32::MAX)
     }
 
-    /// The group as the SDK reads it, across pages: what a write sends
-    /// back (a mixed instances policy) is taken from here.
-    async fn describe_raw(&self, group: &str) -> Result<asg::AutoScalingGroup, AwsError> {
+    /// The group as the SDK reads it, across pages (what a write sends
+    /// back, a mixed instances policy, is taken from here), and its
+    /// instances where `InstancesRead` read them instead of the SDK (the
+    /// SDK's group then has none).
+    async fn describe_raw(
+        &self,
+        group: &str,
+    ) -> Result<(asg::AutoScalingGroup, Option<Vec<GroupInstance>>), AwsError> {
         const OP: &str = "DescribeAutoScalingGroups";
         let mut token: Option<String> = None;
         loop {
-            let out = self
+            let read = InstancesRead::default();
+            let call = self
                 .asg
                 .describe_auto_scaling_groups()
                 .auto_scaling_group_names(group)
                 .max_records(self.page(MAX_GROUP_PAGE, 1))
-                .set_next_token(token.clone())
-                .send()
-                .await
-                .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+                .set_next_token(token.clone());
+            let out = if self.reads_instances {
+                call.customize().interceptor(read.clone()).send().await
+            } else {
+                call.send().await
+            }
+            .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+            let mut read = read.take();
             // Taken out of the answer, not cloned: at 2,000 agents the
             // group holds 4,000 instances, read every tick.
-            if let Some(found) = out
+            if let Some((n, found)) = out
                 .auto_scaling_groups
                 .unwrap_or_default()
                 .into_iter()
-                .find(|g| g.auto_scaling_group_name() == Some(group))
+                .enumerate()
+                .find(|(_, g)| g.auto_scaling_group_name() == Some(group))
             {
-                return Ok(found);
+                let instances = read
+                    .as_mut()
+                    .and_then(|groups| groups.get_mut(n))
+                    .map(std::mem::take);
+                return Ok((found, instances));
             }
             token = next_token(OP, group, token.as_deref(), out.next_token.as_deref())?;
             if token.is_none() {
@@ -452,7 +472,8 @@ impl AwsAutoScaling {
 
 impl AutoScaling for AwsAutoScaling {
     async fn describe_group(&self, group: &str) -> Result<AutoScalingGroup, AwsError> {
-        let g = group_from(&self.describe_raw(group).await?, group)?;
+        let (raw, instances) = self.describe_raw(group).await?;
+        let g = group_from(&raw, group, instances)?;
         let sizes = Sizes {
             min: g.min_size,
             desired: g.desired_capacity,
@@ -467,18 +488,24 @@ impl AutoScaling for AwsAutoScaling {
         let mut groups = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let out = self
+            let read = InstancesRead::default();
+            let call = self
                 .asg
                 .describe_auto_scaling_groups()
                 .filters(filter.clone())
                 .max_records(self.page(MAX_GROUP_PAGE, 1))
-                .set_next_token(token.clone())
-                .send()
-                .await
-                .map_err(|e| AwsError::from_sdk(OP, key, e))?;
+                .set_next_token(token.clone());
+            let out = if self.reads_instances {
+                call.customize().interceptor(read.clone()).send().await
+            } else {
+                call.send().await
+            }
+            .map_err(|e| AwsError::from_sdk(OP, key, e))?;
+            let mut read = read.take().map(Vec::into_iter);
             for found in out.auto_scaling_groups() {
                 let name = found.auto_scaling_group_name().unwrap_or_default();
-                groups.push(group_from(found, name)?);
+                let instances = read.as_mut().and_then(Iterator::next);
+                groups.push(group_from(found, name, instances)?);
             }
             token = next_token(OP, key, token.as_deref(), out.next_token())?;
             if token.is_none() {
@@ -610,7 +637,7 @@ impl AutoScaling for AwsAutoScaling {
 
     async fn set_launch_source(&self, group: &str, source: &LaunchSource) -> Result<(), AwsError> {
         const OP: &str = "UpdateAutoScalingGroup";
-        let raw = self.describe_raw(group).await?;
+        let (raw, _) = self.describe_raw(group).await?;
         let refused = |reason: String| AwsError::Refused {
             operation: OP,
             target: group.to_string(),
@@ -940,31 +967,33 @@ fn size(
     })
 }
 
-fn group_from(g: &asg::AutoScalingGroup, group: &str) -> Result<AutoScalingGroup, AwsError> {
+fn group_from(
+    g: &asg::AutoScalingGroup,
+    group: &str,
+    read: Option<Vec<GroupInstance>>,
+) -> Result<AutoScalingGroup, AwsError> {
     const OP: &str = "DescribeAutoScalingGroups";
-    let instances = g
-        .instances()
-        .iter()
-        .map(|i| {
-            let id = i.instance_id().ok_or_else(|| {
-                AwsError::bad_response(OP, group, "an instance without InstanceId")
-            })?;
-            Ok(GroupInstance {
-                id: id.to_string(),
-                availability_zone: i.availability_zone().unwrap_or_default().to_string(),
-                lifecycle_state: LifecycleState::parse(
-                    i.lifecycle_state().map(|s| s.as_str()).unwrap_or_default(),
-                ),
-                health_status: i.health_status().unwrap_or_default().to_string(),
-                launch_source: launch_source::instance_source(
-                    i.launch_template(),
-                    i.launch_configuration_name(),
-                ),
-                protected_from_scale_in: i.protected_from_scale_in().unwrap_or(false),
-                instance_type: i.instance_type().map(str::to_string),
+    let instances = match read {
+        Some(instances) => instances,
+        None => g
+            .instances()
+            .iter()
+            .map(|i| {
+                InstanceFields {
+                    id: i.instance_id(),
+                    availability_zone: i.availability_zone(),
+                    lifecycle_state: i.lifecycle_state().map(|s| s.as_str()),
+                    health_status: i.health_status(),
+                    template: i.launch_template().map(launch_source::template_ref),
+                    configuration: i.launch_configuration_name(),
+                    protected_from_scale_in: i.protected_from_scale_in(),
+                    instance_type: i.instance_type(),
+                }
+                .instance()
+                .ok_or_else(|| AwsError::bad_response(OP, group, "an instance without InstanceId"))
             })
-        })
-        .collect::<Result<Vec<_>, AwsError>>()?;
+            .collect::<Result<Vec<_>, AwsError>>()?,
+    };
     Ok(AutoScalingGroup {
         name: group.to_string(),
         min_size: size(OP, group, "MinSize", g.min_size())?,

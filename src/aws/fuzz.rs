@@ -8,6 +8,10 @@
 //! status (`/ 6 % 5`, of `STATUSES`); the rest is the body. The seeds in
 //! `fuzz/seeds/aws/` start with a printable such byte (`<` is the first
 //! operation with the first status).
+//!
+//! The first operation, DescribeAutoScalingGroups, is read twice: with the
+//! group's instances read by `group_instances` and with the SDK decoding
+//! all of it. The two must agree (the target panics if not).
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -104,6 +108,39 @@ fn adapter() -> (tokio::runtime::Runtime, AwsAutoScaling) {
     (runtime, adapter)
 }
 
+/// DescribeAutoScalingGroups answered `body` (200): the group as the
+/// adapter reads it, its instances read by `group_instances`, and as it
+/// reads it with the SDK decoding all of it (what the error says, if it
+/// fails). The two must be the same.
+#[cfg(test)]
+pub(crate) fn describe_both(body: &[u8]) -> (String, String) {
+    ANSWER.with(|a| {
+        *a.borrow_mut() = Answer {
+            status: 200,
+            body: Arc::new(body.to_vec()),
+            group_for_writes: false,
+        }
+    });
+    describe_both_ways()
+}
+
+fn describe_both_ways() -> (String, String) {
+    ADAPTER.with(|(runtime, aws)| {
+        let mut by_sdk = aws.clone();
+        by_sdk.reads_instances = false;
+        let show = |read: Result<_, super::AwsError>| match read {
+            Ok(group) => format!("{group:?}"),
+            Err(err) => format!("{err} [{}]", err.label()),
+        };
+        runtime.block_on(async {
+            (
+                show(aws.describe_group(GROUP).await),
+                show(by_sdk.describe_group(GROUP).await),
+            )
+        })
+    })
+}
+
 pub(crate) fn answers(data: &[u8]) {
     let Some((&selector, body)) = data.split_first() else {
         return;
@@ -117,10 +154,17 @@ pub(crate) fn answers(data: &[u8]) {
             group_for_writes: operation >= 3,
         }
     });
+    if operation == 0 {
+        let (read_here, read_by_sdk) = describe_both_ways();
+        assert_eq!(
+            read_here, read_by_sdk,
+            "the group's instances read by roller and by the SDK differ"
+        );
+        return;
+    }
     ADAPTER.with(|(runtime, aws)| {
         let result: Result<String, super::AwsError> = runtime.block_on(async {
             Ok(match operation {
-                0 => format!("{:?}", aws.describe_group(GROUP).await?),
                 1 => format!("{:?}", aws.scaling_activities(GROUP, 10).await?),
                 2 => format!("{:?}", aws.describe_instances(&["i-1".to_string()]).await?),
                 3 => format!("{:?}", aws.terminate_instance(GROUP, "i-1").await?),

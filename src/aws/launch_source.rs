@@ -28,15 +28,24 @@ pub(super) fn instance_source(
     template: Option<&asg::LaunchTemplateSpecification>,
     configuration: Option<&str>,
 ) -> Option<LaunchSource> {
-    if let Some(t) = template {
-        return Some(LaunchSource::from(&template_ref(t)));
+    source_from(template.map(template_ref), configuration)
+}
+
+/// A launch source from what AWS named: the template if there is one (AWS
+/// gives exactly one of the two), else the launch configuration.
+pub(super) fn source_from(
+    template: Option<TemplateRef>,
+    configuration: Option<&str>,
+) -> Option<LaunchSource> {
+    if let Some(TemplateRef { id, name, version }) = template {
+        return Some(LaunchSource::Template { id, name, version });
     }
     configuration.map(|name| LaunchSource::Configuration {
         name: name.to_string(),
     })
 }
 
-fn template_ref(t: &asg::LaunchTemplateSpecification) -> TemplateRef {
+pub(super) fn template_ref(t: &asg::LaunchTemplateSpecification) -> TemplateRef {
     TemplateRef {
         id: t.launch_template_id().map(str::to_string),
         name: t.launch_template_name().map(str::to_string),

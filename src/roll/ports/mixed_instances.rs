@@ -9,7 +9,7 @@
 
 /// A `LaunchTemplateSpecification`: a template by id or name, and a
 /// version (a number, `$Latest` or `$Default`; none reads as `$Default`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TemplateRef {
     pub id: Option<String>,
     pub name: Option<String>,
