@@ -304,20 +304,16 @@ impl AwsAutoScaling {
                 call.send().await
             }
             .map_err(|e| AwsError::from_sdk(OP, group, e))?;
-            let mut read = read.take();
+            let found = out.auto_scaling_groups.unwrap_or_default();
+            let mut read = read_groups(OP, group, read.take(), found.len())?;
             // Taken out of the answer, not cloned: at 2,000 agents the
             // group holds 4,000 instances, read every tick.
-            if let Some((n, found)) = out
-                .auto_scaling_groups
-                .unwrap_or_default()
+            if let Some((n, found)) = found
                 .into_iter()
                 .enumerate()
                 .find(|(_, g)| g.auto_scaling_group_name() == Some(group))
             {
-                let instances = read
-                    .as_mut()
-                    .and_then(|groups| groups.get_mut(n))
-                    .map(std::mem::take);
+                let instances = read.as_mut().map(|groups| std::mem::take(&mut groups[n]));
                 return Ok((found, instances));
             }
             token = next_token(OP, group, token.as_deref(), out.next_token.as_deref())?;
@@ -501,8 +497,9 @@ impl AutoScaling for AwsAutoScaling {
                 call.send().await
             }
             .map_err(|e| AwsError::from_sdk(OP, key, e))?;
-            let mut read = read.take().map(Vec::into_iter);
-            for found in out.auto_scaling_groups() {
+            let found = out.auto_scaling_groups();
+            let mut read = read_groups(OP, key, read.take(), found.len())?.map(Vec::into_iter);
+            for found in found {
                 let name = found.auto_scaling_group_name().unwrap_or_default();
                 let instances = read.as_mut().and_then(Iterator::next);
                 groups.push(group_from(found, name, instances)?);
@@ -965,6 +962,30 @@ fn size(
     v.and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
         AwsError::bad_response(operation, group, format!("{field} missing or negative"))
     })
+}
+
+/// The instances `InstancesRead` read, one list for each of the `groups`
+/// the SDK decoded from the rest of the answer. A count that differs
+/// (never seen: both follow the same members) is refused: the SDK's
+/// groups have no instances left to fall back on.
+pub(super) fn read_groups(
+    operation: &'static str,
+    target: &str,
+    read: Option<Vec<Vec<GroupInstance>>>,
+    groups: usize,
+) -> Result<Option<Vec<Vec<GroupInstance>>>, AwsError> {
+    match read {
+        Some(read) if read.len() != groups => Err(AwsError::bad_response(
+            operation,
+            target,
+            format!(
+                "{} group(s) decoded but instances read for {}",
+                groups,
+                read.len()
+            ),
+        )),
+        read => Ok(read),
+    }
 }
 
 fn group_from(

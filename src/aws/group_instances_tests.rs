@@ -153,6 +153,23 @@ fn each_group_of_a_page_gets_its_own_instances() {
     assert!(!String::from_utf8(split.body).unwrap().contains("Instances"));
 }
 
+#[test]
+fn instances_read_for_another_count_of_groups_are_refused() {
+    use crate::aws::client::read_groups;
+    let two = Some(vec![Vec::new(), Vec::new()]);
+    assert!(read_groups("DescribeAutoScalingGroups", "g", two.clone(), 2).is_ok());
+    let err = read_groups("DescribeAutoScalingGroups", "g", two, 1).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("1 group(s) decoded but instances read for 2"),
+        "{err}"
+    );
+    assert_eq!(
+        read_groups("DescribeAutoScalingGroups", "g", None, 3).ok(),
+        Some(None)
+    );
+}
+
 /// One instance's elements, each maybe missing, in any order, spaced out
 /// or not, among unknown ones; and whether it is the plain case (an id
 /// and a lifecycle state).
