@@ -17,6 +17,8 @@ use std::time::SystemTime;
 use aws_config::SdkConfig;
 use aws_config::retry::RetryConfig;
 use aws_config::stalled_stream_protection::StalledStreamProtectionConfig;
+use aws_sdk_autoscaling::operation::describe_auto_scaling_groups::DescribeAutoScalingGroupsOutput;
+use aws_sdk_autoscaling::operation::describe_auto_scaling_groups::builders::DescribeAutoScalingGroupsFluentBuilder;
 use aws_sdk_autoscaling::types as asg;
 use aws_sdk_ec2::types as ec2;
 
@@ -298,12 +300,7 @@ impl AwsAutoScaling {
                 .auto_scaling_group_names(group)
                 .max_records(self.page(MAX_GROUP_PAGE, 1))
                 .set_next_token(token.clone());
-            let out = if self.reads_instances {
-                call.customize().interceptor(read.clone()).send().await
-            } else {
-                call.send().await
-            }
-            .map_err(|e| AwsError::from_sdk(OP, group, e))?;
+            let out = self.send_describe(call, &read, group).await?;
             let found = out.auto_scaling_groups.unwrap_or_default();
             let mut read = read_groups(OP, group, read.take(), found.len())?;
             // Taken out of the answer, not cloned: at 2,000 agents the
@@ -325,6 +322,22 @@ impl AwsAutoScaling {
                 });
             }
         }
+    }
+
+    /// Sends a DescribeAutoScalingGroups with `read` reading the groups'
+    /// instances (unless the SDK is to decode all of it).
+    async fn send_describe(
+        &self,
+        call: DescribeAutoScalingGroupsFluentBuilder,
+        read: &InstancesRead,
+        target: &str,
+    ) -> Result<DescribeAutoScalingGroupsOutput, AwsError> {
+        let sent = if self.reads_instances {
+            call.customize().interceptor(read.clone()).send().await
+        } else {
+            call.send().await
+        };
+        sent.map_err(|e| AwsError::from_sdk("DescribeAutoScalingGroups", target, e))
     }
 
     /// Checks before a write: the group exists (clear GroupNotFound even
@@ -491,12 +504,7 @@ impl AutoScaling for AwsAutoScaling {
                 .filters(filter.clone())
                 .max_records(self.page(MAX_GROUP_PAGE, 1))
                 .set_next_token(token.clone());
-            let out = if self.reads_instances {
-                call.customize().interceptor(read.clone()).send().await
-            } else {
-                call.send().await
-            }
-            .map_err(|e| AwsError::from_sdk(OP, key, e))?;
+            let out = self.send_describe(call, &read, key).await?;
             let found = out.auto_scaling_groups();
             let mut read = read_groups(OP, key, read.take(), found.len())?.map(Vec::into_iter);
             for found in found {
