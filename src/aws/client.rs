@@ -286,7 +286,7 @@ impl AwsAutoScaling {
     /// back, a mixed instances policy, is taken from here), and its
     /// instances where `InstancesRead` read them instead of the SDK (the
     /// SDK's group then has none).
-    async fn describe_raw(
+    pub(super) async fn describe_raw(
         &self,
         group: &str,
     ) -> Result<(asg::AutoScalingGroup, Option<Vec<GroupInstance>>), AwsError> {

@@ -124,6 +124,22 @@ pub(crate) fn describe_both(body: &[u8]) -> (String, String) {
     describe_both_ways()
 }
 
+/// DescribeAutoScalingGroups answered `body` (200), read with roller
+/// reading the instances or not: how many it read itself (`None`: the
+/// SDK read them), and how many the SDK's group holds.
+#[cfg(test)]
+pub(crate) fn instances_read(body: &[u8], reads_instances: bool) -> (Option<usize>, usize) {
+    describe_both(body);
+    ADAPTER.with(|(runtime, aws)| {
+        let mut aws = aws.clone();
+        aws.reads_instances = reads_instances;
+        let (raw, read) = runtime
+            .block_on(aws.describe_raw(GROUP))
+            .expect("a group the SDK reads");
+        (read.map(|r| r.len()), raw.instances().len())
+    })
+}
+
 fn describe_both_ways() -> (String, String) {
     ADAPTER.with(|(runtime, aws)| {
         let mut by_sdk = aws.clone();

@@ -168,28 +168,20 @@ pub(super) fn split(body: &[u8]) -> Option<Split> {
                     listed = true;
                     list_start = Some(span.start());
                 }
-                if list_start.is_some() {
-                    match depth {
-                        INSTANCE if name == "member" => {
-                            instance = Some(InstanceFields::default());
-                        }
-                        FIELD if name == "LaunchTemplate" && open[INSTANCE] == "member" => {
-                            if let Some(i) = instance.as_mut() {
-                                i.template = Some(TemplateRef::default());
-                            }
-                        }
-                        FIELD | TEMPLATE_FIELD if instance.is_some() => {
-                            let under = if depth == FIELD {
-                                open[INSTANCE] == "member"
-                            } else {
-                                open[INSTANCE] == "member" && open[FIELD] == "LaunchTemplate"
-                            };
-                            if under {
-                                value = field(depth, name).map(|f| (f, None));
-                            }
-                        }
-                        _ => {}
+                // An instance is open only inside an `<Instances>`'s
+                // `<member>`: what opens below it is one of its fields.
+                match (depth, instance.as_mut()) {
+                    (INSTANCE, None) if list_start.is_some() && name == "member" => {
+                        instance = Some(InstanceFields::default());
                     }
+                    (FIELD, Some(i)) if name == "LaunchTemplate" => {
+                        i.template = Some(TemplateRef::default());
+                    }
+                    (FIELD, Some(_)) => value = field(depth, name).map(|f| (f, None)),
+                    (TEMPLATE_FIELD, Some(_)) if open[FIELD] == "LaunchTemplate" => {
+                        value = field(depth, name).map(|f| (f, None));
+                    }
+                    _ => {}
                 }
                 open.push(name);
             }
@@ -211,7 +203,7 @@ pub(super) fn split(body: &[u8]) -> Option<Split> {
                     continue;
                 }
                 match depth {
-                    INSTANCE if list_start.is_some() && name == "member" => {
+                    INSTANCE if instance.is_some() => {
                         let fields = instance.take()?;
                         // The SDK reads a missing one as "no value was set".
                         fields.lifecycle_state?;

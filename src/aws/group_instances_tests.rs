@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::aws::fuzz::describe_both;
+use crate::aws::fuzz::{describe_both, instances_read};
 use crate::roll::ports::auto_scaling::LaunchSource;
 
 const HEAD: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
@@ -88,6 +88,63 @@ fn the_adapter_reads_the_same_group_as_the_sdk() {
     }
     let (here, _) = describe_both(answer(TWO).as_bytes());
     assert!(here.contains("i-2") && here.contains("m5.large"), "{here}");
+}
+
+#[test]
+fn the_describe_call_reads_the_instances_itself_unless_told_not_to() {
+    let body = answer(TWO);
+    assert_eq!(instances_read(body.as_bytes(), true), (Some(2), 0));
+    assert_eq!(instances_read(body.as_bytes(), false), (None, 2));
+    // Not the plain case: the SDK reads them, whatever the setting.
+    let odd = answer(
+        "<member><InstanceId>i-&amp;1</InstanceId><LifecycleState>Pending</LifecycleState></member>",
+    );
+    assert_eq!(instances_read(odd.as_bytes(), true), (None, 1));
+}
+
+/// A body in chunks, as an answer comes off the socket.
+struct Chunks(std::collections::VecDeque<Bytes>);
+
+impl Body for Chunks {
+    type Data = Bytes;
+    type Error = aws_smithy_types::body::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        Poll::Ready(self.get_mut().0.pop_front().map(|c| Ok(Frame::data(c))))
+    }
+}
+
+#[test]
+fn an_answer_read_in_chunks_is_split_once_it_has_all_come() {
+    let body = answer(TWO);
+    let chunks = body
+        .as_bytes()
+        .chunks(97)
+        .map(Bytes::copy_from_slice)
+        .collect();
+    let reader = InstancesRead::default();
+    let mut splitting = Splitting {
+        body: SdkBody::from_body_1_x(Chunks(chunks)),
+        read: Vec::new(),
+        ended: false,
+        reader: reader.clone(),
+    };
+    let waker = std::task::Waker::noop();
+    let mut cx = Context::from_waker(waker);
+    let mut frames = Vec::new();
+    while let Poll::Ready(Some(frame)) = Pin::new(&mut splitting).poll_frame(&mut cx) {
+        frames.push(frame.unwrap().into_data().unwrap());
+    }
+    let expected = split(body.as_bytes()).unwrap();
+    assert_eq!(
+        frames,
+        vec![Bytes::from(expected.body)],
+        "one frame, the rest of the answer"
+    );
+    assert_eq!(reader.take(), Some(expected.groups));
 }
 
 #[test]
